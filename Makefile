@@ -1,0 +1,33 @@
+# Every routine job has a target. `make test` is what CI runs.
+PYTHON ?= $(shell command -v python3.11 || command -v python3.12 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: test eval serve lint typecheck check clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+test: $(STAMP)  ## the offline suite: no network, no keys, no model
+	$(BIN)/python -m pytest
+
+serve: $(STAMP)  ## the chat app on http://127.0.0.1:8000
+	$(BIN)/python -m app serve
+
+eval: $(STAMP)  ## the eval suite against a real model
+	$(BIN)/python -m evals
+
+lint: $(STAMP)
+	$(BIN)/ruff check app evals tests
+
+typecheck: $(STAMP)
+	$(BIN)/mypy app evals
+
+check: lint typecheck test
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""The MakerLAB assistant: a grounded chat assistant for a university makerspace."""

@@ -1,0 +1,30 @@
+"""`python -m app serve`: run the assistant's web app (127.0.0.1 unless HOST says otherwise)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+import uvicorn
+
+from app.settings import get_settings
+
+
+def main(argv: list[str] | None = None) -> int:
+    settings = get_settings()
+    parser = argparse.ArgumentParser(prog="python -m app")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="serve the chat app")
+    serve.add_argument("--host", default=settings.host, help="bind address (env HOST)")
+    serve.add_argument("--port", type=int, default=settings.port, help="port (env PORT)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if args.command == "serve":
+        from app.web import create_app
+
+        uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,192 @@
+"""The capability registry: the single list of what the assistant can do, and for whom.
+
+`compose_chat`, `/api/chat`, the evals' stubbing and the case loader all read it. Entries are
+validated when they are registered, so a typo fails at import, not halfway through a run.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel
+
+from app.identity import AUDIENCES, audience_of
+
+if TYPE_CHECKING:
+    from app.chat.context import PromptContext, ToolContext
+
+ToolKind = Literal["read", "write", "action", "live_read"]
+TOOL_KINDS: tuple[ToolKind, ...] = ("read", "write", "action", "live_read")
+EVERYONE = frozenset(AUDIENCES)
+SIGNED_IN = frozenset({"student", "staff", "super_admin"})
+STAFF = frozenset({"staff", "super_admin"})
+SUPER_ADMIN = frozenset({"super_admin"})
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]{1,63}$")
+
+RunFn = Callable[["ToolContext", Any], Awaitable[Any]]
+ApplyFn = Callable[["ToolContext", Any], Awaitable[dict[str, Any]]]
+PromptFn = Callable[["PromptContext"], str]
+WhenFn = Callable[["PromptContext"], bool]
+
+
+class RegistryError(ValueError):
+    """A capability or tool that cannot be registered as written."""
+
+
+class ToolError(Exception):
+    """An error a tool reports to the model as its result; the turn goes on."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool the model can call. For an action, `run` only proposes and `apply` changes."""
+
+    name: str
+    description: str
+    args: type[BaseModel]
+    kind: ToolKind
+    run: RunFn
+    apply: ApplyFn | None = None
+
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI-style function schema sent to the model."""
+        params = self.args.model_json_schema()
+        params.pop("title", None)
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": params},
+        }
+
+    def with_run(self, run: RunFn) -> Tool:
+        """The same tool (name, description, schema, kind) with another run function."""
+        return replace(self, run=run)
+
+
+@dataclass(frozen=True)
+class Capability:
+    name: str
+    prompt: PromptFn
+    tools: tuple[Tool, ...]
+    audience: frozenset[str]
+    when: WhenFn | None = None
+    order: int = 100
+
+    def applies(self, ctx: PromptContext) -> bool:
+        if audience_of(ctx.identity) not in self.audience:
+            return False
+        return self.when is None or self.when(ctx)
+
+
+@dataclass
+class Registry:
+    capabilities: dict[str, Capability] = field(default_factory=dict)
+
+    def add(self, cap: Capability) -> None:
+        _validate_capability(cap)
+        if cap.name in self.capabilities:
+            raise RegistryError(f"capability {cap.name!r} is registered twice")
+        taken = {t.name: c.name for c in self.capabilities.values() for t in c.tools}
+        for t in cap.tools:
+            if t.name in taken:
+                raise RegistryError(
+                    f"tool {t.name!r} of capability {cap.name!r} already belongs to {taken[t.name]!r}"
+                )
+        self.capabilities[cap.name] = cap
+
+    def ordered(self) -> list[Capability]:
+        return sorted(self.capabilities.values(), key=lambda c: (c.order, c.name))
+
+    def all_tools(self) -> dict[str, Tool]:
+        return {t.name: t for c in self.ordered() for t in c.tools}
+
+    def tool(self, name: str) -> Tool:
+        tools = self.all_tools()
+        if name not in tools:
+            raise KeyError(f"no tool named {name!r}; known: {', '.join(sorted(tools))}")
+        return tools[name]
+
+    def for_context(self, ctx: PromptContext) -> list[Capability]:
+        return [c for c in self.ordered() if c.applies(ctx)]
+
+
+REGISTRY = Registry()
+
+
+def _validate_tool(t: Tool) -> None:
+    if not _NAME.match(t.name):
+        raise RegistryError(f"tool name {t.name!r} must match {_NAME.pattern}")
+    if not t.description.strip():
+        raise RegistryError(f"tool {t.name!r} needs a description")
+    if t.kind not in TOOL_KINDS:
+        raise RegistryError(f"tool {t.name!r}: kind {t.kind!r} is not one of {TOOL_KINDS}")
+    if not (isinstance(t.args, type) and issubclass(t.args, BaseModel)):
+        raise RegistryError(f"tool {t.name!r}: args must be a pydantic model class")
+    if not inspect.iscoroutinefunction(t.run):
+        raise RegistryError(f"tool {t.name!r}: run must be an async function")
+    if t.kind == "action":
+        if t.apply is None or not inspect.iscoroutinefunction(t.apply):
+            raise RegistryError(f"action tool {t.name!r} needs an async apply function")
+    elif t.apply is not None:
+        raise RegistryError(f"tool {t.name!r}: only action tools have an apply function")
+
+
+def _validate_capability(cap: Capability) -> None:
+    if not _NAME.match(cap.name):
+        raise RegistryError(f"capability name {cap.name!r} must match {_NAME.pattern}")
+    if not cap.audience or not cap.audience <= EVERYONE:
+        raise RegistryError(
+            f"capability {cap.name!r}: audience {sorted(cap.audience)} must be a non-empty "
+            f"subset of {list(AUDIENCES)}"
+        )
+    if not callable(cap.prompt):
+        raise RegistryError(f"capability {cap.name!r}: prompt must be callable")
+    for t in cap.tools:
+        _validate_tool(t)
+
+
+def tool(
+    *, kind: ToolKind, args: type[BaseModel], name: str | None = None,
+    apply: ApplyFn | None = None,
+) -> Callable[[RunFn], Tool]:
+    """Make a Tool from an async function; its docstring is the model-facing description."""
+
+    def wrap(fn: RunFn) -> Tool:
+        t = Tool(
+            name=name or fn.__name__,
+            description=inspect.cleandoc(fn.__doc__ or ""),
+            args=args,
+            kind=kind,
+            run=fn,
+            apply=apply,
+        )
+        _validate_tool(t)
+        return t
+
+    return wrap
+
+
+def capability(
+    name: str,
+    *,
+    audience: Iterable[str],
+    tools: Iterable[Tool] = (),
+    when: WhenFn | None = None,
+    order: int = 100,
+    registry: Registry | None = None,
+) -> Callable[[PromptFn], Capability]:
+    """Register a capability whose prompt fragment is the decorated function."""
+
+    def wrap(fn: PromptFn) -> Capability:
+        cap = Capability(
+            name=name, prompt=fn, tools=tuple(tools), audience=frozenset(audience),
+            when=when, order=order,
+        )
+        (registry or REGISTRY).add(cap)
+        return cap
+
+    return wrap

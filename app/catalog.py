@@ -1,0 +1,125 @@
+"""The catalogue: machines, their spec fields and physical units."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, Field, field_validator
+
+from app.db import Database
+
+# Spec fields a machine record may carry. A field with no value is unknown: the assistant must
+# say so rather than produce a plausible figure (the evals' no_fabricated_specs checks this).
+SPEC_FIELDS: tuple[str, ...] = (
+    "technology",
+    "build_volume",
+    "resolution",
+    "laser_power",
+    "work_area",
+    "max_part_height",
+    "wavelength",
+    "materials",
+)
+
+
+class UnitRecord(BaseModel):
+    label: str
+    status: str = "available"
+    note: str = ""
+
+
+class MachineRecord(BaseModel):
+    """One catalogue machine as seeded or loaded from the lab's catalogue source."""
+
+    slug: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
+    name: str
+    brand: str
+    category: str
+    summary: str = ""
+    aliases: list[str] = []
+    specs: dict[str, str | None] = {}
+    location: str = ""
+    induction_required: bool = True
+    units: list[UnitRecord] = []
+
+    @field_validator("specs")
+    @classmethod
+    def _known_fields(cls, specs: dict[str, str | None]) -> dict[str, str | None]:
+        unknown = sorted(set(specs) - set(SPEC_FIELDS))
+        if unknown:
+            raise ValueError(f"unknown spec field(s) {unknown}; known: {list(SPEC_FIELDS)}")
+        return specs
+
+
+async def insert_machines(db: Database, machines: list[MachineRecord]) -> None:
+    """Insert machines and their units (used by the seeds)."""
+    async with db.transaction() as conn:
+        for m in machines:
+            cur = await conn.execute(
+                "INSERT INTO machines (slug, name, brand, category, summary, aliases, specs,"
+                " location, induction_required) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s) RETURNING id",
+                (m.slug, m.name, m.brand, m.category, m.summary, m.aliases,
+                 json.dumps(m.specs), m.location, m.induction_required),
+            )
+            row = await cur.fetchone()
+            assert row is not None
+            for u in m.units:
+                await conn.execute(
+                    "INSERT INTO units (machine_id, label, status, note) VALUES (%s,%s,%s,%s)",
+                    (row["id"], u.label, u.status, u.note),
+                )
+
+
+def _public(row: dict[str, Any]) -> dict[str, Any]:
+    specs = dict(row["specs"])
+    return {
+        "slug": row["slug"],
+        "name": row["name"],
+        "brand": row["brand"],
+        "category": row["category"],
+        "summary": row["summary"],
+        "aliases": list(row["aliases"]),
+        "location": row["location"],
+        "induction_required": row["induction_required"],
+        # Every known field is listed; None means "not recorded".
+        "specs": {f: specs.get(f) for f in SPEC_FIELDS if f in specs},
+        "url": f"/tools/{row['slug']}",
+    }
+
+
+async def list_machines(db: Database) -> list[dict[str, Any]]:
+    rows = await db.fetch("SELECT * FROM machines ORDER BY name")
+    return [_public(r) for r in rows]
+
+
+async def get_machine(db: Database, slug: str) -> dict[str, Any] | None:
+    row = await db.fetchone("SELECT * FROM machines WHERE slug = %s", (slug,))
+    return _public(row) if row else None
+
+
+async def search_machines(db: Database, query: str, limit: int = 5) -> list[dict[str, Any]]:
+    """Machines whose name, brand, category, aliases, summary or specs match the query words."""
+    words = [w for w in query.lower().replace(",", " ").split() if len(w) > 1]
+    rows = await db.fetch("SELECT * FROM machines")
+    scored = []
+    for row in rows:
+        hay = " ".join(
+            [row["name"], row["brand"], row["category"], row["summary"], " ".join(row["aliases"]),
+             " ".join(str(v) for v in dict(row["specs"]).values() if v)]
+        ).lower()
+        score = sum(1 for w in words if w in hay)
+        if query.lower().strip() in (row["name"].lower(), row["slug"]):
+            score += 10
+        if score:
+            scored.append((score, row["name"], row))
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    return [_public(r) for _, _, r in scored[:limit]]
+
+
+async def units_for(db: Database, slug: str) -> list[dict[str, Any]]:
+    return await db.fetch(
+        "SELECT u.label, u.status, u.note FROM units u JOIN machines m ON m.id = u.machine_id"
+        " WHERE m.slug = %s ORDER BY u.label",
+        (slug,),
+    )

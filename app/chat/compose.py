@@ -1,0 +1,94 @@
+"""compose_chat: the one function that builds a chat turn, for /api/chat and the evals alike."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any
+
+from app import catalog
+from app.capabilities import REGISTRY, Tool
+from app.chat.context import PageContext, Photo, PromptContext
+from app.chat.page_context import where_block
+from app.chat.qr import QrHint, qr_hints, qr_section
+from app.db import Database
+from app.identity import Identity
+
+
+@dataclass
+class ComposedChat:
+    """Everything the model is given for one turn besides the conversation itself."""
+
+    system_prompt: str
+    tools: list[Tool]
+    capabilities: list[str]
+    page: PageContext
+    identity: Identity | None
+    photos: tuple[Photo, ...] = ()
+    qr_hints: list[QrHint] = field(default_factory=list)
+    attached_manuals: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [t.name for t in self.tools]
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        return [t.schema() for t in self.tools]
+
+
+def who_line(identity: Identity | None) -> str:
+    if identity is None:
+        return "Nobody is signed in: you are talking with an anonymous visitor."
+    title = f", {identity.title}" if identity.title else ""
+    return f"You are talking with {identity.name} ({identity.role.replace('_', ' ')}{title})."
+
+
+async def compose_chat(
+    db: Database,
+    *,
+    identity: Identity | None,
+    page: PageContext,
+    photos: tuple[Photo, ...] = (),
+) -> ComposedChat:
+    """Compose the system prompt and tool set for who is asking, where, with these photos."""
+    machines = await catalog.list_machines(db)
+    ctx = PromptContext(identity=identity, page=page, catalogue=machines, photos=photos)
+    caps = REGISTRY.for_context(ctx)
+    # Fragments first (a prefix shared by every turn of the same audience, which a server-side
+    # prompt cache can reuse), then what is particular to this turn.
+    sections = [cap.prompt(ctx).strip() for cap in caps]
+    sections.append(where_block(page) + "\n" + who_line(identity))
+    hints = qr_hints(photos, {m["slug"] for m in machines})
+    qr = qr_section(hints, {m["slug"]: m["name"] for m in machines})
+    if qr:
+        sections.append(qr)
+    return ComposedChat(
+        system_prompt="\n\n".join(s for s in sections if s),
+        tools=[t for cap in caps for t in cap.tools],
+        capabilities=[cap.name for cap in caps],
+        page=page,
+        identity=identity,
+        photos=photos,
+        qr_hints=hints,
+    )
+
+
+def attachment_hint(photos: tuple[Photo, ...]) -> str:
+    """The chat's own hint naming each attached photo, as the chat page sends it."""
+    parts = " ".join(f"attachment_id={p.attachment_id} name={p.name}" for p in photos)
+    return f"[Attached photos: {parts}]"
+
+
+def user_message(text: str, photos: tuple[Photo, ...] = ()) -> dict[str, Any]:
+    """The final user message: text plus, for photos, the hint and one image part each."""
+    if not photos:
+        return {"role": "user", "content": text}
+    content: list[dict[str, Any]] = [
+        {"type": "text", "text": f"{text}\n\n{attachment_hint(photos)}"}
+    ]
+    for p in photos:
+        data = base64.b64encode(p.data).decode()
+        content.append(
+            {"type": "image_url", "image_url": {"url": f"data:{p.content_type};base64,{data}"}}
+        )
+    return {"role": "user", "content": content}

@@ -1,0 +1,154 @@
+"""The tool-call loop: call the model, run the tools it asks for, until it answers."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from app.capabilities import Tool, ToolError
+from app.chat.compose import ComposedChat
+from app.chat.context import ToolContext
+from app.chat.models import ChatModel, ModelReply, Usage
+
+STEP_LIMIT_NOTE = (
+    "You have used every tool step this turn allows. Answer now from what you have, without"
+    " calling tools."
+)
+
+
+@dataclass
+class ToolCallRecord:
+    id: str
+    name: str
+    arguments: Any
+    result: Any
+    error: str | None = None
+    kind: str | None = None
+
+
+@dataclass
+class TurnResult:
+    answer: str
+    tool_calls: list[ToolCallRecord]
+    messages: list[dict[str, Any]]
+    usage: Usage = field(default_factory=Usage)
+    latency_ms: int = 0
+    steps: int = 0
+    model: str = ""
+
+    @property
+    def proposals(self) -> list[dict[str, Any]]:
+        """Confirmation cards: what action tools proposed this turn."""
+        return [
+            {"tool": c.name, **c.result}
+            for c in self.tool_calls
+            if c.kind == "action" and isinstance(c.result, dict) and c.result.get("proposed")
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "answer": self.answer,
+            "tool_calls": [asdict(c) for c in self.tool_calls],
+            "usage": asdict(self.usage),
+            "latency_ms": self.latency_ms,
+            "steps": self.steps,
+            "model": self.model,
+        }
+
+
+async def execute_tool(tools: dict[str, Tool], call_id: str, name: str, raw_args: str,
+                       ctx: ToolContext) -> ToolCallRecord:
+    """Run one tool call. Every failure becomes the tool's result, for the model to read."""
+    tool = tools.get(name)
+    try:
+        parsed_json = json.loads(raw_args or "{}")
+    except json.JSONDecodeError as exc:
+        return ToolCallRecord(call_id, name, raw_args, {"error": f"arguments are not JSON: {exc}"},
+                              error="bad_json", kind=tool.kind if tool else None)
+    if tool is None:
+        return ToolCallRecord(
+            call_id, name, parsed_json,
+            {"error": f"no tool named {name!r}; available: {', '.join(sorted(tools))}"},
+            error="unknown_tool",
+        )
+    try:
+        args = tool.args.model_validate(parsed_json)
+    except ValidationError as exc:
+        detail = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors()
+        )
+        return ToolCallRecord(call_id, name, parsed_json,
+                              {"error": f"invalid arguments: {detail}"}, error="bad_args",
+                              kind=tool.kind)
+    try:
+        result = await tool.run(ctx, args)
+    except ToolError as exc:
+        return ToolCallRecord(call_id, name, parsed_json, {"error": str(exc)}, error="tool_error",
+                              kind=tool.kind)
+    return ToolCallRecord(call_id, name, parsed_json, result, kind=tool.kind)
+
+
+def _assistant_message(reply: ModelReply) -> dict[str, Any]:
+    msg: dict[str, Any] = {"role": "assistant", "content": reply.content or ""}
+    if reply.tool_calls:
+        msg["tool_calls"] = [
+            {"id": c.id, "type": "function",
+             "function": {"name": c.name, "arguments": c.arguments}}
+            for c in reply.tool_calls
+        ]
+    return msg
+
+
+async def run_turn(
+    model: ChatModel,
+    composed: ComposedChat,
+    conversation: list[dict[str, Any]],
+    ctx: ToolContext,
+    *,
+    max_steps: int,
+    on_tool_call: Callable[[ToolCallRecord], Awaitable[None]] | None = None,
+) -> TurnResult:
+    """Run one turn: `conversation` is the earlier turns plus this turn's user message."""
+    started = time.perf_counter()
+    tools = {t.name: t for t in composed.tools}
+    schemas = composed.tool_schemas() or None
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": composed.system_prompt}, *conversation
+    ]
+    records: list[ToolCallRecord] = []
+    usage = Usage()
+    steps = 0
+    while True:
+        steps += 1
+        final_step = steps > max_steps
+        if final_step:
+            messages.append({"role": "system", "content": STEP_LIMIT_NOTE})
+        reply = await model.complete(messages, None if final_step else schemas)
+        usage = usage + reply.usage
+        if not reply.tool_calls or final_step:
+            messages.append({"role": "assistant", "content": reply.content or ""})
+            return TurnResult(
+                answer=(reply.content or "").strip(),
+                tool_calls=records,
+                messages=messages,
+                usage=usage,
+                latency_ms=int((time.perf_counter() - started) * 1000),
+                steps=steps,
+                model=model.model_id,
+            )
+        messages.append(_assistant_message(reply))
+        for call in reply.tool_calls:
+            record = await execute_tool(tools, call.id, call.name, call.arguments, ctx)
+            records.append(record)
+            if on_tool_call is not None:
+                await on_tool_call(record)
+            messages.append({
+                "role": "tool",
+                "tool_call_id": call.id,
+                "content": json.dumps(record.result, default=str, ensure_ascii=False),
+            })

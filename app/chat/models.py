@@ -1,0 +1,192 @@
+"""Model calls by job, through litellm, with explicit timeouts and a retry policy."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from tenacity import (
+    AsyncRetrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential,
+)
+
+from app.settings import LOCAL_MODEL_ID, Settings
+
+RETRY_WAIT_MIN_S = 1.0
+RETRY_WAIT_MAX_S = 20.0
+# The embedded model's OpenAI-compatible server needs some key; it is not a secret.
+LOCAL_API_KEY = "local-no-key"
+
+
+@dataclass(frozen=True)
+class ToolCallRequest:
+    id: str
+    name: str
+    arguments: str  # raw JSON text, as the model wrote it
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+        )
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    content: str | None
+    tool_calls: list[ToolCallRequest] = field(default_factory=list)
+    usage: Usage = Usage()
+
+
+class ModelCallError(RuntimeError):
+    """The provider failed (after retries, where the failure was transient)."""
+
+
+class ChatModel(Protocol):
+    """What the loop, the judge and the evals need of a model."""
+
+    model_id: str
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        temperature: float | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+    ) -> ModelReply: ...
+
+
+def _transient(exc: BaseException) -> bool:
+    import litellm
+
+    return isinstance(
+        exc,
+        (
+            litellm.exceptions.RateLimitError,
+            litellm.exceptions.APIConnectionError,
+            litellm.exceptions.Timeout,
+            litellm.exceptions.ServiceUnavailableError,
+            litellm.exceptions.InternalServerError,
+            litellm.exceptions.BadGatewayError,
+        ),
+    )
+
+
+class LiteLLMModel:
+    """A model behind litellm (any provider id, or an OpenAI-compatible base URL)."""
+
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float,
+        retries: int,
+    ) -> None:
+        self.model_id = model_id
+        self._api_base = api_base
+        self._api_key = api_key
+        self._timeout_s = timeout_s
+        self._retries = retries
+
+    def __repr__(self) -> str:  # never show the key
+        return f"LiteLLMModel({self.model_id!r}, api_base={self._api_base!r})"
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        temperature: float | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+    ) -> ModelReply:
+        import litellm  # slow to import; only paid when a real model is called
+
+        kwargs: dict[str, Any] = {
+            "model": self.model_id,
+            "messages": messages,
+            "timeout": self._timeout_s,
+        }
+        if tools:
+            kwargs["tools"] = tools
+            if tool_choice is not None:
+                kwargs["tool_choice"] = tool_choice
+        if temperature is not None:
+            kwargs["temperature"] = temperature
+        if self._api_base:
+            kwargs["api_base"] = self._api_base
+        if self._api_key:
+            kwargs["api_key"] = self._api_key
+        try:
+            async for attempt in AsyncRetrying(
+                stop=stop_after_attempt(self._retries + 1),
+                wait=wait_exponential(min=RETRY_WAIT_MIN_S, max=RETRY_WAIT_MAX_S),
+                retry=retry_if_exception(_transient),
+                reraise=True,
+            ):
+                with attempt:
+                    response = await litellm.acompletion(**kwargs)
+        except Exception as exc:
+            raise ModelCallError(f"{self.model_id}: {type(exc).__name__}: {exc}") from exc
+        return reply_from_openai(response.model_dump() if hasattr(response, "model_dump")
+                                 else dict(response))
+
+
+def reply_from_openai(data: dict[str, Any]) -> ModelReply:
+    """A ModelReply from an OpenAI-format chat completion (as a plain dict)."""
+    choices = data.get("choices") or []
+    if not choices:
+        raise ModelCallError("the model returned no choices")
+    message = choices[0].get("message") or {}
+    calls = []
+    for i, call in enumerate(message.get("tool_calls") or []):
+        fn = call.get("function") or {}
+        args = fn.get("arguments")
+        calls.append(
+            ToolCallRequest(
+                id=call.get("id") or f"call_{i}",
+                name=fn.get("name") or "",
+                arguments=args if isinstance(args, str) else json.dumps(args or {}),
+            )
+        )
+    usage = data.get("usage") or {}
+    return ModelReply(
+        content=message.get("content"),
+        tool_calls=calls,
+        usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
+    )
+
+
+def model_for_job(settings: Settings, job: str, override: str | None = None) -> ChatModel:
+    """The model for a job (chat, judge, draft, sim_user), honouring env overrides."""
+    model_id = override or settings.model_for(job)
+    if model_id == LOCAL_MODEL_ID:
+        if not settings.model_api_base:
+            raise ModelCallError(
+                "no model configured: set MODEL_CHAT (any litellm model id) or start the"
+                " embedded local model, which sets MODEL_API_BASE"
+            )
+        return LiteLLMModel(
+            "openai/" + model_id.removeprefix("local/"),
+            api_base=settings.model_api_base,
+            api_key=LOCAL_API_KEY,
+            timeout_s=settings.model_timeout_s,
+            retries=settings.model_retries,
+        )
+    return LiteLLMModel(
+        model_id,
+        api_base=settings.model_api_base,
+        timeout_s=settings.model_timeout_s,
+        retries=settings.model_retries,
+    )

@@ -1,0 +1,84 @@
+"""Conversations and turns: every chat turn is stored under a pseudonymous user reference."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import uuid
+from typing import Any
+
+from app.chat.loop import TurnResult
+from app.db import Database
+
+
+def user_ref(secret: bytes, subject: str) -> str:
+    """A stable pseudonym for a person or an anonymous session; reveals neither."""
+    return "u_" + hmac.new(secret, subject.encode(), hashlib.sha256).hexdigest()[:20]
+
+
+class ConversationNotFound(LookupError):
+    pass
+
+
+async def load_history(db: Database, conversation_id: str, ref: str) -> list[dict[str, Any]]:
+    """The text of earlier turns (user and assistant), oldest first, for this user only."""
+    try:
+        uuid.UUID(conversation_id)
+    except ValueError:
+        raise ConversationNotFound(conversation_id) from None
+    conv = await db.fetchone("SELECT user_ref FROM conversations WHERE id = %s", (conversation_id,))
+    if conv is None or conv["user_ref"] != ref:
+        raise ConversationNotFound(conversation_id)
+    rows = await db.fetch(
+        "SELECT messages, answer FROM turns WHERE conversation_id = %s ORDER BY id",
+        (conversation_id,),
+    )
+    history: list[dict[str, Any]] = []
+    for row in rows:
+        user_text = row["messages"].get("user", "")
+        history += [{"role": "user", "content": user_text},
+                    {"role": "assistant", "content": row["answer"]}]
+    return history
+
+
+async def record_turn(
+    db: Database, conversation_id: str | None, ref: str, user_text: str, result: TurnResult
+) -> str:
+    """Store one turn (creating the conversation when new); returns the conversation id."""
+    async with db.transaction() as conn:
+        if conversation_id is None:
+            conversation_id = str(uuid.uuid4())
+            await conn.execute(
+                "INSERT INTO conversations (id, user_ref) VALUES (%s, %s)", (conversation_id, ref)
+            )
+        data = result.to_dict()
+        await conn.execute(
+            "INSERT INTO turns (conversation_id, model, messages, answer, tool_calls, usage,"
+            " latency_ms) VALUES (%s,%s,%s,%s,%s,%s,%s)",
+            (
+                conversation_id,
+                result.model,
+                json.dumps({"user": user_text, "all": _redact_images(result.messages)},
+                           default=str),
+                result.answer,
+                json.dumps(data["tool_calls"], default=str),
+                json.dumps(data["usage"]),
+                result.latency_ms,
+            ),
+        )
+    return conversation_id
+
+
+def _redact_images(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Messages without inline image bytes (photos are kept as attachments, not in turns)."""
+    out = []
+    for m in messages:
+        if isinstance(m.get("content"), list):
+            parts = [
+                p if p.get("type") != "image_url" else {"type": "image_url", "image_url": "[photo]"}
+                for p in m["content"]
+            ]
+            m = {**m, "content": parts}
+        out.append(m)
+    return out

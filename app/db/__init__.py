@@ -1,0 +1,111 @@
+"""PostgreSQL access: one async pool, migrations at open, scratch databases for evals and tests."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from pgvector.psycopg import register_vector_async
+from psycopg.conninfo import make_conninfo
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from app.db.migrate import MigrationError, migrate
+
+__all__ = ["Database", "MigrationError", "resolve_conninfo", "scratch_database"]
+
+Row = dict[str, Any]
+
+
+def resolve_conninfo(database_url: str | None, data_dir: Path) -> str:
+    """`DATABASE_URL` when given, else the embedded server's URI (started on demand)."""
+    if database_url:
+        return database_url
+    from app.db.embedded import start_embedded
+
+    return start_embedded(data_dir)
+
+
+class Database:
+    """An async connection pool on one database, migrated when opened."""
+
+    def __init__(self, conninfo: str, *, max_size: int = 10) -> None:
+        self.conninfo = conninfo
+        self._max_size = max_size
+        self._pool: AsyncConnectionPool | None = None
+
+    async def open(self) -> None:
+        async with await psycopg.AsyncConnection.connect(self.conninfo) as conn:
+            await migrate(conn)
+
+        async def configure(conn: psycopg.AsyncConnection) -> None:
+            await register_vector_async(conn)
+            conn.row_factory = dict_row  # type: ignore[assignment]
+            await conn.set_autocommit(True)
+
+        self._pool = AsyncConnectionPool(
+            self.conninfo, min_size=1, max_size=self._max_size, configure=configure, open=False
+        )
+        await self._pool.open(wait=True)
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[psycopg.AsyncConnection[Row]]:
+        if self._pool is None:
+            raise RuntimeError("database is not open")
+        async with self._pool.connection() as conn:
+            yield conn  # type: ignore[misc]
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[psycopg.AsyncConnection[Row]]:
+        async with self.connection() as conn, conn.transaction():
+            yield conn
+
+    async def fetch(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Row]:
+        async with self.connection() as conn:
+            cur = await conn.execute(sql, params)  # type: ignore[arg-type]
+            return await cur.fetchall()
+
+    async def fetchone(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Row | None:
+        rows = await self.fetch(sql, params)
+        return rows[0] if rows else None
+
+    async def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> None:
+        async with self.connection() as conn:
+            await conn.execute(sql, params)  # type: ignore[arg-type]
+
+    async def table_counts(self) -> dict[str, int]:
+        """Row counts of every table in the public schema (used to prove nothing was written)."""
+        tables = await self.fetch(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename"
+        )
+        counts: dict[str, int] = {}
+        for row in tables:
+            name = row["tablename"]
+            got = await self.fetchone(f'SELECT count(*) AS n FROM "{name}"')
+            counts[name] = int(got["n"]) if got else 0
+        return counts
+
+
+@asynccontextmanager
+async def scratch_database(
+    server_conninfo: str, *, prefix: str = "scratch", template: str | None = None
+) -> AsyncIterator[str]:
+    """Create a fresh database on the server, yield its conninfo, drop it afterwards."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
+        suffix = f' TEMPLATE "{template}"' if template else ""
+        await admin.execute(f'CREATE DATABASE "{name}"{suffix}')
+    try:
+        yield make_conninfo(server_conninfo, dbname=name)
+    finally:
+        async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -1,0 +1,57 @@
+"""An embedded PostgreSQL (with pgvector) in a git-ignored folder of the checkout."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+import psutil
+
+log = logging.getLogger(__name__)
+
+HANDLE_FILE = ".handle_pids.json"
+
+
+def _clear_dead_handles(pgdata: Path) -> None:
+    """Drop pids of processes that died without releasing their handle.
+
+    pgserver stops the server when the last live handle goes; a pid left behind by a killed
+    process would keep the server from ever being considered unused (or cleaned up).
+    """
+    handle = pgdata / HANDLE_FILE
+    if not handle.exists():
+        return
+    try:
+        pids = json.loads(handle.read_text() or "[]")
+    except json.JSONDecodeError:
+        pids = []
+    alive = [pid for pid in pids if isinstance(pid, int) and psutil.pid_exists(pid)]
+    if alive != pids:
+        handle.write_text(json.dumps(alive))
+
+
+def start_embedded(data_dir: Path) -> str:
+    """Start (or join) the embedded server under `data_dir` and return its connection URI."""
+    runtime = data_dir / "run"
+    runtime.mkdir(parents=True, exist_ok=True)
+    runtime.chmod(0o700)
+    # platformdirs (used by pgserver for its lock file) insists on a private runtime dir.
+    os.environ["XDG_RUNTIME_DIR"] = str(runtime)
+    pgdata = data_dir / "pg"
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    if pgdata.exists():
+        _clear_dead_handles(pgdata)
+
+    import pgserver  # imported late: it reads XDG_RUNTIME_DIR at import
+
+    try:
+        server = pgserver.get_server(str(pgdata), cleanup_mode="stop")
+    except Exception as exc:  # pgserver raises bare exceptions from initdb/pg_ctl
+        log_file = pgdata / "log"
+        raise RuntimeError(
+            f"could not start the embedded PostgreSQL in {pgdata}: {exc}. "
+            f"See {log_file}; set DATABASE_URL to use a server instead."
+        ) from exc
+    return str(server.get_uri())

@@ -1,0 +1,118 @@
+"""The demo seed: the fixture catalogue (two machines), the demo people and one open ticket."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from pydantic import TypeAdapter, ValidationError
+
+from app.catalog import MachineRecord, UnitRecord, insert_machines
+from app.db import Database
+
+FORM_4 = MachineRecord(
+    slug="form-4",
+    name="Form 4",
+    brand="Formlabs",
+    category="resin 3D printer",
+    summary=(
+        "Masked-stereolithography (MSLA) resin printer for smooth, detailed parts: miniatures, "
+        "dental and jewellery models, clear or flexible parts. Prints from liquid resin in a "
+        "resin tank onto a build platform; parts need washing and curing afterwards."
+    ),
+    aliases=["Formlabs Form 4", "Form4", "resin printer", "SLA printer"],
+    specs={
+        "technology": "masked stereolithography (MSLA)",
+        "wavelength": "405 nm",
+        "materials": "Formlabs resins: Standard, Clear, Tough, Flexible, Elastic",
+        "build_volume": None,
+        "resolution": None,
+    },
+    location="Digital fabrication room, bench 2",
+    units=[
+        UnitRecord(label="Form 4 #1", status="available"),
+        UnitRecord(label="Form 4 #2", status="in_use", note="Booked until 16:00"),
+    ],
+)
+
+TROTEC_SPEEDY_400 = MachineRecord(
+    slug="trotec-speedy-400",
+    name="Trotec Speedy 400",
+    brand="Trotec",
+    category="CO2 laser cutter",
+    summary=(
+        "CO2 laser cutter and engraver for sheet materials: cuts and engraves wood, plywood, "
+        "MDF, acrylic, cardboard, paper, leather and textiles; engraves glass and anodised "
+        "metal. Never PVC or vinyl (chlorine gas)."
+    ),
+    aliases=["Trotec", "Speedy 400", "laser cutter", "the laser"],
+    specs={
+        "technology": "CO2 laser",
+        "work_area": "1000 x 610 mm",
+        "max_part_height": "305 mm",
+        "materials": "wood, plywood, MDF, acrylic, cardboard, paper, leather, textiles",
+        "laser_power": None,
+    },
+    location="Laser room (behind the fire door)",
+    units=[UnitRecord(label="Trotec Speedy 400 #1", status="available")],
+)
+
+DEMO_MACHINES = [FORM_4, TROTEC_SPEEDY_400]
+
+# (handle, name, role, title)
+DEMO_PEOPLE = [
+    ("supermaker", "SuperMaker", "staff", "Lab Technician"),
+    ("alex", "Alex Kim", "student", ""),
+    ("director", "Dr. Priya Nair", "super_admin", "MakerLAB Director"),
+]
+
+# (machine slug, title, body)
+DEMO_TICKETS = [
+    (
+        "trotec-speedy-400",
+        "Cuts not going through 3 mm plywood",
+        "Settings unchanged since last week; lens may need cleaning or refocusing.",
+    ),
+]
+
+_MACHINE_LIST = TypeAdapter(list[MachineRecord])
+
+
+class CatalogSourceError(ValueError):
+    """The configured catalogue source file cannot be read as a list of machines."""
+
+
+def load_catalog_source(path: Path) -> list[MachineRecord]:
+    """Machines from the lab's own catalogue file (YAML or JSON: a list of machine records)."""
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise CatalogSourceError(f"CATALOG_SOURCE {path}: {exc}") from exc
+    try:
+        return _MACHINE_LIST.validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise CatalogSourceError(f"CATALOG_SOURCE {path}: at {where}: {first['msg']}") from exc
+
+
+async def seed_demo(db: Database, machines: list[MachineRecord] | None = None) -> bool:
+    """Seed the catalogue, people and demo ticket into an empty database. Returns False if
+    the database already holds machines (seeding is never repeated over real data)."""
+    existing = await db.fetchone("SELECT count(*) AS n FROM machines")
+    if existing and existing["n"]:
+        return False
+    await insert_machines(db, machines if machines is not None else DEMO_MACHINES)
+    async with db.transaction() as conn:
+        for handle, name, role, title in DEMO_PEOPLE:
+            await conn.execute(
+                "INSERT INTO people (handle, name, role, title) VALUES (%s,%s,%s,%s)",
+                (handle, name, role, title),
+            )
+        for slug, title, body in DEMO_TICKETS:
+            await conn.execute(
+                "INSERT INTO tickets (machine_id, title, body, reporter_name)"
+                " SELECT id, %s, %s, 'SuperMaker' FROM machines WHERE slug = %s",
+                (title, body, slug),
+            )
+    return True

@@ -1,0 +1,84 @@
+"""The Starlette application factory."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.sessions import SessionMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from app.chat.models import ChatModel, model_for_job
+from app.db import Database, resolve_conninfo
+from app.seed import load_catalog_source, seed_demo
+from app.settings import Settings, get_settings
+from app.web import chat_api, openai_api, pages
+from app.web.errors import ClientError, client_error_handler
+
+
+async def health(request: Request) -> JSONResponse:
+    return JSONResponse({"ok": True})
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    db: Database | None = None,
+    model: ChatModel | None = None,
+) -> Starlette:
+    """The app. Tests pass their own database and a scripted model; `make serve` passes none."""
+    settings = settings or get_settings()
+    secret = (
+        settings.session_secret.get_secret_value().encode()
+        if settings.session_secret
+        else secrets.token_bytes(32)
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        own_db = db is None
+        database = db
+        if database is None:
+            url = settings.database_url.get_secret_value() if settings.database_url else None
+            database = Database(resolve_conninfo(url, settings.data_dir))
+            await database.open()
+            machines = load_catalog_source(settings.catalog_source) if settings.catalog_source \
+                else None
+            await seed_demo(database, machines)
+        app.state.db = database
+        try:
+            yield
+        finally:
+            if own_db:
+                await database.close()
+
+    def chat_model() -> ChatModel:
+        return model if model is not None else model_for_job(settings, "chat")
+
+    routes = [
+        Route("/", pages.gallery),
+        Route("/tools/{slug}", pages.tool_page),
+        Route("/healthz", health),
+        Route("/api/me", chat_api.me),
+        Route("/api/session", chat_api.session_post, methods=["POST"]),
+        Route("/api/chat", chat_api.chat, methods=["POST"]),
+        Route("/api/proposals/{proposal_id}/{decision:str}", chat_api.proposal_decide,
+              methods=["POST"]),
+        Route("/v1/chat/completions", openai_api.completions, methods=["POST"]),
+        Route("/v1/models", openai_api.models),
+    ]
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        middleware=[Middleware(SessionMiddleware, secret_key=secret.hex(), same_site="strict")],
+        exception_handlers={ClientError: client_error_handler},
+    )
+    app.state.settings = settings
+    app.state.secret = secret
+    app.state.chat_model = chat_model
+    return app

@@ -1,0 +1,159 @@
+"""/api routes: the demo sign-in, chat (JSON or streamed NDJSON), and confirmation cards."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from collections.abc import AsyncIterator
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from app.capabilities._proposals import ProposalError, decide_proposal
+from app.chat.loop import ToolCallRecord
+from app.chat.models import ModelCallError
+from app.conversations import user_ref
+from app.identity import ROLES, Identity, UnknownRoleError, demo_identity, identity_by_id
+from app.web.errors import ClientError
+from app.web.requests import decode_photo, read_json
+from app.web.turns import serve_turn
+
+MAX_MESSAGE_CHARS = 8000
+
+
+class SessionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: str | None = Field(description="student, staff, super_admin, or null to sign out")
+
+
+class PhotoIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=200)
+    data: str = Field(description="base64 bytes or a data: URL")
+
+
+class PageIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(default="/", max_length=300)
+    selection: list[int] = Field(default=[], max_length=100)
+
+
+class ChatIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+    conversation_id: str | None = None
+    page: PageIn = PageIn()
+    photos: list[PhotoIn] = Field(default=[], max_length=20)
+    stream: bool = False
+
+
+async def current_identity(request: Request) -> Identity | None:
+    person_id = request.session.get("person_id")
+    if person_id is None:
+        return None
+    return await identity_by_id(request.app.state.db, int(person_id))
+
+
+def current_ref(request: Request, identity: Identity | None) -> str:
+    secret: bytes = request.app.state.secret
+    if identity is not None:
+        return user_ref(secret, f"person:{identity.person_id}")
+    anon = request.session.setdefault("anon", secrets.token_hex(8))
+    return user_ref(secret, f"anon:{anon}")
+
+
+async def session_post(request: Request) -> JSONResponse:
+    body = await read_json(request, SessionIn)
+    if body.role is None:
+        request.session.pop("person_id", None)
+        return JSONResponse({"signed_in": None})
+    try:
+        identity = await demo_identity(request.app.state.db, body.role)
+    except UnknownRoleError as exc:
+        raise ClientError(400, str(exc)) from exc
+    request.session["person_id"] = identity.person_id
+    return JSONResponse({"signed_in": _person(identity)})
+
+
+async def me(request: Request) -> JSONResponse:
+    identity = await current_identity(request)
+    return JSONResponse({"signed_in": _person(identity) if identity else None, "roles": ROLES})
+
+
+def _person(identity: Identity) -> dict[str, Any]:
+    return {"name": identity.name, "role": identity.role, "title": identity.title}
+
+
+async def chat(request: Request) -> Response:
+    body = await read_json(request, ChatIn)
+    state = request.app.state
+    if len(body.photos) > state.settings.max_photos:
+        raise ClientError(413, f"at most {state.settings.max_photos} photos per message")
+    photos = tuple(
+        decode_photo(p.name, p.data, max_bytes=state.settings.max_photo_bytes)
+        for p in body.photos
+    )
+    identity = await current_identity(request)
+    kwargs: dict[str, Any] = dict(
+        db=state.db, settings=state.settings, model=state.chat_model(), identity=identity,
+        ref=current_ref(request, identity), text=body.message,
+        conversation_id=body.conversation_id, page_path=body.page.path,
+        selection=body.page.selection, photos=photos,
+    )
+    if not body.stream:
+        try:
+            served = await serve_turn(**kwargs)
+        except ModelCallError as exc:
+            raise ClientError(502, f"the model call failed: {exc}") from exc
+        return JSONResponse(_jsonable(served.to_json()))
+    return StreamingResponse(_stream(kwargs), media_type="application/x-ndjson")
+
+
+async def _stream(kwargs: dict[str, Any]) -> AsyncIterator[bytes]:
+    """NDJSON events: one per tool call as it runs, then the whole turn (or an error)."""
+    queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+
+    async def on_tool_call(record: ToolCallRecord) -> None:
+        await queue.put({"type": "tool_call", "name": record.name, "arguments": record.arguments,
+                         "error": record.error})
+
+    async def worker() -> None:
+        try:
+            served = await serve_turn(**kwargs, on_tool_call=on_tool_call)
+            await queue.put({"type": "turn", **served.to_json()})
+        except ClientError as exc:
+            await queue.put({"type": "error", "status": exc.status, "error": exc.message})
+        except ModelCallError as exc:
+            await queue.put({"type": "error", "status": 502, "error": str(exc)})
+        finally:
+            await queue.put(None)
+
+    task = asyncio.create_task(worker())
+    try:
+        while (event := await queue.get()) is not None:
+            yield (json.dumps(_jsonable(event)) + "\n").encode()
+    finally:
+        await task
+
+
+def _jsonable(data: Any) -> Any:
+    return json.loads(json.dumps(data, default=str))
+
+
+async def proposal_decide(request: Request) -> JSONResponse:
+    identity = await current_identity(request)
+    decision = request.path_params["decision"]
+    if decision not in ("confirm", "reject"):
+        raise ClientError(404, f"unknown decision {decision!r}; use confirm or reject")
+    confirm = decision == "confirm"
+    try:
+        result = await decide_proposal(
+            request.app.state.db, request.app.state.settings, identity,
+            request.path_params["proposal_id"], confirm=confirm,
+        )
+    except ProposalError as exc:
+        raise ClientError(exc.status, str(exc)) from exc
+    return JSONResponse(_jsonable(result))

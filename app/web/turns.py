@@ -1,0 +1,89 @@
+"""One chat turn as the server runs it: compose, run the loop, store attachments and the turn."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from app.chat.compose import ComposedChat, compose_chat, user_message
+from app.chat.context import Photo, ToolContext
+from app.chat.loop import ToolCallRecord, TurnResult, run_turn
+from app.chat.models import ChatModel
+from app.chat.page_context import PageContextError, load_page_context
+from app.conversations import ConversationNotFound, load_history, record_turn
+from app.db import Database
+from app.identity import Identity
+from app.settings import Settings
+from app.web.errors import ClientError
+
+
+@dataclass
+class ServedTurn:
+    conversation_id: str
+    composed: ComposedChat
+    result: TurnResult
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "conversation_id": self.conversation_id,
+            "answer": self.result.answer,
+            "tool_calls": [
+                {"name": c.name, "arguments": c.arguments, "result": c.result}
+                for c in self.result.tool_calls
+            ],
+            "cards": self.result.proposals,
+            "manuals": self.composed.attached_manuals,
+            "qr_hints": [h.text for h in self.composed.qr_hints],
+        }
+
+
+async def serve_turn(
+    *,
+    db: Database,
+    settings: Settings,
+    model: ChatModel,
+    identity: Identity | None,
+    ref: str,
+    text: str,
+    history: list[dict[str, Any]] | None = None,
+    conversation_id: str | None = None,
+    page_path: str = "/",
+    selection: list[int] | None = None,
+    photos: tuple[Photo, ...] = (),
+    on_tool_call: Callable[[ToolCallRecord], Awaitable[None]] | None = None,
+) -> ServedTurn:
+    try:
+        page = await load_page_context(db, page_path, selection or [])
+    except PageContextError as exc:
+        raise ClientError(400, str(exc)) from exc
+    if conversation_id is not None:
+        try:
+            history = await load_history(db, conversation_id, ref)
+        except ConversationNotFound:
+            raise ClientError(404, f"no conversation {conversation_id!r}") from None
+    composed = await compose_chat(db, identity=identity, page=page, photos=photos)
+    ctx = ToolContext(db=db, settings=settings, identity=identity, page=page, photos=photos)
+    # Photos are stored first so a tool can refer to them; removed again if the turn fails.
+    for p in photos:
+        await db.execute(
+            "INSERT INTO attachments (id, name, content_type, data, uploaded_by)"
+            " VALUES (%s,%s,%s,%s,%s)",
+            (p.attachment_id, p.name, p.content_type, p.data,
+             identity.person_id if identity else None),
+        )
+    try:
+        result = await run_turn(
+            model, composed, [*(history or []), user_message(text, photos)], ctx,
+            max_steps=settings.max_tool_steps, on_tool_call=on_tool_call,
+        )
+    except BaseException:
+        if photos:
+            await db.execute(
+                "DELETE FROM attachments WHERE id = ANY(%s::uuid[])"
+                " AND NOT EXISTS (SELECT 1 FROM intake_items i WHERE i.attachment_id = attachments.id)",
+                ([p.attachment_id for p in photos],),
+            )
+        raise
+    conversation_id = await record_turn(db, conversation_id, ref, text, result)
+    return ServedTurn(conversation_id, composed, result)

@@ -1,0 +1,46 @@
+import json
+import os
+
+import pytest
+
+from app.db import Database
+from app.db.embedded import HANDLE_FILE, _clear_dead_handles
+from app.db.migrate import MigrationError, discover, migrate
+
+
+async def test_migrations_are_recorded_and_not_reapplied(db: Database):
+    rows = await db.fetch("SELECT version FROM schema_migrations ORDER BY version")
+    assert [r["version"] for r in rows] == [m.version for m in discover()]
+    async with db.connection() as conn:
+        assert await migrate(conn) == []
+
+
+def test_misnamed_migration_is_an_error(tmp_path):
+    (tmp_path / "1_init.sql").write_text("SELECT 1;")
+    with pytest.raises(MigrationError, match="1_init.sql: migration files are named"):
+        discover(tmp_path)
+
+
+def test_duplicate_migration_version_is_an_error(tmp_path):
+    (tmp_path / "0001_a.sql").write_text("SELECT 1;")
+    (tmp_path / "0001_b.sql").write_text("SELECT 1;")
+    with pytest.raises(MigrationError, match="version 1 already used by 0001_a.sql"):
+        discover(tmp_path)
+
+
+async def test_failing_migration_names_the_file_and_leaves_nothing(db: Database, tmp_path):
+    (tmp_path / "0001_ok.sql").write_text("CREATE TABLE mig_ok (id int);")
+    (tmp_path / "0002_bad.sql").write_text("CREATE TABLE mig_half (id int); SELECT nonsense();")
+    async with db.connection() as conn:
+        await conn.execute("DELETE FROM schema_migrations")
+        with pytest.raises(MigrationError, match="0002_bad.sql failed"):
+            await migrate(conn, tmp_path)
+    tables = {r["tablename"] for r in await db.fetch("SELECT tablename FROM pg_tables")}
+    assert "mig_ok" in tables and "mig_half" not in tables
+
+
+def test_dead_pids_are_cleared_from_the_handle_file(tmp_path):
+    dead = 2**22 + 12345  # above the default pid_max: never a live process
+    (tmp_path / HANDLE_FILE).write_text(json.dumps([os.getpid(), dead]))
+    _clear_dead_handles(tmp_path)
+    assert json.loads((tmp_path / HANDLE_FILE).read_text()) == [os.getpid()]

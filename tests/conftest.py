@@ -1,0 +1,51 @@
+"""Shared fixtures: an embedded PostgreSQL, a migrated+seeded template, a fresh db per test."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+
+import psycopg
+import pytest
+
+from app.db import Database, resolve_conninfo, scratch_database
+from app.seed import seed_demo
+from app.settings import DEFAULT_DATA_DIR, Settings
+
+
+@pytest.fixture(scope="session")
+def server_conninfo() -> str:
+    """TEST_DATABASE_URL when given (a server where we may CREATE DATABASE), else embedded."""
+    return resolve_conninfo(os.environ.get("TEST_DATABASE_URL"), DEFAULT_DATA_DIR)
+
+
+@pytest.fixture(scope="session")
+async def template_db(server_conninfo: str) -> AsyncIterator[str]:
+    """A migrated database holding the demo seed, used as a template for every test db."""
+    name = f"test_tmpl_{uuid.uuid4().hex[:10]}"
+    async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    db = Database(psycopg.conninfo.make_conninfo(server_conninfo, dbname=name), max_size=2)
+    await db.open()
+    await seed_demo(db)
+    await db.close()
+    yield name
+    async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+async def db(server_conninfo: str, template_db: str) -> AsyncIterator[Database]:
+    async with scratch_database(server_conninfo, prefix="test", template=template_db) as info:
+        database = Database(info, max_size=4)
+        await database.open()
+        try:
+            yield database
+        finally:
+            await database.close()
+
+
+@pytest.fixture
+def settings(tmp_path) -> Settings:
+    return Settings(data_dir=tmp_path, model_chat="scripted/fake", session_secret="test-secret")
