@@ -19,6 +19,7 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--port", type=int, default=settings.port, help="port (env PORT)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.getLogger("pgserver").setLevel(logging.WARNING)
     if args.command == "serve":
         from app.web import create_app
 

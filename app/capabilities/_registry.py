@@ -94,7 +94,8 @@ class Registry:
         for t in cap.tools:
             if t.name in taken:
                 raise RegistryError(
-                    f"tool {t.name!r} of capability {cap.name!r} already belongs to {taken[t.name]!r}"
+                    f"tool {t.name!r} of capability {cap.name!r} already belongs to"
+                    f" {taken[t.name]!r}"
                 )
         self.capabilities[cap.name] = cap
 

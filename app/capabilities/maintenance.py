@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from app.capabilities._registry import STAFF, ToolError, capability, tool
 from app.capabilities._proposals import propose
+from app.capabilities._registry import STAFF, ToolError, capability, tool
 from app.chat.context import PromptContext, ToolContext
 
 

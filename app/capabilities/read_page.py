@@ -72,7 +72,10 @@ class _Text(HTMLParser):
 
 
 async def fetch_page(
-    url: str, *, resolver: Resolver = resolve_host, transport: httpx.AsyncBaseTransport | None = None
+    url: str,
+    *,
+    resolver: Resolver = resolve_host,
+    transport: httpx.AsyncBaseTransport | None = None,
 ) -> dict[str, Any]:
     """GET a page, re-checking every redirect target, and return its visible text."""
     async with httpx.AsyncClient(

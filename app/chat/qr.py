@@ -11,6 +11,7 @@ from PIL import Image
 
 from app.chat.context import Photo
 
+_QR = zxingcpp.barcode_formats_from_str("QRCode")
 _TOOL_URL = re.compile(r"/tools/([a-z0-9-]+)")
 
 
@@ -29,7 +30,7 @@ def decode_qr(data: bytes) -> list[str]:
     except (OSError, Image.DecompressionBombError):
         return []
     results = zxingcpp.read_barcodes(
-        image.convert("RGB"), formats=zxingcpp.BarcodeFormat.QRCode, try_rotate=True
+        image.convert("RGB"), formats=_QR, try_rotate=True
     )
     return [r.text for r in results if r.valid and r.text]
 

@@ -36,7 +36,9 @@ def discover(directory: Path = MIGRATIONS_DIR) -> list[Migration]:
             raise MigrationError(f"{path}: migration files are named NNNN_snake_case.sql")
         version = int(match.group(1))
         if version in found:
-            raise MigrationError(f"{path}: version {version} already used by {found[version].path.name}")
+            raise MigrationError(
+                f"{path}: version {version} already used by {found[version].path.name}"
+            )
         found[version] = Migration(version, path)
     return [found[v] for v in sorted(found)]
 

@@ -79,6 +79,8 @@ def create_app(
         exception_handlers={ClientError: client_error_handler},
     )
     app.state.settings = settings
+    if db is not None:
+        app.state.db = db
     app.state.secret = secret
     app.state.chat_model = chat_model
     return app

@@ -25,6 +25,7 @@ def validation_message(exc: ValidationError) -> str:
 async def client_error_handler(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ClientError)
     if request.url.path.startswith("/v1/"):
-        body = {"error": {"message": exc.message, "type": "invalid_request_error"}}
+        kind = "invalid_request_error" if exc.status < 500 else "api_error"
+        body = {"error": {"message": exc.message, "type": kind}}
         return JSONResponse(body, status_code=exc.status)
     return JSONResponse({"error": exc.message}, status_code=exc.status)

@@ -80,8 +80,8 @@ async def serve_turn(
     except BaseException:
         if photos:
             await db.execute(
-                "DELETE FROM attachments WHERE id = ANY(%s::uuid[])"
-                " AND NOT EXISTS (SELECT 1 FROM intake_items i WHERE i.attachment_id = attachments.id)",
+                "DELETE FROM attachments a WHERE a.id = ANY(%s::uuid[]) AND NOT EXISTS"
+                " (SELECT 1 FROM intake_items i WHERE i.attachment_id = a.id)",
                 ([p.attachment_id for p in photos],),
             )
         raise

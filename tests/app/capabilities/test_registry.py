@@ -1,0 +1,100 @@
+import pytest
+from pydantic import BaseModel
+
+from app.capabilities import REGISTRY, Registry, RegistryError, Tool, capability, tool
+from app.chat.context import PageContext, PromptContext
+from app.identity import Identity
+
+STAFF_TOOLS = {"list_open_tickets", "update_ticket", "identify_tools"}
+
+
+class NoArgs(BaseModel):
+    pass
+
+
+async def _run(ctx, args):
+    return {}
+
+
+def _tool(**over) -> Tool:
+    fields = dict(name="do_thing", description="Does a thing.", args=NoArgs, kind="read",
+                  run=_run)
+    fields.update(over)
+    return Tool(**fields)
+
+
+@pytest.mark.parametrize(
+    ("over", "message"),
+    [
+        ({"name": "Bad-Name"}, "tool name 'Bad-Name' must match"),
+        ({"description": "  "}, "needs a description"),
+        ({"kind": "delete"}, "kind 'delete' is not one of"),
+        ({"args": dict}, "args must be a pydantic model class"),
+        ({"run": lambda ctx, args: {}}, "run must be an async function"),
+        ({"kind": "action"}, "needs an async apply function"),
+        ({"apply": _run}, "only action tools have an apply function"),
+    ],
+)
+def test_invalid_tools_fail_at_registration(over, message):
+    reg = Registry()
+    with pytest.raises(RegistryError, match=message):
+        capability("thing", audience={"staff"}, tools=[_tool(**over)], registry=reg)(lambda c: "")
+
+
+def test_tool_decorator_validates_and_takes_the_docstring():
+    @tool(kind="read", args=NoArgs)
+    async def look_up(ctx, args):
+        """Looks something up."""
+
+    assert look_up.description == "Looks something up."
+    with pytest.raises(RegistryError, match="needs a description"):
+        @tool(kind="read", args=NoArgs)
+        async def undocumented(ctx, args):
+            pass
+
+
+def test_duplicate_names_and_bad_audiences_are_refused():
+    reg = Registry()
+    capability("one", audience={"staff"}, tools=[_tool()], registry=reg)(lambda c: "")
+    with pytest.raises(RegistryError, match="registered twice"):
+        capability("one", audience={"staff"}, registry=reg)(lambda c: "")
+    with pytest.raises(RegistryError, match="already belongs to 'one'"):
+        capability("two", audience={"staff"}, tools=[_tool()], registry=reg)(lambda c: "")
+    with pytest.raises(RegistryError, match="audience"):
+        capability("three", audience={"admin"}, registry=reg)(lambda c: "")
+
+
+def _tools_for(identity, page=None):
+    page = page or PageContext()
+    ctx = PromptContext(identity=identity, page=page, catalogue=[])
+    return {t.name for c in REGISTRY.for_context(ctx) for t in c.tools}
+
+
+STUDENT = Identity(2, "alex", "Alex Kim", "student")
+STAFF = Identity(1, "supermaker", "SuperMaker", "staff")
+DIRECTOR = Identity(3, "director", "Dr. Priya Nair", "super_admin")
+
+
+def test_identity_decides_the_tool_set():
+    anonymous, student = _tools_for(None), _tools_for(STUDENT)
+    staff, director = _tools_for(STAFF), _tools_for(DIRECTOR)
+    assert "report_issue" in anonymous and "search_catalog" in anonymous
+    assert anonymous == student
+    assert not STAFF_TOOLS & student
+    assert STAFF_TOOLS <= staff
+    assert "set_person_title" in director and "set_person_title" not in staff
+    assert staff <= director
+
+
+def test_curation_only_when_staff_curate_a_tool_page():
+    curate = PageContext(path="/tools/form-4/curate", kind="curate", machine={"slug": "form-4"})
+    assert "propose_change" in _tools_for(STAFF, curate)
+    assert "propose_change" not in _tools_for(STAFF)
+    assert "propose_change" not in _tools_for(STUDENT, curate)
+
+
+def test_every_registered_tool_has_a_valid_schema():
+    for t in REGISTRY.all_tools().values():
+        schema = t.schema()
+        assert schema["function"]["name"] == t.name
+        assert schema["function"]["parameters"]["type"] == "object"

@@ -1,0 +1,56 @@
+import pytest
+
+from app.chat.models import LiteLLMModel, ModelCallError, model_for_job, reply_from_openai
+from app.settings import Settings
+from tests.fake_openai import completion, fake_openai_server
+
+
+def test_reply_from_openai_reads_content_tool_calls_and_usage():
+    reply = reply_from_openai(completion(None, [
+        {"id": "c1", "type": "function",
+         "function": {"name": "search_catalog", "arguments": '{"query": "laser"}'}}]))
+    assert reply.tool_calls[0].name == "search_catalog"
+    assert reply.tool_calls[0].arguments == '{"query": "laser"}'
+    assert reply.usage.prompt_tokens == 7
+    with pytest.raises(ModelCallError, match="no choices"):
+        reply_from_openai({"choices": []})
+
+
+def test_local_default_without_a_running_server_is_a_clear_error():
+    with pytest.raises(ModelCallError, match="no model configured"):
+        model_for_job(Settings(), "chat")
+    with pytest.raises(ValueError, match="unknown model job 'chef'"):
+        Settings().model_for("chef")
+
+
+async def test_litellm_model_over_real_http_retries_a_transient_error():
+    calls = {"n": 0}
+
+    def handler(body):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            return 503, {"error": {"message": "overloaded", "type": "server_error"}}
+        return 200, completion("hello from the fake")
+
+    with fake_openai_server(handler) as (base, received):
+        model = LiteLLMModel("openai/fake", api_base=base, api_key="sk-secret-123",
+                             timeout_s=10, retries=2)
+        reply = await model.complete([{"role": "user", "content": "hi"}], temperature=0)
+    assert reply.content == "hello from the fake"
+    assert calls["n"] == 2
+    assert received[-1]["temperature"] == 0
+    assert "sk-secret-123" not in repr(model)
+
+
+async def test_litellm_model_gives_up_on_a_client_error_without_retrying():
+    calls = {"n": 0}
+
+    def handler(body):
+        calls["n"] += 1
+        return 400, {"error": {"message": "bad request", "type": "invalid_request_error"}}
+
+    with fake_openai_server(handler) as (base, _):
+        model = LiteLLMModel("openai/fake", api_base=base, api_key="k", timeout_s=10, retries=2)
+        with pytest.raises(ModelCallError, match="openai/fake"):
+            await model.complete([{"role": "user", "content": "hi"}])
+    assert calls["n"] == 1

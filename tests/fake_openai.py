@@ -1,0 +1,64 @@
+"""A real HTTP server on 127.0.0.1 that speaks the OpenAI chat API from a script (tests only)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+Handler = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
+
+
+def completion(content: str | None = None, tool_calls: list[dict] | None = None) -> dict:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return {
+        "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": "fake",
+        "choices": [{"index": 0, "message": message,
+                     "finish_reason": "tool_calls" if tool_calls else "stop"}],
+        "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
+    }
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def fake_openai_server(handler: Handler) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """Yields (base_url, received request bodies)."""
+    received: list[dict[str, Any]] = []
+
+    async def completions(request: Request) -> JSONResponse:
+        body = await request.json()
+        received.append(body)
+        status, payload = handler(body)
+        return JSONResponse(payload, status_code=status)
+
+    app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("fake OpenAI server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}/v1", received
+    finally:
+        server.should_exit = True
+        thread.join(timeout=5)
