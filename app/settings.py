@@ -53,10 +53,19 @@ class Settings(BaseSettings):
 
     # A file describing the lab's own catalogue; without it the built-in fixture is served.
     catalog_source: Path | None = None
+    # Where manual PDFs are stored, and the base URL they are served from (default: the
+    # app's own /blobs route).
+    blob_dir: Path | None = None
     blob_base_url: str | None = None
 
     max_photo_bytes: int = Field(default=DEFAULT_MAX_PHOTO_BYTES, gt=0)
     max_photos: int = Field(default=DEFAULT_MAX_PHOTOS, gt=0)
+
+    def blob_root(self) -> Path:
+        return self.blob_dir or self.data_dir / "blobs"
+
+    def blob_base(self) -> str:
+        return self.blob_base_url or f"http://{self.host}:{self.port}/blobs"
 
     def model_for(self, job: str) -> str:
         """The model id for a job: its env override, else the embedded local model."""

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+from app.web.background import serve_in_thread
 
 Handler = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
 
@@ -30,12 +28,6 @@ def completion(content: str | None = None, tool_calls: list[dict] | None = None)
     }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextmanager
 def fake_openai_server(handler: Handler) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """Yields (base_url, received request bodies)."""
@@ -48,17 +40,5 @@ def fake_openai_server(handler: Handler) -> Iterator[tuple[str, list[dict[str, A
         return JSONResponse(payload, status_code=status)
 
     app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline:
-            raise RuntimeError("fake OpenAI server did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}/v1", received
-    finally:
-        server.should_exit = True
-        thread.join(timeout=5)
+    with serve_in_thread(app) as base:
+        yield f"{base}/v1", received

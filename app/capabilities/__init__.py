@@ -7,6 +7,7 @@ from app.capabilities import (  # noqa: F401  (imported to register)
     issue_reports,
     lab_identity,
     maintenance,
+    manuals,
     people,
     photo_intake,
     read_page,

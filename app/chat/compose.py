@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +14,7 @@ from app.chat.page_context import where_block
 from app.chat.qr import QrHint, qr_hints, qr_section
 from app.db import Database
 from app.identity import Identity
+from app.manuals.library import ManualLibrary
 
 
 @dataclass
@@ -49,15 +51,21 @@ async def compose_chat(
     identity: Identity | None,
     page: PageContext,
     photos: tuple[Photo, ...] = (),
+    manuals: ManualLibrary | None = None,
 ) -> ComposedChat:
     """Compose the system prompt and tool set for who is asking, where, with these photos."""
     machines = await catalog.list_machines(db)
-    ctx = PromptContext(identity=identity, page=page, catalogue=machines, photos=photos)
+    slug = page.machine["slug"] if page.machine else None
+    attached = await manuals.attached_for(slug) if manuals is not None else []
+    ctx = PromptContext(identity=identity, page=page, catalogue=machines, photos=photos,
+                        attached_manuals=tuple(attached))
     caps = REGISTRY.for_context(ctx)
     # Fragments first (a prefix shared by every turn of the same audience, which a server-side
     # prompt cache can reuse), then what is particular to this turn.
     sections = [cap.prompt(ctx).strip() for cap in caps]
     sections.append(where_block(page) + "\n" + who_line(identity))
+    if attached:
+        sections.append(attached_section(attached))
     hints = qr_hints(photos, {m["slug"] for m in machines})
     qr = qr_section(hints, {m["slug"]: m["name"] for m in machines})
     if qr:
@@ -70,7 +78,32 @@ async def compose_chat(
         identity=identity,
         photos=photos,
         qr_hints=hints,
+        attached_manuals=attached,
     )
+
+
+def attached_section(attached: list[dict[str, Any]]) -> str:
+    lines = [
+        f"- {m['title']} ({m['page_count']} pages): cite page N as"
+        f" [{m['title']}, p. N](#cite-{m['ref']}-N)"
+        for m in attached
+    ]
+    return (
+        "## Manuals attached to this turn\n"
+        "Scanned manuals of this machine: search_manual cannot find their text. When your"
+        " model can read PDFs they come with the message; cite their pages only as below,"
+        " and only pages you have read.\n" + "\n".join(lines)
+    )
+
+
+def pdf_parts(attached: list[dict[str, Any]], read: Callable[[str], bytes]) -> list[dict]:
+    """File parts carrying attached manuals whole, for models that read PDFs."""
+    parts = []
+    for m in attached:
+        data = base64.b64encode(read(m["key"])).decode()
+        parts.append({"type": "file", "file": {"filename": m["title"] + ".pdf",
+                                               "file_data": f"data:application/pdf;base64,{data}"}})
+    return parts
 
 
 def attachment_hint(photos: tuple[Photo, ...]) -> str:
@@ -79,13 +112,15 @@ def attachment_hint(photos: tuple[Photo, ...]) -> str:
     return f"[Attached photos: {parts}]"
 
 
-def user_message(text: str, photos: tuple[Photo, ...] = ()) -> dict[str, Any]:
-    """The final user message: text plus, for photos, the hint and one image part each."""
-    if not photos:
+def user_message(
+    text: str, photos: tuple[Photo, ...] = (), files: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The final user message: text plus, for photos, the hint and one image part each, and
+    any attached manuals as file parts."""
+    if not photos and not files:
         return {"role": "user", "content": text}
-    content: list[dict[str, Any]] = [
-        {"type": "text", "text": f"{text}\n\n{attachment_hint(photos)}"}
-    ]
+    hint = f"\n\n{attachment_hint(photos)}" if photos else ""
+    content: list[dict[str, Any]] = [{"type": "text", "text": text + hint}, *(files or [])]
     for p in photos:
         data = base64.b64encode(p.data).decode()
         content.append(

@@ -10,6 +10,7 @@ from app.identity import Identity
 
 if TYPE_CHECKING:
     from app.db import Database
+    from app.manuals.library import ManualLibrary
     from app.settings import Settings
 
 
@@ -53,6 +54,7 @@ class PromptContext:
     page: PageContext
     catalogue: list[dict[str, Any]]
     photos: tuple[Photo, ...] = ()
+    attached_manuals: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass
@@ -64,4 +66,4 @@ class ToolContext:
     identity: Identity | None
     page: PageContext
     photos: tuple[Photo, ...] = ()
-    extra: dict[str, Any] = field(default_factory=dict)
+    manuals: ManualLibrary | None = None

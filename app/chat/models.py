@@ -100,6 +100,16 @@ class LiteLLMModel:
         self._timeout_s = timeout_s
         self._retries = retries
 
+    @property
+    def accepts_pdf(self) -> bool:
+        """Whether litellm knows this model to take PDF file parts."""
+        import litellm
+
+        try:
+            return bool(litellm.supports_pdf_input(model=self.model_id))
+        except Exception:  # litellm raises for models it has no information on
+            return False
+
     def __repr__(self) -> str:  # never show the key
         return f"LiteLLMModel({self.model_id!r}, api_base={self._api_base!r})"
 

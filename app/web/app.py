@@ -11,10 +11,13 @@ from starlette.middleware import Middleware
 from starlette.middleware.sessions import SessionMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 
 from app.chat.models import ChatModel, model_for_job
 from app.db import Database, resolve_conninfo
+from app.manuals import BlobStore, ManualLibrary, blob_app
+from app.manuals.demo import seed_manuals
+from app.manuals.embed import default_embedder
 from app.seed import load_catalog_source, seed_demo
 from app.settings import Settings, get_settings
 from app.web import chat_api, openai_api, pages
@@ -30,6 +33,7 @@ def create_app(
     *,
     db: Database | None = None,
     model: ChatModel | None = None,
+    manuals: ManualLibrary | None = None,
 ) -> Starlette:
     """The app. Tests pass their own database and a scripted model; `make serve` passes none."""
     settings = settings or get_settings()
@@ -37,6 +41,10 @@ def create_app(
         settings.session_secret.get_secret_value().encode()
         if settings.session_secret
         else secrets.token_bytes(32)
+    )
+
+    store = manuals.store if manuals is not None else BlobStore(
+        settings.blob_root(), settings.blob_base()
     )
 
     @asynccontextmanager
@@ -50,7 +58,12 @@ def create_app(
             machines = load_catalog_source(settings.catalog_source) if settings.catalog_source \
                 else None
             await seed_demo(database, machines)
+        library = manuals
+        if library is None:
+            library = ManualLibrary(database, store, default_embedder())
+            await seed_manuals(library)
         app.state.db = database
+        app.state.manuals = library
         try:
             yield
         finally:
@@ -71,6 +84,7 @@ def create_app(
               methods=["POST"]),
         Route("/v1/chat/completions", openai_api.completions, methods=["POST"]),
         Route("/v1/models", openai_api.models),
+        Mount("/blobs", blob_app(store)),
     ]
     app = Starlette(
         routes=routes,
@@ -81,6 +95,7 @@ def create_app(
     app.state.settings = settings
     if db is not None:
         app.state.db = db
+    app.state.manuals = manuals
     app.state.secret = secret
     app.state.chat_model = chat_model
     return app

@@ -101,7 +101,7 @@ async def chat(request: Request) -> Response:
         db=state.db, settings=state.settings, model=state.chat_model(), identity=identity,
         ref=current_ref(request, identity), text=body.message,
         conversation_id=body.conversation_id, page_path=body.page.path,
-        selection=body.page.selection, photos=photos,
+        selection=body.page.selection, photos=photos, manuals=state.manuals,
     )
     if not body.stream:
         try:

@@ -73,7 +73,7 @@ async def completions(request: Request) -> Response:
         served = await serve_turn(
             db=state.db, settings=state.settings, model=state.chat_model(), identity=None,
             ref=user_ref(state.secret, "openai-endpoint"), text=text, history=history,
-            photos=tuple(photos),
+            photos=tuple(photos), manuals=state.manuals,
         )
     except ModelCallError as exc:
         raise ClientError(502, f"the model call failed: {exc}") from exc

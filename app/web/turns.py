@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from app.chat.compose import ComposedChat, compose_chat, user_message
+from app.chat.compose import ComposedChat, compose_chat, pdf_parts, user_message
 from app.chat.context import Photo, ToolContext
 from app.chat.loop import ToolCallRecord, TurnResult, run_turn
 from app.chat.models import ChatModel
@@ -14,8 +14,20 @@ from app.chat.page_context import PageContextError, load_page_context
 from app.conversations import ConversationNotFound, load_history, record_turn
 from app.db import Database
 from app.identity import Identity
+from app.manuals.citations import resolve_links
+from app.manuals.library import ManualLibrary
 from app.settings import Settings
 from app.web.errors import ClientError
+
+
+def search_results(result: TurnResult) -> list[dict[str, Any]]:
+    """Every passage search_manual returned this turn."""
+    return [
+        p
+        for c in result.tool_calls
+        if c.name == "search_manual" and isinstance(c.result, dict)
+        for p in c.result.get("passages", [])
+    ]
 
 
 @dataclass
@@ -24,16 +36,24 @@ class ServedTurn:
     composed: ComposedChat
     result: TurnResult
 
+    def search_results(self) -> list[dict[str, Any]]:
+        return search_results(self.result)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "conversation_id": self.conversation_id,
-            "answer": self.result.answer,
+            # The model cites #cite-<ref>; people get the addresses those stand for.
+            "answer": resolve_links(self.result.answer, self.search_results(),
+                                    self.composed.attached_manuals),
             "tool_calls": [
                 {"name": c.name, "arguments": c.arguments, "result": c.result}
                 for c in self.result.tool_calls
             ],
             "cards": self.result.proposals,
-            "manuals": self.composed.attached_manuals,
+            "manuals": [
+                {k: m[k] for k in ("title", "address", "ref", "page_count")}
+                for m in self.composed.attached_manuals
+            ],
             "qr_hints": [h.text for h in self.composed.qr_hints],
         }
 
@@ -52,6 +72,7 @@ async def serve_turn(
     selection: list[int] | None = None,
     photos: tuple[Photo, ...] = (),
     on_tool_call: Callable[[ToolCallRecord], Awaitable[None]] | None = None,
+    manuals: ManualLibrary | None = None,
 ) -> ServedTurn:
     try:
         page = await load_page_context(db, page_path, selection or [])
@@ -62,8 +83,13 @@ async def serve_turn(
             history = await load_history(db, conversation_id, ref)
         except ConversationNotFound:
             raise ClientError(404, f"no conversation {conversation_id!r}") from None
-    composed = await compose_chat(db, identity=identity, page=page, photos=photos)
-    ctx = ToolContext(db=db, settings=settings, identity=identity, page=page, photos=photos)
+    composed = await compose_chat(db, identity=identity, page=page, photos=photos,
+                                  manuals=manuals)
+    ctx = ToolContext(db=db, settings=settings, identity=identity, page=page, photos=photos,
+                      manuals=manuals)
+    files = []
+    if manuals is not None and composed.attached_manuals and getattr(model, "accepts_pdf", False):
+        files = pdf_parts(composed.attached_manuals, lambda k: manuals.store.path(k).read_bytes())
     # Photos are stored first so a tool can refer to them; removed again if the turn fails.
     for p in photos:
         await db.execute(
@@ -74,7 +100,7 @@ async def serve_turn(
         )
     try:
         result = await run_turn(
-            model, composed, [*(history or []), user_message(text, photos)], ctx,
+            model, composed, [*(history or []), user_message(text, photos, files)], ctx,
             max_steps=settings.max_tool_steps, on_tool_call=on_tool_call,
         )
     except BaseException:

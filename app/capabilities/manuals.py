@@ -1,0 +1,41 @@
+"""Manual search: answers from the machines' PDF manuals, with page citations that resolve."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from app.capabilities._registry import EVERYONE, ToolError, capability, tool
+from app.chat.context import PromptContext, ToolContext
+
+
+class SearchManualArgs(BaseModel):
+    question: str = Field(min_length=2, max_length=500, description="What to look up")
+    slug: str | None = Field(default=None, description="Only this machine's manuals (its slug)")
+
+
+@tool(kind="read", args=SearchManualArgs)
+async def search_manual(ctx: ToolContext, args: SearchManualArgs) -> dict[str, Any]:
+    """Search the machines' manuals. Returns passages, each with a ref, document title, page
+    and the address of that page. Cite a passage as [Title, p. N](#cite-REF)."""
+    if ctx.manuals is None:
+        raise ToolError("manual search is not available right now")
+    found = await ctx.manuals.search(args.question, slug=args.slug)
+    if not found:
+        return {"passages": [], "note": "No manual passage matches; say the manuals do not say."}
+    return {"passages": found}
+
+
+@capability("manuals", audience=EVERYONE, tools=[search_manual], order=30)
+def manuals_prompt(ctx: PromptContext) -> str:
+    text = (
+        "## Manuals\n"
+        "For how to operate, clean, maintain or set up a machine, call search_manual and answer"
+        " from the passages it returns. Cite every fact you take from a passage right after it,"
+        " as a link labelled with the document title and page whose target is the passage's"
+        " ref: [Form 4 Manual, p. 3](#cite-p12). Cite only refs that search_manual returned;"
+        " never make up a page, a ref or a link. If no passage answers, say the manuals do not"
+        " cover it."
+    )
+    return text

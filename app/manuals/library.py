@@ -1,0 +1,160 @@
+"""The manual library: ingestion, passage search and the manuals attached to a turn."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.db import Database
+from app.manuals.blobs import BlobStore
+from app.manuals.chunk import passages
+from app.manuals.embed import Embedder
+from app.manuals.pdf import PdfError, page_texts
+
+SEARCH_CANDIDATES = 20
+RRF_K = 60  # reciprocal-rank fusion constant (the usual 60)
+DEFAULT_RESULTS = 4
+
+
+class IngestError(ValueError):
+    """A manual that cannot be ingested; the message names the file."""
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    manual_id: int
+    title: str
+    key: str
+    pages: int
+    passages: int
+    has_text: bool
+
+
+def _safe_name(name: str) -> str:
+    stem = re.sub(r"[^a-z0-9]+", "-", Path(name).stem.lower()).strip("-") or "manual"
+    return f"{stem}.pdf"
+
+
+class ManualLibrary:
+    def __init__(self, db: Database, store: BlobStore, embedder: Embedder) -> None:
+        self.db = db
+        self.store = store
+        self.embedder = embedder
+
+    async def ingest(self, data: bytes, *, name: str, slug: str, title: str) -> IngestResult:
+        """Store a PDF, its page texts and its embedded passages (replacing a same-key one)."""
+        try:
+            texts = page_texts(data, name)
+        except PdfError as exc:
+            raise IngestError(str(exc)) from exc
+        machine = await self.db.fetchone("SELECT id FROM machines WHERE slug = %s", (slug,))
+        if machine is None:
+            raise IngestError(f"{name}: no machine with slug {slug!r}")
+        chunks = [(i + 1, p) for i, text in enumerate(texts) for p in passages(text)]
+        vectors = await asyncio.to_thread(self.embedder.embed, [p for _, p in chunks])
+        key = f"manuals/{slug}/{_safe_name(name)}"
+        self.store.put(key, data)
+        async with self.db.transaction() as conn:
+            await conn.execute("DELETE FROM manuals WHERE blob_key = %s", (key,))
+            cur = await conn.execute(
+                "INSERT INTO manuals (machine_id, title, blob_key, sha256, page_count, has_text)"
+                " VALUES (%s,%s,%s,%s,%s,%s) RETURNING id",
+                (machine["id"], title, key, hashlib.sha256(data).hexdigest(), len(texts),
+                 any(texts)),
+            )
+            row = await cur.fetchone()
+            assert row is not None
+            async with conn.cursor() as c:
+                await c.executemany(
+                    "INSERT INTO manual_pages (manual_id, page, text) VALUES (%s,%s,%s)",
+                    [(row["id"], i + 1, t) for i, t in enumerate(texts)],
+                )
+                await c.executemany(
+                    "INSERT INTO passages (manual_id, page, text, embedding) VALUES (%s,%s,%s,%s)",
+                    [(row["id"], page, text, vec) for (page, text), vec in zip(chunks, vectors,
+                                                                                strict=True)],
+                )
+        return IngestResult(row["id"], title, key, len(texts), len(chunks), any(texts))
+
+    async def ingest_files(
+        self, files: list[tuple[Path, str, str]]
+    ) -> tuple[list[IngestResult], list[str]]:
+        """Ingest (path, slug, title) triples; a bad file is an error line, not a crash."""
+        done, errors = [], []
+        for path, slug, title in files:
+            try:
+                data = path.read_bytes()
+                done.append(await self.ingest(data, name=path.name, slug=slug, title=title))
+            except (OSError, IngestError) as exc:
+                errors.append(str(exc) if isinstance(exc, IngestError) else f"{path}: {exc}")
+        return done, errors
+
+    async def search(
+        self, question: str, *, slug: str | None = None, k: int = DEFAULT_RESULTS
+    ) -> list[dict[str, Any]]:
+        """The best passages for a question: vector and full-text ranks fused (RRF)."""
+        [vector] = await asyncio.to_thread(self.embedder.embed, [question])
+        base = (
+            "SELECT p.id, p.page, p.text, m.title, m.blob_key, mc.slug, mc.name AS machine"
+            " FROM passages p JOIN manuals m ON m.id = p.manual_id"
+            " JOIN machines mc ON mc.id = m.machine_id"
+            " WHERE (%(slug)s::text IS NULL OR mc.slug = %(slug)s)"
+        )
+        # Any word may match (websearch syntax "a or b"); ts_rank rewards pages with more.
+        words = re.findall(r"[A-Za-z0-9]+", question)
+        params = {"slug": slug, "v": vector, "q": " or ".join(words), "n": SEARCH_CANDIDATES}
+        by_vector = await self.db.fetch(
+            base + " ORDER BY p.embedding <=> %(v)s LIMIT %(n)s", params
+        )
+        by_text = await self.db.fetch(
+            base + " AND p.tsv @@ websearch_to_tsquery('english', %(q)s)"
+            " ORDER BY ts_rank(p.tsv, websearch_to_tsquery('english', %(q)s)) DESC LIMIT %(n)s",
+            params,
+        )
+        scores: dict[int, float] = {}
+        rows: dict[int, dict[str, Any]] = {}
+        for ranked in (by_vector, by_text):
+            for rank, row in enumerate(ranked):
+                scores[row["id"]] = scores.get(row["id"], 0.0) + 1.0 / (RRF_K + rank + 1)
+                rows[row["id"]] = row
+        best = sorted(scores, key=lambda i: -scores[i])[:k]
+        return [self._result(rows[i]) for i in best]
+
+    def _result(self, row: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "ref": f"p{row['id']}",
+            "title": row["title"],
+            "machine": row["machine"],
+            "page": row["page"],
+            "url": f"{self.store.address(row['blob_key'])}#page={row['page']}",
+            "text": row["text"],
+        }
+
+    async def attached_for(self, slug: str | None) -> list[dict[str, Any]]:
+        """Manuals with no searchable text for a machine: attached to the turn whole."""
+        if slug is None:
+            return []
+        rows = await self.db.fetch(
+            "SELECT m.id, m.title, m.blob_key, m.page_count FROM manuals m"
+            " JOIN machines mc ON mc.id = m.machine_id"
+            " WHERE mc.slug = %s AND NOT m.has_text ORDER BY m.id",
+            (slug,),
+        )
+        return [
+            {"ref": f"m{r['id']}", "title": r["title"], "key": r["blob_key"],
+             "address": self.store.address(r["blob_key"]), "page_count": r["page_count"]}
+            for r in rows
+        ]
+
+    async def page_texts(self, key: str) -> dict[int, str]:
+        """The stored text of each page of a manual, by blob key."""
+        rows = await self.db.fetch(
+            "SELECT p.page, p.text FROM manual_pages p JOIN manuals m ON m.id = p.manual_id"
+            " WHERE m.blob_key = %s",
+            (key,),
+        )
+        return {r["page"]: r["text"] for r in rows}

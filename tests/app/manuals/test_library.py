@@ -1,0 +1,101 @@
+import pytest
+
+from app.manuals import IngestError, ManualLibrary
+from app.manuals.chunk import passages
+from app.manuals.demo import FIXTURE_DIR, seed_manuals
+from app.manuals.embed import HashEmbedder, MiniLMEmbedder
+from app.manuals.pdf import PdfError, normalise, page_texts
+from evals.fixtures.manuals.make_manuals import MANUALS
+
+
+def test_fixture_pdfs_hold_exactly_the_text_their_script_writes():
+    for name, (title, _, pages), has_text in MANUALS:
+        texts = page_texts((FIXTURE_DIR / name).read_bytes(), name)
+        assert len(texts) == len(pages)
+        for text, (heading, body) in zip(texts, pages, strict=True):
+            assert text == (normalise(f"{title}: {heading} {body}") if has_text else "")
+
+
+async def test_ingestion_round_trip_stores_page_texts_and_page_bound_passages(library):
+    data = (FIXTURE_DIR / "form-4-manual.pdf").read_bytes()
+    stored = await library.page_texts("manuals/form-4/form-4-manual.pdf")
+    assert stored == dict(enumerate(page_texts(data, "x"), start=1))
+    rows = await library.db.fetch(
+        "SELECT p.page, p.text FROM passages p JOIN manuals m ON m.id = p.manual_id"
+        " WHERE m.title = 'Form 4 Manual'")
+    assert rows and all(r["text"] in stored[r["page"]] for r in rows)
+
+
+async def test_a_scanned_manual_is_attached_not_searched(library):
+    [guide] = await library.attached_for("trotec-speedy-400")
+    assert guide["title"] == "Trotec Speedy 400 Operator Guide" and guide["page_count"] == 3
+    assert await library.attached_for("form-4") == []
+    hits = await library.search("lens cleaning fluid", slug="trotec-speedy-400")
+    assert all(h["title"] != "Trotec Speedy 400 Operator Guide" for h in hits)
+
+
+@pytest.mark.parametrize(
+    ("question", "slug", "title", "page"),
+    [
+        ("How do I clean the build platform?", "form-4", "Form 4 Manual", 3),
+        ("Which materials are forbidden?", None, "Trotec Speedy 400 SOP", 2),
+        ("How long do I wash printed parts in isopropyl alcohol?", None, "Form 4 Manual", 5),
+        ("the tank film is clouded", None, "Form 4 Manual", 2),
+    ],
+)
+async def test_search_ranks_the_obviously_relevant_passage_first(library, question, slug,
+                                                                 title, page):
+    [best, *_] = await library.search(question, slug=slug)
+    assert (best["title"], best["page"]) == (title, page)
+    assert best["url"].endswith(f"#page={page}") and best["ref"].startswith("p")
+
+
+async def test_the_real_embedder_ranks_by_meaning(db, blob_server):
+    lib = ManualLibrary(db, blob_server[0], MiniLMEmbedder())
+    await seed_manuals(lib)
+    for question, title, page in [
+        ("what should I wear to protect my hands and eyes from resin", "Form 4 Manual", 1),
+        ("Which materials are forbidden in the laser cutter?", "Trotec Speedy 400 SOP", 2),
+        ("what do I do if something catches fire in the laser", "Trotec Speedy 400 SOP", 4),
+    ]:
+        [best, *_] = await lib.search(question)
+        assert (best["title"], best["page"]) == (title, page), question
+
+
+async def test_a_corrupt_pdf_is_a_clear_error_and_the_batch_goes_on(library, tmp_path):
+    bad = tmp_path / "broken.pdf"
+    bad.write_bytes(b"%PDF-1.7\n1 0 obj << /Type /Catalog >> garbage")
+    not_pdf = tmp_path / "photo.pdf"
+    not_pdf.write_bytes(b"\x89PNG....")
+    good = FIXTURE_DIR / "trotec-speedy-400-sop.pdf"
+    done, errors = await library.ingest_files(
+        [(bad, "form-4", "Broken"), (not_pdf, "form-4", "Photo"), (good, "form-4", "Again"),
+         (tmp_path / "missing.pdf", "form-4", "Missing")])
+    assert [d.title for d in done] == ["Again"]
+    assert errors[0].startswith("broken.pdf: ")
+    assert errors[1] == "photo.pdf: not a PDF (does not start with %PDF-)"
+    assert "missing.pdf" in errors[2]
+    assert await library.db.fetchone("SELECT 1 FROM manuals WHERE title = 'Broken'") is None
+
+
+async def test_unknown_machine_is_refused(library):
+    with pytest.raises(IngestError, match="no machine with slug 'glowforge'"):
+        await library.ingest((FIXTURE_DIR / "form-4-manual.pdf").read_bytes(), name="f.pdf",
+                             slug="glowforge", title="x")
+
+
+def test_page_texts_of_garbage_is_a_pdf_error():
+    with pytest.raises(PdfError, match="x.pdf: cannot read the PDF"):
+        page_texts(b"%PDF-1.4 nothing else", "x.pdf")
+
+
+def test_passages_never_exceed_the_page_and_overlap_by_a_sentence():
+    text = " ".join(f"Sentence number {i} is about the resin tank." for i in range(40))
+    parts = passages(text, target=200)
+    assert len(parts) > 3 and all(p in text for p in parts)
+    assert parts[0].rsplit(". ", 1)[-1] in parts[1]
+
+
+def test_hash_embedder_is_deterministic_and_normalised():
+    a, b = HashEmbedder().embed(["resin tank", "resin tank"])
+    assert (a == b).all() and abs(float((a * a).sum()) - 1) < 1e-6
