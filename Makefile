@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test eval serve lint typecheck check clean
+.PHONY: test eval serve lint typecheck check clean bench-manuals manuals
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,12 @@ serve: $(STAMP)  ## the chat app on http://127.0.0.1:8000
 
 eval: $(STAMP)  ## the eval suite against a real model
 	$(BIN)/python -m evals
+
+bench-manuals: $(STAMP)  ## ingest synthetic manuals to 50,000 passages; search latency
+	$(BIN)/python -m app.manuals.bench
+
+manuals:  ## regenerate the fixture manual PDFs
+	$(BIN)/python evals/fixtures/manuals/make_manuals.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check app evals tests

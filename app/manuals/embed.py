@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import re
-import threading
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
@@ -78,7 +77,6 @@ class MiniLMEmbedder:
         self._session = ort.InferenceSession(
             str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
         )
-        self._lock = threading.Lock()
 
     def embed(self, texts: list[str]) -> np.ndarray:
         rows = [self._one(t) for t in texts]  # unpadded: each text costs only its own length
@@ -88,10 +86,9 @@ class MiniLMEmbedder:
         enc = self._tokenizer.encode(text)
         ids = np.array([enc.ids], dtype=np.int64)
         mask = np.array([enc.attention_mask], dtype=np.int64)
-        with self._lock:
-            feeds = {"input_ids": ids, "attention_mask": mask,
-                     "token_type_ids": np.zeros_like(ids)}
-            hidden = self._session.run(None, feeds)[0]
+        # InferenceSession.run is thread-safe: concurrent ingests embed in parallel.
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self._session.run(None, feeds)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         return (pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None))[0]

@@ -104,9 +104,9 @@ class ManualLibrary:
             " JOIN machines mc ON mc.id = m.machine_id"
             " WHERE (%(slug)s::text IS NULL OR mc.slug = %(slug)s)"
         )
-        # Any word may match (websearch syntax "a or b"); ts_rank rewards pages with more.
-        words = re.findall(r"[A-Za-z0-9]+", question)
-        params = {"slug": slug, "v": vector, "q": " or ".join(words), "n": SEARCH_CANDIDATES}
+        # Full text needs every word (websearch syntax): few rows, cheap to rank at any corpus
+        # size; the vector side carries recall for loosely worded questions.
+        params = {"slug": slug, "v": vector, "q": question, "n": SEARCH_CANDIDATES}
         by_vector = await self.db.fetch(
             base + " ORDER BY p.embedding <=> %(v)s LIMIT %(n)s", params
         )

@@ -1,0 +1,135 @@
+"""Benchmark: ingest synthetic manuals up to N passages, then time passage search.
+
+    python -m app.manuals.bench [--passages 50000] [--queries 200]
+
+Runs on the embedded PostgreSQL in a scratch database (dropped afterwards), with the real
+embedder. Prints ingestion throughput (pages/s, passages/s) and search latency p50/p95, both
+end to end (embedding the question + SQL) and SQL alone (a pre-computed question vector).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from fpdf import FPDF
+
+from app.db import Database, resolve_conninfo, scratch_database
+from app.manuals.blobs import BlobStore
+from app.manuals.embed import default_embedder
+from app.manuals.library import ManualLibrary
+from app.seed import seed_demo
+from app.settings import get_settings
+
+WORDS = ("resin tank build platform layer height support laser lens focus exhaust acrylic "
+         "plywood engrave cut cure wash alcohol gloves glasses filament nozzle bed level "
+         "calibrate spindle router collet feed speed clamp vise drill bit chuck guard").split()
+# Real manuals use thousands of distinct words; a page drawing on a few dozen would make
+# every full-text query match every passage. Pseudo-words widen the vocabulary.
+_rng = random.Random(11)
+VOCABULARY = WORDS + [
+    "".join(_rng.choices("bcdfghjklmnprstvz", k=3)) + _rng.choice(["a", "e", "o", "i"])
+    + "".join(_rng.choices("lmnrst", k=2)) for _ in range(5000)
+]
+PAGES_PER_PDF = 250
+INGEST_CONCURRENCY = 2  # one per core
+
+
+def _page(rng: random.Random) -> str:
+    sentences = []
+    for _ in range(12):
+        words = rng.choices(VOCABULARY, k=rng.randint(8, 14))
+        sentences.append(" ".join(words).capitalize() + ".")
+    return " ".join(sentences)
+
+
+def _pdf(rng: random.Random, pages: int) -> bytes:
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=10)
+    for _ in range(pages):
+        pdf.add_page()
+        pdf.multi_cell(0, 5, _page(rng), new_x="LMARGIN", new_y="NEXT")
+    return bytes(pdf.output())
+
+
+def _pct(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100)[int(q) - 1]
+
+
+async def run(passages_target: int, queries: int) -> None:
+    settings = get_settings()
+    url = settings.database_url.get_secret_value() if settings.database_url else None
+    server = resolve_conninfo(url, settings.data_dir)
+    rng = random.Random(7)
+    embedder = default_embedder()
+    async with scratch_database(server, prefix="bench") as info:
+        db = Database(info, max_size=4)
+        await db.open()
+        await seed_demo(db)
+        with tempfile.TemporaryDirectory() as tmp:
+            library = ManualLibrary(db, BlobStore(Path(tmp), "http://127.0.0.1:9/blobs"),
+                                    embedder)
+            total_pages = total_passages = 0
+            ingest_s = 0.0
+            n = 0
+            while total_passages < passages_target:
+                batch = [_pdf(rng, PAGES_PER_PDF) for _ in range(INGEST_CONCURRENCY)]
+                started = time.perf_counter()
+                results = await asyncio.gather(*(
+                    library.ingest(data, name=f"synthetic-{n + i}.pdf", slug="form-4",
+                                   title=f"Synthetic manual {n + i}")
+                    for i, data in enumerate(batch)
+                ))
+                ingest_s += time.perf_counter() - started
+                n += len(batch)
+                total_pages += sum(r.pages for r in results)
+                total_passages += sum(r.passages for r in results)
+                print(f"  ingested {total_passages} passages ({total_pages} pages)", flush=True)
+            print(f"ingestion: {total_pages} pages, {total_passages} passages in {ingest_s:.1f} s"
+                  f" = {total_pages / ingest_s:.1f} pages/s, {total_passages / ingest_s:.1f}"
+                  " passages/s (pypdf + chunking + embedding + inserts)")
+            # Questions about one passage each: a few of its words, as a person would ask.
+            pages = [_page(rng) for _ in range(queries)]
+            questions = [" ".join(rng.sample(p.rstrip(".").split(), 3)) for p in pages]
+            for q in questions[:20]:  # warm the caches and the HNSW pages
+                await library.search(q)
+            e2e = []
+            for q in questions:
+                t = time.perf_counter()
+                await library.search(q)
+                e2e.append((time.perf_counter() - t) * 1000)
+            vectors = embedder.embed(questions)
+            sql = []
+            for v in vectors:
+                t = time.perf_counter()
+                await db.fetch("SELECT id FROM passages ORDER BY embedding <=> %s LIMIT 20", (v,))
+                sql.append((time.perf_counter() - t) * 1000)
+            print(f"search end to end ({queries} questions, warm): p50 {_pct(e2e, 50):.1f} ms,"
+                  f" p95 {_pct(e2e, 95):.1f} ms")
+            print(f"vector SQL alone (HNSW, top 20): p50 {_pct(sql, 50):.2f} ms,"
+                  f" p95 {_pct(sql, 95):.2f} ms")
+            embed_ms = []
+            for q in questions:
+                t = time.perf_counter()
+                embedder.embed([q])
+                embed_ms.append((time.perf_counter() - t) * 1000)
+            print(f"question embedding alone: p50 {_pct(embed_ms, 50):.1f} ms,"
+                  f" p95 {_pct(embed_ms, 95):.1f} ms")
+        await db.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m app.manuals.bench")
+    parser.add_argument("--passages", type=int, default=50_000)
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+    asyncio.run(run(args.passages, args.queries))
+
+
+if __name__ == "__main__":
+    main()
