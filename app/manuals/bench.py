@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import re
 import statistics
 import tempfile
 import time
@@ -25,17 +26,19 @@ from app.manuals.embed import default_embedder
 from app.manuals.library import ManualLibrary
 from app.seed import seed_demo
 from app.settings import get_settings
+from evals.fixtures.manuals.make_manuals import MANUALS
 
 WORDS = ("resin tank build platform layer height support laser lens focus exhaust acrylic "
          "plywood engrave cut cure wash alcohol gloves glasses filament nozzle bed level "
          "calibrate spindle router collet feed speed clamp vise drill bit chuck guard").split()
-# Real manuals use thousands of distinct words; a page drawing on a few dozen would make
-# every full-text query match every passage. Pseudo-words widen the vocabulary.
-_rng = random.Random(11)
-VOCABULARY = WORDS + [
-    "".join(_rng.choices("bcdfghjklmnprstvz", k=3)) + _rng.choice(["a", "e", "o", "i"])
-    + "".join(_rng.choices("lmnrst", k=2)) for _ in range(5000)
-]
+# A page drawing on a few dozen words would make every full-text query match every passage;
+# the words of the fixture manuals give a realistic, wider vocabulary of real English.
+VOCABULARY = sorted({
+    w.lower()
+    for _, (_, _, pages), _ in MANUALS
+    for heading, body in pages
+    for w in re.findall(r"[A-Za-z]{3,}", f"{heading} {body}")
+} | set(WORDS))
 PAGES_PER_PDF = 250
 INGEST_CONCURRENCY = 2  # one per core
 

@@ -97,7 +97,6 @@ class ManualLibrary:
         self, question: str, *, slug: str | None = None, k: int = DEFAULT_RESULTS
     ) -> list[dict[str, Any]]:
         """The best passages for a question: vector and full-text ranks fused (RRF)."""
-        [vector] = await asyncio.to_thread(self.embedder.embed, [question])
         base = (
             "SELECT p.id, p.page, p.text, m.title, m.blob_key, mc.slug, mc.name AS machine"
             " FROM passages p JOIN manuals m ON m.id = p.manual_id"
@@ -105,16 +104,21 @@ class ManualLibrary:
             " WHERE (%(slug)s::text IS NULL OR mc.slug = %(slug)s)"
         )
         # Full text needs every word (websearch syntax): few rows, cheap to rank at any corpus
-        # size; the vector side carries recall for loosely worded questions.
-        params = {"slug": slug, "v": vector, "q": question, "n": SEARCH_CANDIDATES}
-        by_vector = await self.db.fetch(
-            base + " ORDER BY p.embedding <=> %(v)s LIMIT %(n)s", params
-        )
-        by_text = await self.db.fetch(
+        # size; the vector side carries recall for loosely worded questions. It runs on its
+        # own connection while the question is embedded.
+        params: dict[str, Any] = {"slug": slug, "q": question, "n": SEARCH_CANDIDATES}
+        text_task = asyncio.create_task(self.db.fetch(
             base + " AND p.tsv @@ websearch_to_tsquery('english', %(q)s)"
             " ORDER BY ts_rank(p.tsv, websearch_to_tsquery('english', %(q)s)) DESC LIMIT %(n)s",
             params,
-        )
+        ))
+        try:
+            [vector] = await asyncio.to_thread(self.embedder.embed, [question])
+            by_vector = await self.db.fetch(
+                base + " ORDER BY p.embedding <=> %(v)s LIMIT %(n)s", {**params, "v": vector}
+            )
+        finally:
+            by_text = await text_task
         scores: dict[int, float] = {}
         rows: dict[int, dict[str, Any]] = {}
         for ranked in (by_vector, by_text):

@@ -1,0 +1,59 @@
+"""The assertion registry: kinds by name, each with its own argument model.
+
+An assertion is a pure function of the recorded turn, its arguments and the fixtures; it
+returns (passed, reason). It does no I/O: evidence that needs I/O is gathered beforehand.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from evals.record import Fixtures, RecordedTurn
+
+Verdict = tuple[bool, str]
+CheckFn = Callable[["RecordedTurn", Any, "Fixtures"], Verdict]
+
+
+class NoArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Args(BaseModel):
+    """Base for assertion arguments: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True)
+class AssertionKind:
+    kind: str
+    args: type[BaseModel]
+    check: CheckFn
+    needs_evidence: bool = False
+
+
+ASSERTIONS: dict[str, AssertionKind] = {}
+
+
+def assertion(
+    kind: str, *, args: type[BaseModel] = NoArgs, needs_evidence: bool = False
+) -> Callable[[CheckFn], CheckFn]:
+    """Register a check under `kind`; validated here so a mistake fails at import."""
+
+    def wrap(fn: CheckFn) -> CheckFn:
+        if kind in ASSERTIONS:
+            raise ValueError(f"assertion kind {kind!r} is registered twice")
+        if not (isinstance(args, type) and issubclass(args, BaseModel)):
+            raise TypeError(f"assertion {kind!r}: args must be a pydantic model class")
+        if inspect.iscoroutinefunction(fn) or len(inspect.signature(fn).parameters) != 3:
+            raise TypeError(f"assertion {kind!r}: a plain function of (turn, args, fixtures)")
+        ASSERTIONS[kind] = AssertionKind(kind, args, fn, needs_evidence)
+        return fn
+
+    return wrap

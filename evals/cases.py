@@ -1,0 +1,263 @@
+"""Case files: YAML parsed with line numbers, validated; every error names file:line.
+
+Errors across all files are collected and reported together; a file with any error loads no
+case, so nothing is silently misread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from evals.assertions import ASSERTIONS
+from evals.fixtures.catalog import fixtures_for
+
+CASES_DIR = Path(__file__).parent / "cases"
+PHOTOS_DIR = Path(__file__).parent / "fixtures" / "photos"
+_LINES = "__lines__"
+_LINE = "__line__"
+
+
+class CaseFileError(ValueError):
+    """One or more case-file errors, each 'file:line: message'."""
+
+    def __init__(self, errors: list[str]) -> None:
+        super().__init__("\n".join(errors))
+        self.errors = errors
+
+
+class _LineLoader(yaml.SafeLoader):
+    """Records each mapping's line and each key's line; refuses duplicate keys."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        lines: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+            if key in lines:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (first at line {lines[key]})",
+                    key_node.start_mark)
+            lines[key] = key_node.start_mark.line + 1
+        mapping = super().construct_mapping(node, deep=deep)
+        mapping[_LINE] = node.start_mark.line + 1
+        mapping[_LINES] = lines
+        return mapping
+
+
+def _strip(obj: Any, path: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> Any:
+    """Remove the line bookkeeping, recording the line of every path."""
+    if isinstance(obj, dict):
+        lines[path] = obj.pop(_LINE)
+        for key, line in obj.pop(_LINES).items():
+            lines[(*path, key)] = line
+        return {k: _strip(v, (*path, k), lines) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_strip(v, (*path, i), lines) for i, v in enumerate(obj)]
+    return obj
+
+
+def _line_of(loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> int:
+    for end in range(len(loc), -1, -1):
+        if loc[:end] in lines:
+            return lines[loc[:end]]
+    return 1
+
+
+class HistoryTurn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    user: str | None = None
+    assistant: str | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> HistoryTurn:
+        if (self.user is None) == (self.assistant is None):
+            raise ValueError("each history turn is exactly one of 'user:' or 'assistant:'")
+        return self
+
+
+class Context(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    page: Literal["gallery", "tool"] = "gallery"
+    tool_id: str | None = Field(default=None, alias="toolId")
+    as_: Literal["student", "staff", "super_admin"] | None = Field(default=None, alias="as")
+    path: str | None = None
+    selection: list[str] = []
+    catalog: Literal["demo", "lab"] = "demo"
+    curate: bool = False
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Context:
+        if self.page == "tool" and not self.tool_id:
+            raise ValueError("page: tool needs a toolId")
+        if self.tool_id and self.page != "tool":
+            raise ValueError("toolId goes with page: tool")
+        if self.curate and self.page != "tool":
+            raise ValueError("curate: true goes with page: tool")
+        if self.tool_id and self.tool_id not in fixtures_for(self.catalog).slugs:
+            raise ValueError(f"toolId {self.tool_id!r} is not a slug in the {self.catalog}"
+                             f" catalogue: {sorted(fixtures_for(self.catalog).slugs)}")
+        if self.path and self.page == "tool":
+            raise ValueError("give either page: tool with toolId, or a path")
+        if self.selection and not self.path:
+            raise ValueError("selection needs a path (the page the rows are on)")
+        return self
+
+    @property
+    def page_path(self) -> str:
+        if self.tool_id:
+            return f"/tools/{self.tool_id}" + ("/curate" if self.curate else "")
+        return self.path or "/"
+
+
+class AssertionSpec(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    kind: str
+
+
+class CaseModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
+    prompt: str = Field(min_length=1)
+    context: Context = Context()
+    history: list[HistoryTurn] = []
+    photos: list[str] = []
+    assertions: list[AssertionSpec] = Field(alias="assert", min_length=1)
+
+
+@dataclass(frozen=True)
+class Check:
+    kind: str
+    args: BaseModel
+    line: int
+
+    def describe(self) -> str:
+        data = self.args.model_dump(exclude_none=True)
+        return self.kind + (f" {data}" if data else "")
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    file: str
+    line: int
+    prompt: str
+    context: Context
+    history: tuple[HistoryTurn, ...]
+    photos: tuple[str, ...]
+    checks: tuple[Check, ...]
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+def _validate_case(raw: dict[str, Any], file: str, base: tuple[Any, ...],
+                   lines: dict[tuple[Any, ...], int], photos_dir: Path) -> tuple[Case | None,
+                                                                                  list[str]]:
+    errors: list[str] = []
+
+    def err(loc: tuple[Any, ...], message: str) -> None:
+        errors.append(f"{file}:{_line_of((*base, *loc), lines)}: {message}")
+
+    try:
+        model = CaseModel.model_validate(raw)
+    except ValidationError as exc:
+        for e in exc.errors():
+            loc = tuple("assert" if p == "assertions" else p for p in e["loc"])
+            key = ".".join(str(p) for p in loc) or "(case)"
+            value = e.get("input")
+            shown = f" (got {value!r})" if not isinstance(value, dict | list) else ""
+            err(loc, f"{key}: {e['msg']}{shown}")
+        return None, errors
+    checks = []
+    for i, spec in enumerate(model.assertions):
+        kind = ASSERTIONS.get(spec.kind)
+        if kind is None:
+            err(("assert", i, "kind"), f"unknown assertion kind {spec.kind!r}; known: "
+                f"{', '.join(sorted(ASSERTIONS))}")
+            continue
+        try:
+            args = kind.args.model_validate(spec.model_extra or {})
+        except ValidationError as exc:
+            for e in exc.errors():
+                sub = tuple(e["loc"])
+                key = ".".join(str(p) for p in sub) or "(arguments)"
+                err(("assert", i, *sub[:1]),
+                    f"{spec.kind}: {key}: {e['msg']}".replace("Value error, ", ""))
+            continue
+        checks.append(Check(spec.kind, args, _line_of((*base, "assert", i), lines)))
+    for i, name in enumerate(model.photos):
+        if "/" in name or not (photos_dir / name).is_file():
+            err(("photos", i), f"photo {name!r} not found in {photos_dir}")
+    if errors:
+        return None, errors
+    return Case(model.id, file, _line_of(base, lines), model.prompt, model.context,
+                tuple(model.history), tuple(model.photos), tuple(checks)), []
+
+
+def load_cases(directory: Path = CASES_DIR, photos_dir: Path = PHOTOS_DIR) -> list[Case]:
+    """Every case in every *.yaml file of `directory`; all errors raised together."""
+    errors: list[str] = []
+    cases: list[Case] = []
+    seen: dict[str, str] = {}
+    files = sorted(directory.glob("*.yaml"))
+    if not files:
+        raise CaseFileError([f"{directory}: no *.yaml case files"])
+    for path in files:
+        name = path.name
+        try:
+            data = yaml.load(path.read_text(), Loader=_LineLoader)  # noqa: S506 (safe subclass)
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            line = mark.line + 1 if mark else 1
+            errors.append(f"{name}:{line}: YAML: {exc.problem or exc}")
+            continue
+        lines: dict[tuple[Any, ...], int] = {}
+        data = _strip(data, (), lines)
+        if not isinstance(data, list):
+            errors.append(f"{name}:1: a case file is a list of cases (- id: ...)")
+            continue
+        file_cases, file_errors = [], []
+        for i, raw in enumerate(data):
+            if not isinstance(raw, dict):
+                file_errors.append(f"{name}:{_line_of((i,), lines)}: a case is a mapping")
+                continue
+            case, case_errors = _validate_case(raw, name, (i,), lines, photos_dir)
+            file_errors += case_errors
+            if case is None:
+                continue
+            if case.id in seen:
+                file_errors.append(f"{case.where}: duplicate id {case.id!r} (first at "
+                                   f"{seen[case.id]})")
+                continue
+            seen[case.id] = case.where
+            file_cases.append(case)
+        errors += file_errors
+        if not file_errors:
+            cases += file_cases
+    if errors:
+        raise CaseFileError(errors)
+    return cases
+
+
+def select(cases: list[Case], spec: str | None) -> list[Case]:
+    """EVAL_CASES: comma-separated file names (without .yaml) or case ids."""
+    if not spec or not spec.strip():
+        return cases
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    files = {Path(c.file).stem for c in cases}
+    ids = {c.id for c in cases}
+    unknown = [n for n in names if n not in files and n not in ids]
+    if unknown:
+        raise CaseFileError([
+            f"EVAL_CASES: unknown {', '.join(repr(n) for n in unknown)}. Files: "
+            f"{', '.join(sorted(files))}. Case ids: {', '.join(sorted(ids))}"
+        ])
+    wanted = set(names)
+    return [c for c in cases if c.id in wanted or Path(c.file).stem in wanted]
+
+

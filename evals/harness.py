@@ -1,0 +1,163 @@
+"""The harness: the eval's own database and blob server, and each case composed through the
+app's real path (compose_chat + run_turn) with writes and live reads stubbed."""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from app.capabilities import Tool
+from app.chat.compose import ComposedChat, compose_chat, pdf_parts, user_message
+from app.chat.context import Photo, ToolContext
+from app.chat.page_context import load_page_context, selection_ids_by_name
+from app.db import Database, scratch_database
+from app.identity import Identity, demo_identity
+from app.manuals import BlobStore, ManualLibrary, blob_app
+from app.manuals.citations import DocumentEvidence, extract_citations, gather_evidence
+from app.manuals.demo import seed_manuals
+from app.manuals.embed import Embedder
+from app.seed import DEMO_MACHINES, seed_demo
+from app.settings import Settings
+from app.web.background import serve_in_thread
+from evals.cases import PHOTOS_DIR, Case
+from evals.fixtures.lab_catalog import seed_lab_catalog
+from evals.fixtures.tickets import seed_eval_tickets
+
+STUBBED_KINDS = ("write", "action", "live_read")
+# What each stub answers, shaped like the real tool's success so the turn reads naturally.
+STUB_RESULTS: dict[str, dict[str, Any]] = {
+    "report_issue": {"ticket_id": 0, "filed": True},
+    "identify_tools": {"recorded": True},
+    "report_correction": {"recorded": True, "note": "Staff will review it."},
+    "propose_change": {"change_id": 0, "status": "pending review"},
+    "read_page": {"text": "", "note": "The page could not be read."},
+}
+ACTION_STUB = {
+    "proposed": True,
+    "proposal_id": "eval-stub",
+    "note": "A confirmation card is shown to the person. Nothing has changed yet.",
+}
+
+
+def stub(tool: Tool) -> Tool:
+    """The same tool (name, description, schema, kind) with a run that writes and fetches
+    nothing. The loop records every call, so the stub need not."""
+
+    async def run(ctx: ToolContext, args: Any) -> dict[str, Any]:
+        if tool.kind == "action":
+            return {**ACTION_STUB, "summary": f"{tool.name} {args.model_dump_json()}"}
+        return dict(STUB_RESULTS.get(tool.name, {"ok": True}))
+
+    return tool.with_run(run)
+
+
+def stub_tools(tools: list[Tool]) -> list[Tool]:
+    return [stub(t) if t.kind in STUBBED_KINDS else t for t in tools]
+
+
+@dataclass
+class EvalEnv:
+    db: Database
+    library: ManualLibrary
+    settings: Settings
+    catalog: str = "demo"
+
+    async def use_lab(self) -> None:
+        """Seed the look-alikes (once): the catalog: lab phase runs after every other case."""
+        if self.catalog != "lab":
+            await seed_lab_catalog(self.db)
+            self.catalog = "lab"
+
+
+@asynccontextmanager
+async def eval_env(server_conninfo: str, settings: Settings, embedder: Embedder
+                   ) -> AsyncIterator[EvalEnv]:
+    """A fresh database with the demo seed, the eval tickets and the fixture manuals, the
+    manuals served over real HTTP on 127.0.0.1; all gone afterwards."""
+    with tempfile.TemporaryDirectory(prefix="eval-blobs-") as tmp:
+        holder: dict[str, Any] = {}
+
+        async def blob_asgi(scope: Any, receive: Any, send: Any) -> None:
+            await holder["app"](scope, receive, send)
+
+        with serve_in_thread(blob_asgi) as base:
+            store = BlobStore(Path(tmp), f"{base}/blobs")
+            holder["app"] = _prefixed(blob_app(store), "/blobs")
+            async with scratch_database(server_conninfo, prefix="eval") as info:
+                db = Database(info, max_size=8)
+                await db.open()
+                try:
+                    await seed_demo(db, DEMO_MACHINES)  # the fixture catalogue, always
+                    await seed_eval_tickets(db)
+                    library = ManualLibrary(db, store, embedder)
+                    await seed_manuals(library)
+                    yield EvalEnv(db, library, settings)
+                finally:
+                    await db.close()
+
+
+def _prefixed(app: Any, prefix: str) -> Any:
+    async def inner(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"].startswith(prefix + "/"):
+            scope = {**scope, "path": scope["path"][len(prefix):]}
+        await app(scope, receive, send)
+    return inner
+
+
+@dataclass
+class ComposedCase:
+    composed: ComposedChat
+    ctx: ToolContext
+    messages: list[dict[str, Any]]
+    identity: Identity | None
+
+
+def load_photo(name: str) -> Photo:
+    data = (PHOTOS_DIR / name).read_bytes()
+    # A fixed id per file, as the chat page sends one per upload.
+    return Photo(name=name, content_type="image/jpeg", data=data,
+                 attachment_id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"eval-photo:{name}")))
+
+
+async def compose_case(env: EvalEnv, case: Case, *, accepts_pdf: bool = False) -> ComposedCase:
+    """Compose a case exactly as /api/chat composes a turn, then stub writes and live reads."""
+    ctx_spec = case.context
+    identity = await demo_identity(env.db, ctx_spec.as_) if ctx_spec.as_ else None
+    path = ctx_spec.page_path
+    ids = await selection_ids_by_name(env.db, path, ctx_spec.selection) \
+        if ctx_spec.selection else []
+    page = await load_page_context(env.db, path, ids)
+    photos = tuple(load_photo(n) for n in case.photos)
+    composed = await compose_chat(env.db, identity=identity, page=page, photos=photos,
+                                  manuals=env.library)
+    composed.tools = stub_tools(composed.tools)
+    ctx = ToolContext(db=env.db, settings=env.settings, identity=identity, page=page,
+                      photos=photos, manuals=env.library)
+    files = pdf_parts(composed.attached_manuals,
+                      lambda k: env.library.store.path(k).read_bytes()) if accepts_pdf else []
+    history = [
+        {"role": "user", "content": t.user} if t.user is not None
+        else {"role": "assistant", "content": t.assistant}
+        for t in case.history
+    ]
+    messages = [*history, user_message(case.prompt, photos, files)]
+    return ComposedCase(composed, ctx, messages, identity)
+
+
+async def citation_evidence(env: EvalEnv, answer: str, search_results: list[dict[str, Any]],
+                            attached: list[dict[str, Any]]) -> dict[str, DocumentEvidence]:
+    """Real GETs of every cited document, plus its stored page texts."""
+    cites = extract_citations(answer, search_results, attached)
+    texts: dict[str, dict[int, str]] = {}
+    for c in cites:
+        if c.document and (key := env.library.store.key_for(c.document)):
+            texts[c.document] = await env.library.page_texts(key)
+    async with httpx.AsyncClient(timeout=10) as client:
+        return await gather_evidence(cites, texts, client)

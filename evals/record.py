@@ -1,0 +1,50 @@
+"""What the assertions read: the recorded turn and the fixtures it ran against."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.catalog import MachineRecord
+from app.manuals.citations import DocumentEvidence
+
+
+@dataclass
+class RecordedTurn:
+    """One attempt's final answer and everything that came with it."""
+
+    answer: str
+    tool_calls: list[dict[str, Any]]  # {name, arguments, result, kind}
+    attached_manuals: list[dict[str, Any]] = field(default_factory=list)
+    qr_hints: list[str] = field(default_factory=list)
+    evidence: dict[str, DocumentEvidence] = field(default_factory=dict)
+
+    def calls(self, name: str) -> list[dict[str, Any]]:
+        return [c for c in self.tool_calls if c["name"] == name]
+
+    def search_results(self) -> list[dict[str, Any]]:
+        return [
+            p
+            for c in self.calls("search_manual")
+            if isinstance(c.get("result"), dict)
+            for p in c["result"].get("passages", [])
+        ]
+
+
+@dataclass(frozen=True)
+class Fixtures:
+    """The catalogue a case ran against and the lab's manual titles (pure data)."""
+
+    machines: tuple[MachineRecord, ...]
+    manual_titles: dict[str, tuple[str, ...]]  # machine slug -> titles
+
+    @property
+    def slugs(self) -> set[str]:
+        return {m.slug for m in self.machines}
+
+    def by_slug(self, slug: str) -> MachineRecord | None:
+        return next((m for m in self.machines if m.slug == slug), None)
+
+    @property
+    def all_titles(self) -> set[str]:
+        return {t for titles in self.manual_titles.values() for t in titles}

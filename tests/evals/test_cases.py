@@ -1,0 +1,96 @@
+import textwrap
+
+import pytest
+
+from evals.cases import CASES_DIR, CaseFileError, load_cases, select
+
+
+def write(tmp_path, name, text):
+    (tmp_path / name).write_text(textwrap.dedent(text).lstrip())
+    return tmp_path
+
+
+def errors_for(tmp_path, photos_dir=None):
+    with pytest.raises(CaseFileError) as info:
+        load_cases(tmp_path, photos_dir or tmp_path)
+    return info.value.errors
+
+
+def test_the_suite_loads_with_at_least_forty_cases_in_every_file():
+    cases = load_cases()
+    assert len(cases) >= 40
+    files = {c.file for c in cases}
+    assert files == {f"{n}.yaml" for n in (
+        "catalog-lookup", "manual-grounding", "manual-search", "citations-resolve",
+        "tool-calling", "staff-maintenance", "honest-absence", "lab-identity",
+        "photo-identify")}
+    assert files == {p.name for p in CASES_DIR.glob("*.yaml")}
+
+
+GOOD = """
+- id: ok-case
+  prompt: "hi"
+  assert:
+    - kind: no_unknown_tools
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("- id: a\n  prompt: hi\n  assert:\n    - kind: shouts_loudly\n",
+         "bad.yaml:4: unknown assertion kind 'shouts_loudly'"),
+        ("- id: a\n  prompt: hi\n  assert:\n    - kind: mentions_tool\n",
+         "bad.yaml:4: mentions_tool: value: Field required"),
+        ("- id: a\n  prompt: hi\n  assert:\n    - kind: contains_all\n      value: yes\n",
+         "bad.yaml:5: contains_all: value: Input should be a valid list"),
+        ("- id: a\n  prompt: hi\n  assert:\n    - kind: no_fabricated_specs\n"
+         "      fields: [colour]\n", "bad.yaml:5: no_fabricated_specs: fields: unknown spec field"),
+        ("- id: a\n  prompt: hi\n  assert:\n    - kind: called_tool\n      value: launch_rocket\n",
+         "bad.yaml:5: called_tool: value: unknown tool 'launch_rocket'"),
+        ("- id: a\n  prompt: hi\n  assert:\n    - kind: proposed_action\n"
+         "      value: report_issue\n", "is a write tool, not an action"),
+        ("- id: a\n  prompt: hi\n  photos: [nope.jpg]\n  assert:\n    - kind: no_unknown_tools\n",
+         "bad.yaml:3: photo 'nope.jpg' not found"),
+        ("- id: a\n  prompt: hi\n  context: { page: tool }\n  assert:\n"
+         "    - kind: no_unknown_tools\n", "bad.yaml:3: context: Value error, page: tool needs a"
+         " toolId"),
+        ("- id: a\n  prompt: hi\n  context: { page: tool, toolId: glowforge }\n  assert:\n"
+         "    - kind: no_unknown_tools\n", "toolId 'glowforge' is not a slug"),
+        ("- id: a\n  prompt: hi\n  colour: red\n  assert:\n    - kind: no_unknown_tools\n",
+         "bad.yaml:3: colour: Extra inputs are not permitted"),
+        ("- id: a\n  prompt: hi\n  prompt: again\n  assert: []\n",
+         "bad.yaml:3: YAML: duplicate key 'prompt' (first at line 2)"),
+        ("- id: a\n  prompt: [unclosed\n", "bad.yaml:3: YAML:"),
+        ("- id: Bad Id\n  prompt: hi\n  assert:\n    - kind: no_unknown_tools\n",
+         "bad.yaml:1: id: String should match pattern"),
+        ("- id: a\n  prompt: hi\n  assert: []\n", "bad.yaml:3: assert: List should have at"),
+        ("- id: a\n  prompt: hi\n  history:\n    - user: x\n      assistant: y\n  assert:\n"
+         "    - kind: no_unknown_tools\n", "bad.yaml:4: history.0: Value error, each history"),
+        ("just: a mapping\n", "bad.yaml:1: a case file is a list of cases"),
+    ],
+)
+def test_each_error_names_file_and_line(tmp_path, text, expected):
+    write(tmp_path, "bad.yaml", text)
+    errors = errors_for(tmp_path)
+    assert any(expected in e for e in errors), errors
+
+
+def test_errors_from_all_files_are_reported_together_and_no_case_loads(tmp_path):
+    write(tmp_path, "a.yaml", GOOD)
+    write(tmp_path, "b.yaml", GOOD + "- id: x\n  prompt: y\n  assert:\n    - kind: nope\n")
+    write(tmp_path, "c.yaml", "- id: z\n  prompt: y\n  assert:\n    - kind: nope2\n")
+    errors = errors_for(tmp_path)
+    assert [e.split(":")[0] for e in errors] == ["b.yaml", "b.yaml", "c.yaml"]
+    assert "b.yaml:1: duplicate id 'ok-case' (first at a.yaml:1)" in errors
+    assert errors[1].startswith("b.yaml:8: unknown assertion kind 'nope'")
+
+
+def test_selection_by_file_or_id_and_unknown_names_list_the_valid_ones():
+    cases = load_cases()
+    assert {c.file for c in select(cases, "honest-absence")} == {"honest-absence.yaml"}
+    assert [c.id for c in select(cases, "no-glowforge, where-is-the-lab")] == [
+        "no-glowforge", "where-is-the-lab"]
+    with pytest.raises(CaseFileError, match="unknown 'nope'. Files: catalog-lookup"):
+        select(cases, "nope")
+    assert select(cases, "") == cases

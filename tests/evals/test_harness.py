@@ -1,0 +1,101 @@
+import httpx
+
+from app.chat.compose import compose_chat
+from app.chat.page_context import load_page_context, selection_ids_by_name
+from app.identity import demo_identity
+from app.web import create_app
+from evals.cases import load_cases, select
+from evals.harness import compose_case
+from evals.runner import run_suite
+from tests.fakes import ScriptedModel, call, say
+
+
+def case(case_id):
+    return select(load_cases(), case_id)[0]
+
+
+async def test_eval_composes_what_the_chat_route_composes(env):
+    c = case("staff-selected-ticket")
+    composed = await compose_case(env, c)
+    staff = await demo_identity(env.db, "staff")
+    ids = await selection_ids_by_name(env.db, "/staff/tickets", ["Resin tank film clouded"])
+    route = await compose_chat(env.db, identity=staff,
+                               page=await load_page_context(env.db, "/staff/tickets", ids),
+                               manuals=env.library)
+    assert composed.composed.system_prompt == route.system_prompt
+    assert composed.composed.tool_names == route.tool_names
+    # and the real route sends the same prompt to the model
+    model = ScriptedModel(say("ok"))
+    app = create_app(env.settings, db=env.db, model=model, manuals=env.library)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                 base_url="http://t") as client:
+        await client.post("/api/session", json={"role": "staff"})
+        await client.post("/api/chat", json={"message": c.prompt, "page": {
+            "path": "/staff/tickets", "selection": ids}})
+    assert model.requests[0]["messages"][0]["content"] == composed.composed.system_prompt
+    assert [t["function"]["name"] for t in model.requests[0]["tools"]] == route.tool_names
+
+
+async def test_stubs_keep_name_description_and_schema(env):
+    composed = await compose_case(env, case("staff-resolve-proposes-card"))
+    route = await compose_chat(env.db, identity=await demo_identity(env.db, "staff"),
+                               page=await load_page_context(env.db, "/"), manuals=env.library)
+    assert composed.composed.tool_schemas() == route.tool_schemas()
+    runs = {t.name: t.run for t in composed.composed.tools}
+    originals = {t.name: t.run for t in route.tools}
+    for t in composed.composed.tools:
+        assert (runs[t.name] is originals[t.name]) == (t.kind == "read"), t.name
+
+
+async def test_a_run_writes_nothing_and_reads_the_real_queue(env):
+    ticket = await env.db.fetchone("SELECT id FROM tickets WHERE title = 'Resin tank film"
+                                   " clouded'")
+    before = await env.db.table_counts()
+    model = ScriptedModel(
+        call("list_open_tickets"),
+        call("update_ticket", ticket_id=ticket["id"], status="resolved"),
+        call("report_issue", slug="form-4", title="Noise", description="grinding"),
+        call("report_correction", slug="form-4", field="other", claim="wrong"),
+        call("read_page", url="http://127.0.0.1:1/"),
+        say("Press Confirm on the card."),
+    )
+    [result] = await run_suite(env, select(load_cases(), "staff-resolve-proposes-card"), model)
+    calls = result.attempts[0].tool_calls
+    assert [c["name"] for c in calls] == ["list_open_tickets", "update_ticket", "report_issue",
+                                          "report_correction", "read_page"]
+    titles = [t["title"] for t in calls[0]["result"]["tickets"]]
+    assert titles == ["Cuts not going through 3 mm plywood", "Resin tank film clouded"]
+    assert calls[1]["result"]["proposed"] is True
+    assert await env.db.table_counts() == before
+    assert result.status == "PASS"
+
+
+async def test_photos_carry_the_hint_and_qr_hints_are_recorded(env):
+    model = ScriptedModel(say("That is the Form 4."))
+    [result] = await run_suite(env, select(load_cases(), "photo-qr-label"), model, vision=True)
+    sent = model.requests[0]["messages"][-1]["content"]
+    assert "[Attached photos: attachment_id=" in sent[0]["text"] and "IMG_2101.jpg" in sent[0][
+        "text"]
+    assert sent[1]["type"] == "image_url"
+    assert result.attempts[0].qr_hints == ["https://makerlab.example/tools/form-4"]
+    assert "→ catalogue machine Form 4 (form-4)" in model.requests[0]["messages"][0]["content"]
+    assert result.status == "PASS"
+
+
+async def test_lab_cases_run_after_the_rest_against_the_look_alikes(env):
+    order = []
+
+    def answer(messages, tools):
+        system = messages[0]["content"]
+        lab = "Ultimaker 3 Extended" in system
+        order.append(lab)
+        if not lab:
+            return say("Sorry, the lab does not have a Glowforge.")
+        return say("It could be the Ultimaker 3 or the Ultimaker 3 Extended — which is it?")
+
+    cases = select(load_cases(), "photo-ambiguous-ultimaker,no-glowforge")
+    model = ScriptedModel(answer, repeat=True)
+    results = await run_suite(env, cases, model, vision=True)
+    assert order == [False, True]  # demo case first, without the look-alikes
+    assert [r.id for r in results] == ["no-glowforge", "photo-ambiguous-ultimaker"]
+    assert [r.status for r in results] == ["PASS", "PASS"]

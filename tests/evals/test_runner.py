@@ -1,0 +1,146 @@
+import json
+import textwrap
+
+import pytest
+
+from app.chat.models import ModelCallError
+from evals.assertions import ASSERTIONS, AssertionKind
+from evals.cases import load_cases
+from evals.report import exit_code, print_report, redact, totals_line, write_artifact
+from evals.rescore import load_artifact, rescore
+from evals.runner import run_suite
+from tests.fakes import ScriptedModel, say
+
+CASES = """
+- id: wants-trotec
+  prompt: "What cuts acrylic?"
+  assert:
+    - kind: mentions_tool
+      value: "Trotec Speedy 400"
+- id: looks-at-photo
+  prompt: "What is this?"
+  photos: [IMG_2041.jpg]
+  context: { catalog: lab }
+  assert:
+    - kind: identified_tool
+      value: form-4
+"""
+
+
+@pytest.fixture
+def cases(tmp_path):
+    (tmp_path / "c.yaml").write_text(textwrap.dedent(CASES))
+    from evals.cases import PHOTOS_DIR
+    return load_cases(tmp_path, PHOTOS_DIR)
+
+
+async def run(env, cases, *steps, **kw):
+    model = ScriptedModel(*steps)
+    results = await run_suite(env, cases[:1], model, **kw)
+    return results[0], model
+
+
+GOOD, BAD = say("Use the Trotec Speedy 400."), say("Use the Form 4.")
+
+
+async def test_pass_on_first_attempt(env, cases):
+    result, model = await run(env, cases, GOOD)
+    assert result.status == "PASS" and len(model.requests) == 1
+
+
+async def test_pass_only_on_retry_is_flaky(env, cases):
+    result, model = await run(env, cases, BAD, GOOD)
+    assert result.status == "FLAKY" and len(result.attempts) == 2
+
+
+async def test_fail_twice_is_fail_and_retries_once_only(env, cases):
+    result, model = await run(env, cases, BAD, BAD, GOOD)
+    assert result.status == "FAIL" and len(model.requests) == 2
+    assert "does not name Trotec Speedy 400" in result.attempts[1].checks[0].reason
+
+
+async def test_a_provider_error_is_error_never_fail(env, cases):
+    result, _ = await run(env, cases, ModelCallError("503 after retries"),
+                          ModelCallError("503 after retries"))
+    assert result.status == "ERROR"
+    assert "503 after retries" in result.attempts[0].error
+
+
+async def test_error_then_pass_is_flaky(env, cases):
+    result, _ = await run(env, cases, ModelCallError("timeout"), GOOD)
+    assert result.status == "FLAKY"
+
+
+async def test_a_check_that_raises_is_an_error_recorded_as_data(env, cases, monkeypatch):
+    def broken(turn, args, fixtures):
+        raise RuntimeError("bug in the check")
+
+    monkeypatch.setitem(ASSERTIONS, "mentions_tool",
+                        AssertionKind("mentions_tool", ASSERTIONS["mentions_tool"].args, broken))
+    result, _ = await run(env, cases, GOOD, GOOD)
+    assert result.status == "ERROR"
+    assert "the check raised RuntimeError: bug in the check" in result.attempts[0].checks[0].reason
+
+
+async def test_photo_case_is_skipped_for_a_model_without_image_input(env, cases):
+    model = ScriptedModel(GOOD)
+    results = await run_suite(env, cases, model)
+    assert [r.status for r in results] == ["PASS", "SKIPPED"]
+    assert "takes no image input" in results[1].skipped_reason
+    assert len(model.requests) == 1
+    assert totals_line(results) == "1/2 passed · 0 flaky · 0 failed · 0 errored · 1 skipped"
+
+
+def test_exit_code_fails_on_fail_or_error_not_flaky():
+    from evals.runner import CaseResult
+
+    def r(status):
+        return CaseResult("x", "f.yaml", "p", status, [])
+
+    assert exit_code([r("PASS"), r("FLAKY"), r("SKIPPED")]) == 0
+    assert exit_code([r("PASS"), r("FAIL")]) == 1
+    assert exit_code([r("ERROR")]) == 1
+
+
+async def test_report_artifact_and_rescore(env, cases, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-very-secret-value")
+    model = ScriptedModel(say("Use the Trotec Speedy 400 (key sk-very-secret-value)."))
+    results = await run_suite(env, cases, model)
+    print_report(results, __import__("sys").stdout)
+    out = capsys.readouterr().out
+    assert "  PASS    wants-trotec" in out and "SKIPPED  looks-at-photo" in out
+    path = write_artifact(results, {"models": {"chat": "scripted/fake"}}, tmp_path / "run.json")
+    text = path.read_text()
+    assert "sk-very-secret-value" not in text and "[redacted]" in text
+    data = json.loads(text)
+    case = data["cases"][0]
+    assert data["totals"]["passed"] == 1 and data["models"]["chat"] == "scripted/fake"
+    assert case["attempts"][0]["checks"][0] == {
+        "kind": "mentions_tool {'value': 'Trotec Speedy 400'}", "passed": True,
+        "reason": "names Trotec Speedy 400", "error": False}
+    assert {"answer", "tool_calls", "latency_ms", "usage"} <= set(case["attempts"][0])
+    # Re-scored against a stricter case file: no model call, a different verdict.
+    stricter = tmp_path / "stricter"
+    stricter.mkdir()
+    (stricter / "c.yaml").write_text(textwrap.dedent(CASES).replace(
+        'value: "Trotec Speedy 400"', 'value: "Form 4"'))
+    from evals.cases import PHOTOS_DIR
+    rescored = rescore(load_artifact(path), load_cases(stricter, PHOTOS_DIR))
+    assert [r.status for r in rescored] == ["FAIL", "SKIPPED"]
+
+
+def test_redact_only_touches_secret_looking_variables():
+    env = {"ANTHROPIC_API_KEY": "abc123456", "HOME": "/root"}
+    assert redact("abc123456 at /root", env) == "[redacted] at /root"
+
+
+def test_rescore_of_a_broken_artifact_is_a_clear_error(tmp_path):
+    from evals.cases import CaseFileError
+
+    bad = tmp_path / "x.json"
+    bad.write_text("{")
+    with pytest.raises(CaseFileError, match="cannot read the run artifact"):
+        load_artifact(bad)
+    bad.write_text("[]")
+    with pytest.raises(CaseFileError, match="not a run artifact"):
+        load_artifact(bad)
