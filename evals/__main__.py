@@ -87,22 +87,36 @@ def main(argv: list[str] | None = None) -> int:
     if args.concurrency < 1:
         print("--concurrency (EVAL_CONCURRENCY) must be at least 1", file=sys.stderr)
         return 2
-    return asyncio.run(_run(selected, args))
-
-
-async def _run(cases: list[Any], args: argparse.Namespace) -> int:
-    from app.chat.models import ModelCallError, model_for_job
-    from app.db import resolve_conninfo
-    from app.manuals.embed import default_embedder
-    from evals.harness import eval_env
-    from evals.runner import run_suite
-
     settings = get_settings()
     blanked = [n.upper() for n in LIVE_DATA_SETTINGS if getattr(settings, n)]
     settings = settings.model_copy(update={n: None for n in LIVE_DATA_SETTINGS})
     if blanked:
         print(f"note: {', '.join(blanked)} ignored: evals run on the fixture catalogue and the"
               " fixture manuals only")
+    from app.localmodel import local_model_settings, uses_local_model
+    from app.localmodel.server import LocalModelError
+
+    if uses_local_model(settings, args.model) and "EVAL_CONCURRENCY" not in os.environ \
+            and args.concurrency == DEFAULT_CONCURRENCY:
+        args.concurrency = settings.local_model_parallel  # one case per server slot
+    try:
+        with local_model_settings(settings, args.model) as settings:
+            return asyncio.run(_run(selected, args, settings))
+    except LocalModelError as exc:
+        print(f"local model: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+async def _run(cases: list[Any], args: argparse.Namespace, settings: Any) -> int:
+    from app.chat.models import ModelCallError, model_for_job
+    from app.db import resolve_conninfo
+    from app.manuals.embed import default_embedder
+    from evals.harness import eval_env
+    from evals.runner import run_suite
+
     try:
         model = model_for_job(settings, "chat", args.model)
     except ModelCallError as exc:

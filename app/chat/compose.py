@@ -21,7 +21,8 @@ from app.manuals.library import ManualLibrary
 class ComposedChat:
     """Everything the model is given for one turn besides the conversation itself."""
 
-    system_prompt: str
+    system_prompt: str  # the capability fragments: the same for every turn of an audience
+    turn_context: str  # where the person is, who they are, this turn's QR codes and manuals
     tools: list[Tool]
     capabilities: list[str]
     page: PageContext
@@ -36,6 +37,12 @@ class ComposedChat:
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         return [t.schema() for t in self.tools]
+
+    def system_messages(self) -> list[dict[str, Any]]:
+        """Two system messages: the stable prompt first, so a server-side prompt cache (llama.cpp
+        keeps one per slot) reuses it and the tool schemas after it; then this turn's part."""
+        return [{"role": "system", "content": self.system_prompt},
+                {"role": "system", "content": self.turn_context}]
 
 
 def who_line(identity: Identity | None) -> str:
@@ -60,18 +67,17 @@ async def compose_chat(
     ctx = PromptContext(identity=identity, page=page, catalogue=machines, photos=photos,
                         attached_manuals=tuple(attached))
     caps = REGISTRY.for_context(ctx)
-    # Fragments first (a prefix shared by every turn of the same audience, which a server-side
-    # prompt cache can reuse), then what is particular to this turn.
-    sections = [cap.prompt(ctx).strip() for cap in caps]
-    sections.append(where_block(page) + "\n" + who_line(identity))
+    fragments = [cap.prompt(ctx).strip() for cap in caps]
+    turn = [where_block(page) + "\n" + who_line(identity)]
     if attached:
-        sections.append(attached_section(attached))
+        turn.append(attached_section(attached))
     hints = qr_hints(photos, {m["slug"] for m in machines})
     qr = qr_section(hints, {m["slug"]: m["name"] for m in machines})
     if qr:
-        sections.append(qr)
+        turn.append(qr)
     return ComposedChat(
-        system_prompt="\n\n".join(s for s in sections if s),
+        system_prompt="\n\n".join(s for s in fragments if s),
+        turn_context="\n\n".join(turn),
         tools=[t for cap in caps for t in cap.tools],
         capabilities=[cap.name for cap in caps],
         page=page,

@@ -117,9 +117,7 @@ async def run_turn(
     started = time.perf_counter()
     tools = {t.name: t for t in composed.tools}
     schemas = composed.tool_schemas() or None
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": composed.system_prompt}, *conversation
-    ]
+    messages: list[dict[str, Any]] = [*composed.system_messages(), *conversation]
     records: list[ToolCallRecord] = []
     usage = Usage()
     steps = 0

@@ -19,6 +19,8 @@ RETRY_WAIT_MIN_S = 1.0
 RETRY_WAIT_MAX_S = 20.0
 # The embedded model's OpenAI-compatible server needs some key; it is not a secret.
 LOCAL_API_KEY = "local-no-key"
+# A small local model can ramble; an answer past this is cut (it costs ~30 s on 2 cores).
+LOCAL_MAX_TOKENS = 768
 
 
 @dataclass(frozen=True)
@@ -93,8 +95,13 @@ class LiteLLMModel:
         api_key: str | None = None,
         timeout_s: float,
         retries: int,
+        tool_calls_in_content: bool = False,
+        max_tokens: int | None = None,
     ) -> None:
         self.model_id = model_id
+        # Only for the embedded local model: its tool calls arrive as text.
+        self._tool_calls_in_content = tool_calls_in_content
+        self._max_tokens = max_tokens
         self._api_base = api_base
         self._api_key = api_key
         self._timeout_s = timeout_s
@@ -134,6 +141,8 @@ class LiteLLMModel:
                 kwargs["tool_choice"] = tool_choice
         if temperature is not None:
             kwargs["temperature"] = temperature
+        if self._max_tokens is not None:
+            kwargs["max_tokens"] = self._max_tokens
         if self._api_base:
             kwargs["api_base"] = self._api_base
         if self._api_key:
@@ -149,8 +158,13 @@ class LiteLLMModel:
                     response = await litellm.acompletion(**kwargs)
         except Exception as exc:
             raise ModelCallError(f"{self.model_id}: {type(exc).__name__}: {exc}") from exc
-        return reply_from_openai(response.model_dump() if hasattr(response, "model_dump")
-                                 else dict(response))
+        reply = reply_from_openai(response.model_dump() if hasattr(response, "model_dump")
+                                  else dict(response))
+        if self._tool_calls_in_content:
+            from app.localmodel.adapter import adapt
+
+            reply = adapt(reply, tools)
+        return reply
 
 
 def reply_from_openai(data: dict[str, Any]) -> ModelReply:
@@ -181,18 +195,20 @@ def reply_from_openai(data: dict[str, Any]) -> ModelReply:
 def model_for_job(settings: Settings, job: str, override: str | None = None) -> ChatModel:
     """The model for a job (chat, judge, draft, sim_user), honouring env overrides."""
     model_id = override or settings.model_for(job)
-    if model_id == LOCAL_MODEL_ID:
+    if model_id == LOCAL_MODEL_ID or model_id.startswith(LOCAL_MODEL_ID + "/"):
         if not settings.model_api_base:
             raise ModelCallError(
                 "no model configured: set MODEL_CHAT (any litellm model id) or start the"
                 " embedded local model, which sets MODEL_API_BASE"
             )
         return LiteLLMModel(
-            "openai/" + model_id.removeprefix("local/"),
+            "openai/" + (model_id.partition("/")[2] or settings.local_model),
             api_base=settings.model_api_base,
             api_key=LOCAL_API_KEY,
             timeout_s=settings.model_timeout_s,
             retries=settings.model_retries,
+            tool_calls_in_content=True,
+            max_tokens=LOCAL_MAX_TOKENS,
         )
     return LiteLLMModel(
         model_id,

@@ -22,7 +22,7 @@ async def test_eval_composes_what_the_chat_route_composes(env):
     route = await compose_chat(env.db, identity=staff,
                                page=await load_page_context(env.db, "/staff/tickets", ids),
                                manuals=env.library)
-    assert composed.composed.system_prompt == route.system_prompt
+    assert composed.composed.system_messages() == route.system_messages()
     assert composed.composed.tool_names == route.tool_names
     # and the real route sends the same prompt to the model
     model = ScriptedModel(say("ok"))
@@ -32,7 +32,7 @@ async def test_eval_composes_what_the_chat_route_composes(env):
         await client.post("/api/session", json={"role": "staff"})
         await client.post("/api/chat", json={"message": c.prompt, "page": {
             "path": "/staff/tickets", "selection": ids}})
-    assert model.requests[0]["messages"][0]["content"] == composed.composed.system_prompt
+    assert model.requests[0]["messages"][:2] == composed.composed.system_messages()
     assert [t["function"]["name"] for t in model.requests[0]["tools"]] == route.tool_names
 
 
@@ -78,7 +78,7 @@ async def test_photos_carry_the_hint_and_qr_hints_are_recorded(env):
         "text"]
     assert sent[1]["type"] == "image_url"
     assert result.attempts[0].qr_hints == ["https://makerlab.example/tools/form-4"]
-    assert "→ catalogue machine Form 4 (form-4)" in model.requests[0]["messages"][0]["content"]
+    assert "→ catalogue machine Form 4 (form-4)" in model.requests[0]["messages"][1]["content"]
     assert result.status == "PASS"
 
 
@@ -86,7 +86,7 @@ async def test_lab_cases_run_after_the_rest_against_the_look_alikes(env):
     order = []
 
     def answer(messages, tools):
-        system = messages[0]["content"]
+        system = messages[0]["content"]  # the catalogue is in the stable prompt
         lab = "Ultimaker 3 Extended" in system
         order.append(lab)
         if not lab:

@@ -14,16 +14,19 @@ def test_unknown_selection_is_exit_2_listing_the_valid_names(capsys):
     assert "unknown 'nope'. Files:" in capsys.readouterr().err
 
 
-def test_no_model_configured_is_a_clear_refusal(capsys, monkeypatch):
-    for var in ("MODEL_CHAT", "EVAL_MODEL", "MODEL_API_BASE"):
+def test_without_a_provider_the_local_model_is_used_and_its_failure_is_one_line(
+        capsys, monkeypatch):
+    for var in ("MODEL_CHAT", "EVAL_MODEL", "MODEL_API_BASE", "OPENAI_API_KEY",
+                "ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("LOCAL_MODEL", "no-such-model")  # fails before anything is started
     from app.settings import get_settings
     get_settings.cache_clear()
     try:
         assert main(["run", "--cases", "no-glowforge"]) == 2
     finally:
         get_settings.cache_clear()
-    assert "cannot start: no model configured" in capsys.readouterr().err
+    assert "local model: unknown LOCAL_MODEL 'no-such-model'" in capsys.readouterr().err
 
 
 def test_bad_concurrency_is_refused(capsys):

@@ -12,7 +12,7 @@ async def test_tool_page_composes_the_machine_record_and_no_staff_tools(db):
     student = await demo_identity(db, "student")
     page = await load_page_context(db, "/tools/form-4")
     composed = await compose_chat(db, identity=student, page=page)
-    prompt = composed.system_prompt
+    prompt = composed.system_prompt + "\n" + composed.turn_context
     assert "on the tool page of Form 4 (/tools/form-4)" in prompt
     assert '"build_volume": null' in prompt
     assert "You are talking with Alex Kim (student)" in prompt
@@ -27,7 +27,7 @@ async def test_staff_queue_page_with_a_selection(db):
     page = await load_page_context(db, "/staff/tickets", ids)
     composed = await compose_chat(db, identity=staff, page=page)
     assert f"ticket #{ids[0]} “Cuts not going through 3 mm plywood” (Trotec Speedy 400, open)" \
-        in composed.system_prompt
+        in composed.turn_context
     assert {"list_open_tickets", "update_ticket"} <= set(composed.tool_names)
 
 
@@ -62,8 +62,8 @@ async def test_qr_section_names_the_catalogue_machine(db):
     photo = Photo("IMG_2101.jpg", "image/jpeg", photo_with_qr("https://lab/tools/form-4"))
     composed = await compose_chat(db, identity=None, page=await load_page_context(db, "/"),
                                   photos=(photo,))
-    assert "## QR codes in this message's photos" in composed.system_prompt
-    assert "→ catalogue machine Form 4 (form-4)" in composed.system_prompt
+    assert "## QR codes in this message's photos" in composed.turn_context
+    assert "→ catalogue machine Form 4 (form-4)" in composed.turn_context
     assert [h.slug for h in composed.qr_hints] == ["form-4"]
 
 

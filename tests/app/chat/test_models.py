@@ -54,3 +54,17 @@ async def test_litellm_model_gives_up_on_a_client_error_without_retrying():
         with pytest.raises(ModelCallError, match="openai/fake"):
             await model.complete([{"role": "user", "content": "hi"}])
     assert calls["n"] == 1
+
+
+def test_a_provider_key_picks_that_providers_default(monkeypatch):
+    from app.localmodel import uses_local_model
+
+    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    assert Settings().model_for("chat") == "local"
+    assert uses_local_model(Settings())
+    assert not uses_local_model(Settings(), "openai/gpt-4.1-mini")
+    assert not uses_local_model(Settings(model_api_base="http://127.0.0.1:9/v1"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    assert Settings().model_for("judge") == "openai/gpt-4.1-mini"
+    assert Settings(model_chat="anthropic/claude-x").model_for("chat") == "anthropic/claude-x"

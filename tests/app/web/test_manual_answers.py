@@ -49,7 +49,7 @@ async def test_trotec_page_attaches_the_scanned_guide(db, settings, library):
     [manual] = body["manuals"]
     assert manual["title"] == "Trotec Speedy 400 Operator Guide" and manual["page_count"] == 3
     assert manual["address"].startswith("http://127.0.0.1:")
-    system = model.requests[0]["messages"][0]["content"]
+    system = model.requests[0]["messages"][1]["content"]
     assert f"#cite-{manual['ref']}-N" in system
     # A scripted model reads no PDFs, so the manual is named, not sent.
     assert model.requests[0]["messages"][-1]["content"] == "How do I clean the lens?"

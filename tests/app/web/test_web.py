@@ -131,7 +131,7 @@ async def test_openai_compatible_endpoint(make_client):
     assert body["usage"]["total_tokens"] == 15
     sent = model.requests[0]["messages"]
     assert "pirate" not in json.dumps(sent)  # the caller's system message is not obeyed
-    assert [m["content"] for m in sent[1:]] == ["hello", "hi", "Which resin printer is there?"]
+    assert [m["content"] for m in sent[2:]] == ["hello", "hi", "Which resin printer is there?"]
     assert s.text.rstrip().endswith("data: [DONE]")
 
 

@@ -1,0 +1,52 @@
+"""The local model server process: llama.cpp's own OpenAI-compatible server via xllamacpp.
+
+    python -m app.localmodel.serve --model FILE.gguf --port N [--ctx 8192] [--parallel 2]
+
+Binds 127.0.0.1 only. Exits on SIGTERM/SIGINT, or when the process that started it is gone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import threading
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m app.localmodel.serve")
+    p.add_argument("--model", required=True)
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--ctx", type=int, default=8192, help="context tokens per slot")
+    p.add_argument("--parallel", type=int, default=2, help="slots (requests served at once)")
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    args = p.parse_args(argv)
+
+    import xllamacpp as xlc
+
+    params = xlc.CommonParams()
+    params.model.path = args.model
+    params.hostnames = ["127.0.0.1"]
+    params.port = args.port
+    params.n_parallel = args.parallel
+    params.n_ctx = args.ctx * args.parallel  # llama.cpp splits n_ctx across the slots
+    params.cpuparams.n_threads = args.threads
+    params.cpuparams_batch.n_threads = args.threads
+    params.cache_prompt = True  # each slot keeps its prompt: the shared prefix is reused
+    params.warmup = False
+    server = xlc.Server(params)
+    print(f"serving on {server.listening_address}", flush=True)
+
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    parent = os.getppid()
+    while not stop.wait(1.0):
+        if os.getppid() != parent:  # the parent died without stopping us
+            break
+    del server
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
