@@ -21,15 +21,15 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("pgserver").setLevel(logging.WARNING)
     if args.command == "serve":
-        from app.localmodel import local_model_settings
+        from app.localmodel import local_model_settings, uses_local_model
         from app.localmodel.server import LocalModelError
         from app.web import create_app
 
         settings = settings.model_copy(update={"host": args.host, "port": args.port})
         try:
-            with local_model_settings(settings) as settings:
+            with local_model_settings(settings, uses_local_model(settings)) as settings:
                 print(f"chat model: {settings.model_for('chat')}"
-                      + (f" at {settings.model_api_base}" if settings.model_api_base else ""))
+                      + (f" at {settings.local_model_url}" if settings.local_model_url else ""))
                 uvicorn.run(create_app(settings), host=args.host, port=args.port,
                             log_level="info")
         except LocalModelError as exc:

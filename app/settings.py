@@ -70,8 +70,10 @@ class Settings(BaseSettings):
     blob_dir: Path | None = None
     blob_base_url: str | None = None
 
-    # The embedded local model (used when no provider is configured).
+    # The embedded local model (used when no provider is configured); its server's URL is
+    # set when the server is started here, or given to use one already running.
     local_model: str = DEFAULT_LOCAL_MODEL
+    local_model_url: str | None = None
     local_model_parallel: int = Field(default=DEFAULT_LOCAL_PARALLEL, ge=1, le=8)
     local_model_ctx: int = Field(default=DEFAULT_LOCAL_CTX, ge=2048, le=32768)
 
@@ -92,7 +94,7 @@ class Settings(BaseSettings):
         explicit = getattr(self, f"model_{job}")
         if explicit:
             return str(explicit)
-        if not self.model_api_base:
+        if not self.model_api_base and not self.local_model_url:
             for key, model in HOSTED_DEFAULTS:
                 if os.environ.get(key):
                     return model

@@ -125,7 +125,15 @@ class CaseModel(BaseModel):
     context: Context = Context()
     history: list[HistoryTurn] = []
     photos: list[str] = []
-    assertions: list[AssertionSpec] = Field(alias="assert", min_length=1)
+    assertions: list[AssertionSpec] = Field(default=[], alias="assert")
+    rubric: str | None = Field(default=None, min_length=1)
+    must_not: str | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="after")
+    def _checked(self) -> CaseModel:
+        if not self.assertions and not self.rubric and not self.must_not:
+            raise ValueError("a case needs assert, rubric or must_not")
+        return self
 
 
 @dataclass(frozen=True)
@@ -149,6 +157,12 @@ class Case:
     history: tuple[HistoryTurn, ...]
     photos: tuple[str, ...]
     checks: tuple[Check, ...]
+    rubric: str | None = None
+    must_not: str | None = None
+
+    @property
+    def judged(self) -> bool:
+        return bool(self.rubric or self.must_not)
 
     @property
     def where(self) -> str:
@@ -196,15 +210,17 @@ def _validate_case(raw: dict[str, Any], file: str, base: tuple[Any, ...],
     if errors:
         return None, errors
     return Case(model.id, file, _line_of(base, lines), model.prompt, model.context,
-                tuple(model.history), tuple(model.photos), tuple(checks)), []
+                tuple(model.history), tuple(model.photos), tuple(checks), model.rubric,
+                model.must_not), []
 
 
 def load_cases(directory: Path = CASES_DIR, photos_dir: Path = PHOTOS_DIR) -> list[Case]:
-    """Every case in every *.yaml file of `directory`; all errors raised together."""
+    """Every case in every *.yaml file of `directory` (or the one file given); all errors
+    raised together."""
     errors: list[str] = []
     cases: list[Case] = []
     seen: dict[str, str] = {}
-    files = sorted(directory.glob("*.yaml"))
+    files = [directory] if directory.is_file() else sorted(directory.glob("*.yaml"))
     if not files:
         raise CaseFileError([f"{directory}: no *.yaml case files"])
     for path in files:

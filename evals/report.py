@@ -50,7 +50,8 @@ def detail_block(result: CaseResult) -> str:
             lines.append(f"  ! error: {attempt.error.splitlines()[0]}")
         for check in attempt.checks:
             if not check.passed:
-                lines.append(f"  x {check.kind} — {check.reason}")
+                who = f" ({check.judge['model']})" if check.judge else ""
+                lines.append(f"  x {check.kind}{who} — {check.reason}")
         if attempt.answer or not attempt.error:
             answer = " ".join(attempt.answer.split())
             if len(answer) > ANSWER_PREVIEW:

@@ -9,7 +9,7 @@ from typing import Any
 from app.manuals.citations import DocumentEvidence
 from evals.cases import Case, CaseFileError
 from evals.record import RecordedTurn
-from evals.runner import Attempt, CaseResult, classify, run_checks
+from evals.runner import Attempt, CaseResult, CheckResult, classify, run_checks
 
 
 def _evidence(raw: dict[str, Any]) -> dict[str, DocumentEvidence]:
@@ -52,8 +52,11 @@ def rescore(artifact: dict[str, Any], cases: list[Case]) -> list[CaseResult]:
                 continue
             turn = RecordedTurn(a["answer"], a["tool_calls"], a.get("attached_manuals", []),
                                 a.get("qr_hints", []), _evidence(a.get("evidence", {})))
+            # Judged verdicts need a model call: the recorded ones are carried over as they are.
+            judged = [CheckResult(**c) for c in a.get("checks", []) if c.get("judge")]
             attempts.append(Attempt(
-                answer=a["answer"], tool_calls=a["tool_calls"], checks=run_checks(case, turn),
+                answer=a["answer"], tool_calls=a["tool_calls"],
+                checks=run_checks(case, turn) + judged,
                 qr_hints=turn.qr_hints, attached_manuals=turn.attached_manuals,
                 evidence=a.get("evidence", {}), latency_ms=a.get("latency_ms", 0),
                 usage=a.get("usage", {}), error=a.get("error"),

@@ -33,6 +33,7 @@ class CheckResult:
     passed: bool
     reason: str
     error: bool = False
+    judge: dict[str, Any] | None = None  # model, prompt hash, verdict (judged checks only)
 
 
 @dataclass
@@ -97,7 +98,46 @@ def needs_evidence(case: Case) -> bool:
     return any(ASSERTIONS[c.kind].needs_evidence for c in case.checks)
 
 
-async def attempt(env: EvalEnv, case: Case, model: ChatModel) -> Attempt:
+async def judged_check(case: Case, turn: RecordedTurn, messages: list[dict[str, Any]],
+                       judge_model: ChatModel | None) -> CheckResult:
+    """The judge's verdict on the rubric and must_not, as one check; failures are ERRORs."""
+    from evals.judge import JudgeInput, UnreadableVerdict, judge, prompt_hash
+
+    kind = "judge"
+    if judge_model is None:
+        return CheckResult(kind, False, "the case is judged but no judge model is set", True)
+    ctx = case.context
+    item = JudgeInput(
+        rubric=case.rubric, must_not=case.must_not,
+        conversation=[{"role": m["role"], "content": _text(m["content"])} for m in messages
+                      if m["role"] in ("user", "assistant")],
+        reply=turn.answer, tool_calls=turn.tool_calls,
+        reference={"page": ctx.page_path, "asking_as": ctx.as_ or "anonymous visitor",
+                   "catalogue": sorted(fixtures_for(ctx.catalog).slugs),
+                   "qr_codes": turn.qr_hints},
+        pictures=list(case.photos),
+    )
+    meta = {"model": judge_model.model_id, "prompt_hash": prompt_hash()}
+    try:
+        verdict = await judge(judge_model, item)
+    except UnreadableVerdict as exc:
+        return CheckResult(kind, False, f"unreadable verdict: {exc}", True,
+                           {**meta, "verdict": None})
+    except ModelCallError as exc:
+        return CheckResult(kind, False, f"the judge's call failed: {exc}", True,
+                           {**meta, "verdict": None})
+    return CheckResult(kind, verdict.passed, verdict.reason, False,
+                       {**meta, "verdict": "pass" if verdict.passed else "fail"})
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+
+
+async def attempt(env: EvalEnv, case: Case, model: ChatModel,
+                  judge_model: ChatModel | None = None) -> Attempt:
     started = time.perf_counter()
     try:
         composed = await compose_case(env, case, accepts_pdf=getattr(model, "accepts_pdf",
@@ -121,10 +161,13 @@ async def attempt(env: EvalEnv, case: Case, model: ChatModel) -> Attempt:
         except Exception as exc:
             return Attempt(answer=result.answer, tool_calls=calls,
                            error=f"gathering citation evidence failed: {exc}")
+    checks = run_checks(case, turn)
+    if case.judged:
+        checks.append(await judged_check(case, turn, composed.messages, judge_model))
     return Attempt(
         answer=result.answer,
         tool_calls=calls,
-        checks=run_checks(case, turn),
+        checks=checks,
         qr_hints=turn.qr_hints,
         attached_manuals=turn.attached_manuals,
         evidence={k: asdict(v) for k, v in turn.evidence.items()},
@@ -134,10 +177,11 @@ async def attempt(env: EvalEnv, case: Case, model: ChatModel) -> Attempt:
     )
 
 
-async def run_case(env: EvalEnv, case: Case, model: ChatModel) -> CaseResult:
-    attempts = [await attempt(env, case, model)]
+async def run_case(env: EvalEnv, case: Case, model: ChatModel,
+                   judge_model: ChatModel | None = None) -> CaseResult:
+    attempts = [await attempt(env, case, model, judge_model)]
     if not attempts[0].passed:
-        attempts.append(await attempt(env, case, model))
+        attempts.append(await attempt(env, case, model, judge_model))
     return CaseResult(case.id, case.file, case.prompt, classify(attempts), attempts)
 
 
@@ -156,6 +200,7 @@ async def run_suite(
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
     vision: bool | None = None,
+    judge_model: ChatModel | None = None,
     on_done: Callable[[CaseResult], Awaitable[None] | None] | None = None,
 ) -> list[CaseResult]:
     """Run every case: the demo-catalogue cases first, then seed the lab and run the rest."""
@@ -168,7 +213,7 @@ async def run_suite(
             result = CaseResult(case.id, case.file, case.prompt, "SKIPPED", [], reason)
         else:
             async with limit:
-                result = await run_case(env, case, model)
+                result = await run_case(env, case, model, judge_model)
         results[case.id] = result
         if on_done is not None:
             maybe = on_done(result)

@@ -130,10 +130,14 @@ class LiteLLMModel:
     ) -> ModelReply:
         import litellm  # slow to import; only paid when a real model is called
 
+        litellm.suppress_debug_info = True  # no "Give Feedback" banners in our output
         kwargs: dict[str, Any] = {
             "model": self.model_id,
             "messages": messages,
             "timeout": self._timeout_s,
+            # Ours is the only retry policy: neither litellm nor the provider SDK retries.
+            "max_retries": 0,
+            "num_retries": 0,
         }
         if tools:
             kwargs["tools"] = tools
@@ -196,14 +200,14 @@ def model_for_job(settings: Settings, job: str, override: str | None = None) -> 
     """The model for a job (chat, judge, draft, sim_user), honouring env overrides."""
     model_id = override or settings.model_for(job)
     if model_id == LOCAL_MODEL_ID or model_id.startswith(LOCAL_MODEL_ID + "/"):
-        if not settings.model_api_base:
+        if not settings.local_model_url:
             raise ModelCallError(
-                "no model configured: set MODEL_CHAT (any litellm model id) or start the"
-                " embedded local model, which sets MODEL_API_BASE"
+                "no model configured: set MODEL_CHAT (any litellm model id), or run through"
+                " `make eval` / `make serve`, which start the embedded local model"
             )
         return LiteLLMModel(
             "openai/" + (model_id.partition("/")[2] or settings.local_model),
-            api_base=settings.model_api_base,
+            api_base=settings.local_model_url,
             api_key=LOCAL_API_KEY,
             timeout_s=settings.model_timeout_s,
             retries=settings.model_retries,

@@ -9,19 +9,22 @@ from contextlib import contextmanager
 from app.settings import LOCAL_MODEL_ID, Settings
 
 
-def uses_local_model(settings: Settings, override: str | None = None) -> bool:
-    """True when the chat model resolves to the embedded one and no server is given."""
-    model = override or settings.model_for("chat")
-    is_local = model == LOCAL_MODEL_ID or model.startswith(LOCAL_MODEL_ID + "/")
-    return is_local and not settings.model_api_base
+def is_local(model_id: str) -> bool:
+    return model_id == LOCAL_MODEL_ID or model_id.startswith(LOCAL_MODEL_ID + "/")
+
+
+def uses_local_model(settings: Settings, override: str | None = None, job: str = "chat"
+                     ) -> bool:
+    """True when the job's model resolves to the embedded one and no server is running."""
+    return is_local(override or settings.model_for(job)) and not settings.local_model_url
 
 
 @contextmanager
-def local_model_settings(settings: Settings, override: str | None = None,
-                         say: object = print) -> Iterator[Settings]:
+def local_model_settings(settings: Settings, needed: bool, say: object = print
+                         ) -> Iterator[Settings]:
     """The settings to use: unchanged, or pointing at a local model server started here
     (and stopped when the block ends, however it ends)."""
-    if not uses_local_model(settings, override):
+    if not needed or settings.local_model_url:
         yield settings
         return
     from app.localmodel.server import local_model
@@ -29,4 +32,4 @@ def local_model_settings(settings: Settings, override: str | None = None,
     with local_model(settings.data_dir, settings.local_model,
                      parallel=settings.local_model_parallel, ctx=settings.local_model_ctx,
                      say=say) as server:  # type: ignore[arg-type]
-        yield settings.model_copy(update={"model_api_base": server.base_url})
+        yield settings.model_copy(update={"local_model_url": server.base_url})

@@ -23,7 +23,7 @@ def test_the_suite_loads_with_at_least_forty_cases_in_every_file():
     assert files == {f"{n}.yaml" for n in (
         "catalog-lookup", "manual-grounding", "manual-search", "citations-resolve",
         "tool-calling", "staff-maintenance", "honest-absence", "lab-identity",
-        "photo-identify")}
+        "photo-identify", "safety-and-care")}
     assert files == {p.name for p in CASES_DIR.glob("*.yaml")}
 
 
@@ -64,7 +64,8 @@ GOOD = """
         ("- id: a\n  prompt: [unclosed\n", "bad.yaml:3: YAML:"),
         ("- id: Bad Id\n  prompt: hi\n  assert:\n    - kind: no_unknown_tools\n",
          "bad.yaml:1: id: String should match pattern"),
-        ("- id: a\n  prompt: hi\n  assert: []\n", "bad.yaml:3: assert: List should have at"),
+        ("- id: a\n  prompt: hi\n  assert: []\n",
+         "bad.yaml:1: (case): Value error, a case needs assert, rubric"),
         ("- id: a\n  prompt: hi\n  history:\n    - user: x\n      assistant: y\n  assert:\n"
          "    - kind: no_unknown_tools\n", "bad.yaml:4: history.0: Value error, each history"),
         ("just: a mapping\n", "bad.yaml:1: a case file is a list of cases"),
