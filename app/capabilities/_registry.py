@@ -10,6 +10,7 @@ import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
@@ -34,6 +35,14 @@ PromptFn = Callable[["PromptContext"], str]
 WhenFn = Callable[["PromptContext"], bool]
 
 
+@lru_cache(maxsize=None)
+def _parameters(args: type[BaseModel]) -> dict[str, Any]:
+    # Generating a JSON schema costs about a millisecond per model: done once per class.
+    params = args.model_json_schema()
+    params.pop("title", None)
+    return params
+
+
 class RegistryError(ValueError):
     """A capability or tool that cannot be registered as written."""
 
@@ -55,11 +64,10 @@ class Tool:
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI-style function schema sent to the model."""
-        params = self.args.model_json_schema()
-        params.pop("title", None)
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": params},
+            "function": {"name": self.name, "description": self.description,
+                         "parameters": _parameters(self.args)},
         }
 
     def with_run(self, run: RunFn) -> Tool:

