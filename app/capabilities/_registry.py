@@ -10,7 +10,7 @@ import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
@@ -35,7 +35,7 @@ PromptFn = Callable[["PromptContext"], str]
 WhenFn = Callable[["PromptContext"], bool]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _parameters(args: type[BaseModel]) -> dict[str, Any]:
     # Generating a JSON schema costs about a millisecond per model: done once per class.
     params = args.model_json_schema()

@@ -22,11 +22,12 @@ from fpdf import FPDF
 
 from app.db import Database, resolve_conninfo, scratch_database
 from app.manuals.blobs import BlobStore
+from app.manuals.demo import DEMO_MANUALS, FIXTURE_DIR
 from app.manuals.embed import default_embedder
 from app.manuals.library import ManualLibrary
+from app.manuals.pdf import page_texts
 from app.seed import seed_demo
 from app.settings import get_settings
-from evals.fixtures.manuals.make_manuals import MANUALS
 
 WORDS = ("resin tank build platform layer height support laser lens focus exhaust acrylic "
          "plywood engrave cut cure wash alcohol gloves glasses filament nozzle bed level "
@@ -35,9 +36,9 @@ WORDS = ("resin tank build platform layer height support laser lens focus exhaus
 # the words of the fixture manuals give a realistic, wider vocabulary of real English.
 VOCABULARY = sorted({
     w.lower()
-    for _, (_, _, pages), _ in MANUALS
-    for heading, body in pages
-    for w in re.findall(r"[A-Za-z]{3,}", f"{heading} {body}")
+    for name, _, _ in DEMO_MANUALS
+    for text in page_texts((FIXTURE_DIR / name).read_bytes(), name)
+    for w in re.findall(r"[A-Za-z]{3,}", text)
 } | set(WORDS))
 PAGES_PER_PDF = 250
 INGEST_CONCURRENCY = 2  # one per core

@@ -17,6 +17,7 @@ from app.manuals.pdf import PdfError, page_texts
 
 SEARCH_CANDIDATES = 20
 RRF_K = 60  # reciprocal-rank fusion constant (the usual 60)
+TEXT_MATCH_CAP = 1000
 DEFAULT_RESULTS = 4
 
 
@@ -97,36 +98,43 @@ class ManualLibrary:
         self, question: str, *, slug: str | None = None, k: int = DEFAULT_RESULTS
     ) -> list[dict[str, Any]]:
         """The best passages for a question: vector and full-text ranks fused (RRF)."""
-        base = (
-            "SELECT p.id, p.page, p.text, m.title, m.blob_key, mc.slug, mc.name AS machine"
-            " FROM passages p JOIN manuals m ON m.id = p.manual_id"
-            " JOIN machines mc ON mc.id = m.machine_id"
-            " WHERE (%(slug)s::text IS NULL OR mc.slug = %(slug)s)"
-        )
-        # Full text needs every word (websearch syntax): few rows, cheap to rank at any corpus
-        # size; the vector side carries recall for loosely worded questions. It runs on its
-        # own connection while the question is embedded.
-        params: dict[str, Any] = {"slug": slug, "q": question, "n": SEARCH_CANDIDATES}
+        manual_ids = None
+        if slug is not None:
+            rows = await self.db.fetch(
+                "SELECT m.id FROM manuals m JOIN machines mc ON mc.id = m.machine_id"
+                " WHERE mc.slug = %s", (slug,))
+            manual_ids = [r["id"] for r in rows]
+        params: dict[str, Any] = {"q": question, "n": SEARCH_CANDIDATES, "ids": manual_ids,
+                                  "cap": TEXT_MATCH_CAP}
+        only = "" if manual_ids is None else " AND manual_id = ANY(%(ids)s)"
+        # Full text needs every word (websearch syntax) and ranks at most TEXT_MATCH_CAP
+        # matches, so a question of common words stays cheap at any corpus size. It runs on
+        # its own connection while the question is embedded.
         text_task = asyncio.create_task(self.db.fetch(
-            base + " AND p.tsv @@ websearch_to_tsquery('english', %(q)s)"
-            " ORDER BY ts_rank(p.tsv, websearch_to_tsquery('english', %(q)s)) DESC LIMIT %(n)s",
+            "SELECT c.id, ts_rank(c.tsv, websearch_to_tsquery('english', %(q)s)) AS score"
+            " FROM (SELECT id, tsv FROM passages WHERE tsv @@ websearch_to_tsquery('english',"
+            " %(q)s)" + only + " LIMIT %(cap)s) c ORDER BY score DESC LIMIT %(n)s",
             params,
         ))
         try:
             [vector] = await asyncio.to_thread(self.embedder.embed, [question])
+            # The nearest passages alone first, so the HNSW index serves the ORDER BY.
             by_vector = await self.db.fetch(
-                base + " ORDER BY p.embedding <=> %(v)s LIMIT %(n)s", {**params, "v": vector}
-            )
+                "SELECT id FROM passages WHERE TRUE" + only
+                + " ORDER BY embedding <=> %(v)s LIMIT %(n)s", {**params, "v": vector})
         finally:
             by_text = await text_task
         scores: dict[int, float] = {}
-        rows: dict[int, dict[str, Any]] = {}
         for ranked in (by_vector, by_text):
             for rank, row in enumerate(ranked):
                 scores[row["id"]] = scores.get(row["id"], 0.0) + 1.0 / (RRF_K + rank + 1)
-                rows[row["id"]] = row
         best = sorted(scores, key=lambda i: -scores[i])[:k]
-        return [self._result(rows[i]) for i in best]
+        details = await self.db.fetch(
+            "SELECT p.id, p.page, p.text, m.title, m.blob_key, mc.slug, mc.name AS machine"
+            " FROM passages p JOIN manuals m ON m.id = p.manual_id"
+            " JOIN machines mc ON mc.id = m.machine_id WHERE p.id = ANY(%s)", (best,))
+        by_id = {r["id"]: r for r in details}
+        return [self._result(by_id[i]) for i in best]
 
     def _result(self, row: dict[str, Any]) -> dict[str, Any]:
         return {
