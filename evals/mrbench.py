@@ -20,7 +20,6 @@ import asyncio
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from app.chat.models import ChatModel, ModelCallError
 from evals.calibrate import Calibration, CalibrationError, Rated, calibrate
@@ -123,4 +122,4 @@ def report(rated: dict[str, tuple[list[Rated], dict[str, str]]]) -> dict[str, Ca
     return {name: calibrate(r, labels) for name, (r, labels) in rated.items()}
 
 
-__all__ = ["DIMENSIONS", "load_items", "rate", "report", "Any"]
+__all__ = ["DIMENSIONS", "load_items", "rate", "report"]

@@ -185,6 +185,10 @@ async def run_case(env: EvalEnv, case: Case, model: ChatModel,
     return CaseResult(case.id, case.file, case.prompt, classify(attempts), attempts)
 
 
+def prefix_key(case: Case) -> tuple[str, str, bool]:
+    return (case.context.as_ or "", case.context.page_path.split("/")[1], case.context.curate)
+
+
 def skip_reason(case: Case, model: ChatModel, vision: bool | None) -> str | None:
     if case.photos:
         can_see = vision if vision is not None else bool(getattr(model, "accepts_images", False))
@@ -220,8 +224,11 @@ async def run_suite(
             if maybe is not None:
                 await maybe
 
-    demo = [c for c in cases if c.context.catalog == "demo"]
-    lab = [c for c in cases if c.context.catalog == "lab"]
+    # Cases with the same audience and page share the longest prompt prefix: running them
+    # together lets a server-side prompt cache reuse it. The report keeps the files' order.
+    ordered = sorted(cases, key=prefix_key)
+    demo = [c for c in ordered if c.context.catalog == "demo"]
+    lab = [c for c in ordered if c.context.catalog == "lab"]
     await asyncio.gather(*(one(c) for c in demo))
     if lab:
         await env.use_lab()

@@ -1,10 +1,10 @@
 import json
 
-from app.chat.models import LiteLLMModel, ModelCallError, ModelReply, ToolCallRequest
+from app.chat.models import LiteLLMModel, ModelReply, ToolCallRequest
 from evals.cases import load_cases, select
 from evals.judge import JudgeInput, judge_messages, prompt_hash
 from evals.runner import run_suite
-from tests.fake_openai import completion, fake_openai_server
+from tests.fake_openai import fake_openai_server
 from tests.fakes import ScriptedModel, say
 
 
@@ -100,5 +100,3 @@ def test_judge_sees_reference_pictures_conversation_reply_and_tool_calls():
     for part in ("/tools/form-4", "IMG_2041.jpg", "user: earlier", "the reply",
                  "search_manual", "Is kind.", "Lecture."):
         assert part in text
-    assert completion  # the fake server helper is shared with the endpoint tests
-    assert ModelCallError
