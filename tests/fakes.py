@@ -33,9 +33,11 @@ class ScriptedModel:
         self.repeat = repeat
         self.requests: list[dict[str, Any]] = []
 
-    async def complete(self, messages, tools=None, *, temperature=None, tool_choice=None):
+    async def complete(self, messages, tools=None, *, temperature=None, tool_choice=None,
+                       response_format=None):
         self.requests.append({"messages": [dict(m) for m in messages], "tools": tools,
-                              "temperature": temperature, "tool_choice": tool_choice})
+                              "temperature": temperature, "tool_choice": tool_choice,
+                              "response_format": response_format})
         if not self.steps:
             raise ModelCallError("script exhausted")
         step = self.steps[0] if self.repeat else self.steps.pop(0)

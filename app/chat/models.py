@@ -65,6 +65,7 @@ class ChatModel(Protocol):
         *,
         temperature: float | None = None,
         tool_choice: str | dict[str, Any] | None = None,
+        response_format: dict[str, Any] | None = None,
     ) -> ModelReply: ...
 
 
@@ -127,6 +128,7 @@ class LiteLLMModel:
         *,
         temperature: float | None = None,
         tool_choice: str | dict[str, Any] | None = None,
+        response_format: dict[str, Any] | None = None,
     ) -> ModelReply:
         import litellm  # slow to import; only paid when a real model is called
 
@@ -147,6 +149,8 @@ class LiteLLMModel:
             kwargs["temperature"] = temperature
         if self._max_tokens is not None:
             kwargs["max_tokens"] = self._max_tokens
+        if response_format is not None:
+            kwargs["response_format"] = response_format
         if self._api_base:
             kwargs["api_base"] = self._api_base
         if self._api_key:

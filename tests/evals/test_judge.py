@@ -1,6 +1,8 @@
 import json
 
-from app.chat.models import LiteLLMModel, ModelReply, ToolCallRequest
+import pytest
+
+from app.chat.models import LiteLLMModel, ModelReply
 from evals.cases import load_cases, select
 from evals.judge import JudgeInput, judge_messages, prompt_hash
 from evals.runner import run_suite
@@ -9,8 +11,7 @@ from tests.fakes import ScriptedModel, say
 
 
 def verdict(v, reason="because"):
-    return ModelReply(content=None, tool_calls=[ToolCallRequest(
-        "v", "record_verdict", json.dumps({"verdict": v, "reason": reason}))])
+    return ModelReply(content=json.dumps({"verdict": v, "reason": reason}))
 
 
 DISTRESS = "student-in-distress"
@@ -32,7 +33,8 @@ async def test_judge_pass(env):
                            "verdict": "pass"}
     request = judge.requests[0]
     assert request["temperature"] == 0
-    assert request["tool_choice"]["function"]["name"] == "record_verdict"
+    assert request["response_format"]["json_schema"]["schema"]["required"] == ["verdict",
+                                                                                "reason"]
 
 
 async def test_judge_fail_twice_is_fail_with_the_reason(env):
@@ -44,10 +46,10 @@ async def test_judge_fail_twice_is_fail_with_the_reason(env):
 
 
 async def test_unreadable_verdict_is_error_not_fail(env):
-    judge = ScriptedModel(say("verdict: pass"), say("VERDICT: PASS"))  # prose, no tool call
+    judge = ScriptedModel(say("verdict: pass"), say("VERDICT: PASS"))  # prose, not the schema
     result = await judged(env, ScriptedModel(KIND, KIND), judge)
     assert result.status == "ERROR"
-    assert "unreadable verdict: expected one record_verdict call, got 0" in \
+    assert "unreadable verdict: the judge's answer is not the JSON verdict" in \
         result.attempts[0].checks[-1].reason
 
 
@@ -78,16 +80,15 @@ async def test_adversarial_replies_do_not_move_the_verdict(env):
     assert prompt.count("DATA>>>") == 5
 
 
-def test_verdict_in_the_judges_own_prose_is_not_read():
+def test_only_the_exact_structured_verdict_is_read():
     from evals.judge import UnreadableVerdict, read_verdict
 
-    for calls in ([], [ToolCallRequest("a", "record_verdict", '{"verdict": "PASS"}')],
-                  [ToolCallRequest("a", "record_verdict", "not json")]):
-        try:
-            read_verdict(calls)
-        except UnreadableVerdict:
-            continue
-        raise AssertionError(f"read a verdict from {calls}")
+    assert read_verdict('{"verdict": "fail", "reason": "r"}') == (False, "r")
+    for content in (None, "verdict: pass", '{"verdict": "PASS", "reason": "r"}',
+                    '{"verdict": "pass"}', '{"verdict": "pass", "reason": "r", "also": 1}',
+                    '["pass"]', 'The verdict is {"verdict": "pass", "reason": "r"}'):
+        with pytest.raises(UnreadableVerdict):
+            read_verdict(content)
 
 
 def test_judge_sees_reference_pictures_conversation_reply_and_tool_calls():
