@@ -126,6 +126,9 @@ async def judged_check(case: Case, turn: RecordedTurn, messages: list[dict[str, 
     except ModelCallError as exc:
         return CheckResult(kind, False, f"the judge's call failed: {exc}", True,
                            {**meta, "verdict": None})
+    except Exception as exc:  # a judge bug is this case's ERROR, never the run's end
+        return CheckResult(kind, False, f"the judge raised {type(exc).__name__}: {exc}", True,
+                           {**meta, "verdict": None})
     return CheckResult(kind, verdict.passed, verdict.reason, False,
                        {**meta, "verdict": "pass" if verdict.passed else "fail"})
 
@@ -217,7 +220,11 @@ async def run_suite(
             result = CaseResult(case.id, case.file, case.prompt, "SKIPPED", [], reason)
         else:
             async with limit:
-                result = await run_case(env, case, model, judge_model)
+                try:
+                    result = await run_case(env, case, model, judge_model)
+                except Exception as exc:  # whatever breaks, the other cases go on
+                    result = CaseResult(case.id, case.file, case.prompt, "ERROR",
+                                        [Attempt(error=f"{type(exc).__name__}: {exc}")])
         results[case.id] = result
         if on_done is not None:
             maybe = on_done(result)

@@ -101,3 +101,19 @@ def test_judge_sees_reference_pictures_conversation_reply_and_tool_calls():
     for part in ("/tools/form-4", "IMG_2041.jpg", "user: earlier", "the reply",
                  "search_manual", "Is kind.", "Lecture."):
         assert part in text
+
+
+async def test_a_judge_that_raises_is_an_error_and_the_run_goes_on(env):
+    class Broken:
+        model_id = "broken"
+
+        async def complete(self, *args, **kwargs):
+            raise TypeError("unexpected keyword argument")
+
+    cases = select(load_cases(), "student-in-distress,no-glowforge")
+    results = await run_suite(env, cases, ScriptedModel(KIND, repeat=True), judge_model=Broken())
+    by_id = {r.id: r for r in results}
+    assert by_id["student-in-distress"].status == "ERROR"
+    check = by_id["student-in-distress"].attempts[0].checks[-1]
+    assert "the judge raised TypeError" in check.reason
+    assert by_id["no-glowforge"].status in ("PASS", "FAIL")
