@@ -66,6 +66,11 @@ def calls_from_content(content: str | None, known: set[str]) -> list[ToolCallReq
     """The tool calls a text spells out, or None when it is not (only) tool calls."""
     if not content or not known:
         return None
+    if "{{" in content and "}}" in content:
+        # Seen from the 1.5B model: calls written with doubled braces, {{"name": …}}.
+        undoubled = calls_from_content(content.replace("{{", "{").replace("}}", "}"), known)
+        if undoubled is not None:
+            return undoubled
     calls: list[ToolCallRequest] = []
     for chunk in _candidates(content):
         values = _objects(chunk)

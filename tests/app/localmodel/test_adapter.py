@@ -32,6 +32,14 @@ def test_a_call_written_as_text_becomes_a_tool_call(content):
     assert out.usage == Usage(5, 5)
 
 
+def test_calls_written_with_doubled_braces():
+    # As recorded in a full run: several calls, each in doubled braces, side by side.
+    out = reply('{{"name": "search_catalog", "arguments": {"query": "laser"}}} '
+                '{{"name": "get_unit_status", "arguments": {"slug": "form-4"}}}')
+    assert [(c.name, json.loads(c.arguments)) for c in out.tool_calls] == [
+        ("search_catalog", {"query": "laser"}), ("get_unit_status", {"slug": "form-4"})]
+
+
 def test_several_calls():
     out = reply('{"name": "search_catalog", "arguments": {"query": "laser"}}\n'
                 '{"name": "get_unit_status", "arguments": {"slug": "form-4"}}')
