@@ -16,6 +16,7 @@ import httpx
 import psutil
 
 from app.localmodel.assemble import MODELS, ModelAssemblyError, assemble
+from app.web.background import free_port
 
 READY_TIMEOUT_S = 180.0
 STOP_TIMEOUT_S = 10.0
@@ -27,12 +28,6 @@ Say = Callable[[str], None]
 
 class LocalModelError(RuntimeError):
     """A step of starting the local model failed; the message names it and what to do."""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def port_in_use(port: int) -> bool:
