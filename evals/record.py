@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.catalog import MachineRecord
-from app.manuals.citations import DocumentEvidence
+from app.manuals.citations import DocumentEvidence, searched_passages
 
 
 @dataclass
@@ -23,12 +23,7 @@ class RecordedTurn:
         return [c for c in self.tool_calls if c["name"] == name]
 
     def search_results(self) -> list[dict[str, Any]]:
-        return [
-            p
-            for c in self.calls("search_manual")
-            if isinstance(c.get("result"), dict)
-            for p in c["result"].get("passages", [])
-        ]
+        return searched_passages((c["name"], c.get("result")) for c in self.tool_calls)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ the document it opens.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,6 +62,17 @@ def _sentence_around(text: str, start: int, end: int) -> str:
     right_candidates = [i for i in (text.find(". ", end), text.find("\n", end)) if i != -1]
     right = min(right_candidates) if right_candidates else len(text)
     return text[left + 1:right].strip()
+
+
+def searched_passages(calls: Iterable[tuple[str, Any]]) -> list[dict[str, Any]]:
+    """Every passage search_manual returned, from a turn's (tool name, result) pairs: what a
+    `#cite-<ref>` may point at."""
+    return [
+        p
+        for name, result in calls
+        if name == "search_manual" and isinstance(result, dict)
+        for p in result.get("passages", [])
+    ]
 
 
 def extract_citations(

@@ -14,20 +14,10 @@ from app.chat.page_context import PageContextError, load_page_context
 from app.conversations import ConversationNotFound, load_history, record_turn
 from app.db import Database
 from app.identity import Identity
-from app.manuals.citations import resolve_links
+from app.manuals.citations import resolve_links, searched_passages
 from app.manuals.library import ManualLibrary
 from app.settings import Settings
 from app.web.errors import ClientError
-
-
-def search_results(result: TurnResult) -> list[dict[str, Any]]:
-    """Every passage search_manual returned this turn."""
-    return [
-        p
-        for c in result.tool_calls
-        if c.name == "search_manual" and isinstance(c.result, dict)
-        for p in c.result.get("passages", [])
-    ]
 
 
 @dataclass
@@ -37,7 +27,7 @@ class ServedTurn:
     result: TurnResult
 
     def search_results(self) -> list[dict[str, Any]]:
-        return search_results(self.result)
+        return searched_passages((c.name, c.result) for c in self.result.tool_calls)
 
     def to_json(self) -> dict[str, Any]:
         return {
