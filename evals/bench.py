@@ -6,7 +6,8 @@ The fake OpenAI-compatible server runs in its own process on 127.0.0.1 and count
 flight. Each synthetic case goes through the real path (its own database, compose_chat, the
 tool set, run_turn, litellm, the assertions) and needs exactly one model call. Prints wall
 time, the ideal (ceil(N/C) x latency), the span from first to last model request, the mean
-number of requests in flight, CPU time per case, peak RSS and start-up time.
+number of requests in flight, CPU time per case (and how much of it the litellm call takes
+by itself), peak RSS and start-up time.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import resource
 import subprocess
 import sys
 import time
+from typing import Any
 
 import httpx
 
@@ -76,7 +78,7 @@ async def run(n: int, concurrency: int, latency_s: float, port: int) -> None:
     from app.db import resolve_conninfo
     from app.manuals.embed import HashEmbedder
     from app.settings import get_settings
-    from evals.harness import eval_env
+    from evals.harness import compose_case, eval_env
     from evals.runner import run_suite
 
     base = f"http://127.0.0.1:{port}"
@@ -102,8 +104,10 @@ async def run(n: int, concurrency: int, latency_s: float, port: int) -> None:
         results = await run_suite(env, cases, model, concurrency=concurrency)
         wall = time.perf_counter() - wall0
         cpu = time.process_time() - cpu0
+        composed = await compose_case(env, cases[0])
     async with httpx.AsyncClient() as client:
         stats = (await client.get(f"{base}/stats")).json()
+    litellm_ms = await _litellm_alone(model, composed, n, concurrency)
     ideal = math.ceil(n / concurrency) * latency_s
     passed = sum(r.status == "PASS" for r in results)
     rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -115,7 +119,26 @@ async def run(n: int, concurrency: int, latency_s: float, port: int) -> None:
           f" ({stats['mean_in_flight'] / concurrency:.0%})")
     print(f"CPU {cpu:.2f} s = {cpu / n * 1000:.1f} ms per case (compose + tools + litellm +"
           f" assertions) · peak RSS {rss_mib:.0f} MiB")
+    print(f"  of which the litellm call alone: {litellm_ms:.1f} ms (the same request, {n} calls"
+          f" at concurrency {concurrency}, nothing else) · the rest of the path:"
+          f" {cpu / n * 1000 - litellm_ms:.1f} ms")
     print(f"start-up to the first case (imports, database, fixtures): {startup:.2f} s")
+
+
+async def _litellm_alone(model: Any, case: Any, n: int, concurrency: int) -> float:
+    """CPU ms per call of a case's model call by itself (same messages and tool schemas, same
+    concurrency), to split the per-case figure into litellm and the rest of the path."""
+    gate = asyncio.Semaphore(concurrency)
+    messages = [*case.composed.system_messages(), *case.messages]
+    schemas = case.composed.tool_schemas()
+
+    async def one() -> None:
+        async with gate:
+            await model.complete(messages, schemas)
+
+    cpu0 = time.process_time()
+    await asyncio.gather(*(one() for _ in range(n)))
+    return (time.process_time() - cpu0) / n * 1000
 
 
 def main() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol
 
 from tenacity import (
@@ -69,6 +70,16 @@ class ChatModel(Protocol):
     ) -> ModelReply: ...
 
 
+@lru_cache(maxsize=64)
+def _supports_pdf(model_id: str) -> bool:
+    import litellm
+
+    try:
+        return bool(litellm.supports_pdf_input(model=model_id))
+    except Exception:  # litellm raises for models it has no information on
+        return False
+
+
 def _transient(exc: BaseException) -> bool:
     import litellm
 
@@ -111,12 +122,7 @@ class LiteLLMModel:
     @property
     def accepts_pdf(self) -> bool:
         """Whether litellm knows this model to take PDF file parts."""
-        import litellm
-
-        try:
-            return bool(litellm.supports_pdf_input(model=self.model_id))
-        except Exception:  # litellm raises for models it has no information on
-            return False
+        return _supports_pdf(self.model_id)
 
     def __repr__(self) -> str:  # never show the key
         return f"LiteLLMModel({self.model_id!r}, api_base={self._api_base!r})"

@@ -19,6 +19,10 @@ SEARCH_CANDIDATES = 20
 RRF_K = 60  # reciprocal-rank fusion constant (the usual 60)
 TEXT_MATCH_CAP = 1000
 DEFAULT_RESULTS = 4
+# What a search result needs of each candidate passage `c`.
+_DETAILS = "c.id, p.page, p.text, m.title, m.blob_key, mc.slug, mc.name AS machine"
+_DETAILS_JOIN = (" JOIN passages p ON p.id = c.id JOIN manuals m ON m.id = p.manual_id"
+                 " JOIN machines mc ON mc.id = m.machine_id")
 
 
 class IngestError(ValueError):
@@ -97,44 +101,43 @@ class ManualLibrary:
     async def search(
         self, question: str, *, slug: str | None = None, k: int = DEFAULT_RESULTS
     ) -> list[dict[str, Any]]:
-        """The best passages for a question: vector and full-text ranks fused (RRF)."""
-        manual_ids = None
-        if slug is not None:
-            rows = await self.db.fetch(
-                "SELECT m.id FROM manuals m JOIN machines mc ON mc.id = m.machine_id"
-                " WHERE mc.slug = %s", (slug,))
-            manual_ids = [r["id"] for r in rows]
-        params: dict[str, Any] = {"q": question, "n": SEARCH_CANDIDATES, "ids": manual_ids,
+        """The best passages for a question: vector and full-text ranks fused (RRF).
+
+        Two queries, each returning its candidates with their details: the full-text one runs
+        on its own connection while the question is embedded, the vector one after.
+        """
+        params: dict[str, Any] = {"q": question, "n": SEARCH_CANDIDATES, "slug": slug,
                                   "cap": TEXT_MATCH_CAP}
-        only = "" if manual_ids is None else " AND manual_id = ANY(%(ids)s)"
+        only = "" if slug is None else (
+            " AND manual_id IN (SELECT m.id FROM manuals m JOIN machines mc"
+            " ON mc.id = m.machine_id WHERE mc.slug = %(slug)s)")
         # Full text needs every word (websearch syntax) and ranks at most TEXT_MATCH_CAP
-        # matches, so a question of common words stays cheap at any corpus size. It runs on
-        # its own connection while the question is embedded.
+        # matches, so a question of common words stays cheap at any corpus size.
         text_task = asyncio.create_task(self.db.fetch(
-            "SELECT c.id, ts_rank(c.tsv, websearch_to_tsquery('english', %(q)s)) AS score"
-            " FROM (SELECT id, tsv FROM passages WHERE tsv @@ websearch_to_tsquery('english',"
-            " %(q)s)" + only + " LIMIT %(cap)s) c ORDER BY score DESC LIMIT %(n)s",
+            "SELECT " + _DETAILS + " FROM (SELECT id, ts_rank(tsv, websearch_to_tsquery("
+            "'english', %(q)s)) AS score FROM (SELECT id, tsv FROM passages WHERE tsv @@"
+            " websearch_to_tsquery('english', %(q)s)" + only + " LIMIT %(cap)s) matched"
+            " ORDER BY score DESC LIMIT %(n)s) c" + _DETAILS_JOIN + " ORDER BY c.score DESC",
             params,
         ))
         try:
-            [vector] = await asyncio.to_thread(self.embedder.embed, [question])
+            vector = await asyncio.to_thread(self.embedder.embed_query, question)
             # The nearest passages alone first, so the HNSW index serves the ORDER BY.
             by_vector = await self.db.fetch(
-                "SELECT id FROM passages WHERE TRUE" + only
-                + " ORDER BY embedding <=> %(v)s LIMIT %(n)s", {**params, "v": vector})
+                "SELECT " + _DETAILS + " FROM (SELECT id, embedding <=> %(v)s AS distance"
+                " FROM passages WHERE TRUE" + only + " ORDER BY embedding <=> %(v)s"
+                " LIMIT %(n)s) c" + _DETAILS_JOIN + " ORDER BY c.distance",
+                {**params, "v": vector})
         finally:
             by_text = await text_task
         scores: dict[int, float] = {}
+        rows: dict[int, dict[str, Any]] = {}
         for ranked in (by_vector, by_text):
             for rank, row in enumerate(ranked):
                 scores[row["id"]] = scores.get(row["id"], 0.0) + 1.0 / (RRF_K + rank + 1)
+                rows[row["id"]] = row
         best = sorted(scores, key=lambda i: -scores[i])[:k]
-        details = await self.db.fetch(
-            "SELECT p.id, p.page, p.text, m.title, m.blob_key, mc.slug, mc.name AS machine"
-            " FROM passages p JOIN manuals m ON m.id = p.manual_id"
-            " JOIN machines mc ON mc.id = m.machine_id WHERE p.id = ANY(%s)", (best,))
-        by_id = {r["id"]: r for r in details}
-        return [self._result(by_id[i]) for i in best]
+        return [self._result(rows[i]) for i in best]
 
     def _result(self, row: dict[str, Any]) -> dict[str, Any]:
         return {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from pydantic import field_validator
 
@@ -15,9 +16,15 @@ from evals.record import Fixtures, RecordedTurn
 _NUMBER = re.compile(r"(?<![A-Za-z#=])\d+(?:[.,]\d+)?")
 
 
+@lru_cache(maxsize=4096)
+def _phrase_pattern(phrase: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![A-Za-z0-9])" + re.escape(phrase) + r"(?![A-Za-z0-9])", re.IGNORECASE)
+
+
 def _spans(text: str, phrase: str) -> list[tuple[int, int]]:
-    pattern = r"(?<![A-Za-z0-9])" + re.escape(phrase) + r"(?![A-Za-z0-9])"
-    return [(m.start(), m.end()) for m in re.finditer(pattern, text, re.IGNORECASE)]
+    if phrase.casefold() not in text.casefold():  # most phrases are in most sentences not at all
+        return []
+    return [(m.start(), m.end()) for m in _phrase_pattern(phrase).finditer(text)]
 
 
 def _resolves(term: str, fixtures: Fixtures) -> bool:
