@@ -19,13 +19,13 @@ from app.chat.context import Photo, ToolContext
 from app.chat.page_context import load_page_context, selection_ids_by_name
 from app.db import Database, scratch_database
 from app.identity import Identity, demo_identity
-from app.manuals import BlobStore, ManualLibrary, blob_app
+from app.manuals import ManualLibrary
 from app.manuals.citations import DocumentEvidence, extract_citations, gather_evidence
 from app.manuals.demo import seed_manuals
 from app.manuals.embed import Embedder
 from app.seed import DEMO_MACHINES, seed_demo
 from app.settings import Settings
-from app.web.background import serve_in_thread
+from app.web.background import serve_blob_store
 from evals.cases import PHOTOS_DIR, Case
 from evals.fixtures.lab_catalog import seed_lab_catalog
 from evals.fixtures.tickets import seed_eval_tickets
@@ -81,34 +81,19 @@ async def eval_env(server_conninfo: str, settings: Settings, embedder: Embedder
                    ) -> AsyncIterator[EvalEnv]:
     """A fresh database with the demo seed, the eval tickets and the fixture manuals, the
     manuals served over real HTTP on 127.0.0.1; all gone afterwards."""
-    with tempfile.TemporaryDirectory(prefix="eval-blobs-") as tmp:
-        holder: dict[str, Any] = {}
-
-        async def blob_asgi(scope: Any, receive: Any, send: Any) -> None:
-            await holder["app"](scope, receive, send)
-
-        with serve_in_thread(blob_asgi) as base:
-            store = BlobStore(Path(tmp), f"{base}/blobs")
-            holder["app"] = _prefixed(blob_app(store), "/blobs")
-            async with scratch_database(server_conninfo, prefix="eval") as info:
-                db = Database(info, max_size=8)
-                await db.open()
-                try:
-                    await seed_demo(db, DEMO_MACHINES)  # the fixture catalogue, always
-                    await seed_eval_tickets(db)
-                    library = ManualLibrary(db, store, embedder)
-                    await seed_manuals(library)
-                    yield EvalEnv(db, library, settings)
-                finally:
-                    await db.close()
-
-
-def _prefixed(app: Any, prefix: str) -> Any:
-    async def inner(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["path"].startswith(prefix + "/"):
-            scope = {**scope, "path": scope["path"][len(prefix):]}
-        await app(scope, receive, send)
-    return inner
+    with tempfile.TemporaryDirectory(prefix="eval-blobs-") as tmp, \
+            serve_blob_store(Path(tmp), mount="/blobs") as store:
+        async with scratch_database(server_conninfo, prefix="eval") as info:
+            db = Database(info, max_size=8)
+            await db.open()
+            try:
+                await seed_demo(db, DEMO_MACHINES)  # the fixture catalogue, always
+                await seed_eval_tickets(db)
+                library = ManualLibrary(db, store, embedder)
+                await seed_manuals(library)
+                yield EvalEnv(db, library, settings)
+            finally:
+                await db.close()
 
 
 @dataclass

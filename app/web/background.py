@@ -7,9 +7,13 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
+
+if TYPE_CHECKING:
+    from app.manuals.blobs import BlobStore
 
 START_TIMEOUT_S = 10.0
 
@@ -39,3 +43,19 @@ def serve_in_thread(app: Any, *, host: str = "127.0.0.1", port: int | None = Non
     finally:
         server.should_exit = True
         thread.join(timeout=5)
+
+
+@contextmanager
+def serve_blob_store(root: Path, *, mount: str = "") -> Iterator[BlobStore]:
+    """A blob store in `root`, served over real HTTP on 127.0.0.1 (under `mount`) while open.
+    Its addresses name the port it is served on."""
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    from app.manuals.blobs import BlobStore, blob_app
+
+    port = free_port()
+    store = BlobStore(root, f"http://127.0.0.1:{port}{mount}")
+    app = Starlette(routes=[Mount(mount, blob_app(store))]) if mount else blob_app(store)
+    with serve_in_thread(app, port=port):
+        yield store

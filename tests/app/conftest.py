@@ -2,10 +2,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.manuals import BlobStore, ManualLibrary, blob_app
+from app.manuals import BlobStore, ManualLibrary
 from app.manuals.demo import seed_manuals
 from app.manuals.embed import HashEmbedder
-from app.web.background import serve_in_thread
+from app.web.background import serve_blob_store
 
 
 @pytest.fixture
@@ -13,16 +13,8 @@ def blob_server(tmp_path) -> Iterator[tuple[BlobStore, str]]:
     """A blob store in a temp folder, served over real HTTP on 127.0.0.1."""
     root = tmp_path / "blobs"
     root.mkdir()
-    holder: dict[str, BlobStore] = {}
-
-    class Lazy:  # the store's base URL is known only once the server has a port
-        async def __call__(self, scope, receive, send):
-            await holder["app"](scope, receive, send)
-
-    with serve_in_thread(Lazy()) as base:
-        store = BlobStore(root, base)
-        holder["app"] = blob_app(store)
-        yield store, base
+    with serve_blob_store(root) as store:
+        yield store, store.base_url
 
 
 @pytest.fixture
