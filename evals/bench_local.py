@@ -1,6 +1,7 @@
 """Benchmark the whole suite on the embedded local model(s).
 
     python -m evals.bench_local [--models qwen2.5-coder-1.5b-instruct,qwen2.5-coder-0.5b-instruct]
+                                [--cases FILES] [--artifacts DIR]
 
 For each model: runs `python -m evals` in a child process with LOCAL_MODEL set, samples the
 RSS of that process and its children (the model server included) for the peak, then reads the
@@ -40,9 +41,9 @@ def _tree_rss(pid: int) -> int:
     return total
 
 
-def bench(model: str, extra_args: list[str]) -> None:
+def bench(model: str, extra_args: list[str], keep: Path | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        artifact = Path(tmp) / "run.json"
+        artifact = (keep or Path(tmp)) / f"{model}.json"
         env = {k: v for k, v in os.environ.items()
                if k not in ("EVAL_MODEL", "MODEL_CHAT", "MODEL_API_BASE")}
         env["LOCAL_MODEL"] = model
@@ -86,10 +87,14 @@ def main() -> None:
     p = argparse.ArgumentParser(prog="python -m evals.bench_local")
     p.add_argument("--models", default=DEFAULT_LOCAL_MODEL)
     p.add_argument("--cases", help="EVAL_CASES for a shorter run")
+    p.add_argument("--artifacts", type=Path,
+                   help="keep each model's run artifact as DIR/<model>.json")
     args = p.parse_args()
     extra = ["--cases", args.cases] if args.cases else []
+    if args.artifacts:
+        args.artifacts.mkdir(parents=True, exist_ok=True)
     for model in args.models.split(","):
-        bench(model.strip(), extra)
+        bench(model.strip(), extra, args.artifacts)
 
 
 if __name__ == "__main__":
