@@ -157,7 +157,7 @@ async def run(passages_target: int, queries: int, keep: bool) -> None:
             embed_ms = []
             for q in questions:
                 t = time.perf_counter()
-                embedder.embed_query(q)
+                embedder.embed([q])
                 embed_ms.append((time.perf_counter() - t) * 1000)
             print(f"question embedding alone: p50 {_pct(embed_ms, 50):.1f} ms,"
                   f" p95 {_pct(embed_ms, 95):.1f} ms")

@@ -1,4 +1,3 @@
-import numpy as np
 import pytest
 
 from app.manuals import IngestError, ManualLibrary
@@ -55,12 +54,6 @@ async def test_search_for_one_machine_returns_only_its_manuals(library):
     found = await library.search("laser lens exhaust resin tank", slug="trotec-speedy-400", k=10)
     assert found and {r["machine"] for r in found} == {"Trotec Speedy 400"}
     assert await library.search("resin tank", slug="no-such-machine") == []
-
-
-def test_a_question_embeds_as_the_same_text_in_a_batch_does():
-    embedder = MiniLMEmbedder()
-    [batch] = embedder.embed(["how do I focus the laser lens"])
-    assert np.allclose(embedder.embed_query("how do I focus the laser lens"), batch, atol=1e-5)
 
 
 async def test_the_real_embedder_ranks_by_meaning(db, blob_server):
