@@ -18,7 +18,7 @@ from app.manuals.pdf import PdfError, page_texts
 SEARCH_CANDIDATES = 20
 RRF_K = 60  # reciprocal-rank fusion constant (the usual 60)
 # A question of common words can match a large share of the passages. Ranking at most 200 of
-# them took search p50 from 28 to 16 ms at 50,000 synthetic passages (app/manuals/bench.py).
+# them, not 1000, took search p50 from 28 to 22 ms at 50,000 synthetic passages.
 TEXT_MATCH_CAP = 200
 DEFAULT_RESULTS = 4
 # What a search result needs of each candidate passage `c`.
