@@ -54,18 +54,15 @@ async def test_unreadable_verdict_is_error_not_fail(env):
 
 
 async def test_a_provider_error_is_retried_then_error(env):
-    calls = {"n": 0}
-
     def overloaded(body):
-        calls["n"] += 1
         return 503, {"error": {"message": "overloaded", "type": "server_error"}}
 
-    with fake_openai_server(overloaded) as (base, _):
+    with fake_openai_server(overloaded) as (base, received):
         judge = LiteLLMModel("openai/judge", api_base=base, api_key="k", timeout_s=5, retries=1)
         result = await judged(env, ScriptedModel(KIND, KIND), judge)
     assert result.status == "ERROR"
     assert "the judge's call failed" in result.attempts[0].checks[-1].reason
-    assert calls["n"] == 4  # two attempts, each tried twice
+    assert len(received) == 4  # two attempts, each tried twice
 
 
 async def test_adversarial_replies_do_not_move_the_verdict(env):

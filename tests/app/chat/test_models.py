@@ -43,17 +43,14 @@ async def test_litellm_model_over_real_http_retries_a_transient_error():
 
 
 async def test_litellm_model_gives_up_on_a_client_error_without_retrying():
-    calls = {"n": 0}
-
     def handler(body):
-        calls["n"] += 1
         return 400, {"error": {"message": "bad request", "type": "invalid_request_error"}}
 
-    with fake_openai_server(handler) as (base, _):
+    with fake_openai_server(handler) as (base, received):
         model = LiteLLMModel("openai/fake", api_base=base, api_key="k", timeout_s=10, retries=2)
         with pytest.raises(ModelCallError, match="openai/fake"):
             await model.complete([{"role": "user", "content": "hi"}])
-    assert calls["n"] == 1
+    assert len(received) == 1
 
 
 def test_a_provider_key_picks_that_providers_default(monkeypatch):
