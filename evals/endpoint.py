@@ -13,8 +13,9 @@ from typing import Any
 
 from app.chat.models import ChatModel, ModelCallError
 from evals.cases import Case
+from evals.harness import history_messages
 from evals.record import RecordedTurn
-from evals.runner import Attempt, CaseResult, classify, judged_check, run_checks
+from evals.runner import Attempt, CaseResult, classify, judged_check, run_checks, with_one_retry
 
 NEEDS_TOOL_CALLS = {"called_tool", "not_called_tool", "proposed_action", "identified_items",
                     "identified_count", "cites_page", "citations_resolve"}
@@ -36,9 +37,7 @@ def skip_reason(case: Case) -> str | None:
 
 
 def conversation(case: Case) -> list[dict[str, Any]]:
-    history = [{"role": "user", "content": t.user} if t.user is not None
-               else {"role": "assistant", "content": t.assistant} for t in case.history]
-    return [*history, {"role": "user", "content": case.prompt}]
+    return [*history_messages(case), {"role": "user", "content": case.prompt}]
 
 
 async def _attempt(case: Case, model: ChatModel, judge_model: ChatModel | None) -> Attempt:
@@ -65,9 +64,7 @@ async def run_endpoint(cases: list[Case], model: ChatModel, judge_model: ChatMod
         if reason:
             return CaseResult(case.id, case.file, case.prompt, "SKIPPED", [], reason)
         async with limit:
-            attempts = [await _attempt(case, model, judge_model)]
-            if not attempts[0].passed:
-                attempts.append(await _attempt(case, model, judge_model))
+            attempts = await with_one_retry(lambda: _attempt(case, model, judge_model))
         return CaseResult(case.id, case.file, case.prompt, classify(attempts), attempts)
 
     return list(await asyncio.gather(*(one(c) for c in cases)))

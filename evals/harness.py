@@ -111,6 +111,12 @@ def load_photo(name: str) -> Photo:
                  attachment_id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"eval-photo:{name}")))
 
 
+def history_messages(case: Case) -> list[dict[str, Any]]:
+    """The case's earlier turns as chat messages, oldest first."""
+    return [{"role": "user", "content": t.user} if t.user is not None
+            else {"role": "assistant", "content": t.assistant} for t in case.history]
+
+
 async def compose_case(env: EvalEnv, case: Case, *, accepts_pdf: bool = False) -> ComposedCase:
     """Compose a case exactly as /api/chat composes a turn, then stub writes and live reads."""
     ctx_spec = case.context
@@ -127,12 +133,7 @@ async def compose_case(env: EvalEnv, case: Case, *, accepts_pdf: bool = False) -
                       photos=photos, manuals=env.library)
     files = pdf_parts(composed.attached_manuals,
                       lambda k: env.library.store.path(k).read_bytes()) if accepts_pdf else []
-    history = [
-        {"role": "user", "content": t.user} if t.user is not None
-        else {"role": "assistant", "content": t.assistant}
-        for t in case.history
-    ]
-    messages = [*history, user_message(case.prompt, photos, files)]
+    messages = [*history_messages(case), user_message(case.prompt, photos, files)]
     return ComposedCase(composed, ctx, messages, identity)
 
 

@@ -180,11 +180,17 @@ async def attempt(env: EvalEnv, case: Case, model: ChatModel,
     )
 
 
+async def with_one_retry(make: Callable[[], Awaitable[Attempt]]) -> list[Attempt]:
+    """One attempt, and a second only when the first did not pass (up to MAX_ATTEMPTS)."""
+    attempts = [await make()]
+    while not attempts[-1].passed and len(attempts) < MAX_ATTEMPTS:
+        attempts.append(await make())
+    return attempts
+
+
 async def run_case(env: EvalEnv, case: Case, model: ChatModel,
                    judge_model: ChatModel | None = None) -> CaseResult:
-    attempts = [await attempt(env, case, model, judge_model)]
-    if not attempts[0].passed:
-        attempts.append(await attempt(env, case, model, judge_model))
+    attempts = await with_one_retry(lambda: attempt(env, case, model, judge_model))
     return CaseResult(case.id, case.file, case.prompt, classify(attempts), attempts)
 
 
