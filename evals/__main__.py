@@ -110,13 +110,13 @@ def main(argv: list[str] | None = None) -> int:
         if not args.endpoint_model:
             print("--endpoint needs --endpoint-model", file=sys.stderr)
             return 2
-        from app.localmodel import local_model_settings, uses_local_model
+        from app.localmodel import local_model_settings
         from app.localmodel.server import LocalModelError
 
-        judge_local = any(c.judged for c in selected) and uses_local_model(
-            get_settings(), args.judge_model, "judge")
+        base = get_settings()
         try:
-            with local_model_settings(get_settings(), judge_local) as settings:
+            with local_model_settings(base, _judge_is_local(base, selected,
+                                                            args.judge_model)) as settings:
                 return asyncio.run(_run_endpoint(selected, args, settings))
         except LocalModelError as exc:
             print(f"local model: {exc}", file=sys.stderr)
@@ -131,8 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     from app.localmodel.server import LocalModelError
 
     chat_local = uses_local_model(settings, args.model)
-    judge_local = any(c.judged for c in selected) and uses_local_model(
-        settings, args.judge_model, "judge")
+    judge_local = _judge_is_local(settings, selected, args.judge_model)
     if chat_local and "EVAL_CONCURRENCY" not in os.environ \
             and args.concurrency == DEFAULT_CONCURRENCY:
         args.concurrency = settings.local_model_parallel  # one case per server slot
@@ -189,6 +188,13 @@ async def _run(cases: list[Any], args: argparse.Namespace, settings: Any) -> int
     path = write_artifact(results, meta, args.artifact)
     print(f"artifact: {path}")
     return exit_code(results)
+
+
+def _judge_is_local(settings: Any, cases: list[Any], judge_model: str | None) -> bool:
+    """Whether the run has judged cases and their judge is the embedded model."""
+    from app.localmodel import uses_local_model
+
+    return any(c.judged for c in cases) and uses_local_model(settings, judge_model, "judge")
 
 
 async def _run_endpoint(cases: list[Any], args: argparse.Namespace, settings: Any) -> int:

@@ -14,7 +14,8 @@ from tenacity import (
     wait_exponential,
 )
 
-from app.settings import LOCAL_MODEL_ID, Settings
+from app.localmodel import is_local
+from app.settings import Settings
 
 RETRY_WAIT_MIN_S = 1.0
 RETRY_WAIT_MAX_S = 20.0
@@ -209,7 +210,7 @@ def reply_from_openai(data: dict[str, Any]) -> ModelReply:
 def model_for_job(settings: Settings, job: str, override: str | None = None) -> ChatModel:
     """The model for a job (chat, judge, draft, sim_user), honouring env overrides."""
     model_id = override or settings.model_for(job)
-    if model_id == LOCAL_MODEL_ID or model_id.startswith(LOCAL_MODEL_ID + "/"):
+    if is_local(model_id):
         if not settings.local_model_url:
             raise ModelCallError(
                 "no model configured: set MODEL_CHAT (any litellm model id), or run through"
