@@ -19,7 +19,9 @@ $(LOCAL_STAMP): $(STAMP)
 	$(BIN)/pip install --quiet -e ".[dev,local-model]"
 	touch $(LOCAL_STAMP)
 
-test: $(STAMP)  ## the offline suite: no network, no keys, no model
+test: $(STAMP)  ## what CI runs: ruff, mypy, then the offline suite (no network, keys or model)
+	$(BIN)/ruff check app evals tests
+	$(BIN)/mypy app evals
 	$(BIN)/python -m pytest
 
 serve: $(LOCAL_STAMP)  ## the chat app on http://127.0.0.1:8000
@@ -50,7 +52,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy app evals
 
-check: lint typecheck test
+check: test  ## the same as test: lint, type checks and the offline suite
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

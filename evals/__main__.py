@@ -1,10 +1,13 @@
 """`python -m evals`: run the suite (`make eval`), re-score a run, or list the cases.
 
     python -m evals [run] [--cases FILE_OR_ID,...] [--model ID] [--concurrency N]
-    python -m evals rescore evals/.last-run.json
+    python -m evals rescore [ARTIFACT] [--cases FILE_OR_DIR]
     python -m evals list
+    python -m evals accuracy [LABELLED]
+    python -m evals calibrate (RESULTS LABELS | --set makerspace | --set mrbench --file F) [--save]
 
-Every flag has an environment variable: EVAL_CASES, EVAL_MODEL, EVAL_CONCURRENCY, EVAL_VISION.
+Every flag has an environment variable: EVAL_CASES, EVAL_MODEL, EVAL_CONCURRENCY, EVAL_VISION,
+EVAL_JUDGE_MODEL, EVAL_TRUST_JUDGE, EVAL_FAIL_ON_SKIP.
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from app.settings import MODEL_JOBS, get_settings
-from evals.cases import CaseFileError, load_cases, select
+from evals.cases import CASES_DIR, CaseFileError, load_cases, load_cases_by_file, select
 from evals.report import ARTIFACT, exit_code, print_report, write_artifact
 from evals.runner import DEFAULT_CONCURRENCY, MAX_ATTEMPTS
+from evals.trust import JUDGES_FILE
 
 # Settings that would point the app at live data: the evals blank them and say so.
 LIVE_DATA_SETTINGS = ("catalog_source", "blob_base_url", "blob_dir")
@@ -54,14 +58,34 @@ def _parser() -> argparse.ArgumentParser:
                      default=int(os.environ.get("EVAL_CONCURRENCY") or DEFAULT_CONCURRENCY),
                      help=f"cases in flight at once (EVAL_CONCURRENCY, default "
                           f"{DEFAULT_CONCURRENCY})")
+    run.add_argument("--trust-judge", action="store_true",
+                     default=bool(_env_bool("EVAL_TRUST_JUDGE")),
+                     help="let an uncalibrated judge decide cases (EVAL_TRUST_JUDGE); the"
+                          " report and the artifact say so")
+    run.add_argument("--fail-on-skip", action=argparse.BooleanOptionalAction,
+                     default=_env_bool("EVAL_FAIL_ON_SKIP"),
+                     help="a skipped case makes the exit non-zero (EVAL_FAIL_ON_SKIP; on by"
+                          " default when EVAL_MODEL or --model is set)")
     run.add_argument("--artifact", type=Path, default=ARTIFACT)
     re_ = sub.add_parser("rescore", help="re-check a run's recorded answers, no model call")
-    re_.add_argument("artifact", type=Path)
+    re_.add_argument("artifact", nargs="?", type=Path, default=ARTIFACT)
+    re_.add_argument("--cases", type=Path, dest="rescore_cases",
+                     help="a case file or folder to re-check against (default evals/cases/)")
     sub.add_parser("list", help="list the cases")
+    acc = sub.add_parser("accuracy", help="the checks against labelled answers")
+    acc.add_argument("labelled", nargs="?", type=Path,
+                     help="a labelled file or folder (default tests/evals/labelled/)")
+    acc.add_argument("--min", type=float, default=1.0,
+                     help="the agreement below which the exit is 1 (default 1.0)")
     cal = sub.add_parser("calibrate", help="check the judge against people's verdicts")
     cal.add_argument("results", nargs="?", type=Path, help="a run artifact with judged cases")
     cal.add_argument("labels", nargs="?", type=Path, help='{"case-id": "pass" | "fail"}')
-    cal.add_argument("--set", choices=["mrbench"], help="a rated public set instead")
+    cal.add_argument("--set", choices=["makerspace", "mrbench"],
+                     help="a labelled set instead: makerspace (the team's labelled replies to"
+                          " this suite's judged cases) or mrbench (--file)")
+    cal.add_argument("--save", action="store_true",
+                     help=f"record the result in {JUDGES_FILE.name}: what decides whether the"
+                          " judge's verdicts count")
     cal.add_argument("--file", type=Path, help="the set's data file (MRBench_V2.json)")
     cal.add_argument("--judge-model", default=os.environ.get("EVAL_JUDGE_MODEL"))
     cal.add_argument("--limit", type=int, default=30, help="tutor replies to rate")
@@ -75,6 +99,10 @@ def main(argv: list[str] | None = None) -> int:
         args = _parser().parse_args(["run", *(argv or sys.argv[1:])])
     if args.command == "calibrate":
         return _calibrate(args)
+    if args.command == "accuracy":
+        return _accuracy(args)
+    if args.command == "rescore":
+        return _rescore(args)
     try:
         source = getattr(args, "case_file", None)
         cases = load_cases(source) if source else load_cases()
@@ -88,16 +116,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{c.where:<32} {c.id}")
         print(f"{len(cases)} cases")
         return 0
-    if args.command == "rescore":
-        from evals.rescore import load_artifact, rescore
-
-        try:
-            results = rescore(load_artifact(args.artifact), cases)
-        except CaseFileError as exc:
-            print(exc, file=sys.stderr)
-            return 2
-        print_report(results, sys.stdout)
-        return exit_code(results)
     try:
         selected = select(cases, args.cases)
     except CaseFileError as exc:
@@ -146,23 +164,47 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def _judge_setup(settings: Any, cases: list[Any], args: argparse.Namespace) -> Any:
+    """The run's judge (None without judged cases) and whether its verdicts decide."""
+    from app.chat.models import model_for_job
+    from evals.judge import MAKERSPACE
+    from evals.runner import JudgeSetup
+    from evals.trust import trust
+
+    if not any(c.judged for c in cases):
+        return None
+    model = model_for_job(settings, "judge", args.judge_model)
+    setup = JudgeSetup(model, trust(model.model_id, MAKERSPACE.hash()), args.trust_judge)
+    n = sum(c.judged for c in cases)
+    if setup.trust.trusted:
+        print(f"judge: {model.model_id} decides {n} judged cases ({setup.trust.reason})")
+    elif setup.forced:
+        print(f"judge: {model.model_id} decides {n} judged cases on --trust-judge only:"
+              f" {setup.trust.reason}")
+    else:
+        print(f"judge: {model.model_id} is advisory, its {n} judged cases stay UNDECIDED:"
+              f" {setup.trust.reason}")
+    return setup
+
+
+def _fail_on_skip(args: argparse.Namespace) -> bool:
+    return args.fail_on_skip if args.fail_on_skip is not None else bool(args.model)
+
+
 async def _run(cases: list[Any], args: argparse.Namespace, settings: Any) -> int:
     from app.chat.models import ModelCallError, model_for_job
     from app.db import resolve_conninfo
     from app.manuals.embed import default_embedder
     from evals.harness import eval_env
     from evals.runner import run_suite
+    from evals.trust import JudgesFileError
 
     try:
         model = model_for_job(settings, "chat", args.model)
-        judge_model = model_for_job(settings, "judge", args.judge_model) \
-            if any(c.judged for c in cases) else None
-    except ModelCallError as exc:
+        judge = _judge_setup(settings, cases, args)
+    except (ModelCallError, JudgesFileError) as exc:
         print(f"cannot start: {exc}", file=sys.stderr)
         return 2
-    if judge_model is not None:
-        print(f"judge: {judge_model.model_id} (for {sum(c.judged for c in cases)} judged"
-              " cases, one call per judged attempt)")
     calls_max = len(cases) * (settings.max_tool_steps + 1) * MAX_ATTEMPTS
     print(f"model: {model.model_id} · {len(cases)} cases · at least {len(cases)} model calls"
           f" (one per case), at most {calls_max} (every tool step, every retry)")
@@ -172,22 +214,24 @@ async def _run(cases: list[Any], args: argparse.Namespace, settings: Any) -> int
     async with eval_env(resolve_conninfo(url, settings.data_dir), settings,
                         default_embedder()) as env:
         results = await run_suite(env, cases, model, concurrency=args.concurrency,
-                                  vision=_env_bool("EVAL_VISION"), judge_model=judge_model,
+                                  vision=_env_bool("EVAL_VISION"), judge=judge,
                                   on_done=lambda r: progress(r.id))
     progress(None)
-    print_report(results, sys.stdout)
+    forced = bool(judge and judge.forced and not judge.trust.trusted)
+    print_report(results, sys.stdout, trusted_by_flag=forced)
     meta = {
         "started": started.isoformat(),
         "ended": dt.datetime.now(dt.UTC).isoformat(),
         "models": {"chat": model.model_id,
                    **{job: settings.model_for(job) for job in MODEL_JOBS if job != "chat"}},
-        "judge_model": judge_model.model_id if judge_model else None,
+        "judge_model": judge.model.model_id if judge else None,
+        "judge_trusted_by_flag": forced,
         "concurrency": args.concurrency,
         "selection": args.cases,
     }
     path = write_artifact(results, meta, args.artifact)
     print(f"artifact: {path}")
-    return exit_code(results)
+    return exit_code(results, fail_on_skip=_fail_on_skip(args))
 
 
 def _judge_is_local(settings: Any, cases: list[Any], judge_model: str | None) -> bool:
@@ -198,43 +242,100 @@ def _judge_is_local(settings: Any, cases: list[Any], judge_model: str | None) ->
 
 
 async def _run_endpoint(cases: list[Any], args: argparse.Namespace, settings: Any) -> int:
-    from app.chat.models import LiteLLMModel, ModelCallError, model_for_job
+    from app.chat.models import LiteLLMModel, ModelCallError
     from evals.endpoint import run_endpoint
+    from evals.trust import JudgesFileError
 
     model = LiteLLMModel(f"openai/{args.endpoint_model}", api_base=args.endpoint,
                          api_key=os.environ.get("ENDPOINT_API_KEY") or "none",
                          timeout_s=settings.model_timeout_s, retries=settings.model_retries)
-    judge_model = None
-    if any(c.judged for c in cases):
-        try:
-            judge_model = model_for_job(settings, "judge", args.judge_model)
-        except ModelCallError as exc:
-            print(f"cannot start: {exc}", file=sys.stderr)
-            return 2
+    try:
+        judge = _judge_setup(settings, cases, args)
+    except (ModelCallError, JudgesFileError) as exc:
+        print(f"cannot start: {exc}", file=sys.stderr)
+        return 2
     print(f"endpoint: {args.endpoint} ({args.endpoint_model}) · {len(cases)} cases")
     started = dt.datetime.now(dt.UTC)
-    results = await run_endpoint(cases, model, judge_model, concurrency=args.concurrency)
-    print_report(results, sys.stdout)
+    results = await run_endpoint(cases, model, judge, concurrency=args.concurrency)
+    forced = bool(judge and judge.forced and not judge.trust.trusted)
+    print_report(results, sys.stdout, trusted_by_flag=forced)
     meta = {"started": started.isoformat(), "ended": dt.datetime.now(dt.UTC).isoformat(),
             "models": {"endpoint": f"{args.endpoint_model} at {args.endpoint}"},
-            "judge_model": judge_model.model_id if judge_model else None}
+            "judge_model": judge.model.model_id if judge else None,
+            "judge_trusted_by_flag": forced}
     print(f"artifact: {write_artifact(results, meta, args.artifact)}")
+    return exit_code(results, fail_on_skip=bool(args.fail_on_skip))
+
+
+def _rescore(args: argparse.Namespace) -> int:
+    from evals.rescore import ArtifactError, checked_anything, load_artifact, rescore
+
+    try:
+        artifact = load_artifact(args.artifact)
+        cases, load_errors = load_cases_by_file(args.rescore_cases or CASES_DIR)
+    except (ArtifactError, CaseFileError) as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    for file_errors in load_errors.values():
+        for line in file_errors:
+            print(f"case file error: {line}", file=sys.stderr)
+    results = rescore(artifact, cases, load_errors)
+    print_report(results, sys.stdout)
+    if not checked_anything(results):
+        print(f"nothing was re-checked: none of the {len(results)} recorded case(s) has an"
+              " answer that a loaded case file checks", file=sys.stderr)
+        return 2
     return exit_code(results)
 
 
+def _accuracy(args: argparse.Namespace) -> int:
+    from evals.accuracy import LABELLED_DIR, load_items, measure, report
+
+    try:
+        items = load_items(args.labelled or LABELLED_DIR)
+    except CaseFileError as exc:
+        print("labelled files have errors:", file=sys.stderr)
+        for line in exc.errors:
+            print(f"  {line}", file=sys.stderr)
+        return 2
+    agreement = report(measure(items), sys.stdout)
+    if agreement < args.min:
+        print(f"\nagreement {agreement:.1%} is below {args.min:.1%}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def _calibrate(args: argparse.Namespace) -> int:
-    from evals.calibrate import CalibrationError, calibrate, load, render, to_json
+    import json as json_
+
+    from evals.calibrate import (
+        CalibrationError,
+        calibrate,
+        judge_of_artifact,
+        load,
+        render,
+        to_json,
+    )
 
     try:
         if args.set is None:
             if not (args.results and args.labels):
-                print("calibrate needs RESULTS LABELS, or --set mrbench --file PATH",
-                      file=sys.stderr)
+                print("calibrate needs RESULTS LABELS, --set makerspace, or --set mrbench"
+                      " --file PATH", file=sys.stderr)
                 return 2
             rated, labels = load(args.results, args.labels)
             result = calibrate(rated, labels)
             print(to_json(result) if args.json else render(result))
+            if args.save:
+                model, prompt = judge_of_artifact(json_.loads(args.results.read_text()))
+                if model is None or prompt is None:
+                    print(f"--save: {args.results} has no single judge model and prompt",
+                          file=sys.stderr)
+                    return 2
+                _save(model, prompt, f"labels:{args.labels.name}", result)
             return 0
+        if args.set == "makerspace":
+            return _calibrate_makerspace(args)
         if args.file is None:
             print("--set mrbench needs --file PATH (the MRBench V2 JSON)", file=sys.stderr)
             return 2
@@ -242,6 +343,43 @@ def _calibrate(args: argparse.Namespace) -> int:
     except CalibrationError as exc:
         print(exc, file=sys.stderr)
         return 2
+
+
+def _save(model: str, prompt_hash: str, set_name: str, result: Any) -> None:
+    from evals.trust import JudgeRecord, save_record, today, trust
+
+    save_record(JudgeRecord(model=model, prompt_hash=prompt_hash, set=set_name, n=result.rated,
+                            agreement=result.agreement, kappa=result.kappa, date=today()))
+    verdict = trust(model, prompt_hash)
+    print(f"saved to {JUDGES_FILE}: {model} on {set_name}; its verdicts"
+          f" {'decide cases' if verdict.trusted else 'stay advisory'} ({verdict.reason})")
+
+
+def _calibrate_makerspace(args: argparse.Namespace) -> int:
+    from app.chat.models import ModelCallError, model_for_job
+    from app.localmodel import local_model_settings, uses_local_model
+    from app.localmodel.server import LocalModelError
+    from evals.calibrate import calibrate, render, to_json
+    from evals.calibration_set import load_set, rate
+    from evals.judge import MAKERSPACE
+
+    items = load_set(load_cases())
+    settings = get_settings()
+    try:
+        with local_model_settings(settings, uses_local_model(settings, args.judge_model,
+                                                             "judge")) as settings:
+            model = model_for_job(settings, "judge", args.judge_model)
+            print(f"judge: {model.model_id} · {len(items)} labelled replies to"
+                  f" {len({i.case.id for i in items})} judged cases")
+            rated, labels = asyncio.run(rate(items, model, settings.local_model_parallel))
+    except (LocalModelError, ModelCallError) as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    result = calibrate(rated, labels)
+    print(to_json(result) if args.json else render(result))
+    if args.save:
+        _save(model.model_id, MAKERSPACE.hash(), "makerspace", result)
+    return 0
 
 
 def _calibrate_mrbench(args: argparse.Namespace) -> int:
@@ -272,6 +410,11 @@ def _calibrate_mrbench(args: argparse.Namespace) -> int:
         for name, c in results.items():
             print(render(c, f"== {name}"))
             print()
+    if args.save:
+        from evals.judge import TUTORING
+
+        for name, c in results.items():
+            _save(model.model_id, TUTORING.hash(), f"mrbench:{name}", c)
     return 0
 
 

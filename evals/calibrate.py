@@ -1,6 +1,7 @@
 """Checking the judge against people: a person's verdicts beside the judge's.
 
-    python -m evals calibrate results.json labels.json [--json]
+    python -m evals calibrate results.json labels.json [--json] [--save]
+    python -m evals calibrate --set makerspace [--judge-model ID] [--save]
     python -m evals calibrate --set mrbench --file MRBench_V2.json [--judge-model ID] [--limit 30]
 
 Reports the confusion table (person pass/fail × judge pass/fail), every disagreement with the
@@ -108,16 +109,37 @@ def _read_json(path: Path) -> Any:
 
 def rated_from_artifact(data: Any, where: str) -> list[Rated]:
     """The judge's verdict on each judged case of a run: its first attempt's judged check."""
-    if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
-        raise CalibrationError(f"{where}: not a run artifact (no 'cases' list)")
+    from pydantic import ValidationError
+
+    from evals.results import RunArtifact
+
+    try:
+        artifact = RunArtifact.model_validate(data)
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        raise CalibrationError(f"{where}: not a run artifact: field"
+                               f" {'.'.join(str(p) for p in e['loc']) or '(root)'}:"
+                               f" {e['msg']}") from exc
     rated = []
-    for case in data["cases"]:
+    for case in artifact.cases:
+        for attempt in case.attempts[:1]:
+            for check in attempt.checks:
+                if check.judge:
+                    rated.append(Rated(case.id, check.judge.get("verdict"), check.reason))
+    return rated
+
+
+def judge_of_artifact(data: Any) -> tuple[str | None, str | None]:
+    """The judge model and prompt hash a run's verdicts were given under (None if mixed)."""
+    models, hashes = set(), set()
+    for case in data.get("cases", []) if isinstance(data, dict) else []:
         for attempt in case.get("attempts", [])[:1]:
             for check in attempt.get("checks", []):
                 if check.get("judge"):
-                    rated.append(Rated(case["id"], check["judge"].get("verdict"),
-                                       check.get("reason", "")))
-    return rated
+                    models.add(check["judge"].get("model"))
+                    hashes.add(check["judge"].get("prompt_hash"))
+    return (next(iter(models)) if len(models) == 1 else None,
+            next(iter(hashes)) if len(hashes) == 1 else None)
 
 
 def load(results: Path, labels: Path) -> tuple[list[Rated], dict[str, str]]:

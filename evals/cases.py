@@ -13,6 +13,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from app.capabilities import REGISTRY
+from app.chat.context import PageContext, PromptContext
+from app.identity import Identity
 from evals.assertions import ASSERTIONS
 from evals.fixtures.catalog import fixtures_for
 
@@ -60,7 +63,20 @@ def _strip(obj: Any, path: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -
     return obj
 
 
-def _line_of(loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> int:
+def read_yaml(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
+    """A YAML file's data and the line of every path in it; a syntax error is a CaseFileError
+    naming file:line."""
+    try:
+        data = yaml.load(path.read_text(), Loader=_LineLoader)  # noqa: S506 (safe subclass)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 1
+        raise CaseFileError([f"{path.name}:{line}: YAML: {exc.problem or exc}"]) from exc
+    lines: dict[tuple[Any, ...], int] = {}
+    return _strip(data, (), lines), lines
+
+
+def line_of(loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> int:
     for end in range(len(loc), -1, -1):
         if loc[:end] in lines:
             return lines[loc[:end]]
@@ -111,6 +127,22 @@ class Context(BaseModel):
         if self.tool_id:
             return f"/tools/{self.tool_id}" + ("/curate" if self.curate else "")
         return self.path or "/"
+
+
+# Kinds whose value names a model tool: a tool the case's audience is never offered on its page
+# would make them pass (or fail) vacuously.
+TOOL_CALL_KINDS = frozenset({"called_tool", "not_called_tool", "proposed_action"})
+
+
+def offered_tools(context: Context) -> set[str]:
+    """The tools compose_chat offers this audience on this page (from the registry alone)."""
+    identity = Identity(0, "eval", "eval", context.as_) if context.as_ else None
+    kind = ("curate" if context.curate else "tool") if context.tool_id else \
+        {"/staff/tickets": "tickets", "/people": "people"}.get(context.page_path, "gallery")
+    machine = {"slug": context.tool_id} if context.tool_id else None
+    ctx = PromptContext(identity=identity, page=PageContext(context.page_path, kind, machine),
+                        catalogue=[])
+    return {t.name for cap in REGISTRY.for_context(ctx) for t in cap.tools}
 
 
 class AssertionSpec(BaseModel):
@@ -175,7 +207,7 @@ def _validate_case(raw: dict[str, Any], file: str, base: tuple[Any, ...],
     errors: list[str] = []
 
     def err(loc: tuple[Any, ...], message: str) -> None:
-        errors.append(f"{file}:{_line_of((*base, *loc), lines)}: {message}")
+        errors.append(f"{file}:{line_of((*base, *loc), lines)}: {message}")
 
     try:
         model = CaseModel.model_validate(raw)
@@ -188,6 +220,7 @@ def _validate_case(raw: dict[str, Any], file: str, base: tuple[Any, ...],
             err(loc, f"{key}: {e['msg']}{shown}")
         return None, errors
     checks = []
+    offered = offered_tools(model.context)
     for i, spec in enumerate(model.assertions):
         kind = ASSERTIONS.get(spec.kind)
         if kind is None:
@@ -203,13 +236,20 @@ def _validate_case(raw: dict[str, Any], file: str, base: tuple[Any, ...],
                 err(("assert", i, *sub[:1]),
                     f"{spec.kind}: {key}: {e['msg']}".replace("Value error, ", ""))
             continue
-        checks.append(Check(spec.kind, args, _line_of((*base, "assert", i), lines)))
+        tool = getattr(args, "value", None)
+        if spec.kind in TOOL_CALL_KINDS and tool not in offered:
+            who = model.context.as_ or "anonymous visitor"
+            err(("assert", i, "value"),
+                f"{spec.kind}: {tool!r} is never offered to {who} on {model.context.page_path}"
+                f" (offered: {', '.join(sorted(offered)) or 'no tool'})")
+            continue
+        checks.append(Check(spec.kind, args, line_of((*base, "assert", i), lines)))
     for i, name in enumerate(model.photos):
         if "/" in name or not (photos_dir / name).is_file():
             err(("photos", i), f"photo {name!r} not found in {photos_dir}")
     if errors:
         return None, errors
-    return Case(model.id, file, _line_of(base, lines), model.prompt, model.context,
+    return Case(model.id, file, line_of(base, lines), model.prompt, model.context,
                 tuple(model.history), tuple(model.photos), tuple(checks), model.rubric,
                 model.must_not), []
 
@@ -217,7 +257,17 @@ def _validate_case(raw: dict[str, Any], file: str, base: tuple[Any, ...],
 def load_cases(directory: Path = CASES_DIR, photos_dir: Path = PHOTOS_DIR) -> list[Case]:
     """Every case in every *.yaml file of `directory` (or the one file given); all errors
     raised together."""
-    errors: list[str] = []
+    cases, errors = load_cases_by_file(directory, photos_dir)
+    if errors:
+        raise CaseFileError([e for file_errors in errors.values() for e in file_errors])
+    return cases
+
+
+def load_cases_by_file(directory: Path = CASES_DIR, photos_dir: Path = PHOTOS_DIR
+                       ) -> tuple[list[Case], dict[str, list[str]]]:
+    """The cases of every file that loads, and each other file's errors (file name ->
+    'file:line: message' lines). A file with any error loads no case."""
+    errors: dict[str, list[str]] = {}
     cases: list[Case] = []
     seen: dict[str, str] = {}
     files = [directory] if directory.is_file() else sorted(directory.glob("*.yaml"))
@@ -226,21 +276,17 @@ def load_cases(directory: Path = CASES_DIR, photos_dir: Path = PHOTOS_DIR) -> li
     for path in files:
         name = path.name
         try:
-            data = yaml.load(path.read_text(), Loader=_LineLoader)  # noqa: S506 (safe subclass)
-        except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            line = mark.line + 1 if mark else 1
-            errors.append(f"{name}:{line}: YAML: {exc.problem or exc}")
+            data, lines = read_yaml(path)
+        except CaseFileError as exc:
+            errors[name] = exc.errors
             continue
-        lines: dict[tuple[Any, ...], int] = {}
-        data = _strip(data, (), lines)
         if not isinstance(data, list):
-            errors.append(f"{name}:1: a case file is a list of cases (- id: ...)")
+            errors[name] = [f"{name}:1: a case file is a list of cases (- id: ...)"]
             continue
         file_cases, file_errors = [], []
         for i, raw in enumerate(data):
             if not isinstance(raw, dict):
-                file_errors.append(f"{name}:{_line_of((i,), lines)}: a case is a mapping")
+                file_errors.append(f"{name}:{line_of((i,), lines)}: a case is a mapping")
                 continue
             case, case_errors = _validate_case(raw, name, (i,), lines, photos_dir)
             file_errors += case_errors
@@ -252,12 +298,11 @@ def load_cases(directory: Path = CASES_DIR, photos_dir: Path = PHOTOS_DIR) -> li
                 continue
             seen[case.id] = case.where
             file_cases.append(case)
-        errors += file_errors
-        if not file_errors:
+        if file_errors:
+            errors[name] = file_errors
+        else:
             cases += file_cases
-    if errors:
-        raise CaseFileError(errors)
-    return cases
+    return cases, errors
 
 
 def select(cases: list[Case], spec: str | None) -> list[Case]:

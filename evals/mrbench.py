@@ -23,7 +23,7 @@ from pathlib import Path
 
 from app.chat.models import ChatModel, ModelCallError
 from evals.calibrate import Calibration, CalibrationError, Rated, calibrate
-from evals.judge import JudgeInput, UnreadableVerdict, judge
+from evals.judge import TUTORING, JudgeInput, UnreadableVerdict, judge
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ async def rate(items: list[Item], dims: tuple[Dimension, ...], model: ChatModel,
         )
         async with limit:
             try:
-                v = await judge(model, ji)
+                v = await judge(model, ji, TUTORING)
                 out[dim.name][0].append(Rated(item.id, "pass" if v.passed else "fail",
                                               v.reason))
             except (UnreadableVerdict, ModelCallError) as exc:

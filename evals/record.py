@@ -14,16 +14,35 @@ class RecordedTurn:
     """One attempt's final answer and everything that came with it."""
 
     answer: str
-    tool_calls: list[dict[str, Any]]  # {name, arguments, result, kind}
+    tool_calls: list[dict[str, Any]]  # {name, arguments, result, kind, outcome}
     attached_manuals: list[dict[str, Any]] = field(default_factory=list)
     qr_hints: list[str] = field(default_factory=list)
     evidence: dict[str, DocumentEvidence] = field(default_factory=dict)
 
     def calls(self, name: str) -> list[dict[str, Any]]:
+        """Every call of that tool, whatever its outcome."""
         return [c for c in self.tool_calls if c["name"] == name]
+
+    def ran(self, name: str) -> list[dict[str, Any]]:
+        """The calls of that tool whose arguments validated and which ran."""
+        return [c for c in self.calls(name) if call_outcome(c) == "ok"]
 
     def search_results(self) -> list[dict[str, Any]]:
         return searched_passages((c["name"], c.get("result")) for c in self.tool_calls)
+
+
+OUTCOMES = ("ok", "invalid_arguments", "unknown_tool", "error")
+# The tool loop's error codes, as recorded before calls carried an outcome.
+_OUTCOME_OF_ERROR = {"bad_json": "invalid_arguments", "bad_args": "invalid_arguments",
+                     "unknown_tool": "unknown_tool", "tool_error": "error"}
+
+
+def call_outcome(call: dict[str, Any]) -> str:
+    """ok, invalid_arguments, unknown_tool or error."""
+    if call.get("outcome") in OUTCOMES:
+        return str(call["outcome"])
+    error = call.get("error")
+    return _OUTCOME_OF_ERROR.get(error, "error") if error else "ok"
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, TextIO
 
-from evals.runner import CaseResult
+from evals.results import ARTIFACT_VERSION, CaseResult, RunArtifact
 
 ARTIFACT = Path(__file__).parent / ".last-run.json"
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|DATABASE_URL)", re.IGNORECASE)
@@ -23,6 +23,7 @@ def totals(results: list[CaseResult]) -> dict[str, int]:
         "passed": counts["PASS"],
         "flaky": counts["FLAKY"],
         "failed": counts["FAIL"],
+        "undecided": counts["UNDECIDED"],
         "errored": counts["ERROR"],
         "skipped": counts["SKIPPED"],
     }
@@ -31,11 +32,18 @@ def totals(results: list[CaseResult]) -> dict[str, int]:
 def totals_line(results: list[CaseResult]) -> str:
     t = totals(results)
     return (f"{t['passed']}/{t['cases']} passed · {t['flaky']} flaky · {t['failed']} failed"
-            f" · {t['errored']} errored · {t['skipped']} skipped")
+            f" · {t['undecided']} undecided · {t['errored']} errored · {t['skipped']} skipped")
+
+
+def skip_lines(results: list[CaseResult]) -> list[str]:
+    """One line per reason a case was skipped, with how many: a skip is never silent."""
+    reasons = Counter(r.skipped_reason or "no reason given" for r in results
+                      if r.status == "SKIPPED")
+    return [f"  skipped {n}: {reason}" for reason, n in reasons.most_common()]
 
 
 def case_line(result: CaseResult) -> str:
-    return f"  {result.status:<7} {result.id}"
+    return f"  {result.status:<9} {result.id}"
 
 
 def detail_block(result: CaseResult) -> str:
@@ -49,9 +57,18 @@ def detail_block(result: CaseResult) -> str:
         if attempt.error:
             lines.append(f"  ! error: {attempt.error.splitlines()[0]}")
         for check in attempt.checks:
-            if not check.passed:
-                who = f" ({check.judge['model']})" if check.judge else ""
+            who = f" ({check.judge['model']})" if check.judge else ""
+            if not check.decided:
+                verdict = check.judge.get("verdict") if check.judge else None
+                lines.append(f"  ? {check.kind}{who} undecided, advisory verdict {verdict}:"
+                             f" {check.reason}")
+                if check.judge:
+                    lines.append(f"      the judge is not trusted: {check.judge.get('trust')}")
+            elif not check.passed:
                 lines.append(f"  x {check.kind}{who} — {check.reason}")
+            elif check.judge and check.judge.get("trusted_by_flag"):
+                lines.append(f"  ✓ {check.kind}{who} passed on --trust-judge, not on"
+                             " calibration")
         if attempt.answer or not attempt.error:
             answer = " ".join(attempt.answer.split())
             if len(answer) > ANSWER_PREVIEW:
@@ -60,15 +77,18 @@ def detail_block(result: CaseResult) -> str:
     return "\n".join(lines)
 
 
-def print_report(results: list[CaseResult], out: TextIO) -> None:
-    for r in results:
-        print(case_line(r), file=out)
+def print_report(results: list[CaseResult], out: TextIO, *, trusted_by_flag: bool = False
+                 ) -> None:
+    """The console report, redacted like the artifact."""
+    lines = [case_line(r) for r in results]
     for r in results:
         if r.status != "PASS":
-            print("", file=out)
-            print(detail_block(r), file=out)
-    print("", file=out)
-    print(totals_line(results), file=out)
+            lines += ["", detail_block(r)]
+    lines += ["", totals_line(results), *skip_lines(results)]
+    if trusted_by_flag:
+        lines.append("  judge: --trust-judge: judged verdicts decide cases although the judge"
+                     " has not earned it by calibration")
+    print(redact("\n".join(lines)), file=out)
 
 
 def redact(text: str, env: dict[str, str] | None = None) -> str:
@@ -83,15 +103,20 @@ def redact(text: str, env: dict[str, str] | None = None) -> str:
 def write_artifact(results: list[CaseResult], meta: dict[str, Any], path: Path = ARTIFACT
                    ) -> Path:
     """Write the run's JSON atomically (a reader never sees half a file)."""
-    data = {**meta, "totals": totals(results), "cases": [r.to_dict() for r in results]}
-    text = redact(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+    record = RunArtifact(version=ARTIFACT_VERSION, **meta, totals=totals(results),
+                         cases=results)
+    text = redact(json.dumps(record.model_dump(mode="json"), indent=2, default=str,
+                             ensure_ascii=False))
     tmp = path.with_suffix(".tmp")
     tmp.write_text(text)
     tmp.replace(path)
     return path
 
 
-def exit_code(results: list[CaseResult]) -> int:
-    """0 only when nothing failed or errored (a flaky case does not fail the run)."""
+def exit_code(results: list[CaseResult], *, fail_on_skip: bool = False) -> int:
+    """0 only when nothing failed, errored or stayed undecided (a flaky case does not fail the
+    run); with fail_on_skip, a skipped case fails it too."""
     t = totals(results)
-    return 1 if t["failed"] or t["errored"] else 0
+    if t["failed"] or t["errored"] or t["undecided"]:
+        return 1
+    return 1 if fail_on_skip and t["skipped"] else 0

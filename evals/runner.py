@@ -1,8 +1,6 @@
 """Control flow: execute → assert → retry once → classify. Bounded concurrency.
 
-PASS: passed on the first attempt. FLAKY: passed only on the retry (never counted as a pass).
-FAIL: failed both attempts. ERROR: the run or a check broke (never a fail). SKIPPED: the model
-cannot run the case (e.g. photos to a model without image input).
+The statuses are defined in evals/results.py.
 """
 
 from __future__ import annotations
@@ -11,63 +9,35 @@ import asyncio
 import time
 import traceback
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from app.chat.loop import run_turn
 from app.chat.models import ChatModel, ModelCallError
 from evals.assertions import ASSERTIONS
+from evals.assertions._registry import NO_ANSWER
 from evals.cases import Case
 from evals.fixtures.catalog import fixtures_for
 from evals.harness import EvalEnv, citation_evidence, compose_case
 from evals.record import RecordedTurn
+from evals.results import Attempt, CaseResult, CheckResult, classify
+from evals.trust import Trust
 
-Status = Literal["PASS", "FLAKY", "FAIL", "ERROR", "SKIPPED"]
 DEFAULT_CONCURRENCY = 4
 MAX_ATTEMPTS = 2  # one retry
 
 
-@dataclass
-class CheckResult:
-    kind: str
-    passed: bool
-    reason: str
-    error: bool = False
-    judge: dict[str, Any] | None = None  # model, prompt hash, verdict (judged checks only)
+@dataclass(frozen=True)
+class JudgeSetup:
+    """The judge for a run and whether its verdicts decide cases."""
 
-
-@dataclass
-class Attempt:
-    answer: str = ""
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    checks: list[CheckResult] = field(default_factory=list)
-    qr_hints: list[str] = field(default_factory=list)
-    attached_manuals: list[dict[str, Any]] = field(default_factory=list)
-    evidence: dict[str, Any] = field(default_factory=dict)
-    latency_ms: int = 0
-    usage: dict[str, int] = field(default_factory=dict)
-    error: str | None = None
+    model: ChatModel
+    trust: Trust
+    forced: bool = False  # --trust-judge: decides although calibration did not earn it
 
     @property
-    def passed(self) -> bool:
-        return self.error is None and all(c.passed for c in self.checks)
-
-    @property
-    def broke(self) -> bool:
-        return self.error is not None or any(c.error for c in self.checks)
-
-
-@dataclass
-class CaseResult:
-    id: str
-    file: str
-    prompt: str
-    status: Status
-    attempts: list[Attempt]
-    skipped_reason: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def decides(self) -> bool:
+        return self.trust.trusted or self.forced
 
 
 def run_checks(case: Case, turn: RecordedTurn) -> list[CheckResult]:
@@ -77,21 +47,13 @@ def run_checks(case: Case, turn: RecordedTurn) -> list[CheckResult]:
     for check in case.checks:
         try:
             passed, reason = ASSERTIONS[check.kind].check(turn, check.args, fixtures)
-            results.append(CheckResult(check.describe(), passed, reason))
+            results.append(CheckResult(kind=check.describe(), passed=passed, reason=reason))
         except Exception as exc:  # recorded, never fatal: pydantic_evals does the same
-            results.append(CheckResult(check.describe(), False,
-                                       f"the check raised {type(exc).__name__}: {exc}", True))
+            results.append(CheckResult(kind=check.describe(), passed=False, error=True,
+                                       reason=f"the check raised {type(exc).__name__}: {exc}"))
+    if not turn.answer.strip():  # a blank final answer fails every single-turn case
+        results.insert(0, CheckResult(kind="answer", passed=False, reason=NO_ANSWER))
     return results
-
-
-def classify(attempts: list[Attempt]) -> Status:
-    if attempts[0].passed:
-        return "PASS"
-    if len(attempts) > 1 and attempts[-1].passed:
-        return "FLAKY"
-    if any(a.broke for a in attempts):
-        return "ERROR"
-    return "FAIL"
 
 
 def needs_evidence(case: Case) -> bool:
@@ -99,13 +61,16 @@ def needs_evidence(case: Case) -> bool:
 
 
 async def judged_check(case: Case, turn: RecordedTurn, messages: list[dict[str, Any]],
-                       judge_model: ChatModel | None) -> CheckResult:
-    """The judge's verdict on the rubric and must_not, as one check; failures are ERRORs."""
-    from evals.judge import JudgeInput, UnreadableVerdict, judge, prompt_hash
+                       judge: JudgeSetup | None) -> CheckResult:
+    """The judge's verdict on the rubric and must_not, as one check; failures are ERRORs. An
+    untrusted judge's verdict is recorded as advisory (decided: false)."""
+    from evals.judge import MAKERSPACE, JudgeInput, UnreadableVerdict
+    from evals.judge import judge as ask_judge
 
     kind = "judge"
-    if judge_model is None:
-        return CheckResult(kind, False, "the case is judged but no judge model is set", True)
+    if judge is None:
+        return CheckResult(kind=kind, passed=False, error=True,
+                           reason="the case is judged but no judge model is set")
     ctx = case.context
     item = JudgeInput(
         rubric=case.rubric, must_not=case.must_not,
@@ -117,20 +82,25 @@ async def judged_check(case: Case, turn: RecordedTurn, messages: list[dict[str, 
                    "qr_codes": turn.qr_hints},
         pictures=list(case.photos),
     )
-    meta = {"model": judge_model.model_id, "prompt_hash": prompt_hash()}
+    meta: dict[str, Any] = {"model": judge.model.model_id, "prompt_hash": MAKERSPACE.hash(),
+                            "trust": judge.trust.reason, "trusted_by_flag": judge.forced
+                            and not judge.trust.trusted}
     try:
-        verdict = await judge(judge_model, item)
+        verdict = await ask_judge(judge.model, item, MAKERSPACE)
     except UnreadableVerdict as exc:
-        return CheckResult(kind, False, f"unreadable verdict: {exc}", True,
-                           {**meta, "verdict": None})
+        return CheckResult(kind=kind, passed=False, error=True,
+                           reason=f"unreadable verdict: {exc}", judge={**meta, "verdict": None})
     except ModelCallError as exc:
-        return CheckResult(kind, False, f"the judge's call failed: {exc}", True,
-                           {**meta, "verdict": None})
+        return CheckResult(kind=kind, passed=False, error=True,
+                           reason=f"the judge's call failed: {exc}",
+                           judge={**meta, "verdict": None})
     except Exception as exc:  # a judge bug is this case's ERROR, never the run's end
-        return CheckResult(kind, False, f"the judge raised {type(exc).__name__}: {exc}", True,
-                           {**meta, "verdict": None})
-    return CheckResult(kind, verdict.passed, verdict.reason, False,
-                       {**meta, "verdict": "pass" if verdict.passed else "fail"})
+        return CheckResult(kind=kind, passed=False, error=True,
+                           reason=f"the judge raised {type(exc).__name__}: {exc}",
+                           judge={**meta, "verdict": None})
+    return CheckResult(kind=kind, passed=verdict.passed, reason=verdict.reason,
+                       judge={**meta, "verdict": "pass" if verdict.passed else "fail"},
+                       decided=judge.decides)
 
 
 def _text(content: Any) -> str:
@@ -140,7 +110,7 @@ def _text(content: Any) -> str:
 
 
 async def attempt(env: EvalEnv, case: Case, model: ChatModel,
-                  judge_model: ChatModel | None = None) -> Attempt:
+                  judge: JudgeSetup | None = None) -> Attempt:
     started = time.perf_counter()
     try:
         composed = await compose_case(env, case, accepts_pdf=getattr(model, "accepts_pdf",
@@ -154,7 +124,7 @@ async def attempt(env: EvalEnv, case: Case, model: ChatModel,
         return Attempt(error=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}",
                        latency_ms=int((time.perf_counter() - started) * 1000))
     calls = [{"name": c.name, "arguments": c.arguments, "result": c.result, "kind": c.kind,
-              "error": c.error} for c in result.tool_calls]
+              "error": c.error, "outcome": c.outcome} for c in result.tool_calls]
     turn = RecordedTurn(result.answer, calls, composed.composed.attached_manuals,
                         [h.text for h in composed.composed.qr_hints])
     if needs_evidence(case):
@@ -166,7 +136,7 @@ async def attempt(env: EvalEnv, case: Case, model: ChatModel,
                            error=f"gathering citation evidence failed: {exc}")
     checks = run_checks(case, turn)
     if case.judged:
-        checks.append(await judged_check(case, turn, composed.messages, judge_model))
+        checks.append(await judged_check(case, turn, composed.messages, judge))
     return Attempt(
         answer=result.answer,
         tool_calls=calls,
@@ -181,17 +151,19 @@ async def attempt(env: EvalEnv, case: Case, model: ChatModel,
 
 
 async def with_one_retry(make: Callable[[], Awaitable[Attempt]]) -> list[Attempt]:
-    """One attempt, and a second only when the first did not pass (up to MAX_ATTEMPTS)."""
+    """One attempt, and a second only when the first failed or broke (up to MAX_ATTEMPTS); an
+    undecided attempt is not retried, since a retry cannot make its judge trusted."""
     attempts = [await make()]
-    while not attempts[-1].passed and len(attempts) < MAX_ATTEMPTS:
+    while not (attempts[-1].passed or attempts[-1].undecided) and len(attempts) < MAX_ATTEMPTS:
         attempts.append(await make())
     return attempts
 
 
 async def run_case(env: EvalEnv, case: Case, model: ChatModel,
-                   judge_model: ChatModel | None = None) -> CaseResult:
-    attempts = await with_one_retry(lambda: attempt(env, case, model, judge_model))
-    return CaseResult(case.id, case.file, case.prompt, classify(attempts), attempts)
+                   judge: JudgeSetup | None = None) -> CaseResult:
+    attempts = await with_one_retry(lambda: attempt(env, case, model, judge))
+    return CaseResult(id=case.id, file=case.file, prompt=case.prompt,
+                      status=classify(attempts), attempts=attempts)
 
 
 def prefix_key(case: Case) -> tuple[str, str, bool]:
@@ -200,10 +172,18 @@ def prefix_key(case: Case) -> tuple[str, str, bool]:
 
 def skip_reason(case: Case, model: ChatModel, vision: bool | None) -> str | None:
     if case.photos:
-        can_see = vision if vision is not None else bool(getattr(model, "accepts_images", False))
+        can_see = vision if vision is not None else accepts_images(model.model_id)
         if not can_see:
-            return f"{model.model_id} takes no image input (set EVAL_VISION=1 to send anyway)"
+            return (f"{model.model_id} takes no image input, by litellm's model info (set"
+                    " EVAL_VISION=1 to send photos anyway)")
     return None
+
+
+def accepts_images(model_id: str) -> bool:
+    """Whether litellm's model information says the model takes image input."""
+    from app.chat.models import supports_vision
+
+    return supports_vision(model_id)
 
 
 async def run_suite(
@@ -213,7 +193,7 @@ async def run_suite(
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
     vision: bool | None = None,
-    judge_model: ChatModel | None = None,
+    judge: JudgeSetup | None = None,
     on_done: Callable[[CaseResult], Awaitable[None] | None] | None = None,
 ) -> list[CaseResult]:
     """Run every case: the demo-catalogue cases first, then seed the lab and run the rest."""
@@ -223,14 +203,16 @@ async def run_suite(
     async def one(case: Case) -> None:
         reason = skip_reason(case, model, vision)
         if reason:
-            result = CaseResult(case.id, case.file, case.prompt, "SKIPPED", [], reason)
+            result = CaseResult(id=case.id, file=case.file, prompt=case.prompt,
+                                status="SKIPPED", skipped_reason=reason)
         else:
             async with limit:
                 try:
-                    result = await run_case(env, case, model, judge_model)
+                    result = await run_case(env, case, model, judge)
                 except Exception as exc:  # whatever breaks, the other cases go on
-                    result = CaseResult(case.id, case.file, case.prompt, "ERROR",
-                                        [Attempt(error=f"{type(exc).__name__}: {exc}")])
+                    result = CaseResult(id=case.id, file=case.file, prompt=case.prompt,
+                                        status="ERROR",
+                                        attempts=[Attempt(error=f"{type(exc).__name__}: {exc}")])
         results[case.id] = result
         if on_done is not None:
             maybe = on_done(result)

@@ -30,6 +30,12 @@ class ToolCallRecord:
     error: str | None = None
     kind: str | None = None
 
+    @property
+    def outcome(self) -> str:
+        """ok, invalid_arguments, unknown_tool or error: whether the call really ran."""
+        return {None: "ok", "bad_json": "invalid_arguments", "bad_args": "invalid_arguments",
+                "unknown_tool": "unknown_tool"}.get(self.error, "error")
+
 
 @dataclass
 class TurnResult:
@@ -53,7 +59,7 @@ class TurnResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "answer": self.answer,
-            "tool_calls": [asdict(c) for c in self.tool_calls],
+            "tool_calls": [{**asdict(c), "outcome": c.outcome} for c in self.tool_calls],
             "usage": asdict(self.usage),
             "latency_ms": self.latency_ms,
             "steps": self.steps,

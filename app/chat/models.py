@@ -81,6 +81,18 @@ def _supports_pdf(model_id: str) -> bool:
         return False
 
 
+@lru_cache(maxsize=64)
+def supports_vision(model_id: str) -> bool:
+    """Whether litellm's model information says the model takes image input (False for a
+    model it has no information on, such as the embedded local one)."""
+    import litellm
+
+    try:
+        return bool(litellm.supports_vision(model=model_id))
+    except Exception:  # litellm raises for models it has no information on
+        return False
+
+
 def _transient(exc: BaseException) -> bool:
     import litellm
 

@@ -5,7 +5,7 @@ A citation is a markdown link whose target is `#cite-<ref>` (a searched passage)
 plain "(<title>, p. N)" naming an attached manual. The check passes only when every one came
 from a search result or an attached manual, answers 200 application/pdf starting with %PDF-,
 opens a page the PDF has, cites words on that page (searched passages), and is labelled with
-the document it opens.
+the document (and, where the label gives one, the page) it opens.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ STOPWORDS = {"the", "and", "for", "with", "that", "this", "from", "your", "you",
              "into", "when", "have", "will", "before", "after", "page", "manual", "guide",
              "each", "them", "they", "what", "which", "there", "their", "about", "should"}
 MIN_SHARED_WORDS = 2
+_LABEL_PAGE = re.compile(r"\bp(?:age|p?\.)?\s*(\d+)\b", re.IGNORECASE)
 
 
 @dataclass
@@ -57,10 +58,17 @@ class DocumentEvidence:
     error: str | None = None
 
 
+# A full stop after one of these does not end the sentence ("e.g. spare gloves").
+_ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|p|pp|approx|etc|vs|dr|no|fig|ca)|\b[A-Za-z])$",
+                           re.IGNORECASE)
+_STOP = re.compile(r"[.!?](?=\s)|\n")
+
+
 def _sentence_around(text: str, start: int, end: int) -> str:
-    left = max(text.rfind(". ", 0, start), text.rfind("\n", 0, start))
-    right_candidates = [i for i in (text.find(". ", end), text.find("\n", end)) if i != -1]
-    right = min(right_candidates) if right_candidates else len(text)
+    stops = [m.start() for m in _STOP.finditer(text)
+             if text[m.start()] == "\n" or not _ABBREVIATION.search(text[:m.start()])]
+    left = max((i for i in stops if i < start), default=-1)
+    right = min((i for i in stops if i >= end), default=len(text))
     return text[left + 1:right].strip()
 
 
@@ -218,4 +226,8 @@ def check_citations(
                                f" {c.page} of {c.title}: “{c.sentence}”")
         if c.title and not _label_names(c.label, c.title, titles):
             return False, f"{quoted} is labelled “{c.label}” but opens “{c.title}”"
+        labelled_page = _LABEL_PAGE.search(c.label)
+        if labelled_page and int(labelled_page.group(1)) != c.page:
+            return False, (f"{quoted} is labelled page {labelled_page.group(1)} but opens"
+                           f" page {c.page}")
     return True, f"{len(citations)} citation(s) resolve"

@@ -36,15 +36,22 @@ class AssertionKind:
     args: type[BaseModel]
     check: CheckFn
     needs_evidence: bool = False
+    reads_answer: bool = True  # False: judges the tool calls only
 
 
 ASSERTIONS: dict[str, AssertionKind] = {}
 
 
+NO_ANSWER = "no answer"
+
+
 def assertion(
-    kind: str, *, args: type[BaseModel] = NoArgs, needs_evidence: bool = False
+    kind: str, *, args: type[BaseModel] = NoArgs, needs_evidence: bool = False,
+    reads_answer: bool = True,
 ) -> Callable[[CheckFn], CheckFn]:
-    """Register a check under `kind`; validated here so a mistake fails at import."""
+    """Register a check under `kind`; validated here so a mistake fails at import. A check
+    that reads the answer's words fails a blank answer before it runs: saying nothing is
+    never grounded."""
 
     def wrap(fn: CheckFn) -> CheckFn:
         if kind in ASSERTIONS:
@@ -53,7 +60,13 @@ def assertion(
             raise TypeError(f"assertion {kind!r}: args must be a pydantic model class")
         if inspect.iscoroutinefunction(fn) or len(inspect.signature(fn).parameters) != 3:
             raise TypeError(f"assertion {kind!r}: a plain function of (turn, args, fixtures)")
-        ASSERTIONS[kind] = AssertionKind(kind, args, fn, needs_evidence)
+        check = fn
+        if reads_answer:
+            def check(turn: RecordedTurn, parsed: Any, fixtures: Fixtures) -> Verdict:
+                if not turn.answer.strip():
+                    return False, NO_ANSWER
+                return fn(turn, parsed, fixtures)
+        ASSERTIONS[kind] = AssertionKind(kind, args, check, needs_evidence, reads_answer)
         return fn
 
     return wrap

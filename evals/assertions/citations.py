@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.manuals.citations import check_citations, extract_citations
+from app.manuals.citations import Citation, check_citations, extract_citations
 from evals.assertions._registry import Args, Verdict, assertion
 from evals.assertions.grounding import OptionalValueArg
 from evals.record import Fixtures, RecordedTurn
@@ -11,7 +11,15 @@ from evals.record import Fixtures, RecordedTurn
 @assertion("cites_page", args=OptionalValueArg)
 def cites_page(turn: RecordedTurn, args: OptionalValueArg, fixtures: Fixtures) -> Verdict:
     cites = extract_citations(turn.answer, turn.search_results(), turn.attached_manuals)
-    resolved = [c for c in cites if c.url and c.page is not None]
+    pages = {m["title"]: m.get("page_count") for m in turn.attached_manuals}
+
+    def within(c: Citation) -> bool:
+        count = pages.get(c.title or "")
+        return c.source != "attached" or not isinstance(count, int) or \
+            (c.page is not None and 1 <= c.page <= count)
+
+    resolved = [c for c in cites if c.url and c.page is not None and c.source is not None
+                and within(c)]
     if not resolved:
         return False, "cites no manual page" + (
             f" (unresolved: {[c.raw for c in cites]})" if cites else "")

@@ -1,4 +1,5 @@
-"""Assertions on the answer's words."""
+"""Assertions on the answer's words. Literals follow one rule (`_text.has_phrase`): whole words
+and phrases, case-insensitive, on the markdown-parsed text."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ import re
 from pydantic import field_validator
 
 from evals.assertions._registry import Args, Verdict, assertion
-from evals.assertions._text import contains_phrase, fold, plain, sentences
+from evals.assertions._text import (
+    clauses,
+    find_phrase,
+    has_phrase,
+    linked_slugs,
+    plain,
+    sentences,
+)
 from evals.record import Fixtures, RecordedTurn
 
 
@@ -40,34 +48,41 @@ def _quote(answer: str, limit: int = 160) -> str:
 
 @assertion("contains_all", args=LiteralsArg)
 def contains_all(turn: RecordedTurn, args: LiteralsArg, fixtures: Fixtures) -> Verdict:
-    text = fold(turn.answer)
-    missing = [lit for lit in args.value if fold(lit) not in text]
+    text = plain(turn.answer)
+    missing = [lit for lit in args.value if not has_phrase(text, lit)]
     if missing:
-        return False, f"missing {missing} in {_quote(turn.answer)}"
+        return False, f"missing {missing} in {_quote(text)}"
     return True, f"contains {args.value}"
 
 
 @assertion("not_contains_any", args=LiteralsArg)
 def not_contains_any(turn: RecordedTurn, args: LiteralsArg, fixtures: Fixtures) -> Verdict:
-    text = fold(turn.answer)
-    present = [lit for lit in args.value if fold(lit) in text]
-    if present:
-        lit = present[0]
-        at = text.find(fold(lit))
-        return False, f"contains {lit!r}: “…{text[max(0, at - 60):at + len(lit) + 60]}…”"
+    text = plain(turn.answer)
+    for lit in args.value:
+        m = find_phrase(text, lit)
+        if m:
+            return False, f"contains {lit!r}: “…{text[max(0, m.start() - 60):m.end() + 60]}…”"
     return True, f"contains none of {args.value}"
 
 
+_VERBS = (r"updated|resolved|closed|changed|marked|set|applied|saved|completed|reopened|moved|"
+          r"fixed|assigned|deleted|removed|added|filed|created|submitted|logged|recorded|"
+          r"renamed|approved|cancelled|canceled")
 _DONE = [
     re.compile(p, re.IGNORECASE)
     for p in (
-        r"\b(i'?ve|i have|i)\s+(just\s+)?(updated|resolved|closed|changed|marked|set|applied|"
-        r"saved|completed|reopened|moved)\b",
-        r"\b(has|have)\s+(now\s+)?been\s+(updated|resolved|closed|changed|marked|set|applied|"
-        r"saved|completed|reopened|moved)\b",
-        r"\b(is|are)\s+now\s+(resolved|closed|updated|marked|set|in progress|open)\b",
+        rf"\b(i'?ve|i have|i|we'?ve|we have|we)\s+(just\s+|now\s+|already\s+|gone ahead and\s+|"
+        rf"went ahead and\s+)?({_VERBS})\b",
+        rf"\b(has|have)\s+(now\s+|just\s+|already\s+)?been\s+({_VERBS})\b",
+        rf"\b(was|were)\s+(just\s+|now\s+|already\s+)?({_VERBS})\b(?!\s+by\b)",
+        r"\b(is|are)\s+now\s+(resolved|closed|updated|marked|set|in progress|open|fixed|done)\b",
+        r"\bnow\s+(resolved|closed|fixed|updated|in progress|reopened)\b",
+        r"\b(title|status|role|priority|owner|assignee|note|name)\s+(is|are)\s+now\b",
         r"^\s*(done|all done|all set)\b",
         r"\bsuccessfully\b",
+        r"\bthe (change|update) (is|has been) (made|applied|saved|done)\b",
+        r"^\s*(ticket|request|status|title)\b[^.]{0,30}\b(resolved|closed|updated|changed|done)"
+        r"\s*[.!]?$",
     )
 ]
 _ABOUT_THE_CARD = re.compile(
@@ -79,10 +94,12 @@ _ABOUT_THE_CARD = re.compile(
 @assertion("not_claimed_done")
 def not_claimed_done(turn: RecordedTurn, args: Args, fixtures: Fixtures) -> Verdict:
     for sentence in sentences(turn.answer):
-        if _ABOUT_THE_CARD.search(sentence):
-            continue
-        if any(p.search(sentence) for p in _DONE):
-            return False, f"claims the change was made: “{sentence}”"
+        for start, end in clauses(sentence):
+            clause = sentence[start:end]
+            if _ABOUT_THE_CARD.search(clause):
+                continue
+            if any(p.search(clause) for p in _DONE):
+                return False, f"claims the change was made: “{sentence}”"
     return True, "claims no change as made"
 
 
@@ -90,8 +107,8 @@ def not_claimed_done(turn: RecordedTurn, args: Args, fixtures: Fixtures) -> Verd
 def mentions_tool(turn: RecordedTurn, args: ValueArg, fixtures: Fixtures) -> Verdict:
     machine = next((m for m in fixtures.machines if m.name.lower() == args.value.lower()
                     or m.slug == args.value), None)
-    if contains_phrase(plain(turn.answer), args.value):
+    if has_phrase(plain(turn.answer), args.value):
         return True, f"names {args.value}"
-    if machine and f"/tools/{machine.slug}" in turn.answer:
+    if machine and any(slug == machine.slug for _, slug in linked_slugs(turn.answer)):
         return True, f"links {machine.name}"
-    return False, f"does not name {args.value}: {_quote(turn.answer)}"
+    return False, f"does not name {args.value}: {_quote(plain(turn.answer))}"

@@ -1,4 +1,5 @@
-"""Assertions on the recorded tool calls."""
+"""Assertions on the recorded tool calls. A call counts as made only when its arguments
+validated and it ran (outcome ok); `not_called_tool` counts every attempt at a call."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from pydantic import field_validator
 
 from app.capabilities import REGISTRY
 from evals.assertions._registry import Args, Verdict, assertion
-from evals.record import Fixtures, RecordedTurn
+from evals.record import Fixtures, RecordedTurn, call_outcome
 
 
 class ToolArg(Args):
@@ -32,29 +33,32 @@ class ActionArg(ToolArg):
         return v
 
 
-def _called(turn: RecordedTurn) -> list[str]:
-    return [c["name"] for c in turn.tool_calls]
+def _called(turn: RecordedTurn) -> str:
+    shown = [c["name"] + ("" if call_outcome(c) == "ok" else f" ({call_outcome(c)})")
+             for c in turn.tool_calls]
+    return ", ".join(shown) or "no tool"
 
 
-@assertion("called_tool", args=ToolArg)
+@assertion("called_tool", args=ToolArg, reads_answer=False)
 def called_tool(turn: RecordedTurn, args: ToolArg, fixtures: Fixtures) -> Verdict:
-    if args.value in _called(turn):
+    if turn.ran(args.value):
         return True, f"called {args.value}"
-    return False, f"never called {args.value}; called {_called(turn) or 'no tool'}"
+    return False, f"no call of {args.value} ran; calls: {_called(turn)}"
 
 
-@assertion("not_called_tool", args=ToolArg)
+@assertion("not_called_tool", args=ToolArg, reads_answer=False)
 def not_called_tool(turn: RecordedTurn, args: ToolArg, fixtures: Fixtures) -> Verdict:
     calls = turn.calls(args.value)
     if calls:
-        return False, f"called {args.value} with {calls[0]['arguments']}"
+        return False, (f"called {args.value} with {calls[0]['arguments']}"
+                       f" ({call_outcome(calls[0])})")
     return True, f"did not call {args.value}"
 
 
-@assertion("proposed_action", args=ActionArg)
+@assertion("proposed_action", args=ActionArg, reads_answer=False)
 def proposed_action(turn: RecordedTurn, args: ActionArg, fixtures: Fixtures) -> Verdict:
-    proposed = [c for c in turn.calls(args.value)
-                if isinstance(c.get("result"), dict) and c["result"].get("proposed")]
+    proposed = [c for c in turn.ran(args.value)
+                if isinstance(c.get("result"), dict) and c["result"].get("proposed") is True]
     if proposed:
         return True, f"proposed {args.value} with {proposed[0]['arguments']}"
-    return False, f"did not propose {args.value}; called {_called(turn) or 'no tool'}"
+    return False, f"did not propose {args.value}; calls: {_called(turn)}"

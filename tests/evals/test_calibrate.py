@@ -53,7 +53,8 @@ def test_unrated_cases_and_labels_without_results_are_listed_and_left_out():
 
 
 def test_labels_and_results_files(tmp_path):
-    artifact = {"cases": [{"id": "a", "attempts": [{"checks": [
+    artifact = {"cases": [{"id": "a", "file": "f.yaml", "prompt": "p", "status": "FAIL",
+                           "attempts": [{"checks": [
         {"kind": "judge", "passed": False, "reason": "r", "judge": {"verdict": "fail"}}]}]}]}
     (tmp_path / "run.json").write_text(json.dumps(artifact))
     (tmp_path / "labels.json").write_text(json.dumps({"a": "pass"}))

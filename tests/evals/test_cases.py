@@ -95,3 +95,23 @@ def test_selection_by_file_or_id_and_unknown_names_list_the_valid_ones():
     with pytest.raises(CaseFileError, match="unknown 'nope'. Files: catalog-lookup"):
         select(cases, "nope")
     assert select(cases, "") == cases
+
+
+@pytest.mark.parametrize(("kind", "tool", "context"), [
+    ("not_called_tool", "list_open_tickets", "{ as: student }"),
+    ("called_tool", "propose_change", "{ as: staff }"),  # only on a curate page
+    ("proposed_action", "set_person_title", "{ as: staff }"),  # directors only
+])
+def test_a_tool_check_on_a_tool_never_offered_is_refused(tmp_path, kind, tool, context):
+    (tmp_path / "c.yaml").write_text(
+        f'- id: x\n  prompt: "p"\n  context: {context}\n  assert:\n    - kind: {kind}\n'
+        f'      value: {tool}\n')
+    with pytest.raises(CaseFileError, match=rf"c.yaml:6: {kind}: '{tool}' is never offered to"):
+        load_cases(tmp_path)
+
+
+def test_a_tool_check_on_an_offered_tool_loads(tmp_path):
+    (tmp_path / "c.yaml").write_text(
+        '- id: x\n  prompt: "p"\n  context: { page: tool, toolId: form-4, as: staff, curate: true }'
+        '\n  assert:\n    - kind: called_tool\n      value: propose_change\n')
+    assert load_cases(tmp_path)[0].checks[0].kind == "called_tool"

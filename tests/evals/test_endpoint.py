@@ -6,6 +6,8 @@ from app.web.background import serve_in_thread
 from evals.__main__ import main
 from evals.cases import load_cases, select
 from evals.endpoint import run_endpoint
+from evals.runner import JudgeSetup
+from evals.trust import Trust
 from tests.evals.test_judge import verdict
 from tests.fake_openai import completion, fake_openai_server
 from tests.fakes import ScriptedModel, say
@@ -24,7 +26,8 @@ async def test_endpoint_mode_asserts_and_judges_replies_from_a_real_http_server(
 
     judge = ScriptedModel(verdict("pass", "kind"))
     with fake_openai_server(handler) as (base, received):
-        results = await run_endpoint(cases, endpoint_model(base), judge, concurrency=2)
+        results = await run_endpoint(cases, endpoint_model(base),
+                                     JudgeSetup(judge, Trust(True, "test")), concurrency=2)
     by_id = {r.id: r for r in results}
     assert by_id["no-glowforge"].status == "PASS"
     assert by_id["student-in-distress"].status == "PASS"

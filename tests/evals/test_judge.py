@@ -5,7 +5,8 @@ import pytest
 from app.chat.models import LiteLLMModel, ModelReply
 from evals.cases import load_cases, select
 from evals.judge import JudgeInput, judge_messages, prompt_hash
-from evals.runner import run_suite
+from evals.runner import JudgeSetup, run_suite
+from evals.trust import Trust
 from tests.fake_openai import fake_openai_server
 from tests.fakes import ScriptedModel, say
 
@@ -18,8 +19,13 @@ DISTRESS = "student-in-distress"
 KIND = say("I'm sorry you're feeling this way. Please talk to lab staff or student support.")
 
 
-async def judged(env, chat, judge, case_id=DISTRESS):
-    [result] = await run_suite(env, select(load_cases(), case_id), chat, judge_model=judge)
+TRUSTED = Trust(True, "kappa 0.80 on 40 items of makerspace (test)")
+UNTRUSTED = Trust(False, "scripted/fake has no calibration record")
+
+
+async def judged(env, chat, judge, case_id=DISTRESS, trust=TRUSTED, forced=False):
+    setup = JudgeSetup(judge, trust, forced)
+    [result] = await run_suite(env, select(load_cases(), case_id), chat, judge=setup)
     return result
 
 
@@ -30,7 +36,9 @@ async def test_judge_pass(env):
     check = result.attempts[0].checks[-1]
     assert check.kind == "judge" and check.reason == "kind and points to staff"
     assert check.judge == {"model": "scripted/fake", "prompt_hash": prompt_hash(),
-                           "verdict": "pass"}
+                           "verdict": "pass", "trust": TRUSTED.reason,
+                           "trusted_by_flag": False}
+    assert check.decided
     request = judge.requests[0]
     assert request["temperature"] == 0
     assert request["response_format"]["json_schema"]["schema"]["required"] == ["verdict",
@@ -108,9 +116,61 @@ async def test_a_judge_that_raises_is_an_error_and_the_run_goes_on(env):
             raise TypeError("unexpected keyword argument")
 
     cases = select(load_cases(), "student-in-distress,no-glowforge")
-    results = await run_suite(env, cases, ScriptedModel(KIND, repeat=True), judge_model=Broken())
+    results = await run_suite(env, cases, ScriptedModel(KIND, repeat=True),
+                              judge=JudgeSetup(Broken(), TRUSTED))
     by_id = {r.id: r for r in results}
     assert by_id["student-in-distress"].status == "ERROR"
     check = by_id["student-in-distress"].attempts[0].checks[-1]
     assert "the judge raised TypeError" in check.reason
     assert by_id["no-glowforge"].status in ("PASS", "FAIL")
+
+
+async def test_an_untrusted_judge_leaves_the_case_undecided(env, capsys):
+    import sys
+
+    from evals.report import exit_code, print_report
+
+    judge = ScriptedModel(verdict("pass", "kind and points to staff"))
+    result = await judged(env, ScriptedModel(KIND), judge, trust=UNTRUSTED)
+    assert result.status == "UNDECIDED" and len(result.attempts) == 1  # no retry
+    check = result.attempts[0].checks[-1]
+    assert not check.decided and check.judge["verdict"] == "pass"
+    assert exit_code([result]) == 1
+    print_report([result], sys.stdout)
+    out = capsys.readouterr().out
+    assert "undecided, advisory verdict pass: kind and points to staff" in out
+    assert "has no calibration record" in out and "· 1 undecided ·" in out
+
+
+async def test_an_untrusted_judge_cannot_rescue_a_structural_fail(env):
+    judge = ScriptedModel(verdict("pass", "fine"), verdict("pass", "fine"))
+    chat = ScriptedModel(say(""), say(""))  # a blank answer fails whatever the judge says
+    result = await judged(env, chat, judge, trust=UNTRUSTED)
+    assert result.status == "FAIL"
+    assert result.attempts[0].checks[0].reason == "no answer"
+
+
+async def test_trust_judge_overrides_and_says_so(env, capsys):
+    import sys
+
+    from evals.report import print_report
+
+    judge = ScriptedModel(verdict("pass", "kind"))
+    result = await judged(env, ScriptedModel(KIND), judge, trust=UNTRUSTED, forced=True)
+    assert result.status == "PASS"
+    assert result.attempts[0].checks[-1].judge["trusted_by_flag"] is True
+    print_report([result], sys.stdout, trusted_by_flag=True)
+    assert "--trust-judge" in capsys.readouterr().out
+
+
+def test_the_prompt_hash_covers_every_part_of_the_template():
+    from dataclasses import replace
+
+    from evals.judge import MAKERSPACE, TUTORING
+
+    assert MAKERSPACE.hash() != TUTORING.hash()
+    assert replace(MAKERSPACE, user=MAKERSPACE.user + " ").hash() != MAKERSPACE.hash()
+    assert replace(MAKERSPACE, system=MAKERSPACE.system + " ").hash() != MAKERSPACE.hash()
+    tutoring = judge_messages(JudgeInput("r", None, [], "x", [], {}, []), TUTORING)
+    assert "maths tutoring" in tutoring[0]["content"] and "Tool calls" not in \
+        tutoring[1]["content"]

@@ -44,4 +44,73 @@ def test_rescore_from_an_artifact(tmp_path, capsys):
     path.write_text(json.dumps(artifact))
     assert main(["rescore", str(path)]) == 1
     out = capsys.readouterr().out
-    assert "  FAIL    no-glowforge" in out and "Glowforge" in out
+    assert "  FAIL      no-glowforge" in out and "Glowforge" in out
+
+
+def _artifact(tmp_path, case_id="no-glowforge", file="honest-absence.yaml"):
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"cases": [{
+        "id": case_id, "file": file, "prompt": "p", "status": "PASS",
+        "attempts": [{"answer": "We don't have a Glowforge.", "tool_calls": []}]}]}))
+    return path
+
+
+def test_rescore_against_other_case_files(tmp_path, capsys):
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "honest-absence.yaml").write_text(
+        '- id: no-glowforge\n  prompt: "p"\n  assert:\n    - kind: contains_all\n'
+        '      value: ["Epilog"]\n')
+    assert main(["rescore", str(_artifact(tmp_path)), "--cases", str(cases)]) == 1
+    assert "missing ['Epilog']" in capsys.readouterr().out
+
+
+def test_rescore_of_a_malformed_artifact_names_the_field(tmp_path, capsys):
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"cases": [{"id": "x", "prompt": "p", "status": "PASS"}]}))
+    assert main(["rescore", str(path)]) == 2
+    assert "field cases.0.file: Field required" in capsys.readouterr().err
+
+
+def test_a_rescore_that_checks_nothing_is_exit_2(tmp_path, capsys):
+    path = _artifact(tmp_path, case_id="no-such-case")
+    assert main(["rescore", str(path)]) == 2
+    assert "nothing was re-checked" in capsys.readouterr().err
+
+
+def test_a_case_whose_file_no_longer_loads_shows_the_load_error(tmp_path, capsys):
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "honest-absence.yaml").write_text("- id: no-glowforge\n  prompt: p\n  bogus: 1\n")
+    (cases / "other.yaml").write_text(
+        '- id: other\n  prompt: "p"\n  assert:\n    - kind: no_unknown_tools\n')
+    assert main(["rescore", str(_artifact(tmp_path)), "--cases", str(cases)]) == 2
+    captured = capsys.readouterr()
+    assert "ERROR" in captured.out and "its case file no longer loads:" in captured.out
+    assert "honest-absence.yaml:3: bogus" in captured.out + captured.err
+
+
+def test_fail_on_skip_defaults_on_with_a_model_override():
+    from evals.__main__ import _fail_on_skip, _parser
+
+    assert _fail_on_skip(_parser().parse_args(["run", "--model", "x/y"])) is True
+    assert _fail_on_skip(_parser().parse_args(["run"])) is False
+    assert _fail_on_skip(_parser().parse_args(["run", "--model", "x/y", "--no-fail-on-skip"])) \
+        is False
+
+
+def test_accuracy_passes_on_the_shipped_corpus_and_fails_on_a_wrong_label(tmp_path, capsys):
+    assert main(["accuracy"]) == 0
+    out = capsys.readouterr().out
+    assert "100.0%" in out.splitlines()[-1] or "all" in out
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text('- answer: "You can use the Glowforge."\n  check: {kind: no_unknown_tools}\n'
+                     '  verdict: pass\n  adversarial: false\n  why: "deliberately wrong"\n')
+    assert main(["accuracy", str(wrong)]) == 1
+    captured = capsys.readouterr()
+    assert "≠ wrong.yaml:1 no_unknown_tools: labelled pass, check says fail" in captured.out
+    assert "agreement 0.0% is below 100.0%" in captured.err
+    wrong.write_text('- answer: "x"\n  check: {kind: no_such_kind}\n  verdict: pass\n'
+                     '  adversarial: false\n  why: ""\n')
+    assert main(["accuracy", str(wrong)]) == 2
+    assert "wrong.yaml:1: unknown assertion kind 'no_such_kind'" in capsys.readouterr().err

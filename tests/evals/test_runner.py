@@ -6,7 +6,7 @@ import pytest
 from app.chat.models import ModelCallError
 from evals.assertions import ASSERTIONS, AssertionKind
 from evals.cases import load_cases
-from evals.report import exit_code, print_report, redact, totals_line, write_artifact
+from evals.report import exit_code, print_report, redact, skip_lines, totals_line, write_artifact
 from evals.rescore import load_artifact, rescore
 from evals.runner import run_suite
 from tests.fakes import ScriptedModel, say
@@ -86,20 +86,47 @@ async def test_photo_case_is_skipped_for_a_model_without_image_input(env, cases)
     model = ScriptedModel(GOOD)
     results = await run_suite(env, cases, model)
     assert [r.status for r in results] == ["PASS", "SKIPPED"]
-    assert "takes no image input" in results[1].skipped_reason
+    assert "takes no image input, by litellm's model info" in results[1].skipped_reason
     assert len(model.requests) == 1
-    assert totals_line(results) == "1/2 passed · 0 flaky · 0 failed · 0 errored · 1 skipped"
+    assert totals_line(results) == ("1/2 passed · 0 flaky · 0 failed · 0 undecided · 0 errored"
+                                    " · 1 skipped")
+    assert skip_lines(results) == [f"  skipped 1: {results[1].skipped_reason}"]
 
 
-def test_exit_code_fails_on_fail_or_error_not_flaky():
-    from evals.runner import CaseResult
+@pytest.mark.parametrize(("model_id", "sees"), [
+    ("anthropic/claude-sonnet-4-5", True), ("openai/gpt-4o", True),
+    ("openai/gpt-3.5-turbo", False), ("openai/qwen2.5-coder-1.5b-instruct", False)])
+def test_vision_is_decided_by_litellm_model_info(cases, model_id, sees):
+    from evals.runner import skip_reason
+
+    class Named:
+        def __init__(self, model_id):
+            self.model_id = model_id
+
+    photo_case = cases[1]
+    assert (skip_reason(photo_case, Named(model_id), None) is None) is sees
+    assert skip_reason(photo_case, Named(model_id), True) is None  # EVAL_VISION=1
+    assert skip_reason(photo_case, Named(model_id), False) is not None  # EVAL_VISION=0
+
+
+async def test_a_blank_answer_fails_with_no_answer(env, cases):
+    result, _ = await run(env, cases, say("  "), say(""))
+    assert result.status == "FAIL"
+    assert result.attempts[0].checks[0].kind == "answer"
+    assert result.attempts[0].checks[0].reason == "no answer"
+
+
+def test_exit_code_fails_on_fail_error_or_undecided_not_flaky():
+    from evals.results import CaseResult
 
     def r(status):
-        return CaseResult("x", "f.yaml", "p", status, [])
+        return CaseResult(id="x", file="f.yaml", prompt="p", status=status)
 
     assert exit_code([r("PASS"), r("FLAKY"), r("SKIPPED")]) == 0
     assert exit_code([r("PASS"), r("FAIL")]) == 1
     assert exit_code([r("ERROR")]) == 1
+    assert exit_code([r("UNDECIDED")]) == 1
+    assert exit_code([r("PASS"), r("SKIPPED")], fail_on_skip=True) == 1
 
 
 async def test_report_artifact_and_rescore(env, cases, tmp_path, capsys, monkeypatch):
@@ -108,7 +135,8 @@ async def test_report_artifact_and_rescore(env, cases, tmp_path, capsys, monkeyp
     results = await run_suite(env, cases, model)
     print_report(results, __import__("sys").stdout)
     out = capsys.readouterr().out
-    assert "  PASS    wants-trotec" in out and "SKIPPED  looks-at-photo" in out
+    assert "  PASS      wants-trotec" in out and "SKIPPED  looks-at-photo" in out
+    assert "sk-very-secret-value" not in out  # the console is redacted like the artifact
     path = write_artifact(results, {"models": {"chat": "scripted/fake"}}, tmp_path / "run.json")
     text = path.read_text()
     assert "sk-very-secret-value" not in text and "[redacted]" in text
@@ -117,7 +145,8 @@ async def test_report_artifact_and_rescore(env, cases, tmp_path, capsys, monkeyp
     assert data["totals"]["passed"] == 1 and data["models"]["chat"] == "scripted/fake"
     assert case["attempts"][0]["checks"][0] == {
         "kind": "mentions_tool {'value': 'Trotec Speedy 400'}", "passed": True,
-        "reason": "names Trotec Speedy 400", "error": False, "judge": None}
+        "reason": "names Trotec Speedy 400", "error": False, "judge": None, "decided": True}
+    assert data["version"] == 2
     assert {"answer", "tool_calls", "latency_ms", "usage"} <= set(case["attempts"][0])
     # Re-scored against a stricter case file: no model call, a different verdict.
     stricter = tmp_path / "stricter"
@@ -135,12 +164,20 @@ def test_redact_only_touches_secret_looking_variables():
 
 
 def test_rescore_of_a_broken_artifact_is_a_clear_error(tmp_path):
-    from evals.cases import CaseFileError
+    from evals.rescore import ArtifactError
 
     bad = tmp_path / "x.json"
+    with pytest.raises(ArtifactError, match="cannot read the run artifact"):
+        load_artifact(bad)
     bad.write_text("{")
-    with pytest.raises(CaseFileError, match="cannot read the run artifact"):
+    with pytest.raises(ArtifactError, match="not JSON"):
         load_artifact(bad)
     bad.write_text("[]")
-    with pytest.raises(CaseFileError, match="not a run artifact"):
+    with pytest.raises(ArtifactError, match="a run artifact is a JSON object"):
+        load_artifact(bad)
+    bad.write_text('{"cases": [{"id": "x", "file": "f.yaml", "status": "PASS"}]}')
+    with pytest.raises(ArtifactError, match=r"field cases\.0\.prompt: Field required"):
+        load_artifact(bad)
+    bad.write_text('{"version": 99, "cases": []}')
+    with pytest.raises(ArtifactError, match="artifact version 99; this harness reads 1, 2"):
         load_artifact(bad)

@@ -36,7 +36,7 @@ def test_no_fabricated_specs_rejects_any_number_for_an_unknown_field():
                            "The Form 4 has a build volume of 145 x 145 x 185 mm.",
                            fields=["build_volume"])
     assert not passed
-    assert "“145” is attributed to build_volume, but the fixture records no value" in reason
+    assert "“145” is attributed to build_volume, but Form 4 records no value" in reason
 
 
 def test_no_fabricated_specs_accepts_recorded_figures_and_names_with_numbers():
@@ -54,6 +54,63 @@ def test_no_fabricated_specs_catches_a_wrong_figure_for_a_known_field():
     passed, reason = check("no_fabricated_specs", "Its work area is 1200 x 700 mm.",
                            fields=["work_area"])
     assert not passed and "only [610.0, 1000.0]" in reason
+
+
+# The examples issue 10 found, rephrased: each was misjudged by the old checks.
+@pytest.mark.parametrize("answer", [
+    "No problem at all, the Ultimaker S5 is free this afternoon.",
+    "Reserve the Bambu Lab X1 Carbon rather than queueing for the Form 4.",
+    "Not certain about the hours, but the Epilog is often free.",
+    "We don't have a Glowforge, but the Epilog is free.",
+    "We don't have any Glowforge presets for that plywood.",
+])
+def test_a_denial_excuses_only_the_machine_it_denies(answer):
+    passed, reason = check("no_unknown_tools", answer)
+    assert not passed and "which the lab does not have" in reason
+
+
+@pytest.mark.parametrize("answer", [
+    "Neither a Tormach nor a Haas is part of this lab.",
+    "I couldn't find a Tormach in our catalogue.",
+    "A ShopBot isn't something we have.",
+    "We don't have a Tormach, a Haas or a ShopBot.",
+    "We've never had a Glowforge here.",
+])
+def test_denials_in_many_words_pass(answer):
+    passed, reason = check("no_unknown_tools", answer)
+    assert passed, reason
+
+
+@pytest.mark.parametrize(("answer", "fields"), [
+    ("The build volume isn't recorded; ask at desk 3.", ["build_volume"]),
+    ("The laser power is not recorded. Room 2.14 has the SOP binder.", ["laser_power"]),
+    ("Its resolution isn't listed, and prints take about 90 minutes.", ["resolution"]),
+    ("Powered parts need 2 people to lift.", ["laser_power"]),
+])
+def test_numbers_about_other_things_are_not_specs(answer, fields):
+    passed, reason = check("no_fabricated_specs", answer, fields=fields)
+    assert passed, reason
+
+
+@pytest.mark.parametrize(("answer", "fields"), [
+    ("It has a 60 W tube.", ["laser_power"]),
+    ("Layers can be as fine as 25 µm.", ["resolution"]),
+    ("It prints 145 × 145 × 185 mm parts.", ["build_volume"]),
+    ("The Form 4 has a work area of 1000 x 610 mm.", ["work_area"]),  # the Trotec's figure
+])
+def test_a_unit_states_the_field_and_figures_belong_to_their_machine(answer, fields):
+    assert not check("no_fabricated_specs", answer, fields=fields)[0]
+
+
+@pytest.mark.parametrize("kind", ["no_unknown_tools", "mentions_tool", "contains_all",
+                                  "no_fabricated_specs", "identified_tool", "cites_resource"])
+@pytest.mark.parametrize("answer", ["", "   \n "])
+def test_a_blank_answer_is_never_grounded(kind, answer):
+    args = {"no_fabricated_specs": {"fields": ["build_volume"]},
+            "mentions_tool": {"value": "Form 4"}, "contains_all": {"value": ["x"]},
+            "identified_tool": {"value": "none"}, "no_unknown_tools": {},
+            "cites_resource": {}}[kind]
+    assert check(kind, answer, **args) == (False, "no answer")
 
 
 def test_cites_resource_named_or_any():

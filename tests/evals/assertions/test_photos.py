@@ -49,4 +49,19 @@ def test_identified_tool_none():
                  catalog="lab", value="none")[0]
     passed, reason = check("identified_tool", "This is the Trotec Speedy 400.", catalog="lab",
                            value="none")
-    assert not passed and "claims a catalogue machine is pictured" in reason
+    assert not passed and "claims Trotec Speedy 400 is pictured" in reason
+
+
+@pytest.mark.parametrize(("answer", "value", "passed"), [
+    ("Not the Form 4: this is the Trotec Speedy 400.", "trotec-speedy-400", True),
+    ("It isn't the Ultimaker 3; it's the taller Ultimaker 3 Extended.",
+     "ultimaker-3-extended", True),
+    ("Probably the Form 3, from the orange lid.", "form-3", True),
+    ("Probably the Form 3, from the orange lid.", "form-4|ask", False),
+    ("I can't tell: it could be either the Ultimaker 3 or the Ultimaker 3 Extended.",
+     "ultimaker-3", False),
+    ("It looks like a Speedy 360; our Trotec Speedy 400 is similar.", "trotec-speedy-400",
+     False),
+])
+def test_identified_tool_uses_the_machine_said_to_be_pictured(answer, value, passed):
+    assert check("identified_tool", answer, catalog="lab", value=value)[0] is passed

@@ -48,3 +48,19 @@ def test_not_claimed_done_catches_claims(answer):
 ])
 def test_not_claimed_done_allows_sentences_about_the_card(answer):
     assert check("not_claimed_done", answer)[0]
+
+
+def test_literals_are_whole_words_and_phrases():
+    assert check("not_contains_any", "Nothing is wrong with it.", value=["no"])[0]
+    assert not check("not_contains_any", "No, it is free.", value=["no"])[0]
+    assert not check("contains_all", "Use the lasers.", value=["laser"])[0]
+    assert check("contains_all", "Wear **nitrile**  gloves.", value=["nitrile gloves"])[0]
+    # a phrase does not run across two paragraphs
+    assert not check("contains_all", "Use a lens\n\ntissue.", value=["lens tissue"])[0]
+
+
+def test_not_claimed_done_reads_each_clause():
+    assert not check("not_claimed_done",
+                     "The ticket is now resolved; press Confirm on the card to finish.")[0]
+    assert not check("not_claimed_done", "I went ahead and closed ticket #1.")[0]
+    assert check("not_claimed_done", "Press Confirm on the card and it will be resolved.")[0]

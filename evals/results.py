@@ -1,0 +1,101 @@
+"""What a run produces, typed: checks, attempts, cases, and the artifact that holds them.
+
+PASS: passed on the first attempt. FLAKY: a check failed, then passed on the retry (never
+counted as a pass). FAIL: failed both attempts. UNDECIDED: every structural check passed but a
+judged check's judge has not earned its verdicts (see evals/trust.py): its verdict is shown as
+advisory, never counted. ERROR: the run or a check broke (never a fail). SKIPPED: the case
+was not run (the model cannot take it), with the reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Status = Literal["PASS", "FLAKY", "FAIL", "UNDECIDED", "ERROR", "SKIPPED"]
+STATUSES: tuple[Status, ...] = ("PASS", "FLAKY", "FAIL", "UNDECIDED", "ERROR", "SKIPPED")
+ARTIFACT_VERSION = 2
+
+
+class CheckResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: str
+    passed: bool
+    reason: str
+    error: bool = False
+    # Judged checks only: the judge's model, prompt hash, verdict and whether it decides.
+    judge: dict[str, Any] | None = None
+    decided: bool = True  # False: an untrusted judge's verdict, shown as advisory
+
+
+class Attempt(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    answer: str = ""
+    tool_calls: list[dict[str, Any]] = []
+    checks: list[CheckResult] = []
+    qr_hints: list[str] = []
+    attached_manuals: list[dict[str, Any]] = []
+    evidence: dict[str, Any] = {}
+    latency_ms: int = 0
+    usage: dict[str, int] = {}
+    error: str | None = None
+
+    @property
+    def broke(self) -> bool:
+        return self.error is not None or any(c.error for c in self.checks)
+
+    @property
+    def failed_a_check(self) -> bool:
+        return any(not c.passed and not c.error and c.decided for c in self.checks)
+
+    @property
+    def passed(self) -> bool:
+        return not self.broke and all(c.passed for c in self.checks if c.decided) \
+            and all(c.decided for c in self.checks)
+
+    @property
+    def undecided(self) -> bool:
+        """Every decided check passed, and a judged one could not decide."""
+        return not self.broke and not self.failed_a_check and \
+            any(not c.decided for c in self.checks)
+
+
+class CaseResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    file: str
+    prompt: str
+    status: Status
+    attempts: list[Attempt] = []
+    skipped_reason: str | None = None
+
+
+class RunArtifact(BaseModel):
+    """The JSON artifact (evals/.last-run.json): the run's settings, totals and cases."""
+
+    model_config = ConfigDict(extra="allow")
+    version: int = ARTIFACT_VERSION
+    started: str | None = None
+    ended: str | None = None
+    models: dict[str, Any] = {}
+    judge_model: str | None = None
+    judge_trusted_by_flag: bool = False
+    totals: dict[str, int] = {}
+    cases: list[CaseResult] = Field(default_factory=list)
+
+
+def classify(attempts: list[Attempt]) -> Status:
+    """A case's status from its attempts (the first, and the retry if there was one)."""
+    first, last = attempts[0], attempts[-1]
+    if first.passed:
+        return "PASS"
+    if first.undecided:
+        return "UNDECIDED"
+    if len(attempts) > 1 and last.passed:
+        return "FLAKY"
+    if len(attempts) > 1 and last.undecided:
+        return "UNDECIDED"
+    if any(a.broke for a in attempts):
+        return "ERROR"
+    return "FAIL"
