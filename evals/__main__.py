@@ -1,13 +1,18 @@
-"""`python -m evals`: run the suite (`make eval`), re-score a run, or list the cases.
+"""`python -m evals`: run the suite (`make eval`), compare versions, gate a change, re-score.
 
-    python -m evals [run] [--cases FILE_OR_ID,...] [--model ID] [--concurrency N]
+    python -m evals [run] [--cases FILE_OR_ID,...] [--group G] [--model ID] [--repeat K]
+    python -m evals runs
+    python -m evals point save NAME [--from-run RUN] | point list | point show NAME
+    python -m evals compare NAME [--model ID] [--adopt-plan] | compare --runs A B
+    python -m evals gate [--model ID] [--against NAME] [--hard FILES]
     python -m evals rescore [ARTIFACT] [--cases FILE_OR_DIR]
-    python -m evals list
+    python -m evals list [--groups]
     python -m evals accuracy [LABELLED]
     python -m evals calibrate (RESULTS LABELS | --set makerspace | --set mrbench --file F) [--save]
 
-Every flag has an environment variable: EVAL_CASES, EVAL_MODEL, EVAL_CONCURRENCY, EVAL_VISION,
-EVAL_JUDGE_MODEL, EVAL_TRUST_JUDGE, EVAL_FAIL_ON_SKIP.
+Every run flag has an environment variable: EVAL_CASES, EVAL_GROUPS, EVAL_MODEL,
+EVAL_CONCURRENCY, EVAL_REPEAT, EVAL_VISION, EVAL_JUDGE_MODEL, EVAL_TRUST_JUDGE,
+EVAL_FAIL_ON_SKIP.
 """
 
 from __future__ import annotations
@@ -17,24 +22,50 @@ import asyncio
 import datetime as dt
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from app.settings import MODEL_JOBS, get_settings
-from evals.cases import CASES_DIR, CaseFileError, load_cases, load_cases_by_file, select
+from app.settings import get_settings
+from evals.cases import (
+    CASES_DIR,
+    CaseFileError,
+    load_cases,
+    load_cases_by_file,
+    select,
+    select_groups,
+)
+from evals.cli_runs import LIVE_DATA_SETTINGS, env_bool, fail_on_skip, judge_setup
 from evals.report import ARTIFACT, exit_code, print_report, write_artifact
-from evals.runner import DEFAULT_CONCURRENCY, MAX_ATTEMPTS
+from evals.runner import DEFAULT_CONCURRENCY
 from evals.trust import JUDGES_FILE
 
-# Settings that would point the app at live data: the evals blank them and say so.
-LIVE_DATA_SETTINGS = ("catalog_source", "blob_base_url", "blob_dir")
+_env_bool = env_bool
 
 
-def _env_bool(name: str) -> bool | None:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return None
-    return value.strip().lower() in ("1", "true", "yes", "on")
+def _run_options(p: argparse.ArgumentParser, *, model_help: str) -> None:
+    """The flags every command that runs cases shares."""
+    p.add_argument("--cases", default=os.environ.get("EVAL_CASES"),
+                   help="comma list of case files (without .yaml) or case ids (EVAL_CASES)")
+    p.add_argument("--group", default=os.environ.get("EVAL_GROUPS"),
+                   help="comma list of case groups (EVAL_GROUPS)")
+    p.add_argument("--model", default=os.environ.get("EVAL_MODEL"), help=model_help)
+    p.add_argument("--judge-model", default=os.environ.get("EVAL_JUDGE_MODEL"),
+                   help="the judge for rubric/must_not cases (EVAL_JUDGE_MODEL; default: job"
+                        " judge, MODEL_JUDGE)")
+    p.add_argument("--concurrency", type=int,
+                   default=int(os.environ.get("EVAL_CONCURRENCY") or DEFAULT_CONCURRENCY),
+                   help=f"cases in flight at once (EVAL_CONCURRENCY, default "
+                        f"{DEFAULT_CONCURRENCY})")
+    p.add_argument("--trust-judge", action="store_true",
+                   default=bool(_env_bool("EVAL_TRUST_JUDGE")),
+                   help="let an uncalibrated judge decide cases (EVAL_TRUST_JUDGE); the"
+                        " report and the artifact say so")
+    p.add_argument("--fail-on-skip", action=argparse.BooleanOptionalAction,
+                   default=_env_bool("EVAL_FAIL_ON_SKIP"),
+                   help="a skipped case makes the exit non-zero (EVAL_FAIL_ON_SKIP; on by"
+                        " default when EVAL_MODEL or --model is set)")
+    p.add_argument("--artifact", type=Path, default=ARTIFACT)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -47,31 +78,41 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--endpoint", help="an OpenAI-compatible base URL: send each case there"
                      " directly (no app composition)")
     run.add_argument("--endpoint-model", help="the model id the endpoint serves")
-    run.add_argument("--cases", default=os.environ.get("EVAL_CASES"),
-                     help="comma list of case files (without .yaml) or case ids (EVAL_CASES)")
-    run.add_argument("--model", default=os.environ.get("EVAL_MODEL"),
-                     help="the chat model for this run, a litellm id (EVAL_MODEL)")
-    run.add_argument("--judge-model", default=os.environ.get("EVAL_JUDGE_MODEL"),
-                     help="the judge for rubric/must_not cases (EVAL_JUDGE_MODEL; default: job"
-                          " judge, MODEL_JUDGE)")
-    run.add_argument("--concurrency", type=int,
-                     default=int(os.environ.get("EVAL_CONCURRENCY") or DEFAULT_CONCURRENCY),
-                     help=f"cases in flight at once (EVAL_CONCURRENCY, default "
-                          f"{DEFAULT_CONCURRENCY})")
-    run.add_argument("--trust-judge", action="store_true",
-                     default=bool(_env_bool("EVAL_TRUST_JUDGE")),
-                     help="let an uncalibrated judge decide cases (EVAL_TRUST_JUDGE); the"
-                          " report and the artifact say so")
-    run.add_argument("--fail-on-skip", action=argparse.BooleanOptionalAction,
-                     default=_env_bool("EVAL_FAIL_ON_SKIP"),
-                     help="a skipped case makes the exit non-zero (EVAL_FAIL_ON_SKIP; on by"
-                          " default when EVAL_MODEL or --model is set)")
-    run.add_argument("--artifact", type=Path, default=ARTIFACT)
+    _run_options(run, model_help="the chat model for this run, a litellm id (EVAL_MODEL)")
+    run.add_argument("--repeat", type=int, default=int(os.environ.get("EVAL_REPEAT") or 1),
+                     help="run each case K independent times (EVAL_REPEAT, default 1)")
+    run.add_argument("--junit", type=Path, help="also write JUnit XML for CI systems")
+    sub.add_parser("runs", help="list the stored runs")
+    point = sub.add_parser("point", help="comparison points: a frozen agent and its plan")
+    psub = point.add_subparsers(dest="point_command", required=True)
+    save = psub.add_parser("save", help="freeze today's agent (or a stored run's) and plan")
+    save.add_argument("name")
+    save.add_argument("--from-run", help="freeze the agent and plan of this stored run")
+    _run_options(save, model_help="the chat model the point freezes (EVAL_MODEL)")
+    save.add_argument("--repeat", type=int, default=int(os.environ.get("EVAL_REPEAT") or 1))
+    psub.add_parser("list", help="the saved points")
+    show = psub.add_parser("show", help="one point: its agent, contexts and plan")
+    show.add_argument("name")
+    cmp_ = sub.add_parser("compare", help="a point's frozen agent against today's, paired")
+    cmp_.add_argument("name", nargs="?", help="the comparison point")
+    cmp_.add_argument("--runs", nargs=2, metavar=("A", "B"),
+                      help="pair two stored runs instead (same plan only)")
+    cmp_.add_argument("--adopt-plan", action="store_true",
+                      help="when the plan changed: save a new point with the old agent and"
+                           " the new plan, and compare under it")
+    _run_options(cmp_, model_help="today's side runs this model instead (a model switch)")
+    gate = sub.add_parser("gate", help="the gate for a model switch or a prompt change")
+    _run_options(gate, model_help="the model to gate (EVAL_MODEL)")
+    gate.add_argument("--against", help="a comparison point to list regressions against")
+    gate.add_argument("--hard", default=os.environ.get("EVAL_HARD_FILES"),
+                      help="comma list of files that allow no miss (EVAL_HARD_FILES; default"
+                           " honest-absence,manual-grounding)")
     re_ = sub.add_parser("rescore", help="re-check a run's recorded answers, no model call")
     re_.add_argument("artifact", nargs="?", type=Path, default=ARTIFACT)
     re_.add_argument("--cases", type=Path, dest="rescore_cases",
                      help="a case file or folder to re-check against (default evals/cases/)")
-    sub.add_parser("list", help="list the cases")
+    lst = sub.add_parser("list", help="list the cases")
+    lst.add_argument("--groups", action="store_true", help="list the groups instead")
     acc = sub.add_parser("accuracy", help="the checks against labelled answers")
     acc.add_argument("labelled", nargs="?", type=Path,
                      help="a labelled file or folder (default tests/evals/labelled/)")
@@ -103,6 +144,10 @@ def main(argv: list[str] | None = None) -> int:
         return _accuracy(args)
     if args.command == "rescore":
         return _rescore(args)
+    if args.command in ("runs", "point", "compare", "gate"):
+        from evals import cli_runs
+
+        return int(getattr(cli_runs, args.command)(args))
     try:
         source = getattr(args, "case_file", None)
         cases = load_cases(source) if source else load_cases()
@@ -112,17 +157,24 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {line}", file=sys.stderr)
         return 2
     if args.command == "list":
+        if args.groups:
+            counts = Counter(c.group for c in cases if c.group)
+            for name, n in sorted(counts.items()):
+                print(f"{name:<32} {n} case(s)")
+            print(f"{len(counts)} groups · {sum(1 for c in cases if not c.group)} cases in none")
+            return 0
         for c in cases:
-            print(f"{c.where:<32} {c.id}")
+            print(f"{c.where:<32} {c.id}" + (f"  [{c.group}]" if c.group else ""))
         print(f"{len(cases)} cases")
         return 0
     try:
-        selected = select(cases, args.cases)
+        selected = select_groups(select(cases, args.cases), args.group)
     except CaseFileError as exc:
         print(exc, file=sys.stderr)
         return 2
-    if args.concurrency < 1:
-        print("--concurrency (EVAL_CONCURRENCY) must be at least 1", file=sys.stderr)
+    if args.concurrency < 1 or args.repeat < 1:
+        print("--concurrency (EVAL_CONCURRENCY) and --repeat (EVAL_REPEAT) must be at least 1",
+              file=sys.stderr)
         return 2
     if args.endpoint:
         if not args.endpoint_model:
@@ -164,74 +216,14 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def _judge_setup(settings: Any, cases: list[Any], args: argparse.Namespace) -> Any:
-    """The run's judge (None without judged cases) and whether its verdicts decide."""
-    from app.chat.models import model_for_job
-    from evals.judge import MAKERSPACE
-    from evals.runner import JudgeSetup
-    from evals.trust import trust
-
-    if not any(c.judged for c in cases):
-        return None
-    model = model_for_job(settings, "judge", args.judge_model)
-    setup = JudgeSetup(model, trust(model.model_id, MAKERSPACE.hash()), args.trust_judge)
-    n = sum(c.judged for c in cases)
-    if setup.trust.trusted:
-        print(f"judge: {model.model_id} decides {n} judged cases ({setup.trust.reason})")
-    elif setup.forced:
-        print(f"judge: {model.model_id} decides {n} judged cases on --trust-judge only:"
-              f" {setup.trust.reason}")
-    else:
-        print(f"judge: {model.model_id} is advisory, its {n} judged cases stay UNDECIDED:"
-              f" {setup.trust.reason}")
-    return setup
-
-
-def _fail_on_skip(args: argparse.Namespace) -> bool:
-    return args.fail_on_skip if args.fail_on_skip is not None else bool(args.model)
+_judge_setup = judge_setup
+_fail_on_skip = fail_on_skip
 
 
 async def _run(cases: list[Any], args: argparse.Namespace, settings: Any) -> int:
-    from app.chat.models import ModelCallError, model_for_job
-    from app.db import resolve_conninfo
-    from app.manuals.embed import default_embedder
-    from evals.harness import eval_env
-    from evals.runner import run_suite
-    from evals.trust import JudgesFileError
+    from evals.cli_runs import run_once
 
-    try:
-        model = model_for_job(settings, "chat", args.model)
-        judge = _judge_setup(settings, cases, args)
-    except (ModelCallError, JudgesFileError) as exc:
-        print(f"cannot start: {exc}", file=sys.stderr)
-        return 2
-    calls_max = len(cases) * (settings.max_tool_steps + 1) * MAX_ATTEMPTS
-    print(f"model: {model.model_id} · {len(cases)} cases · at least {len(cases)} model calls"
-          f" (one per case), at most {calls_max} (every tool step, every retry)")
-    started = dt.datetime.now(dt.UTC)
-    url = settings.database_url.get_secret_value() if settings.database_url else None
-    progress = _progress(len(cases))
-    async with eval_env(resolve_conninfo(url, settings.data_dir), settings,
-                        default_embedder()) as env:
-        results = await run_suite(env, cases, model, concurrency=args.concurrency,
-                                  vision=_env_bool("EVAL_VISION"), judge=judge,
-                                  on_done=lambda r: progress(r.id))
-    progress(None)
-    forced = bool(judge and judge.forced and not judge.trust.trusted)
-    print_report(results, sys.stdout, trusted_by_flag=forced)
-    meta = {
-        "started": started.isoformat(),
-        "ended": dt.datetime.now(dt.UTC).isoformat(),
-        "models": {"chat": model.model_id,
-                   **{job: settings.model_for(job) for job in MODEL_JOBS if job != "chat"}},
-        "judge_model": judge.model.model_id if judge else None,
-        "judge_trusted_by_flag": forced,
-        "concurrency": args.concurrency,
-        "selection": args.cases,
-    }
-    path = write_artifact(results, meta, args.artifact)
-    print(f"artifact: {path}")
-    return exit_code(results, fail_on_skip=_fail_on_skip(args))
+    return await run_once(cases, args, settings)
 
 
 def _judge_is_local(settings: Any, cases: list[Any], judge_model: str | None) -> bool:
@@ -416,24 +408,6 @@ def _calibrate_mrbench(args: argparse.Namespace) -> int:
         for name, c in results.items():
             _save(model.model_id, TUTORING.hash(), f"mrbench:{name}", c)
     return 0
-
-
-def _progress(total: int) -> Any:
-    """A progress bar on a terminal; silent otherwise."""
-    if not sys.stderr.isatty():
-        return lambda case_id: None
-    from tqdm import tqdm
-
-    bar = tqdm(total=total, unit="case", file=sys.stderr, leave=False)
-
-    def tick(case_id: str | None) -> None:
-        if case_id is None:
-            bar.close()
-        else:
-            bar.set_postfix_str(case_id)
-            bar.update(1)
-
-    return tick
 
 
 if __name__ == "__main__":

@@ -160,6 +160,7 @@ class CaseModel(BaseModel):
     assertions: list[AssertionSpec] = Field(default=[], alias="assert")
     rubric: str | None = Field(default=None, min_length=1)
     must_not: str | None = Field(default=None, min_length=1)
+    group: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9 _-]{0,63}$")
 
     @model_validator(mode="after")
     def _checked(self) -> CaseModel:
@@ -191,6 +192,7 @@ class Case:
     checks: tuple[Check, ...]
     rubric: str | None = None
     must_not: str | None = None
+    group: str | None = None  # a user journey's name: selects, never scores
 
     @property
     def judged(self) -> bool:
@@ -251,7 +253,7 @@ def _validate_case(raw: dict[str, Any], file: str, base: tuple[Any, ...],
         return None, errors
     return Case(model.id, file, line_of(base, lines), model.prompt, model.context,
                 tuple(model.history), tuple(model.photos), tuple(checks), model.rubric,
-                model.must_not), []
+                model.must_not, model.group), []
 
 
 def load_cases(directory: Path = CASES_DIR, photos_dir: Path = PHOTOS_DIR) -> list[Case]:
@@ -303,6 +305,19 @@ def load_cases_by_file(directory: Path = CASES_DIR, photos_dir: Path = PHOTOS_DI
         else:
             cases += file_cases
     return cases, errors
+
+
+def select_groups(cases: list[Case], spec: str | None) -> list[Case]:
+    """EVAL_GROUPS / --group: comma-separated group names."""
+    if not spec or not spec.strip():
+        return cases
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    groups = {c.group for c in cases if c.group}
+    unknown = [n for n in names if n not in groups]
+    if unknown:
+        raise CaseFileError([f"--group: unknown {', '.join(repr(n) for n in unknown)}. Groups:"
+                             f" {', '.join(sorted(groups)) or 'none (add group: to a case)'}"])
+    return [c for c in cases if c.group in names]
 
 
 def select(cases: list[Case], spec: str | None) -> list[Case]:

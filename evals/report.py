@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, TextIO
 
-from evals.results import ARTIFACT_VERSION, CaseResult, RunArtifact
+from evals.results import ARTIFACT_VERSION, CaseResult, RunArtifact, RunRecord
 
 ARTIFACT = Path(__file__).parent / ".last-run.json"
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|DATABASE_URL)", re.IGNORECASE)
@@ -105,6 +105,11 @@ def write_artifact(results: list[CaseResult], meta: dict[str, Any], path: Path =
     """Write the run's JSON atomically (a reader never sees half a file)."""
     record = RunArtifact(version=ARTIFACT_VERSION, **meta, totals=totals(results),
                          cases=results)
+    return write_record(record, path)
+
+
+def write_record(record: RunRecord, path: Path = ARTIFACT) -> Path:
+    """Write a run record as the JSON artifact, atomically and redacted."""
     text = redact(json.dumps(record.model_dump(mode="json"), indent=2, default=str,
                              ensure_ascii=False))
     tmp = path.with_suffix(".tmp")

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evals.fingerprint import AgentInfo, PlanInfo
+
 Status = Literal["PASS", "FLAKY", "FAIL", "UNDECIDED", "ERROR", "SKIPPED"]
 STATUSES: tuple[Status, ...] = ("PASS", "FLAKY", "FAIL", "UNDECIDED", "ERROR", "SKIPPED")
 ARTIFACT_VERSION = 2
@@ -39,6 +41,7 @@ class Attempt(BaseModel):
     evidence: dict[str, Any] = {}
     latency_ms: int = 0
     usage: dict[str, int] = {}
+    cost_usd: float | None = None  # None: the price is unknown (never counted as 0)
     error: str | None = None
 
     @property
@@ -69,20 +72,32 @@ class CaseResult(BaseModel):
     status: Status
     attempts: list[Attempt] = []
     skipped_reason: str | None = None
+    repetition: int = 1  # 1..K with --repeat K
+    group: str | None = None
 
 
-class RunArtifact(BaseModel):
-    """The JSON artifact (evals/.last-run.json): the run's settings, totals and cases."""
+class RunRecord(BaseModel):
+    """A run, typed: what the JSON artifact (evals/.last-run.json) serialises and what the run
+    store keeps. Report, rescore, calibrate, compare and the gate all read this one type."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow")  # version 1 artifacts carried a few loose keys
     version: int = ARTIFACT_VERSION
+    run_id: str | None = None
+    status: Literal["running", "complete", "interrupted"] = "complete"
     started: str | None = None
     ended: str | None = None
+    settings: dict[str, Any] = {}
     models: dict[str, Any] = {}
     judge_model: str | None = None
     judge_trusted_by_flag: bool = False
+    plan: PlanInfo | None = None
+    agent: AgentInfo | None = None
+    point: str | None = None  # the comparison point whose frozen agent this run ran
     totals: dict[str, int] = {}
     cases: list[CaseResult] = Field(default_factory=list)
+
+
+RunArtifact = RunRecord  # the name report and rescore used before runs were stored
 
 
 def classify(attempts: list[Attempt]) -> Status:

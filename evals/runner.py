@@ -9,16 +9,18 @@ import asyncio
 import time
 import traceback
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from app.capabilities import Tool
 from app.chat.loop import run_turn
 from app.chat.models import ChatModel, ModelCallError
 from evals.assertions import ASSERTIONS
 from evals.assertions._registry import NO_ANSWER
 from evals.cases import Case
+from evals.fingerprint import FrozenContext, context_key
 from evals.fixtures.catalog import fixtures_for
-from evals.harness import EvalEnv, citation_evidence, compose_case
+from evals.harness import ComposedCase, EvalEnv, citation_evidence, compose_case, stub_tools
 from evals.record import RecordedTurn
 from evals.results import Attempt, CaseResult, CheckResult, classify
 from evals.trust import Trust
@@ -109,12 +111,77 @@ def _text(content: Any) -> str:
     return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
 
 
+@dataclass(frozen=True)
+class Variant:
+    """One agent version in a run: a chat model, and optionally a frozen agent (the system
+    prompt and tool schemas a comparison point recorded per context) instead of today's."""
+
+    label: str
+    model: ChatModel
+    frozen: dict[str, FrozenContext] | None = None
+
+
+class FrozenAgentError(ValueError):
+    """A frozen agent that today's code can no longer run (a tool it was given is gone)."""
+
+
+def apply_frozen(composed: ComposedCase, frozen: dict[str, FrozenContext], key: str) -> None:
+    """Tell the model what the frozen version was told: its system prompt and tool schemas;
+    the tools still run today's code (stubbed as in any eval)."""
+    version = frozen.get(key)
+    if version is None:
+        raise FrozenAgentError(f"the frozen agent has no context {key!r}")
+    current = {t.name: t for t in composed.composed.tools}
+    tools = []
+    for schema in version.tools:
+        fn = schema.get("function", {})
+        tool = current.get(fn.get("name", ""))
+        if tool is None:
+            tool = _registered(fn.get("name", ""))
+        tools.append(replace(tool, description=fn.get("description", ""),
+                             parameters=fn.get("parameters")))
+    composed.composed.system_prompt = version.system_prompt
+    composed.composed.tools = stub_tools(tools)
+
+
+def _registered(name: str) -> Tool:
+    from app.capabilities import REGISTRY
+
+    tool = REGISTRY.all_tools().get(name)
+    if tool is None:
+        raise FrozenAgentError(f"the frozen agent's tool {name!r} no longer exists")
+    return tool
+
+
+def check_frozen(frozen: dict[str, FrozenContext]) -> None:
+    """Refuse a frozen agent whose tools are no longer registered, before any call."""
+    for key, version in frozen.items():
+        for schema in version.tools:
+            try:
+                _registered(schema.get("function", {}).get("name", ""))
+            except FrozenAgentError as exc:
+                raise FrozenAgentError(f"{exc} (context {key!r})") from exc
+
+
+def attempt_cost(model_id: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+    """The attempt's price from litellm's price data; None when the model has no price."""
+    from app.chat.models import price_per_token
+
+    prices = price_per_token(model_id)
+    if prices is None:
+        return None
+    return prompt_tokens * prices[0] + completion_tokens * prices[1]
+
+
 async def attempt(env: EvalEnv, case: Case, model: ChatModel,
-                  judge: JudgeSetup | None = None) -> Attempt:
+                  judge: JudgeSetup | None = None,
+                  frozen: dict[str, FrozenContext] | None = None) -> Attempt:
     started = time.perf_counter()
     try:
         composed = await compose_case(env, case, accepts_pdf=getattr(model, "accepts_pdf",
                                                                       False))
+        if frozen is not None:
+            apply_frozen(composed, frozen, context_key(case))
         result = await run_turn(model, composed.composed, composed.messages, composed.ctx,
                                 max_steps=env.settings.max_tool_steps)
     except ModelCallError as exc:
@@ -147,6 +214,8 @@ async def attempt(env: EvalEnv, case: Case, model: ChatModel,
         latency_ms=result.latency_ms,
         usage={"prompt_tokens": result.usage.prompt_tokens,
                "completion_tokens": result.usage.completion_tokens},
+        cost_usd=attempt_cost(model.model_id, result.usage.prompt_tokens,
+                              result.usage.completion_tokens),
     )
 
 
@@ -160,10 +229,11 @@ async def with_one_retry(make: Callable[[], Awaitable[Attempt]]) -> list[Attempt
 
 
 async def run_case(env: EvalEnv, case: Case, model: ChatModel,
-                   judge: JudgeSetup | None = None) -> CaseResult:
-    attempts = await with_one_retry(lambda: attempt(env, case, model, judge))
-    return CaseResult(id=case.id, file=case.file, prompt=case.prompt,
-                      status=classify(attempts), attempts=attempts)
+                   judge: JudgeSetup | None = None, *, repetition: int = 1,
+                   frozen: dict[str, FrozenContext] | None = None) -> CaseResult:
+    attempts = await with_one_retry(lambda: attempt(env, case, model, judge, frozen))
+    return CaseResult(id=case.id, file=case.file, prompt=case.prompt, group=case.group,
+                      status=classify(attempts), attempts=attempts, repetition=repetition)
 
 
 def prefix_key(case: Case) -> tuple[str, str, bool]:
@@ -195,37 +265,69 @@ async def run_suite(
     vision: bool | None = None,
     judge: JudgeSetup | None = None,
     on_done: Callable[[CaseResult], Awaitable[None] | None] | None = None,
+    repeat: int = 1,
 ) -> list[CaseResult]:
-    """Run every case: the demo-catalogue cases first, then seed the lab and run the rest."""
-    limit = asyncio.Semaphore(concurrency)
-    results: dict[str, CaseResult] = {}
-
-    async def one(case: Case) -> None:
-        reason = skip_reason(case, model, vision)
-        if reason:
-            result = CaseResult(id=case.id, file=case.file, prompt=case.prompt,
-                                status="SKIPPED", skipped_reason=reason)
-        else:
-            async with limit:
-                try:
-                    result = await run_case(env, case, model, judge)
-                except Exception as exc:  # whatever breaks, the other cases go on
-                    result = CaseResult(id=case.id, file=case.file, prompt=case.prompt,
-                                        status="ERROR",
-                                        attempts=[Attempt(error=f"{type(exc).__name__}: {exc}")])
-        results[case.id] = result
+    """Run every case (`repeat` times): the demo-catalogue cases first, then the lab's."""
+    async def done(label: str, result: CaseResult) -> None:
         if on_done is not None:
             maybe = on_done(result)
             if maybe is not None:
                 await maybe
 
+    out = await run_variants(env, cases, [Variant("run", model)], concurrency=concurrency,
+                             vision=vision, judge=judge, on_done=done, repeat=repeat)
+    return out["run"]
+
+
+async def run_variants(
+    env: EvalEnv,
+    cases: list[Case],
+    variants: list[Variant],
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    vision: bool | None = None,
+    judge: JudgeSetup | None = None,
+    on_done: Callable[[str, CaseResult], Awaitable[None]] | None = None,
+    repeat: int = 1,
+    on_lab: Callable[[], Awaitable[None]] | None = None,
+) -> dict[str, list[CaseResult]]:
+    """Every case, `repeat` independent times, for every variant, interleaved (case by case,
+    the variants side by side) under one concurrency limit. The demo-catalogue cases of every
+    variant run first, then the look-alike lab is seeded and the rest run."""
+    limit = asyncio.Semaphore(concurrency)
+    results: dict[tuple[str, str, int], CaseResult] = {}
+
+    async def one(case: Case, variant: Variant, repetition: int) -> None:
+        reason = skip_reason(case, variant.model, vision)
+        if reason:
+            result = CaseResult(id=case.id, file=case.file, prompt=case.prompt,
+                                group=case.group, status="SKIPPED", skipped_reason=reason,
+                                repetition=repetition)
+        else:
+            async with limit:
+                try:
+                    result = await run_case(env, case, variant.model, judge,
+                                            repetition=repetition, frozen=variant.frozen)
+                except Exception as exc:  # whatever breaks, the other cases go on
+                    result = CaseResult(id=case.id, file=case.file, prompt=case.prompt,
+                                        group=case.group, status="ERROR", repetition=repetition,
+                                        attempts=[Attempt(error=f"{type(exc).__name__}: {exc}")])
+        results[(variant.label, case.id, repetition)] = result
+        if on_done is not None:
+            await on_done(variant.label, result)
+
     # Cases with the same audience and page share the longest prompt prefix: running them
     # together lets a server-side prompt cache reuse it. The report keeps the files' order.
     ordered = sorted(cases, key=prefix_key)
-    demo = [c for c in ordered if c.context.catalog == "demo"]
-    lab = [c for c in ordered if c.context.catalog == "lab"]
-    await asyncio.gather(*(one(c) for c in demo))
-    if lab:
-        await env.use_lab()
-        await asyncio.gather(*(one(c) for c in lab))
-    return [results[c.id] for c in cases]
+    for phase in ("demo", "lab"):
+        jobs = [(c, v, r) for c in ordered if c.context.catalog == phase
+                for r in range(1, repeat + 1) for v in variants]
+        if not jobs:
+            continue
+        if phase == "lab":
+            await env.use_lab()
+            if on_lab is not None:
+                await on_lab()
+        await asyncio.gather(*(one(c, v, r) for c, v, r in jobs))
+    return {v.label: [results[(v.label, c.id, r)] for c in cases
+                      for r in range(1, repeat + 1)] for v in variants}

@@ -61,13 +61,16 @@ class Tool:
     kind: ToolKind
     run: RunFn
     apply: ApplyFn | None = None
+    # A schema frozen from an earlier version (the evals' comparison points): sent instead of
+    # the one generated from `args`, which still validates the call.
+    parameters: dict[str, Any] | None = None
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI-style function schema sent to the model."""
         return {
             "type": "function",
             "function": {"name": self.name, "description": self.description,
-                         "parameters": _parameters(self.args)},
+                         "parameters": self.parameters or _parameters(self.args)},
         }
 
     def with_run(self, run: RunFn) -> Tool:

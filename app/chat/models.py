@@ -93,6 +93,22 @@ def supports_vision(model_id: str) -> bool:
         return False
 
 
+@lru_cache(maxsize=64)
+def price_per_token(model_id: str) -> tuple[float, float] | None:
+    """(input, output) USD per token from litellm's price data; None when it has no price
+    for the model (a local or unknown model: its cost is unknown, not zero)."""
+    import litellm
+
+    info = litellm.model_cost.get(model_id) or litellm.model_cost.get(
+        model_id.partition("/")[2])
+    if not info:
+        return None
+    cin, cout = info.get("input_cost_per_token"), info.get("output_cost_per_token")
+    if cin is None or cout is None:
+        return None
+    return float(cin), float(cout)
+
+
 def _transient(exc: BaseException) -> bool:
     import litellm
 

@@ -33,14 +33,16 @@ def resolve_conninfo(database_url: str | None, data_dir: Path) -> str:
 class Database:
     """An async connection pool on one database, migrated when opened."""
 
-    def __init__(self, conninfo: str, *, max_size: int = 10) -> None:
+    def __init__(self, conninfo: str, *, max_size: int = 10, migrations: bool = True) -> None:
         self.conninfo = conninfo
         self._max_size = max_size
+        self._migrations = migrations  # False: another owner migrates (the eval run store)
         self._pool: AsyncConnectionPool | None = None
 
     async def open(self) -> None:
-        async with await psycopg.AsyncConnection.connect(self.conninfo) as conn:
-            await migrate(conn)
+        if self._migrations:
+            async with await psycopg.AsyncConnection.connect(self.conninfo) as conn:
+                await migrate(conn)
 
         async def configure(conn: psycopg.AsyncConnection) -> None:
             await register_vector_async(conn)

@@ -43,12 +43,17 @@ def discover(directory: Path = MIGRATIONS_DIR) -> list[Migration]:
     return [found[v] for v in sorted(found)]
 
 
-async def migrate(conn: psycopg.AsyncConnection, directory: Path = MIGRATIONS_DIR) -> list[int]:
-    """Apply every pending migration, each in its own transaction. Returns the versions applied."""
+async def migrate(conn: psycopg.AsyncConnection, directory: Path = MIGRATIONS_DIR, *,
+                  table: str = "schema_migrations") -> list[int]:
+    """Apply every pending migration, each in its own transaction. Returns the versions applied.
+    `table` records what was applied: another set of migrations (the evals' run store) keeps
+    its own."""
+    if not re.fullmatch(r"[a-z_]+", table):
+        raise MigrationError(f"migration table name {table!r} must be lower-case letters")
     migrations = discover(directory)
     await conn.set_autocommit(True)
     await conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        f"CREATE TABLE IF NOT EXISTS {table} ("
         " version integer PRIMARY KEY, name text NOT NULL,"
         " applied_at timestamptz NOT NULL DEFAULT now())"
     )
@@ -56,7 +61,7 @@ async def migrate(conn: psycopg.AsyncConnection, directory: Path = MIGRATIONS_DI
     applied: list[int] = []
     try:
         async with conn.cursor(row_factory=tuple_row) as cur:
-            await cur.execute("SELECT version FROM schema_migrations")
+            await cur.execute(f"SELECT version FROM {table}")
             done = {row[0] for row in await cur.fetchall()}
         for migration in migrations:
             if migration.version in done:
@@ -66,7 +71,7 @@ async def migrate(conn: psycopg.AsyncConnection, directory: Path = MIGRATIONS_DI
                 async with conn.transaction():
                     await conn.execute(sql.encode())
                     await conn.execute(
-                        "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
+                        f"INSERT INTO {table} (version, name) VALUES (%s, %s)",  # noqa: S608
                         (migration.version, migration.path.name),
                     )
             except psycopg.Error as exc:

@@ -1,0 +1,138 @@
+"""One or more agent versions run over one plan, stored as they go: what `run`, `compare` and
+`gate` share. Each variant's run is a RunRecord in the run store; each finished case is written
+as soon as it finishes."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from app.settings import Settings
+from evals.cases import Case
+from evals.fingerprint import AgentInfo, FrozenContext, PlanInfo, agent_info, context_key
+from evals.harness import EvalEnv, compose_case, eval_env
+from evals.report import totals
+from evals.results import CaseResult, RunRecord
+from evals.runner import JudgeSetup, Variant, check_frozen, run_variants
+from evals.store import RunStore, new_run_id
+
+
+@dataclass
+class Prepared:
+    env: EvalEnv
+    store: RunStore
+    settings: Settings
+
+
+@asynccontextmanager
+async def prepared(settings: Settings) -> AsyncIterator[Prepared]:
+    """The run store and a fresh eval environment on the same PostgreSQL server."""
+    from app.db import resolve_conninfo
+    from app.manuals.embed import default_embedder
+
+    url = settings.database_url.get_secret_value() if settings.database_url else None
+    conninfo = resolve_conninfo(url, settings.data_dir)
+    async with RunStore.open(conninfo) as store, \
+            eval_env(conninfo, settings, default_embedder()) as env:
+        yield Prepared(env, store, settings)
+
+
+async def compose_contexts(env: EvalEnv, cases: list[Case]) -> dict[str, FrozenContext]:
+    """What the assistant is told for each audience and page these cases use."""
+    out: dict[str, FrozenContext] = {}
+    for case in cases:
+        key = context_key(case)
+        if key not in out:
+            composed = (await compose_case(env, case)).composed
+            out[key] = FrozenContext(system_prompt=composed.system_prompt,
+                                     tools=composed.tool_schemas())
+    return out
+
+
+def agent_settings(settings: Settings) -> dict[str, Any]:
+    return {"max_tool_steps": settings.max_tool_steps}
+
+
+async def all_contexts(env: EvalEnv, cases: list[Case]) -> dict[str, FrozenContext]:
+    """Every context of a plan: the demo catalogue's, then (seeding it) the lab's."""
+    contexts = await compose_contexts(env, [c for c in cases if c.context.catalog == "demo"])
+    lab = [c for c in cases if c.context.catalog == "lab"]
+    if lab:
+        await env.use_lab()
+        contexts.update(await compose_contexts(env, lab))
+    return contexts
+
+
+class PlanMismatch(ValueError):
+    """A frozen agent that lacks a context the plan uses."""
+
+
+@dataclass
+class Version:
+    """An agent version to run: a label, a model, and a frozen agent (a point's) or None for
+    today's code."""
+
+    label: str
+    model: Any  # ChatModel
+    frozen: AgentInfo | None = None
+
+
+async def run_versions(
+    prep: Prepared, cases: list[Case], versions: list[Version], plan: PlanInfo, *,
+    concurrency: int, vision: bool | None, judge: JudgeSetup | None,
+    settings_extra: dict[str, Any], point: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, RunRecord]:
+    """Run every version over the plan, interleaved; store each run as it goes."""
+    keys = {context_key(c) for c in cases}
+    for v in versions:
+        if v.frozen is not None:
+            missing = sorted(keys - set(v.frozen.contexts))
+            if missing:
+                raise PlanMismatch(f"the frozen agent of {v.label} has no context for"
+                                   f" {', '.join(missing)}")
+            check_frozen(v.frozen.contexts)
+    current = await compose_contexts(prep.env, [c for c in cases
+                                                if c.context.catalog == "demo"])
+    started = dt.datetime.now(dt.UTC).isoformat()
+    records: dict[str, RunRecord] = {}
+    for v in versions:
+        agent = v.frozen or agent_info(v.model.model_id, agent_settings(prep.settings), current)
+        records[v.label] = RunRecord(
+            run_id=new_run_id(), status="running", started=started,
+            settings={"chat_model": v.model.model_id, "concurrency": concurrency,
+                      "repeat": plan.repeat, "selection": plan.selection,
+                      "order": [c.id for c in cases], "version": v.label, **settings_extra},
+            models={"chat": v.model.model_id},
+            judge_model=judge.model.model_id if judge else None,
+            judge_trusted_by_flag=bool(judge and judge.forced and not judge.trust.trusted),
+            plan=plan, agent=agent, point=point if v.frozen is not None else None)
+        await prep.store.start_run(records[v.label])
+
+    async def done(label: str, result: CaseResult) -> None:
+        await prep.store.save_case(records[label].run_id or "", result)
+        if progress is not None:
+            progress(f"{label}: {result.id}" if len(versions) > 1 else result.id)
+
+    async def on_lab() -> None:
+        current.update(await compose_contexts(prep.env, [c for c in cases
+                                                         if c.context.catalog == "lab"]))
+
+    variants = [Variant(v.label, v.model, v.frozen.contexts if v.frozen else None)
+                for v in versions]
+    results = await run_variants(prep.env, cases, variants, concurrency=concurrency,
+                                 vision=vision, judge=judge, on_done=done, repeat=plan.repeat,
+                                 on_lab=on_lab)
+    ended = dt.datetime.now(dt.UTC).isoformat()
+    for v in versions:
+        record = records[v.label]
+        agent = v.frozen or agent_info(v.model.model_id, agent_settings(prep.settings), current)
+        record = record.model_copy(update={
+            "cases": results[v.label], "totals": totals(results[v.label]), "ended": ended,
+            "status": "complete", "agent": agent})
+        await prep.store.finish_run(record)
+        records[v.label] = record
+    return records

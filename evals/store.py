@@ -1,0 +1,181 @@
+"""The run store: runs, cases, attempts and checks, comparison points and comparisons in
+PostgreSQL (the embedded server by default, DATABASE_URL otherwise), with forward migrations
+of its own (evals/store_migrations/, recorded in eval_schema_migrations).
+
+A case is written the moment it finishes, so an interrupted run keeps what it did.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+from pydantic import BaseModel, ConfigDict
+
+from app.db import Database
+from app.db.migrate import migrate
+from evals.fingerprint import AgentInfo, PlanInfo
+from evals.results import CaseResult, RunRecord
+
+MIGRATIONS = Path(__file__).parent / "store_migrations"
+MIGRATIONS_TABLE = "eval_schema_migrations"
+
+
+class StoreError(LookupError):
+    """An unknown run or point, or an ambiguous id; the message names it."""
+
+
+class Point(BaseModel):
+    """A comparison point: a frozen agent version and the plan it is compared under."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    created: str
+    plan: PlanInfo
+    agent: AgentInfo
+    from_run: str | None = None
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def _json(model: BaseModel, **kw: Any) -> Jsonb:
+    return Jsonb(json.loads(model.model_dump_json(**kw)))
+
+
+class RunStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @classmethod
+    @asynccontextmanager
+    async def open(cls, conninfo: str) -> AsyncIterator[RunStore]:
+        async with await psycopg.AsyncConnection.connect(conninfo) as conn:
+            await migrate(conn, MIGRATIONS, table=MIGRATIONS_TABLE)
+        db = Database(conninfo, max_size=4, migrations=False)
+        await db.open()
+        try:
+            yield cls(db)
+        finally:
+            await db.close()
+
+    # runs ---------------------------------------------------------------------------------
+
+    async def start_run(self, record: RunRecord) -> None:
+        assert record.run_id and record.plan and record.agent
+        header = _json(record, exclude={"cases"})
+        await self.db.execute(
+            "INSERT INTO eval_runs (id, status, model, plan_fingerprint, agent_fingerprint,"
+            " point, header) VALUES (%s, 'running', %s, %s, %s, %s, %s)",
+            (record.run_id, record.agent.model, record.plan.fingerprint,
+             record.agent.fingerprint, record.point, header))
+
+    async def save_case(self, run_id: str, result: CaseResult) -> None:
+        """One finished case (and its attempts and checks), in one transaction."""
+        async with self.db.transaction() as conn:
+            key = (run_id, result.id, result.repetition)
+            await conn.execute("DELETE FROM eval_cases WHERE run_id = %s AND case_id = %s"
+                               " AND repetition = %s", key)
+            await conn.execute(
+                "INSERT INTO eval_cases (run_id, case_id, repetition, file, status, result)"
+                " VALUES (%s, %s, %s, %s, %s, %s)",
+                (*key, result.file, result.status, _json(result)))
+            for n, a in enumerate(result.attempts, start=1):
+                await conn.execute(
+                    "INSERT INTO eval_attempts (run_id, case_id, repetition, attempt, answer,"
+                    " error, latency_ms, prompt_tokens, completion_tokens, cost_usd)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    (*key, n, a.answer, a.error, a.latency_ms,
+                     a.usage.get("prompt_tokens", 0), a.usage.get("completion_tokens", 0),
+                     a.cost_usd))
+                for m, c in enumerate(a.checks, start=1):
+                    await conn.execute(
+                        "INSERT INTO eval_checks (run_id, case_id, repetition, attempt, n, kind,"
+                        " passed, decided, error, reason)"
+                        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                        (*key, n, m, c.kind, c.passed, c.decided, c.error, c.reason))
+
+    async def finish_run(self, record: RunRecord) -> None:
+        await self.db.execute(
+            "UPDATE eval_runs SET status = %s, ended_at = now(), totals = %s, header = %s"
+            " WHERE id = %s",
+            (record.status, Jsonb(record.totals), _json(record, exclude={"cases"}),
+             record.run_id))
+
+    async def resolve_run(self, ref: str) -> str:
+        """A run id from an id or a unique prefix of one."""
+        rows = await self.db.fetch("SELECT id FROM eval_runs WHERE id LIKE %s ORDER BY id",
+                                   (ref.replace("%", "").replace("_", r"\_") + "%",))
+        if not rows:
+            raise StoreError(f"no stored run {ref!r} (python -m evals runs lists them)")
+        if len(rows) > 1:
+            raise StoreError(f"run id {ref!r} is ambiguous: "
+                             f"{', '.join(r['id'] for r in rows[:5])}")
+        return str(rows[0]["id"])
+
+    async def load_run(self, ref: str) -> RunRecord:
+        run_id = await self.resolve_run(ref)
+        head = await self.db.fetchone("SELECT header, status FROM eval_runs WHERE id = %s",
+                                      (run_id,))
+        assert head is not None
+        record = RunRecord.model_validate({**head["header"], "status": head["status"]})
+        rows = await self.db.fetch("SELECT result FROM eval_cases WHERE run_id = %s",
+                                   (run_id,))
+        results = [CaseResult.model_validate(r["result"]) for r in rows]
+        order = {cid: i for i, cid in enumerate(record.settings.get("order", []))}
+        results.sort(key=lambda r: (order.get(r.id, len(order)), r.id, r.repetition))
+        return record.model_copy(update={"cases": results})
+
+    async def list_runs(self, limit: int = 30) -> list[dict[str, Any]]:
+        return await self.db.fetch(
+            "SELECT id, started_at, status, model, plan_fingerprint, agent_fingerprint, point,"
+            " totals FROM eval_runs ORDER BY started_at DESC LIMIT %s", (limit,))
+
+    # points -------------------------------------------------------------------------------
+
+    async def save_point(self, point: Point) -> None:
+        try:
+            await self.db.execute(
+                "INSERT INTO eval_points (name, plan_fingerprint, agent_fingerprint, point)"
+                " VALUES (%s, %s, %s, %s)",
+                (point.name, point.plan.fingerprint, point.agent.fingerprint, _json(point)))
+        except psycopg.errors.UniqueViolation as exc:
+            raise StoreError(f"a point named {point.name!r} exists already") from exc
+
+    async def load_point(self, name: str) -> Point:
+        row = await self.db.fetchone("SELECT point FROM eval_points WHERE name = %s", (name,))
+        if row is None:
+            names = [r["name"] for r in await self.list_points()]
+            raise StoreError(f"no comparison point {name!r}; points: "
+                             f"{', '.join(names) or 'none yet (python -m evals point save)'}")
+        return Point.model_validate(row["point"])
+
+    async def list_points(self) -> list[dict[str, Any]]:
+        return await self.db.fetch(
+            "SELECT name, created_at, plan_fingerprint, agent_fingerprint,"
+            " point->'agent'->>'model' AS model FROM eval_points ORDER BY created_at")
+
+    async def find_point(self, model: str, plan_fingerprint: str) -> Point | None:
+        """The newest point for this model under this plan, if any."""
+        row = await self.db.fetchone(
+            "SELECT point FROM eval_points WHERE plan_fingerprint = %s"
+            " AND point->'agent'->>'model' = %s ORDER BY created_at DESC LIMIT 1",
+            (plan_fingerprint, model))
+        return Point.model_validate(row["point"]) if row else None
+
+    # comparisons --------------------------------------------------------------------------
+
+    async def save_comparison(self, point: str | None, baseline: str, current: str,
+                              result: BaseModel) -> str:
+        cid = new_run_id()
+        await self.db.execute(
+            "INSERT INTO eval_comparisons (id, point, baseline_run, current_run, result)"
+            " VALUES (%s, %s, %s, %s, %s)", (cid, point, baseline, current, _json(result)))
+        return cid
