@@ -59,7 +59,7 @@ class RunStore:
     async def open(cls, conninfo: str) -> AsyncIterator[RunStore]:
         async with await psycopg.AsyncConnection.connect(conninfo) as conn:
             await migrate(conn, MIGRATIONS, table=MIGRATIONS_TABLE)
-        db = Database(conninfo, max_size=4, migrations=False)
+        db = Database(conninfo, max_size=4, app_schema=False)
         await db.open()
         try:
             yield cls(db)

@@ -33,19 +33,22 @@ def resolve_conninfo(database_url: str | None, data_dir: Path) -> str:
 class Database:
     """An async connection pool on one database, migrated when opened."""
 
-    def __init__(self, conninfo: str, *, max_size: int = 10, migrations: bool = True) -> None:
+    def __init__(self, conninfo: str, *, max_size: int = 10, app_schema: bool = True) -> None:
         self.conninfo = conninfo
         self._max_size = max_size
-        self._migrations = migrations  # False: another owner migrates (the eval run store)
+        # False: the app's schema (and pgvector) is not this pool's: the eval run store
+        # migrates its own tables.
+        self._app_schema = app_schema
         self._pool: AsyncConnectionPool | None = None
 
     async def open(self) -> None:
-        if self._migrations:
+        if self._app_schema:
             async with await psycopg.AsyncConnection.connect(self.conninfo) as conn:
                 await migrate(conn)
 
         async def configure(conn: psycopg.AsyncConnection) -> None:
-            await register_vector_async(conn)
+            if self._app_schema:
+                await register_vector_async(conn)
             conn.row_factory = dict_row  # type: ignore[assignment]
             await conn.set_autocommit(True)
 

@@ -79,6 +79,8 @@ _DONE = [
         r"\bnow\s+(resolved|closed|fixed|updated|in progress|reopened)\b",
         r"\b(title|status|role|priority|owner|assignee|note|name)\s+(is|are)\s+now\b",
         r"^\s*(done|all done|all set)\b",
+        r"\b(it'?s|it is|that'?s|that is|all|everything'?s|everything is)\s+(now\s+)?"
+        r"(done|sorted|taken care of)\b",
         r"\bsuccessfully\b",
         r"\bthe (change|update) (is|has been) (made|applied|saved|done)\b",
         r"^\s*(ticket|request|status|title)\b[^.]{0,30}\b(resolved|closed|updated|changed|done)"

@@ -1,0 +1,102 @@
+"""The stored-run commands end to end: real HTTP to a fake model server, a real run store."""
+
+import pytest
+
+from app.db import scratch_database
+from evals.__main__ import main
+from tests.fake_openai import completion, fake_openai_server
+
+ANSWER = {"text": "We don't have a Glowforge or a CNC router here."}
+SELECTION = ["--cases", "no-glowforge,no-cnc-router"]
+
+
+@pytest.fixture
+async def cli(server_conninfo, tmp_path, monkeypatch):
+    """The CLI pointed at a scratch database and a fake OpenAI-compatible model."""
+    from app.manuals import embed
+    from app.settings import get_settings
+
+    async with scratch_database(server_conninfo, prefix="test_cli") as info:
+        with fake_openai_server(lambda body: (200, completion(ANSWER["text"]))) as (base, _):
+            for name, value in {"DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",
+                                "MODEL_API_BASE": base, "OPENAI_API_KEY": "sk-test",
+                                "DATA_DIR": str(tmp_path)}.items():
+                monkeypatch.setenv(name, value)
+            monkeypatch.setattr(embed, "default_embedder", embed.HashEmbedder)
+            get_settings.cache_clear()
+            try:
+                yield
+            finally:
+                get_settings.cache_clear()
+
+
+def run(*argv):
+    return main([*argv, "--artifact", "/dev/null"] if argv[0] in ("run", "gate")
+                else list(argv))
+
+
+@pytest.mark.usefixtures("cli")
+def test_point_compare_refuse_adopt_and_pair_runs(capsys, monkeypatch):
+    assert main(["point", "save", "base", *SELECTION]) == 0
+    assert "saved point base" in capsys.readouterr().out
+    assert main(["point", "list"]) == 0
+    assert "base" in capsys.readouterr().out
+    assert main(["point", "show", "base"]) == 0
+    shown = capsys.readouterr().out
+    assert "anonymous / demo" in shown and "plan" in shown
+    assert main(["point", "save", "base", *SELECTION]) == 2
+    assert "exists already" in capsys.readouterr().err
+
+    assert main(["compare", "base"]) == 0
+    out = capsys.readouterr().out
+    assert "unchanged  PASS      → PASS      no-glowforge" in out
+    assert "0 improved · 0 regressed · 2 unchanged · 0 uncertain" in out
+    assert "no discordant pairs" in out and "comparison" in out
+
+    import evals.fingerprint as fp
+    monkeypatch.setattr(fp, "HARNESS_VERSION", "changed-for-the-test")
+    assert main(["compare", "base"]) == 2
+    err = capsys.readouterr().err
+    assert "the plan changed since point base" in err and "harness changed" in err
+    assert main(["compare", "base", "--adopt-plan"]) == 0
+    assert "adopting the new plan (1 change(s)) as point base+" in capsys.readouterr().out
+
+    assert main(["runs"]) == 0
+    ids = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert len(ids) == 4  # two comparisons, two runs each; newest first
+    assert main(["compare", "--runs", ids[0], ids[1]]) == 0  # the adopted comparison's runs
+    assert "2 unchanged" in capsys.readouterr().out
+    assert main(["compare", "--runs", ids[3], ids[0]]) == 2
+    assert "ran different plans" in capsys.readouterr().err
+
+    assert main(["compare", "nope"]) == 2
+    assert "no comparison point 'nope'; points: base" in capsys.readouterr().err
+    assert main(["compare", "--runs", "zzz", ids[0]]) == 2
+    assert "no stored run 'zzz'" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("cli")
+def test_run_repeat_and_junit(capsys, tmp_path):
+    junit = tmp_path / "junit.xml"
+    assert main(["run", *SELECTION, "--repeat", "2", "--junit", str(junit),
+                 "--artifact", str(tmp_path / "run.json")]) == 0
+    out = capsys.readouterr().out
+    assert "pass@1 1.00  pass^2 yes no-glowforge" in out
+    assert "mean pass rate 1.00" in out and "run: " in out
+    xml = junit.read_text()
+    assert '<testcase classname="honest-absence" name="no-glowforge"' in xml
+    assert 'failures="0"' in xml
+
+
+@pytest.mark.usefixtures("cli")
+def test_the_gate_passes_and_fails(capsys):
+    assert main(["gate", *SELECTION, "--artifact", "/dev/null"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "GATE PASS"
+    ANSWER["text"] = "Use the Glowforge Pro and the Shapeoko."
+    try:
+        assert main(["gate", *SELECTION, "--artifact", "/dev/null"]) == 1
+    finally:
+        ANSWER["text"] = "We don't have a Glowforge or a CNC router here."
+    out = capsys.readouterr().out
+    assert "honest-absence         yes    2 miss   2 miss  FAIL" in out
+    assert out.splitlines()[-1].startswith("GATE FAIL: honest-absence: 2 miss(es) in a run")
