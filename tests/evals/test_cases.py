@@ -115,3 +115,20 @@ def test_a_tool_check_on_an_offered_tool_loads(tmp_path):
         '- id: x\n  prompt: "p"\n  context: { page: tool, toolId: form-4, as: staff, curate: true }'
         '\n  assert:\n    - kind: called_tool\n      value: propose_change\n')
     assert load_cases(tmp_path)[0].checks[0].kind == "called_tool"
+
+
+def test_groups_select_cases_and_leave_the_plan_alone(tmp_path):
+    from evals.cases import select_groups
+    from evals.fingerprint import plan_info
+
+    cases = load_cases()
+    staff = select_groups(cases, "staff queue")
+    assert staff and all(c.file == "staff-maintenance.yaml" for c in staff)
+    both = select_groups(cases, "staff queue, safety and care")
+    assert len(both) == len(staff) + len(select_groups(cases, "safety and care"))
+    with pytest.raises(CaseFileError, match="unknown 'nope'. Groups: photo identification"):
+        select_groups(cases, "nope")
+    import dataclasses
+    regrouped = [dataclasses.replace(c, group="other") for c in staff]
+    kw = {"judge_model": None, "judge_prompt_hash": None, "repeat": 1}
+    assert plan_info(regrouped, **kw).fingerprint == plan_info(staff, **kw).fingerprint
