@@ -6,11 +6,11 @@ case, so nothing is silently misread.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from app.capabilities import REGISTRY
@@ -18,62 +18,20 @@ from app.chat.context import PageContext, PromptContext
 from app.identity import Identity
 from evals.assertions import ASSERTIONS
 from evals.fixtures.catalog import fixtures_for
+from evals.yamlfile import YamlFileError, read_yaml
 
 CASES_DIR = Path(__file__).parent / "cases"
 PHOTOS_DIR = Path(__file__).parent / "fixtures" / "photos"
-_LINES = "__lines__"
-_LINE = "__line__"
+MAX_PROMPT_CHARS = int(os.environ.get("EVAL_MAX_PROMPT_CHARS") or 20_000)
 
 
-class CaseFileError(ValueError):
-    """One or more case-file errors, each 'file:line: message'."""
-
-    def __init__(self, errors: list[str]) -> None:
-        super().__init__("\n".join(errors))
-        self.errors = errors
+# A case-file error is a YAML-file error: one or more 'file:line: message' lines.
+CaseFileError = YamlFileError
 
 
-class _LineLoader(yaml.SafeLoader):
-    """Records each mapping's line and each key's line; refuses duplicate keys."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        lines: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
-            if key in lines:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r} (first at line {lines[key]})",
-                    key_node.start_mark)
-            lines[key] = key_node.start_mark.line + 1
-        mapping = super().construct_mapping(node, deep=deep)
-        mapping[_LINE] = node.start_mark.line + 1
-        mapping[_LINES] = lines
-        return mapping
-
-
-def _strip(obj: Any, path: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> Any:
-    """Remove the line bookkeeping, recording the line of every path."""
-    if isinstance(obj, dict):
-        lines[path] = obj.pop(_LINE)
-        for key, line in obj.pop(_LINES).items():
-            lines[(*path, key)] = line
-        return {k: _strip(v, (*path, k), lines) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_strip(v, (*path, i), lines) for i, v in enumerate(obj)]
-    return obj
-
-
-def read_yaml(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
-    """A YAML file's data and the line of every path in it; a syntax error is a CaseFileError
-    naming file:line."""
-    try:
-        data = yaml.load(path.read_text(), Loader=_LineLoader)  # noqa: S506 (safe subclass)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else 1
-        raise CaseFileError([f"{path.name}:{line}: YAML: {exc.problem or exc}"]) from exc
-    lines: dict[tuple[Any, ...], int] = {}
-    return _strip(data, (), lines), lines
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
 def line_of(loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> int:
@@ -85,8 +43,8 @@ def line_of(loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> int:
 
 class HistoryTurn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    user: str | None = None
-    assistant: str | None = None
+    user: str | None = Field(default=None, max_length=MAX_PROMPT_CHARS)
+    assistant: str | None = Field(default=None, max_length=MAX_PROMPT_CHARS)
 
     @model_validator(mode="after")
     def _one(self) -> HistoryTurn:
@@ -153,7 +111,7 @@ class AssertionSpec(BaseModel):
 class CaseModel(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
-    prompt: str = Field(min_length=1)
+    prompt: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS)
     context: Context = Context()
     history: list[HistoryTurn] = []
     photos: list[str] = []
@@ -218,7 +176,7 @@ def _validate_case(raw: dict[str, Any], file: str, base: tuple[Any, ...],
             loc = tuple("assert" if p == "assertions" else p for p in e["loc"])
             key = ".".join(str(p) for p in loc) or "(case)"
             value = e.get("input")
-            shown = f" (got {value!r})" if not isinstance(value, dict | list) else ""
+            shown = f" (got {_short(value)})" if not isinstance(value, dict | list) else ""
             err(loc, f"{key}: {e['msg']}{shown}")
         return None, errors
     checks = []

@@ -1,0 +1,134 @@
+"""Reading the evals' YAML files safely: line numbers for every path, and every malformed file
+a `file:line: message` error, found quickly and in little memory.
+
+Refused with a clear error, never a traceback: a file over MAX_FILE_BYTES, bytes that are not
+UTF-8, NUL and other control characters, anchors and aliases (`&a`, `*a`: one alias can expand
+to gigabytes) and merge keys (`<<`), nesting deeper than MAX_DEPTH, a mapping key that is not
+a plain scalar, and duplicate keys.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+MAX_FILE_BYTES = int(os.environ.get("EVAL_MAX_CASE_FILE_BYTES") or 1_000_000)
+MAX_DEPTH = 32
+_LINES = "__lines__"
+_LINE = "__line__"
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+class YamlFileError(ValueError):
+    """One or more errors, each 'file:line: message'."""
+
+    def __init__(self, errors: list[str]) -> None:
+        super().__init__("\n".join(errors))
+        self.errors = errors
+
+
+class _Refused(yaml.MarkedYAMLError):
+    pass
+
+
+class _LineLoader(yaml.SafeLoader):
+    """Records each mapping's line and each key's line; refuses what the module doc lists."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            raise _Refused(None, None, f"aliases (*{event.anchor}) are not supported; write"
+                           " the value out", event.start_mark)
+        if getattr(event, "anchor", None):
+            raise _Refused(None, None, f"anchors (&{event.anchor}) are not supported; write"
+                           " the value out", event.start_mark)
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            raise _Refused(None, None, f"nested deeper than {MAX_DEPTH} levels",
+                           event.start_mark)
+        try:
+            return super().compose_node(parent, index)  # type: ignore[no-untyped-call]
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        lines: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                raise _Refused(None, None, "merge keys (<<) are not supported; write the keys"
+                               " out", key_node.start_mark)
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise _Refused(None, None, "a mapping key must be a plain value, not a list or"
+                               " a mapping", key_node.start_mark)
+            key = self.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+            if key in lines:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (first at line {lines[key]})",
+                    key_node.start_mark)
+            lines[key] = key_node.start_mark.line + 1
+        mapping = super().construct_mapping(node, deep=deep)
+        mapping[_LINE] = node.start_mark.line + 1
+        mapping[_LINES] = lines
+        return mapping
+
+
+def _strip(obj: Any, path: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> Any:
+    """Remove the line bookkeeping, recording the line of every path."""
+    if isinstance(obj, dict):
+        lines[path] = obj.pop(_LINE)
+        for key, line in obj.pop(_LINES).items():
+            lines[(*path, key)] = line
+        return {k: _strip(v, (*path, k), lines) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_strip(v, (*path, i), lines) for i, v in enumerate(obj)]
+    return obj
+
+
+def _text(path: Path) -> str:
+    name = path.name
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise YamlFileError([f"{name}:1: the file is {size:,} bytes; the limit is"
+                                 f" {MAX_FILE_BYTES:,} (EVAL_MAX_CASE_FILE_BYTES)"])
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise YamlFileError([f"{name}:1: cannot read it: {exc.strerror}"]) from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise YamlFileError([f"{name}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x});"
+                             " save the file as UTF-8"]) from exc
+    bad = _CONTROL.search(text)
+    if bad:
+        line = text[:bad.start()].count("\n") + 1
+        raise YamlFileError([f"{name}:{line}: control character U+{ord(bad.group()):04X};"
+                             " a case file is plain text"])
+    return text
+
+
+def read_yaml(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
+    """A YAML file's data and the line of every path in it."""
+    text = _text(path)
+    try:
+        data = yaml.load(text, Loader=_LineLoader)  # noqa: S506 (a SafeLoader subclass)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 1
+        prefix = "" if isinstance(exc, _Refused) else "YAML: "
+        raise YamlFileError([f"{path.name}:{line}: {prefix}{exc.problem or exc}"]) from exc
+    except yaml.YAMLError as exc:
+        raise YamlFileError([f"{path.name}:1: YAML: {exc}"]) from exc
+    except RecursionError as exc:
+        raise YamlFileError([f"{path.name}:1: nested too deeply"]) from exc
+    lines: dict[tuple[Any, ...], int] = {}
+    return _strip(data, (), lines), lines
