@@ -18,7 +18,6 @@ EVAL_FAIL_ON_SKIP.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import datetime as dt
 import os
 import sys
@@ -35,7 +34,13 @@ from evals.cases import (
     select,
     select_groups,
 )
-from evals.cli_runs import LIVE_DATA_SETTINGS, env_bool, fail_on_skip, judge_setup
+from evals.cli_runs import (
+    LIVE_DATA_SETTINGS,
+    env_bool,
+    fail_on_skip,
+    judge_setup,
+    run_closing,
+)
 from evals.report import ARTIFACT, exit_code, print_report, write_artifact
 from evals.runner import DEFAULT_CONCURRENCY
 from evals.trust import JUDGES_FILE
@@ -187,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             with local_model_settings(base, _judge_is_local(base, selected,
                                                             args.judge_model)) as settings:
-                return asyncio.run(_run_endpoint(selected, args, settings))
+                return run_closing(_run_endpoint(selected, args, settings))
         except LocalModelError as exc:
             print(f"local model: {exc}", file=sys.stderr)
             return 2
@@ -207,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         args.concurrency = settings.local_model_parallel  # one case per server slot
     try:
         with local_model_settings(settings, chat_local or judge_local) as settings:
-            return asyncio.run(_run(selected, args, settings))
+            return run_closing(_run(selected, args, settings))
     except LocalModelError as exc:
         print(f"local model: {exc}", file=sys.stderr)
         return 2
@@ -234,13 +239,15 @@ def _judge_is_local(settings: Any, cases: list[Any], judge_model: str | None) ->
 
 
 async def _run_endpoint(cases: list[Any], args: argparse.Namespace, settings: Any) -> int:
-    from app.chat.models import LiteLLMModel, ModelCallError
+    from app.chat.models import ModelCallError
+    from app.chat.openai_wire import OpenAICompatModel
     from evals.endpoint import run_endpoint
     from evals.trust import JudgesFileError
 
-    model = LiteLLMModel(f"openai/{args.endpoint_model}", api_base=args.endpoint,
-                         api_key=os.environ.get("ENDPOINT_API_KEY") or "none",
-                         timeout_s=settings.model_timeout_s, retries=settings.model_retries)
+    model = OpenAICompatModel(f"openai/{args.endpoint_model}", api_base=args.endpoint,
+                              api_key=os.environ.get("ENDPOINT_API_KEY") or "none",
+                              timeout_s=settings.model_timeout_s,
+                              retries=settings.model_retries)
     try:
         judge = _judge_setup(settings, cases, args)
     except (ModelCallError, JudgesFileError) as exc:
@@ -363,7 +370,7 @@ def _calibrate_makerspace(args: argparse.Namespace) -> int:
             model = model_for_job(settings, "judge", args.judge_model)
             print(f"judge: {model.model_id} · {len(items)} labelled replies to"
                   f" {len({i.case.id for i in items})} judged cases")
-            rated, labels = asyncio.run(rate(items, model, settings.local_model_parallel))
+            rated, labels = run_closing(rate(items, model, settings.local_model_parallel))
     except (LocalModelError, ModelCallError) as exc:
         print(exc, file=sys.stderr)
         return 2
@@ -391,7 +398,7 @@ def _calibrate_mrbench(args: argparse.Namespace) -> int:
             model = model_for_job(settings, "judge", args.judge_model)
             print(f"judge: {model.model_id} · {len(items)} tutor replies × {len(DIMENSIONS)}"
                   " dimensions")
-            results = report(asyncio.run(rate(items, DIMENSIONS, model,
+            results = report(run_closing(rate(items, DIMENSIONS, model,
                                               settings.local_model_parallel)))
     except (LocalModelError, ModelCallError) as exc:
         print(exc, file=sys.stderr)

@@ -24,7 +24,7 @@ from evals.bench import FAKE_SERVER, _cases
 
 
 async def run(n: int, concurrency: int, port: int) -> None:
-    from app.chat.models import LiteLLMModel
+    from app.chat.openai_wire import OpenAICompatModel
     from app.db import resolve_conninfo, scratch_database
     from app.manuals.embed import HashEmbedder
     from app.settings import get_settings
@@ -46,9 +46,8 @@ async def run(n: int, concurrency: int, port: int) -> None:
     settings = get_settings()
     url = settings.database_url.get_secret_value() if settings.database_url else None
     server = resolve_conninfo(url, settings.data_dir)
-    model = LiteLLMModel("openai/fake", api_base=f"{base}/v1", api_key="bench", timeout_s=60,
-                         retries=0)
-    import litellm  # noqa: F401  (imported before timing, as a real run has it warm)
+    model = OpenAICompatModel("openai/fake", api_base=f"{base}/v1", api_key="bench",
+                              timeout_s=60, retries=0)
 
     cases = _cases(n)
     async with eval_env(server, settings, HashEmbedder()) as env:

@@ -8,7 +8,7 @@ import datetime as dt
 import os
 import sys
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, TypeVar
 
 from app.settings import MODEL_JOBS, Settings, get_settings
 from evals.cases import Case, CaseFileError, load_cases, select, select_groups
@@ -19,6 +19,7 @@ from evals.runner import DEFAULT_CONCURRENCY, MAX_ATTEMPTS, JudgeSetup
 from evals.stats import stats_lines
 from evals.store import Point, StoreError
 
+T = TypeVar("T")
 # Settings that would point the app at live data: the evals blank them and say so.
 LIVE_DATA_SETTINGS = ("catalog_source", "blob_base_url", "blob_dir")
 
@@ -110,7 +111,7 @@ def with_models(args: argparse.Namespace, cases: list[Case], models: list[str | 
         args.concurrency = settings.local_model_parallel  # one case per server slot
     try:
         with local_model_settings(settings, local) as settings:
-            return asyncio.run(body(settings))
+            return run_closing(body(settings))
     except LocalModelError as exc:
         print(f"local model: {exc}", file=sys.stderr)
         return 2
@@ -120,6 +121,21 @@ def with_models(args: argparse.Namespace, cases: list[Case], models: list[str | 
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+async def _closing(body: Coroutine[Any, Any, T]) -> T:
+    """Run a command's body, then close the model clients it opened on this loop."""
+    from app.chat.openai_wire import close_clients
+
+    try:
+        return await body
+    finally:
+        await close_clients()
+
+
+def run_closing(body: Coroutine[Any, Any, T]) -> T:
+    """asyncio.run for a command: the model clients are closed before the loop ends."""
+    return asyncio.run(_closing(body))
 
 
 def _plan(cases: list[Case], judge: JudgeSetup | None, repeat: int,

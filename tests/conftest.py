@@ -49,3 +49,12 @@ async def db(server_conninfo: str, template_db: str) -> AsyncIterator[Database]:
 @pytest.fixture
 def settings(tmp_path) -> Settings:
     return Settings(data_dir=tmp_path, model_chat="scripted/fake", session_secret="test-secret")
+
+
+@pytest.fixture(scope="session", autouse=True)
+async def _close_model_clients() -> AsyncIterator[None]:
+    """The wire transport pools one client per loop: close the session loop's at the end."""
+    yield
+    from app.chat.openai_wire import close_clients
+
+    await close_clients()

@@ -1,24 +1,20 @@
-"""Model calls by job, through litellm, with explicit timeouts and a retry policy."""
+"""Model calls by job: one interface, two transports (OpenAI-compatible endpoints over the wire,
+every other provider through litellm), explicit timeouts and one retry policy."""
 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Protocol
 
-from tenacity import (
-    AsyncRetrying,
-    retry_if_exception,
-    stop_after_attempt,
-    wait_exponential,
-)
-
+from app.chat import model_info
+from app.chat.openai_wire import OPENAI_BASE, OpenAICompatModel
+from app.chat.retry import ModelCallError, ProviderError, parse_retry_after, retrying
 from app.localmodel import is_local
 from app.settings import Settings
 
-RETRY_WAIT_MIN_S = 1.0
-RETRY_WAIT_MAX_S = 20.0
 # The embedded model's OpenAI-compatible server needs some key; it is not a secret.
 LOCAL_API_KEY = "local-no-key"
 # A small local model can ramble; an answer past this is cut (it costs ~30 s on 2 cores).
@@ -51,10 +47,6 @@ class ModelReply:
     usage: Usage = Usage()
 
 
-class ModelCallError(RuntimeError):
-    """The provider failed (after retries, where the failure was transient)."""
-
-
 class ChatModel(Protocol):
     """What the loop, the judge and the evals need of a model."""
 
@@ -71,58 +63,38 @@ class ChatModel(Protocol):
     ) -> ModelReply: ...
 
 
-@lru_cache(maxsize=64)
-def _supports_pdf(model_id: str) -> bool:
-    import litellm
-
-    try:
-        return bool(litellm.supports_pdf_input(model=model_id))
-    except Exception:  # litellm raises for models it has no information on
-        return False
-
-
-@lru_cache(maxsize=64)
 def supports_vision(model_id: str) -> bool:
     """Whether litellm's model information says the model takes image input (False for a
     model it has no information on, such as the embedded local one)."""
-    import litellm
-
-    try:
-        return bool(litellm.supports_vision(model=model_id))
-    except Exception:  # litellm raises for models it has no information on
-        return False
+    return model_info.supports_vision(model_id)
 
 
-@lru_cache(maxsize=64)
 def price_per_token(model_id: str) -> tuple[float, float] | None:
     """(input, output) USD per token from litellm's price data; None when it has no price
     for the model (a local or unknown model: its cost is unknown, not zero)."""
+    return model_info.price_per_token(model_id)
+
+
+def _as_provider_error(exc: BaseException) -> ProviderError:
+    """A litellm exception, classified like the wire transport's."""
     import litellm
 
-    info = litellm.model_cost.get(model_id) or litellm.model_cost.get(
-        model_id.partition("/")[2])
-    if not info:
-        return None
-    cin, cout = info.get("input_cost_per_token"), info.get("output_cost_per_token")
-    if cin is None or cout is None:
-        return None
-    return float(cin), float(cout)
-
-
-def _transient(exc: BaseException) -> bool:
-    import litellm
-
-    return isinstance(
-        exc,
-        (
-            litellm.exceptions.RateLimitError,
-            litellm.exceptions.APIConnectionError,
-            litellm.exceptions.Timeout,
-            litellm.exceptions.ServiceUnavailableError,
-            litellm.exceptions.InternalServerError,
-            litellm.exceptions.BadGatewayError,
-        ),
-    )
+    status = getattr(exc, "status_code", None)
+    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+    after = parse_retry_after(headers.get("retry-after")) if hasattr(headers, "get") else None
+    e = litellm.exceptions
+    if isinstance(exc, e.RateLimitError):
+        kind = "rate_limit"
+    elif isinstance(exc, e.Timeout):
+        kind = "timeout"
+    elif isinstance(exc, e.APIConnectionError):
+        kind = "connection"
+    elif isinstance(exc, e.ServiceUnavailableError | e.InternalServerError | e.BadGatewayError):
+        kind = "server"
+    else:
+        kind = "refused"
+    return ProviderError(kind, f"{type(exc).__name__}: {exc}", status=status,  # type: ignore[arg-type]
+                         retry_after_s=after)
 
 
 class LiteLLMModel:
@@ -147,11 +119,13 @@ class LiteLLMModel:
         self._api_key = api_key
         self._timeout_s = timeout_s
         self._retries = retries
+        # Told of every transient failure before it is retried (the runner adapts to 429s).
+        self.on_retry: Callable[[BaseException], None] | None = None
 
     @property
     def accepts_pdf(self) -> bool:
         """Whether litellm knows this model to take PDF file parts."""
-        return _supports_pdf(self.model_id)
+        return model_info.supports_pdf(self.model_id)
 
     def __repr__(self) -> str:  # never show the key
         return f"LiteLLMModel({self.model_id!r}, api_base={self._api_base!r})"
@@ -165,7 +139,7 @@ class LiteLLMModel:
         tool_choice: str | dict[str, Any] | None = None,
         response_format: dict[str, Any] | None = None,
     ) -> ModelReply:
-        import litellm  # slow to import; only paid when a real model is called
+        import litellm  # slow to import; only paid when a litellm provider is called
 
         litellm.suppress_debug_info = True  # no "Give Feedback" banners in our output
         kwargs: dict[str, Any] = {
@@ -190,17 +164,21 @@ class LiteLLMModel:
             kwargs["api_base"] = self._api_base
         if self._api_key:
             kwargs["api_key"] = self._api_key
+        def call_failed(exc: BaseException) -> ProviderError:
+            return exc if isinstance(exc, ProviderError) else _as_provider_error(exc)
+
         try:
-            async for attempt in AsyncRetrying(
-                stop=stop_after_attempt(self._retries + 1),
-                wait=wait_exponential(min=RETRY_WAIT_MIN_S, max=RETRY_WAIT_MAX_S),
-                retry=retry_if_exception(_transient),
-                reraise=True,
-            ):
+            async for attempt in retrying(self._retries, on_retry=self.on_retry,
+                                          transient=lambda e: isinstance(e, ProviderError)
+                                          and e.transient):
                 with attempt:
-                    response = await litellm.acompletion(**kwargs)
-        except Exception as exc:
-            raise ModelCallError(f"{self.model_id}: {type(exc).__name__}: {exc}") from exc
+                    try:
+                        response = await litellm.acompletion(**kwargs)
+                    except Exception as exc:
+                        raise call_failed(exc) from exc
+        except ProviderError as exc:
+            exc.args = (f"{self.model_id}: {exc.kind}: {exc.args[0]}",)
+            raise
         reply = reply_from_openai(response.model_dump() if hasattr(response, "model_dump")
                                   else dict(response))
         if self._tool_calls_in_content:
@@ -214,7 +192,7 @@ def reply_from_openai(data: dict[str, Any]) -> ModelReply:
     """A ModelReply from an OpenAI-format chat completion (as a plain dict)."""
     choices = data.get("choices") or []
     if not choices:
-        raise ModelCallError("the model returned no choices")
+        raise ProviderError("unreadable", "the model returned no choices")
     message = choices[0].get("message") or {}
     calls = []
     for i, call in enumerate(message.get("tool_calls") or []):
@@ -236,7 +214,9 @@ def reply_from_openai(data: dict[str, Any]) -> ModelReply:
 
 
 def model_for_job(settings: Settings, job: str, override: str | None = None) -> ChatModel:
-    """The model for a job (chat, judge, draft, sim_user), honouring env overrides."""
+    """The model for a job (chat, judge, draft, sim_user), honouring env overrides.
+    OpenAI-compatible endpoints (the embedded model, MODEL_API_BASE, `openai/…`) are spoken
+    to directly; every other provider goes through litellm."""
     model_id = override or settings.model_for(job)
     if is_local(model_id):
         if not settings.local_model_url:
@@ -244,7 +224,7 @@ def model_for_job(settings: Settings, job: str, override: str | None = None) -> 
                 "no model configured: set MODEL_CHAT (any litellm model id), or run through"
                 " `make eval` / `make serve`, which start the embedded local model"
             )
-        return LiteLLMModel(
+        return OpenAICompatModel(
             "openai/" + (model_id.partition("/")[2] or settings.local_model),
             api_base=settings.local_model_url,
             api_key=LOCAL_API_KEY,
@@ -253,9 +233,15 @@ def model_for_job(settings: Settings, job: str, override: str | None = None) -> 
             tool_calls_in_content=True,
             max_tokens=LOCAL_MAX_TOKENS,
         )
+    if settings.model_api_base or model_id.startswith("openai/"):
+        return OpenAICompatModel(
+            model_id, api_base=settings.model_api_base or OPENAI_BASE,
+            api_key=os.environ.get("OPENAI_API_KEY"), timeout_s=settings.model_timeout_s,
+            retries=settings.model_retries)
     return LiteLLMModel(
         model_id,
         api_base=settings.model_api_base,
         timeout_s=settings.model_timeout_s,
         retries=settings.model_retries,
     )
+

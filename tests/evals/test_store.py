@@ -50,22 +50,29 @@ async def test_a_run_round_trips_through_json_and_postgres(env, store, settings)
 
 
 async def test_each_case_is_stored_the_moment_it_finishes(env, store, settings):
-    cs = cases()
-    seen_in_store: list[int] = []
+    import asyncio
 
-    async def probe(messages, tools):
-        rows = await store.db.fetch("SELECT count(*) AS n FROM eval_cases")
-        seen_in_store.append(rows[0]["n"])
-        return say("We don't have that.")
+    cs = cases()
+    seen: list[tuple[int, str]] = []
 
     class Probing(ScriptedModel):
         async def complete(self, messages, tools=None, **kw):
-            return await probe(messages, tools)
+            if self.requests:  # the second case: wait for the first to be in the store
+                for _ in range(100):
+                    rows = await store.db.fetch(
+                        "SELECT count(*) AS n, min(r.status) AS status FROM eval_cases c"
+                        " JOIN eval_runs r ON r.id = c.run_id")
+                    if rows[0]["n"]:
+                        break
+                    await asyncio.sleep(0.02)
+                seen.append((rows[0]["n"], rows[0]["status"]))
+            self.requests.append(messages)
+            return say("We don't have that.")
 
     records = await run_versions(Prepared(env, store, settings), cs,
                                  [Version("current", Probing())], plan(cs), concurrency=1,
                                  vision=None, judge=None, settings_extra={})
-    assert seen_in_store == [0, 1]  # the second call found the first case already stored
+    assert seen == [(1, "running")]  # stored while the run was still running
     head = await store.db.fetchone("SELECT status FROM eval_runs WHERE id = %s",
                                    (records["current"].run_id,))
     assert head["status"] == "complete"

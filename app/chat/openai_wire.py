@@ -1,0 +1,147 @@
+"""OpenAI-compatible endpoints spoken to directly: the embedded model, MODEL_API_BASE servers,
+gateways and `openai/…` ids. One pooled httpx client per endpoint, explicit timeouts, and the
+one retry policy (app/chat/retry.py). litellm is never imported on this path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from app.chat import model_info
+from app.chat.retry import ProviderError, parse_retry_after, retrying
+
+OPENAI_BASE = "https://api.openai.com/v1"
+_CONNECT_TIMEOUT_S = 10.0
+_clients: dict[tuple[int, str, float, int], httpx.AsyncClient] = {}
+
+
+def _client(base: str, timeout_s: float, pool: int) -> httpx.AsyncClient:
+    """One pooled client per event loop, endpoint and timeout, shared by every model on it."""
+    key = (id(asyncio.get_running_loop()), base, timeout_s, pool)
+    client = _clients.get(key)
+    if client is None or client.is_closed:
+        limits = httpx.Limits(max_connections=pool, max_keepalive_connections=pool)
+        timeout = httpx.Timeout(timeout_s, connect=min(_CONNECT_TIMEOUT_S, timeout_s))
+        client = httpx.AsyncClient(base_url=base.rstrip("/") + "/", timeout=timeout,
+                                   limits=limits, trust_env=False)
+        _clients[key] = client
+    return client
+
+
+async def close_clients() -> None:
+    """Close this event loop's pooled clients (at the end of a run, before the loop ends)."""
+    loop = id(asyncio.get_running_loop())
+    for key in [k for k in _clients if k[0] == loop]:
+        await _clients.pop(key).aclose()
+
+
+def _classify(exc: BaseException) -> ProviderError:
+    if isinstance(exc, ProviderError):
+        return exc
+    if isinstance(exc, httpx.TimeoutException):
+        return ProviderError("timeout", f"timed out: {type(exc).__name__}")
+    if isinstance(exc, httpx.TransportError):
+        return ProviderError("connection", f"connection failed: {type(exc).__name__}: {exc}")
+    return ProviderError("unreadable", f"{type(exc).__name__}: {exc}")
+
+
+def _status_error(response: httpx.Response) -> ProviderError:
+    status = response.status_code
+    try:
+        detail = response.json().get("error", {})
+        message = detail.get("message") if isinstance(detail, dict) else str(detail)
+    except (json.JSONDecodeError, AttributeError, ValueError):
+        message = response.text
+    message = f"HTTP {status}: {(message or '').strip()[:300]}"
+    if status == 429:
+        return ProviderError("rate_limit", message, status=status,
+                             retry_after_s=parse_retry_after(response.headers.get("retry-after")))
+    if status >= 500:
+        return ProviderError("server", message, status=status,
+                             retry_after_s=parse_retry_after(response.headers.get("retry-after")))
+    return ProviderError("refused", message, status=status)
+
+
+class OpenAICompatModel:
+    """A chat model behind an OpenAI-compatible /chat/completions endpoint."""
+
+    def __init__(self, model_id: str, *, api_base: str, api_key: str | None, timeout_s: float,
+                 retries: int, tool_calls_in_content: bool = False,
+                 max_tokens: int | None = None, pool: int = 256) -> None:
+        self.model_id = model_id
+        # The name the server knows the model by: "openai/gpt-4o" is "gpt-4o" there.
+        self._wire_name = model_id.partition("/")[2] if model_id.startswith("openai/") \
+            else model_id
+        self._api_base = api_base
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._timeout_s = timeout_s
+        self._retries = retries
+        self._tool_calls_in_content = tool_calls_in_content
+        self._max_tokens = max_tokens
+        self._pool = pool
+        # Told of every transient failure before it is retried (the runner adapts to 429s).
+        self.on_retry: Callable[[BaseException], None] | None = None
+
+    def __repr__(self) -> str:  # never show the key
+        return f"OpenAICompatModel({self.model_id!r}, api_base={self._api_base!r})"
+
+    @property
+    def accepts_pdf(self) -> bool:
+        return model_info.supports_pdf(self.model_id)
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        temperature: float | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+        response_format: dict[str, Any] | None = None,
+    ) -> Any:
+        from app.chat.models import reply_from_openai
+
+        body: dict[str, Any] = {"model": self._wire_name, "messages": messages}
+        if tools:
+            body["tools"] = tools
+            if tool_choice is not None:
+                body["tool_choice"] = tool_choice
+        if temperature is not None:
+            body["temperature"] = temperature
+        if self._max_tokens is not None:
+            body["max_tokens"] = self._max_tokens
+        if response_format is not None:
+            body["response_format"] = response_format
+        client = _client(self._api_base, self._timeout_s, self._pool)
+        try:
+            async for attempt in retrying(
+                    self._retries, on_retry=self.on_retry,
+                    transient=lambda e: isinstance(e, ProviderError) and e.transient):
+                with attempt:
+                    try:
+                        response = await client.post("chat/completions", json=body,
+                                                     headers=self._headers)
+                    except httpx.HTTPError as exc:
+                        raise _classify(exc) from exc
+                    if response.status_code != 200:
+                        raise _status_error(response)
+                    try:
+                        data = response.json()
+                    except (json.JSONDecodeError, ValueError) as exc:
+                        raise ProviderError("unreadable", "the response body is not JSON",
+                                            status=200) from exc
+        except ProviderError as exc:
+            exc.args = (f"{self.model_id}: {exc.kind}: {exc.args[0]}",)
+            raise
+        if not isinstance(data, dict):
+            raise ProviderError("unreadable", f"{self.model_id}: the response is not an object")
+        reply = reply_from_openai(data)
+        if self._tool_calls_in_content:
+            from app.localmodel.adapter import adapt
+
+            reply = adapt(reply, tools)
+        return reply

@@ -1,0 +1,75 @@
+"""The one retry policy for every model call, whatever the transport.
+
+Only transient failures are retried: a rate limit (429), a server error (5xx), a timeout, a
+connection that failed. A request the provider refused (another 4xx) or a body that cannot be
+read is not: trying it again would give the same answer. Waits are jittered exponential
+back-off, except that a Retry-After the provider sent is honoured (up to RETRY_AFTER_CAP_S).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Literal
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+RETRY_WAIT_MIN_S = 1.0
+RETRY_WAIT_MAX_S = 20.0
+RETRY_AFTER_CAP_S = 60.0
+
+FailureKind = Literal["rate_limit", "server", "timeout", "connection", "refused", "unreadable"]
+TRANSIENT: tuple[FailureKind, ...] = ("rate_limit", "server", "timeout", "connection")
+
+
+class ModelCallError(RuntimeError):
+    """The provider failed (after retries, where the failure was transient)."""
+
+    kind: FailureKind | None = None
+
+
+class ProviderError(ModelCallError):
+    """One failed model call, classified. `message` never includes request headers."""
+
+    def __init__(self, kind: FailureKind, message: str, *, status: int | None = None,
+                 retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+        self.retry_after_s = retry_after_s
+
+    @property
+    def transient(self) -> bool:
+        return self.kind in TRANSIENT
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Retry-After in seconds (the HTTP-date form is treated as unknown)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+def _wait(state: RetryCallState) -> float:
+    exc = state.outcome.exception() if state.outcome else None
+    after = getattr(exc, "retry_after_s", None)
+    if after is not None:
+        return min(float(after), RETRY_AFTER_CAP_S)
+    ceiling = min(RETRY_WAIT_MAX_S, RETRY_WAIT_MIN_S * 2 ** (state.attempt_number - 1))
+    return random.uniform(RETRY_WAIT_MIN_S / 2, ceiling)  # noqa: S311 (jitter, not secrets)
+
+
+def retrying(retries: int, *, transient: Callable[[BaseException], bool],
+             on_retry: Callable[[BaseException], None] | None = None) -> AsyncRetrying:
+    """tenacity's loop with this policy: `retries` more tries after the first."""
+    def before_sleep(state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        if on_retry is not None and exc is not None:
+            on_retry(exc)
+
+    return AsyncRetrying(stop=stop_after_attempt(retries + 1), wait=_wait,
+                         retry=retry_if_exception(transient), reraise=True,
+                         before_sleep=before_sleep)
