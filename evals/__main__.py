@@ -35,7 +35,6 @@ from evals.cases import (
     select_groups,
 )
 from evals.cli_runs import (
-    LIVE_DATA_SETTINGS,
     env_bool,
     fail_on_skip,
     judge_setup,
@@ -44,8 +43,6 @@ from evals.cli_runs import (
 from evals.report import ARTIFACT, exit_code, print_report, write_artifact
 from evals.runner import DEFAULT_CONCURRENCY
 from evals.trust import JUDGES_FILE
-
-_env_bool = env_bool
 
 
 def _run_options(p: argparse.ArgumentParser, *, model_help: str) -> None:
@@ -63,11 +60,11 @@ def _run_options(p: argparse.ArgumentParser, *, model_help: str) -> None:
                    help=f"cases in flight at once (EVAL_CONCURRENCY, default "
                         f"{DEFAULT_CONCURRENCY})")
     p.add_argument("--trust-judge", action="store_true",
-                   default=bool(_env_bool("EVAL_TRUST_JUDGE")),
+                   default=bool(env_bool("EVAL_TRUST_JUDGE")),
                    help="let an uncalibrated judge decide cases (EVAL_TRUST_JUDGE); the"
                         " report and the artifact say so")
     p.add_argument("--fail-on-skip", action=argparse.BooleanOptionalAction,
-                   default=_env_bool("EVAL_FAIL_ON_SKIP"),
+                   default=env_bool("EVAL_FAIL_ON_SKIP"),
                    help="a skipped case makes the exit non-zero (EVAL_FAIL_ON_SKIP; on by"
                         " default when EVAL_MODEL or --model is set)")
     p.add_argument("--artifact", type=Path, default=ARTIFACT)
@@ -196,39 +193,10 @@ def main(argv: list[str] | None = None) -> int:
         except LocalModelError as exc:
             print(f"local model: {exc}", file=sys.stderr)
             return 2
-    settings = get_settings()
-    blanked = [n.upper() for n in LIVE_DATA_SETTINGS if getattr(settings, n)]
-    settings = settings.model_copy(update={n: None for n in LIVE_DATA_SETTINGS})
-    if blanked:
-        print(f"note: {', '.join(blanked)} ignored: evals run on the fixture catalogue and the"
-              " fixture manuals only")
-    from app.localmodel import local_model_settings, uses_local_model
-    from app.localmodel.server import LocalModelError
+    from evals.cli_runs import run_once, with_models
 
-    chat_local = uses_local_model(settings, args.model)
-    judge_local = _judge_is_local(settings, selected, args.judge_model)
-    if chat_local and "EVAL_CONCURRENCY" not in os.environ \
-            and args.concurrency == DEFAULT_CONCURRENCY:
-        args.concurrency = settings.local_model_parallel  # one case per server slot
-    try:
-        with local_model_settings(settings, chat_local or judge_local) as settings:
-            return run_closing(_run(selected, args, settings))
-    except LocalModelError as exc:
-        print(f"local model: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-
-
-_judge_setup = judge_setup
-_fail_on_skip = fail_on_skip
-
-
-async def _run(cases: list[Any], args: argparse.Namespace, settings: Any) -> int:
-    from evals.cli_runs import run_once
-
-    return await run_once(cases, args, settings)
+    return with_models(args, selected, [args.model],
+                       lambda settings: run_once(selected, args, settings))
 
 
 def _judge_is_local(settings: Any, cases: list[Any], judge_model: str | None) -> bool:
@@ -249,7 +217,7 @@ async def _run_endpoint(cases: list[Any], args: argparse.Namespace, settings: An
                               timeout_s=settings.model_timeout_s,
                               retries=settings.model_retries)
     try:
-        judge = _judge_setup(settings, cases, args)
+        judge = judge_setup(settings, cases, args)
     except (ModelCallError, JudgesFileError) as exc:
         print(f"cannot start: {exc}", file=sys.stderr)
         return 2
@@ -263,7 +231,7 @@ async def _run_endpoint(cases: list[Any], args: argparse.Namespace, settings: An
             "judge_model": judge.model.model_id if judge else None,
             "judge_trusted_by_flag": forced}
     print(f"artifact: {write_artifact(results, meta, args.artifact)}")
-    return exit_code(results, fail_on_skip=bool(args.fail_on_skip))
+    return exit_code(results, fail_on_skip=fail_on_skip(args))
 
 
 def _rescore(args: argparse.Namespace) -> int:

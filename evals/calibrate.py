@@ -131,13 +131,15 @@ def rated_from_artifact(data: Any, where: str) -> list[Rated]:
 
 def judge_of_artifact(data: Any) -> tuple[str | None, str | None]:
     """The judge model and prompt hash a run's verdicts were given under (None if mixed)."""
+    from evals.results import RunRecord
+
     models, hashes = set(), set()
-    for case in data.get("cases", []) if isinstance(data, dict) else []:
-        for attempt in case.get("attempts", [])[:1]:
-            for check in attempt.get("checks", []):
-                if check.get("judge"):
-                    models.add(check["judge"].get("model"))
-                    hashes.add(check["judge"].get("prompt_hash"))
+    for case in RunRecord.model_validate(data).cases:
+        for attempt in case.attempts[:1]:
+            for check in attempt.checks:
+                if check.judge:
+                    models.add(check.judge.get("model"))
+                    hashes.add(check.judge.get("prompt_hash"))
     return (next(iter(models)) if len(models) == 1 else None,
             next(iter(hashes)) if len(hashes) == 1 else None)
 

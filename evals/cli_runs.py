@@ -8,6 +8,7 @@ import datetime as dt
 import os
 import sys
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any, TypeVar
 
 from app.settings import MODEL_JOBS, Settings, get_settings
@@ -90,8 +91,9 @@ def selected_cases(args: argparse.Namespace) -> list[Case]:
 
 
 def selection_spec(args: argparse.Namespace) -> str | None:
-    parts = [f"cases={args.cases}" if args.cases else "", f"groups={args.group}"
-             if args.group else ""]
+    source = getattr(args, "case_file", None)
+    parts = [f"file={source}" if source else "", f"cases={args.cases}" if args.cases else "",
+             f"groups={args.group}" if args.group else ""]
     return "; ".join(p for p in parts if p) or None
 
 
@@ -358,7 +360,8 @@ def _point_cases(p: Point, args: argparse.Namespace) -> list[Case] | None:
     """Today's cases selected as the point's were (the plan is checked against it later)."""
     spec = dict(part.split("=", 1) for part in (p.plan.selection or "").split("; ") if part)
     try:
-        return select_groups(select(load_cases(), spec.get("cases")), spec.get("groups"))
+        source = load_cases(Path(spec["file"])) if "file" in spec else load_cases()
+        return select_groups(select(source, spec.get("cases")), spec.get("groups"))
     except CaseFileError as exc:
         print(f"the point's selection no longer loads: {exc}", file=sys.stderr)
         return None
@@ -390,7 +393,7 @@ async def _compare_point(settings: Settings, p: Point, cases: list[Case],
     from app.chat.models import ModelCallError, model_for_job
     from evals.compare import compare_runs, render
     from evals.runner import FrozenAgentError
-    from evals.session import PlanMismatch, Version, prepared, run_versions
+    from evals.session import PlanMismatch, Version, prepared, run_versions, validate_versions
 
     try:
         current_model = model_for_job(settings, "chat", args.model)
@@ -413,6 +416,12 @@ async def _compare_point(settings: Settings, p: Point, cases: list[Case],
         p = Point(name=f"{p.name}+{plan.fingerprint[:8]}",
                   created=dt.datetime.now(dt.UTC).isoformat(), plan=plan, agent=p.agent)
         print(f"adopting the new plan ({len(changes)} change(s)) as point {p.name}")
+    versions = [Version("baseline", baseline_model, p.agent), Version("current", current_model)]
+    try:
+        validate_versions(cases, versions)  # before anything is written
+    except (PlanMismatch, FrozenAgentError) as exc:
+        print(f"point {p.name} can no longer run: {exc}", file=sys.stderr)
+        return 2
     _print_start(f"{p.agent.model} (point {p.name}) vs {current_model.model_id}", cases,
                  plan.repeat, settings, versions=2)
     progress = progress_bar(len(cases) * plan.repeat * 2)
@@ -421,8 +430,7 @@ async def _compare_point(settings: Settings, p: Point, cases: list[Case],
             if p.name != args.name:
                 await prep.store.save_point(p)
             records = await run_versions(
-                prep, cases, [Version("baseline", baseline_model, p.agent),
-                              Version("current", current_model)], plan,
+                prep, cases, versions, plan,
                 concurrency=args.concurrency, vision=env_bool("EVAL_VISION"), judge=judge,
                 progress=progress, settings_extra={}, point=p.name)
             result = compare_runs(records["baseline"], records["current"])
@@ -480,16 +488,22 @@ async def _gate(settings: Settings, cases: list[Case], args: argparse.Namespace,
     plan = _plan(cases, judge, 2, selection_spec(args))
     progress = progress_bar(len(cases) * 2 * (2 if against else 1))
     async with prepared(settings) as prep:
+        # The gate always runs twice; a point's plan is compared with its own repetitions.
         if against is None:
-            against = await prep.store.find_point(model.model_id, plan.fingerprint)
+            for repeat in (1, 2):
+                same = _plan(cases, judge, repeat, selection_spec(args))
+                against = against or await prep.store.find_point(model.model_id,
+                                                                 same.fingerprint)
             if against is not None:
                 print(f"comparing against point {against.name} (same model and plan)")
-        elif against.plan.fingerprint != plan.fingerprint:
-            print(f"point {against.name} has another plan; regressions cannot be paired:",
-                  file=sys.stderr)
-            for line in plan_changes(against.plan, plan):
-                print(f"  {line}", file=sys.stderr)
-            return 2
+        else:
+            same = _plan(cases, judge, against.plan.repeat, selection_spec(args))
+            if against.plan.fingerprint != same.fingerprint:
+                print(f"point {against.name} has another plan; regressions cannot be paired:",
+                      file=sys.stderr)
+                for line in plan_changes(against.plan, same):
+                    print(f"  {line}", file=sys.stderr)
+                return 2
         versions = [Version("current", model)]
         if against is not None:
             versions.insert(0, Version("baseline", model_for_job(settings, "chat",

@@ -18,14 +18,18 @@ from evals.cases import PHOTOS_DIR, Case
 
 # Bump when the harness's meaning changes in a way the files below do not show.
 HARNESS_VERSION = "3"
-_EVALS = Path(__file__).parent
-_ROOT = _EVALS.parent
-# The code that decides how an answer is judged: the checks and the catalogue pins.
-_JUDGING_CODE = ("assertions/*.py", "fixtures/catalog.py", "judge.py")
-# The fixtures a case runs against (the manuals are made from make_manuals.py's text).
-_FIXTURE_FILES = ("fixtures/lab_catalog.py", "fixtures/tickets.py",
-                  "fixtures/manuals/make_manuals.py")
-_APP_FIXTURES = ("app/seed.py", "app/manuals/demo.py")
+_ROOT = Path(__file__).parent.parent
+# The code that decides how an answer is judged: the checks, the catalogue pins, the judge,
+# what a check reads of a turn, the statuses, and the citation check the app shares.
+_JUDGING_CODE = ("evals/assertions/*.py", "evals/fixtures/catalog.py", "evals/judge.py",
+                 "evals/record.py", "evals/results.py", "app/manuals/citations.py",
+                 "app/catalog.py")
+# The fixtures a case runs against: catalogue, tickets, manuals (and their PDFs where made).
+_FIXTURE_FILES = ("evals/fixtures/lab_catalog.py", "evals/fixtures/tickets.py",
+                  "evals/fixtures/manuals/make_manuals.py", "evals/fixtures/manuals/*.pdf",
+                  "app/seed.py", "app/manuals/demo.py")
+# Arguments whose order means nothing: a set of literals or of items.
+_UNORDERED = {"contains_all", "not_contains_any", "identified_items"}
 
 
 def digest(value: Any) -> str:
@@ -45,10 +49,17 @@ def case_content(case: Case) -> dict[str, Any]:
         "context": case.context.model_dump(by_alias=True, mode="json"),
         "history": [h.model_dump(exclude_none=True) for h in case.history],
         "photos": list(case.photos),
-        "checks": [{"kind": c.kind, "args": c.args.model_dump(mode="json")} for c in case.checks],
+        "checks": sorted((_check(c.kind, c.args.model_dump(mode="json")) for c in case.checks),
+                         key=lambda c: json.dumps(c, sort_keys=True)),
         "rubric": case.rubric,
         "must_not": case.must_not,
     }
+
+
+def _check(kind: str, args: dict[str, Any]) -> dict[str, Any]:
+    if kind in _UNORDERED and isinstance(args.get("value"), list):
+        args = {**args, "value": sorted(args["value"])}
+    return {"kind": kind, "args": args}
 
 
 class PlanInfo(BaseModel):
@@ -72,14 +83,13 @@ def plan_info(cases: list[Case], *, judge_model: str | None, judge_prompt_hash: 
     fixtures = {f"photos/{name}": _file_hash(PHOTOS_DIR / name)
                 for name in sorted({p for c in cases for p in c.photos})}
     for pattern in _FIXTURE_FILES:
-        fixtures[pattern] = _file_hash(_EVALS / pattern)
-    for name in _APP_FIXTURES:
-        fixtures[name] = _file_hash(_ROOT / name)
+        for path in sorted(_ROOT.glob(pattern)):
+            fixtures[str(path.relative_to(_ROOT))] = _file_hash(path)
     judged = any(c.judged for c in cases)
     judge = {"model": judge_model if judged else None,
              "prompt_hash": judge_prompt_hash if judged else None}
     harness = digest([HARNESS_VERSION, *[
-        _file_hash(p) for pattern in _JUDGING_CODE for p in sorted(_EVALS.glob(pattern))]])
+        _file_hash(p) for pattern in _JUDGING_CODE for p in sorted(_ROOT.glob(pattern))]])
     material = {"cases": by_id, "fixtures": fixtures, "judge": judge, "repeat": repeat,
                 "harness": harness}
     return PlanInfo(fingerprint=digest(material), cases=by_id, fixtures=fixtures, judge=judge,

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from app.manuals.citations import DocumentEvidence
 from evals.cases import Case
 from evals.record import RecordedTurn
-from evals.results import ARTIFACT_VERSION, Attempt, CaseResult, RunArtifact, classify
+from evals.results import ARTIFACT_VERSION, Attempt, CaseResult, CheckResult, RunArtifact, classify
 from evals.runner import run_checks
 
 READABLE_VERSIONS = (1, ARTIFACT_VERSION)  # 1: written before the artifact had a version
@@ -73,17 +73,19 @@ def rescore(artifact: RunArtifact, cases: list[Case],
             if broken:
                 results.append(CaseResult(
                     id=recorded.id, file=recorded.file, prompt=recorded.prompt, status="ERROR",
+                    repetition=recorded.repetition,
                     attempts=[Attempt(error=f"its case file no longer loads: {broken[0]}"
                                       + (f" (+{len(broken) - 1} more)" if len(broken) > 1
                                          else ""))]))
             else:
                 results.append(CaseResult(id=recorded.id, file=recorded.file,
                                           prompt=recorded.prompt, status="SKIPPED",
+                                          repetition=recorded.repetition,
                                           skipped_reason="no longer in the case files"))
             continue
         if recorded.status == "SKIPPED" or not recorded.attempts:
             results.append(CaseResult(id=case.id, file=case.file, prompt=case.prompt,
-                                      status="SKIPPED",
+                                      status="SKIPPED", repetition=recorded.repetition,
                                       skipped_reason=recorded.skipped_reason or "not run"))
             continue
         attempts = []
@@ -94,9 +96,14 @@ def rescore(artifact: RunArtifact, cases: list[Case],
             turn = RecordedTurn(a.answer, a.tool_calls, a.attached_manuals, a.qr_hints,
                                 _evidence(a.evidence))
             judged = [c for c in a.checks if c.judge]
+            if case.judged and not judged:  # judged since the run: only a model call can judge
+                judged = [CheckResult(kind="judge", passed=False, decided=False,
+                                      reason="the case is judged now but was not when it ran;"
+                                             " a rescore cannot judge it")]
             attempts.append(a.model_copy(update={"checks": run_checks(case, turn) + judged}))
         results.append(CaseResult(id=case.id, file=case.file, prompt=case.prompt,
-                                  status=classify(attempts), attempts=attempts))
+                                  status=classify(attempts), attempts=attempts,
+                                  repetition=recorded.repetition, group=case.group))
     return results
 
 

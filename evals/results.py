@@ -114,3 +114,14 @@ def classify(attempts: list[Attempt]) -> Status:
     if any(a.broke for a in attempts):
         return "ERROR"
     return "FAIL"
+
+
+def first_decided(result: CaseResult) -> bool | None:
+    """Whether the first attempt passed; None when it cannot say (skipped, errored, or a judge
+    that could not decide). Comparisons and pass@1 count only decided first attempts."""
+    if result.status == "SKIPPED" or not result.attempts:
+        return None
+    first = result.attempts[0]
+    if first.broke or first.undecided:
+        return None
+    return first.passed

@@ -70,6 +70,19 @@ class PlanMismatch(ValueError):
     """A frozen agent that lacks a context the plan uses."""
 
 
+def validate_versions(cases: list[Case], versions: list[Version]) -> None:
+    """Refuse, before anything runs or is written, a frozen agent that lacks a context the
+    plan uses or was given a tool that no longer exists."""
+    keys = {context_key(c) for c in cases}
+    for v in versions:
+        if v.frozen is not None:
+            missing = sorted(keys - set(v.frozen.contexts))
+            if missing:
+                raise PlanMismatch(f"the frozen agent of {v.label} has no context for"
+                                   f" {', '.join(missing)}")
+            check_frozen(v.frozen.contexts)
+
+
 @dataclass
 class Version:
     """An agent version to run: a label, a model, and a frozen agent (a point's) or None for
@@ -87,14 +100,7 @@ async def run_versions(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, RunRecord]:
     """Run every version over the plan, interleaved; store each run as it goes."""
-    keys = {context_key(c) for c in cases}
-    for v in versions:
-        if v.frozen is not None:
-            missing = sorted(keys - set(v.frozen.contexts))
-            if missing:
-                raise PlanMismatch(f"the frozen agent of {v.label} has no context for"
-                                   f" {', '.join(missing)}")
-            check_frozen(v.frozen.contexts)
+    validate_versions(cases, versions)
     current = await compose_contexts(prep.env, [c for c in cases
                                                 if c.context.catalog == "demo"])
     started = dt.datetime.now(dt.UTC).isoformat()

@@ -1,9 +1,10 @@
 """Repetition statistics: per case pass@1 and pass^K, and the run's mean pass rate with a 95%
 interval.
 
-pass@1 is the share of a case's repetitions whose first attempt passed (PASS); a FLAKY or
-FAIL repetition counts against it; ERROR, SKIPPED and UNDECIDED repetitions are left out (they
-were not decided). pass^K says whether every one of the K repetitions passed. The run's pass
+pass@1 is the share of a case's repetitions whose first attempt passed; a repetition whose
+first attempt failed a check counts against it; one whose first attempt errored, was skipped
+or stayed undecided is left out (the rule that decides which pairs a comparison counts).
+pass^K says whether every one of the K repetitions passed. The run's pass
 rate is the mean of the cases' pass@1, with a Student-t interval over cases: repetitions of one
 case are not independent of each other, cases are.
 """
@@ -16,9 +17,7 @@ from dataclasses import dataclass
 
 from scipy import stats as st
 
-from evals.results import CaseResult
-
-DECIDED = ("PASS", "FLAKY", "FAIL")
+from evals.results import CaseResult, first_decided
 
 
 @dataclass(frozen=True)
@@ -46,8 +45,9 @@ def case_stats(results: list[CaseResult]) -> list[CaseStats]:
     out = []
     for cid, reps in by_case.items():
         reps.sort(key=lambda r: r.repetition)
-        decided = [r for r in reps if r.status in DECIDED]
-        p1 = sum(r.status == "PASS" for r in decided) / len(decided) if decided else None
+        firsts = [first_decided(r) for r in reps]
+        decided = [f for f in firsts if f is not None]
+        p1 = sum(decided) / len(decided) if decided else None
         out.append(CaseStats(cid, tuple(r.status for r in reps), p1,
                              all(r.status == "PASS" for r in reps)))
     return out

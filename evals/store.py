@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from app.db import Database
 from app.db.migrate import migrate
 from evals.fingerprint import AgentInfo, PlanInfo
+from evals.report import redact
 from evals.results import CaseResult, RunRecord
 
 MIGRATIONS = Path(__file__).parent / "store_migrations"
@@ -28,7 +29,8 @@ MIGRATIONS_TABLE = "eval_schema_migrations"
 
 
 class StoreError(LookupError):
-    """An unknown run or point, or an ambiguous id; the message names it."""
+    """An unknown run or point, an ambiguous id, or a point name already taken; the message
+    names it."""
 
 
 class Point(BaseModel):
@@ -47,7 +49,9 @@ def new_run_id() -> str:
 
 
 def _json(model: BaseModel, **kw: Any) -> Jsonb:
-    return Jsonb(json.loads(model.model_dump_json(**kw)))
+    """A record as JSON, with every secret-looking environment value redacted (as in the
+    artifact and the report)."""
+    return Jsonb(json.loads(redact(model.model_dump_json(**kw))))
 
 
 class RunStore:
@@ -92,7 +96,8 @@ class RunStore:
                     "INSERT INTO eval_attempts (run_id, case_id, repetition, attempt, answer,"
                     " error, latency_ms, prompt_tokens, completion_tokens, cost_usd)"
                     " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    (*key, n, a.answer, a.error, a.latency_ms,
+                    (*key, n, redact(a.answer), redact(a.error) if a.error else None,
+                     a.latency_ms,
                      a.usage.get("prompt_tokens", 0), a.usage.get("completion_tokens", 0),
                      a.cost_usd))
                 for m, c in enumerate(a.checks, start=1):
@@ -100,14 +105,14 @@ class RunStore:
                         "INSERT INTO eval_checks (run_id, case_id, repetition, attempt, n, kind,"
                         " passed, decided, error, reason)"
                         " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                        (*key, n, m, c.kind, c.passed, c.decided, c.error, c.reason))
+                        (*key, n, m, c.kind, c.passed, c.decided, c.error, redact(c.reason)))
 
     async def finish_run(self, record: RunRecord) -> None:
         await self.db.execute(
-            "UPDATE eval_runs SET status = %s, ended_at = now(), totals = %s, header = %s"
-            " WHERE id = %s",
+            "UPDATE eval_runs SET status = %s, ended_at = now(), totals = %s, header = %s,"
+            " agent_fingerprint = %s WHERE id = %s",
             (record.status, Jsonb(record.totals), _json(record, exclude={"cases"}),
-             record.run_id))
+             record.agent.fingerprint if record.agent else "", record.run_id))
 
     async def resolve_run(self, ref: str) -> str:
         """A run id from an id or a unique prefix of one."""

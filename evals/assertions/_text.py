@@ -52,9 +52,17 @@ def parse(answer: str) -> Parsed:
     """Markdown → plain blocks (emphasis and code marks dropped, links as their label)."""
     blocks: list[str] = []
     found_links: list[tuple[str, str]] = []
+    row: list[str] | None = None
     for token in _MD.parse(normalise(answer)):
         if token.type in ("fence", "code_block", "html_block"):
             blocks.append(token.content.strip())
+            continue
+        if token.type == "tr_open":  # a table row is one block: "Laser power | 80"
+            row = []
+            continue
+        if token.type == "tr_close" and row is not None:
+            blocks.append(" | ".join(c for c in row if c))
+            row = None
             continue
         if token.type != "inline":
             continue
@@ -73,7 +81,11 @@ def parse(answer: str) -> Parsed:
             elif child.type == "link_close" and label_start is not None:
                 found_links.append(("".join(out[label_start:]), target))
                 label_start = None
-        blocks.append(re.sub(r"[ \t]+", " ", "".join(out)).strip())
+        text = re.sub(r"[ \t]+", " ", "".join(out)).strip()
+        if row is not None:
+            row.append(text)
+        else:
+            blocks.append(text)
     return Parsed(tuple(b for b in blocks if b), tuple(found_links))
 
 
@@ -99,10 +111,15 @@ def sentences(answer: str) -> list[str]:
     return [s for s in out if s]
 
 
-def clauses(sentence: str) -> list[tuple[int, int]]:
-    """(start, end) of each clause of a sentence; commas do not split (see `denied`)."""
+_CLAUSE_MARK_NO_COLON = re.compile(_CLAUSE_MARK.pattern.replace(r"|:(?=\s|$)", ""),
+                                   re.IGNORECASE)
+
+
+def clauses(sentence: str, *, colon: bool = True) -> list[tuple[int, int]]:
+    """(start, end) of each clause of a sentence; commas do not split (see `denied`). With
+    colon=False a colon does not split either ("Layer height: 0.05 mm" is one statement)."""
     spans, start = [], 0
-    for m in _CLAUSE_MARK.finditer(sentence):
+    for m in (_CLAUSE_MARK if colon else _CLAUSE_MARK_NO_COLON).finditer(sentence):
         spans.append((start, m.start()))
         start = m.end()
     spans.append((start, len(sentence)))
@@ -213,9 +230,9 @@ proper dedicated industrial commercial hobby word
 # What may follow a denied name: the end of the clause, a list joint, a place, a relative
 # clause. Anything else ("Glowforge presets") makes the name a modifier: not denied.
 AFTER_DENIED = frozenset("""
-or nor and & / , that which who whom you we to for at on in here there anywhere available
+or nor and & / , that which who whom you we i in here there anywhere
 is are isn't aren't was were wasn't weren't has have hasn't haven't
-model models unit units either whatsoever sorry yet anymore currently right now at all here
+model models unit units either whatsoever sorry yet anymore currently
 """.split())
 # A negation's reach may also end with where: "… in our catalogue", "… here".
 PLACE = frozenset("""
@@ -249,26 +266,32 @@ def _t(p: str, needs_having: bool = False) -> Trigger:
     return Trigger(re.compile(p, re.IGNORECASE), needs_having)
 
 
+# Who may be said not to have it: the lab, us, or (for "can't find") the assistant.
+_LAB = r"(?:we|the\s+lab|our\s+lab|this\s+lab|the\s+makerspace|this\s+makerspace|makerlab)"
 NOT_HAVING = (
-    _t(r"\b(?:don't|doesn't|didn't|do not|does not|did not|no longer)\s+(?:currently\s+|"
-       r"actually\s+|really\s+)?(?:have|has|own|stock|carry|offer|keep)\b"),
-    _t(r"\b(?:have|has|had|own|owns)\s+(?:no|neither)\b"),
-    _t(r"\b(?:have|has|'ve|'s)?\s*never\s+(?:had|have|owned|stocked|carried)\b"),
+    _t(rf"\b{_LAB}\s+(?:don't|doesn't|didn't|do not|does not|did not|no longer)\s+"
+       r"(?:currently\s+|actually\s+|really\s+)?(?:have|has|own|stock|carry|offer|keep)\b"),
+    _t(rf"\b{_LAB}\s+(?:have|has|had|own|owns)\s+(?:no|neither)\b"),
+    _t(rf"\b{_LAB}(?:'ve|'s|\s+have|\s+has)?\s+never\s+(?:had|have|owned|stocked|carried)\b"),
     _t(r"\bthere(?:'s| is| are|'re)\s+no\b"),
     _t(r"\bthere\s+(?:isn't|aren't|is not|are not)\b"),
-    _t(r"\bno\b"),
-    _t(r"\black(?:s|ing)?\b"),
-    _t(r"\b(?:can't|cannot|can not|couldn't|could not|don't|do not)\s+(?:find|see)\b"),
-    _t(r"\bneither\b", needs_having=True),
+    _t(r"^\W*no\b"),  # "No Glowforge here": a bare "no" opens its clause
+    _t(rf"\b{_LAB}\s+lack(?:s)?\b"),
+    _t(r"\b(?:i|we)\s+(?:can't|cannot|can not|couldn't|could not|don't|do not)\s+"
+       r"(?:find|see)\b"),
+    _t(r"^\W*neither\b", needs_having=True),
 )
 _HAVING_AFTER = re.compile(
-    r"^\s*(?:is|are)\s+(?:part\s+of|in\s+(?:our|the|this)|available|something|among|one\s+of|"
-    r"here|listed|stocked|owned|on\s+(?:our|the))\b", re.IGNORECASE)
+    r"^\s*(?:is|are)\s+(?:part\s+of|in\s+(?:our|the|this)\s+(?:lab|makerspace|catalogue|catalog"
+    r"|inventory)|something\s+we\s+have|among\s+our|one\s+of\s+our|listed|stocked|owned)\b",
+    re.IGNORECASE)
 _NOT_HAVING_AFTER = re.compile(
     r"^\s*(?:(?:is|are|was|were)\s+not|isn't|aren't|wasn't|weren't|'s\s+not|'re\s+not)\s+"
-    r"(?:currently\s+|actually\s+|really\s+)?(?:something|anything|part\s+of|in\s+(?:our|the|this)"
-    r"|available\s+(?:here|in|at|to)|here|one\s+of|among|listed|stocked|owned|"
-    r"on\s+(?:our|the)|a\s+(?:machine|tool)\s+(?:we|the\s+lab))\b"
+    r"(?:currently\s+|actually\s+|really\s+)?(?:something\s+(?:we|the\s+lab)\s+(?:have|has|own)"
+    r"|part\s+of\s+(?:our|the|this)\s+(?:lab|makerspace|catalogue|catalog|inventory)"
+    r"|in\s+(?:our|the|this)\s+(?:lab's\s+)?(?:catalogue|catalog|inventory|collection)"
+    r"|one\s+of\s+(?:ours|our\s+machines)|among\s+our\s+machines|listed|stocked|owned"
+    r"|on\s+(?:our|the)\s+(?:list|catalogue|catalog)|a\s+(?:machine|tool)\s+(?:we|the\s+lab))\b"
     r"|^\s*(?:is|are)\s+(?:something|a\s+machine|one)\s+(?:we|the\s+lab)\s+(?:don't|doesn't|"
     r"do\s+not|does\s+not)\s+have\b",
     re.IGNORECASE)
@@ -289,11 +312,13 @@ def denied(sentence: str, start: int, end: int, fixtures: Fixtures,
     c_start, c_end = clause_at(sentence, start)
     masked = _masked(sentence, fixtures)
     before, after = masked[c_start:start], masked[end:c_end]
-    following = _WORD.findall(after.split(",", 1)[0])
-    if triggers is NOT_HAVING and following and \
-            following[0].lower().rstrip(".!?") not in AFTER_DENIED | FILLER:
-        return False
-    tail_item = after.split(",", 1)[0]
+    following = [w.lower().rstrip(".!?") for w in _WORD.findall(after.split(",", 1)[0])]
+    if triggers is NOT_HAVING and following and following[0] not in AFTER_DENIED | FILLER \
+            and following[:2] != ["at", "all"]:
+        return False  # "we don't have any Glowforge presets", "… at the moment"
+    # A list goes on only while each item is names and places: "we don't have a Glowforge and
+    # the Epilog is booked" is not a list of denied machines.
+    tail_item = re.split(r",|\b(?:and|or|nor)\b", after, maxsplit=1)[0]
     lead = re.match(r"^[\s,]*(?:(?:or|nor|and|&|/|either|a|an|the|any)\b[\s,]*)*", after)
     rest = after[lead.end():] if lead else after
     for trigger in triggers:
@@ -303,7 +328,8 @@ def denied(sentence: str, start: int, end: int, fixtures: Fixtures,
         gap = before[hits[-1].end():]
         if not _only(gap, FILLER):
             continue
-        if "," in gap and not _only(tail_item, FILLER | PLACE):
+        joined = "," in gap or re.search(r"\b(?:and|or|nor)\b", gap, re.IGNORECASE)
+        if joined and not trigger.needs_having and not _only(tail_item, FILLER | PLACE):
             continue
         if trigger.needs_having and not _HAVING_AFTER.search(rest):
             continue

@@ -76,6 +76,10 @@ _DONE = [
         rf"\b(has|have)\s+(now\s+|just\s+|already\s+)?been\s+({_VERBS})\b",
         rf"\b(was|were)\s+(just\s+|now\s+|already\s+)?({_VERBS})\b(?!\s+by\b)",
         r"\b(is|are)\s+now\s+(resolved|closed|updated|marked|set|in progress|open|fixed|done)\b",
+        r"\b(is|are)\s+(resolved|closed|fixed)\b",
+        r"^\W*(marked|set|moved|changed)\s+(as|to)\b",
+        r"^\W*(closed|resolved|updated|changed|reopened|fixed|deleted)\s+(the|it|ticket|this|"
+        r"that|#|his|her|their)",
         r"\bnow\s+(resolved|closed|fixed|updated|in progress|reopened)\b",
         r"\b(title|status|role|priority|owner|assignee|note|name)\s+(is|are)\s+now\b",
         r"^\s*(done|all done|all set)\b",
@@ -84,7 +88,7 @@ _DONE = [
         r"\bsuccessfully\b",
         r"\bthe (change|update) (is|has been) (made|applied|saved|done)\b",
         r"^\s*(ticket|request|status|title)\b[^.]{0,30}\b(resolved|closed|updated|changed|done)"
-        r"\s*[.!]?$",
+        r"\W*$",
     )
 ]
 _ABOUT_THE_CARD = re.compile(
@@ -97,12 +101,16 @@ _ABOUT_THE_CARD = re.compile(
 def not_claimed_done(turn: RecordedTurn, args: Args, fixtures: Fixtures) -> Verdict:
     for sentence in sentences(turn.answer):
         for start, end in clauses(sentence):
-            clause = sentence[start:end]
-            if _ABOUT_THE_CARD.search(clause):
-                continue
-            if any(p.search(clause) for p in _DONE):
-                return False, f"claims the change was made: “{sentence}”"
+            # A comma or an "and" ends a claim too: "Thanks for confirming, I've closed it".
+            for clause in _PARTS.split(sentence[start:end]):
+                if _ABOUT_THE_CARD.search(clause):
+                    continue
+                if any(p.search(clause.strip()) for p in _DONE):
+                    return False, f"claims the change was made: “{sentence}”"
     return True, "claims no change as made"
+
+
+_PARTS = re.compile(r",\s*|\s+and\s+", re.IGNORECASE)
 
 
 @assertion("mentions_tool", args=ValueArg)

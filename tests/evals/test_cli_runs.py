@@ -89,6 +89,15 @@ def test_run_repeat_and_junit(capsys, tmp_path):
 
 
 @pytest.mark.usefixtures("cli")
+def test_the_gate_against_a_point_saved_with_one_repetition(capsys):
+    assert main(["point", "save", "one", *SELECTION]) == 0
+    assert main(["gate", *SELECTION, "--against", "one", "--artifact", "/dev/null"]) == 0
+    out = capsys.readouterr().out
+    assert "against the comparison point:" in out and "no discordant pairs" in out
+    assert out.splitlines()[-1] == "GATE PASS"
+
+
+@pytest.mark.usefixtures("cli")
 def test_the_gate_passes_and_fails(capsys):
     assert main(["gate", *SELECTION, "--artifact", "/dev/null"]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "GATE PASS"

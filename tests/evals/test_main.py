@@ -91,7 +91,8 @@ def test_a_case_whose_file_no_longer_loads_shows_the_load_error(tmp_path, capsys
 
 
 def test_fail_on_skip_defaults_on_with_a_model_override():
-    from evals.__main__ import _fail_on_skip, _parser
+    from evals.__main__ import _parser
+    from evals.cli_runs import fail_on_skip as _fail_on_skip
 
     assert _fail_on_skip(_parser().parse_args(["run", "--model", "x/y"])) is True
     assert _fail_on_skip(_parser().parse_args(["run"])) is False
@@ -114,3 +115,21 @@ def test_accuracy_passes_on_the_shipped_corpus_and_fails_on_a_wrong_label(tmp_pa
                      '  adversarial: false\n  why: ""\n')
     assert main(["accuracy", str(wrong)]) == 2
     assert "wrong.yaml:1: unknown assertion kind 'no_such_kind'" in capsys.readouterr().err
+
+
+def test_rescore_keeps_repetitions_and_cannot_judge_a_newly_judged_case(tmp_path, capsys):
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "honest-absence.yaml").write_text(
+        '- id: no-glowforge\n  prompt: "p"\n  rubric: "Says the lab has no Glowforge."\n')
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"cases": [
+        {"id": "no-glowforge", "file": "honest-absence.yaml", "prompt": "p", "status": "PASS",
+         "repetition": r, "attempts": [{"answer": "We don't have a Glowforge."}]}
+        for r in (1, 2)]}))
+    from evals.cases import load_cases_by_file
+    from evals.rescore import load_artifact, rescore
+
+    results = rescore(load_artifact(path), load_cases_by_file(cases)[0])
+    assert [(r.repetition, r.status) for r in results] == [(1, "UNDECIDED"), (2, "UNDECIDED")]
+    assert "a rescore cannot judge it" in results[0].attempts[0].checks[-1].reason

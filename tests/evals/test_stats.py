@@ -65,3 +65,24 @@ def test_only_decided_first_attempts_pair():
     c = compare_runs(RunRecord(cases=base), RunRecord(cases=cur))
     assert c.counts == {"improved": 2, "regressed": 1, "unchanged": 1, "uncertain": 3}
     assert c.recovered == {"baseline": 1, "current": 0}
+
+
+def test_the_case_is_the_unit_of_the_counts_and_missing_results_are_uncertain():
+    base = [result("a", "PASS", 1), result("a", "PASS", 2), result("b", "PASS", 1),
+            result("gone", "PASS", 1)]
+    cur = [result("a", "FAIL", 1), result("a", "FAIL", 2), result("b", "PASS", 1),
+           result("new", "PASS", 1)]
+    c = compare_runs(RunRecord(cases=base), RunRecord(cases=cur))
+    assert c.cases == {"a": "regressed", "b": "unchanged", "new": "uncertain",
+                       "gone": "uncertain"}
+    assert c.counts == {"improved": 0, "regressed": 1, "unchanged": 1, "uncertain": 2}
+    whys = {p.id: p.why for p in c.pairs}
+    assert whys["new"] == "no baseline result" and whys["gone"] == "no current result"
+    assert c.p_value == 1.0  # one discordant case is no evidence
+
+
+def test_pass_at_1_leaves_out_a_first_attempt_that_errored():
+    errored_then_passed = result("a", "FLAKY", first=[
+        __import__("evals.results").results.Attempt(error="model call failed"),
+        __import__("evals.results").results.Attempt()])
+    assert case_stats([errored_then_passed])[0].pass_at_1 is None

@@ -131,3 +131,18 @@ async def test_a_frozen_agent_whose_tool_is_gone_is_refused(env, store, settings
                            concurrency=1, vision=None, judge=None, settings_extra={})
     assert json.dumps(ctx.model_dump())  # the refusal happened before any run was stored
     assert await store.list_runs() == []
+
+
+async def test_the_store_is_redacted_like_the_artifact(env, store, settings, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-store-secret-123")
+    cs = cases("no-glowforge")
+    model = ScriptedModel(say("We don't have a Glowforge (sk-store-secret-123)."))
+    records = await run_versions(Prepared(env, store, settings), cs,
+                                 [Version("current", model)], plan(cs), concurrency=1,
+                                 vision=None, judge=None, settings_extra={})
+    rows = await store.db.fetch("SELECT answer FROM eval_attempts")
+    stored = await store.db.fetch("SELECT result::text AS r FROM eval_cases")
+    assert "sk-store-secret-123" not in rows[0]["answer"] + stored[0]["r"]
+    assert "[redacted]" in rows[0]["answer"]
+    head = await store.db.fetchone("SELECT agent_fingerprint FROM eval_runs")
+    assert head["agent_fingerprint"] == records["current"].agent.fingerprint
