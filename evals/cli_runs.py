@@ -174,7 +174,8 @@ async def run_once(cases: list[Case], args: argparse.Namespace, settings: Settin
     progress = progress_bar(len(cases) * args.repeat)
     async with prepared(settings) as prep:
         records = await run_versions(
-            prep, cases, [Version("current", model)], plan, concurrency=args.concurrency,
+            prep, cases, [Version("current", model, ref=_ref(settings, args))], plan,
+            concurrency=args.concurrency,
             vision=env_bool("EVAL_VISION"), judge=judge, progress=progress,
             settings_extra=_extra(settings, model.model_id))
     progress(None)
@@ -186,6 +187,16 @@ async def run_once(cases: list[Case], args: argparse.Namespace, settings: Settin
 
         print(f"junit: {write_junit(record, args.junit)}")
     return exit_code(record.cases, fail_on_skip=fail_on_skip(args))
+
+
+def _ref(settings: Settings, args: argparse.Namespace) -> str:
+    """How today's chat model is asked for: what a point needs to run it again."""
+    return str(args.model or settings.model_for("chat"))
+
+
+def point_ref(agent: Any) -> str:
+    """How to ask for a frozen agent's model again."""
+    return str(agent.model_ref or agent.model)
 
 
 def _extra(settings: Settings, chat_model: str) -> dict[str, Any]:
@@ -303,7 +314,7 @@ async def _save_point(settings: Settings, cases: list[Case], args: argparse.Name
     plan = _plan(cases, judge, args.repeat, selection_spec(args))
     async with prepared(settings) as prep:
         agent = agent_info(model.model_id, agent_settings(settings),
-                           await all_contexts(prep.env, cases))
+                           await all_contexts(prep.env, cases), model_ref=_ref(settings, args))
         p = Point(name=args.name, created=dt.datetime.now(dt.UTC).isoformat(), plan=plan,
                   agent=agent)
         await prep.store.save_point(p)
@@ -343,7 +354,7 @@ def compare(args: argparse.Namespace) -> int:
     cases = _point_cases(loaded, args)
     if cases is None:
         return 2
-    return with_models(args, cases, [args.model, loaded.agent.model],
+    return with_models(args, cases, [args.model, point_ref(loaded.agent)],
                        lambda s: _compare_point(s, loaded, cases, args))
 
 
@@ -397,7 +408,7 @@ async def _compare_point(settings: Settings, p: Point, cases: list[Case],
 
     try:
         current_model = model_for_job(settings, "chat", args.model)
-        baseline_model = model_for_job(settings, "chat", p.agent.model)
+        baseline_model = model_for_job(settings, "chat", point_ref(p.agent))
         judge = judge_setup(settings, cases, args)
     except ModelCallError as exc:
         print(f"cannot start: {exc}", file=sys.stderr)
@@ -416,7 +427,8 @@ async def _compare_point(settings: Settings, p: Point, cases: list[Case],
         p = Point(name=f"{p.name}+{plan.fingerprint[:8]}",
                   created=dt.datetime.now(dt.UTC).isoformat(), plan=plan, agent=p.agent)
         print(f"adopting the new plan ({len(changes)} change(s)) as point {p.name}")
-    versions = [Version("baseline", baseline_model, p.agent), Version("current", current_model)]
+    versions = [Version("baseline", baseline_model, p.agent),
+                Version("current", current_model, ref=_ref(settings, args))]
     try:
         validate_versions(cases, versions)  # before anything is written
     except (PlanMismatch, FrozenAgentError) as exc:
@@ -464,7 +476,7 @@ def gate(args: argparse.Namespace) -> int:
         except StoreError as exc:
             print(exc, file=sys.stderr)
             return 2
-    models = [args.model] + ([against.agent.model] if against else [])
+    models = [args.model] + ([point_ref(against.agent)] if against else [])
     return with_models(args, cases, models, lambda s: _gate(s, cases, args, against))
 
 
@@ -504,10 +516,10 @@ async def _gate(settings: Settings, cases: list[Case], args: argparse.Namespace,
                 for line in plan_changes(against.plan, same):
                     print(f"  {line}", file=sys.stderr)
                 return 2
-        versions = [Version("current", model)]
+        versions = [Version("current", model, ref=_ref(settings, args))]
         if against is not None:
             versions.insert(0, Version("baseline", model_for_job(settings, "chat",
-                                                                 against.agent.model),
+                                                                 point_ref(against.agent)),
                                        against.agent))
         _print_start(model.model_id, cases, 2, settings, versions=len(versions))
         try:

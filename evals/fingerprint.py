@@ -136,6 +136,9 @@ class AgentInfo(BaseModel):
     contexts: dict[str, FrozenContext]  # context key -> what the model is told there
     git_commit: str | None
     git_dirty: bool
+    # How the model was asked for ("local", or the id given): what runs it again. The
+    # resolved id above can name a server that only exists while this harness runs it.
+    model_ref: str | None = None
 
 
 def context_key(case: Case) -> str:
@@ -145,13 +148,14 @@ def context_key(case: Case) -> str:
 
 
 def agent_info(model: str, settings: dict[str, Any], contexts: dict[str, FrozenContext],
-               git: tuple[str | None, bool] | None = None) -> AgentInfo:
+               git: tuple[str | None, bool] | None = None, *,
+               model_ref: str | None = None) -> AgentInfo:
     commit, dirty = git if git is not None else git_state()
     material = {"model": model, "settings": settings,
                 "contexts": {k: v.model_dump() for k, v in sorted(contexts.items())},
                 "commit": commit, "dirty": dirty}
     return AgentInfo(fingerprint=digest(material), model=model, settings=settings,
-                     contexts=contexts, git_commit=commit, git_dirty=dirty)
+                     contexts=contexts, git_commit=commit, git_dirty=dirty, model_ref=model_ref)
 
 
 def git_state(root: Path = _ROOT) -> tuple[str | None, bool]:

@@ -91,6 +91,7 @@ class Version:
     label: str
     model: Any  # ChatModel
     frozen: AgentInfo | None = None
+    ref: str | None = None  # how the model was asked for ("local", or an id)
 
 
 async def run_versions(
@@ -106,7 +107,8 @@ async def run_versions(
     started = dt.datetime.now(dt.UTC).isoformat()
     records: dict[str, RunRecord] = {}
     for v in versions:
-        agent = v.frozen or agent_info(v.model.model_id, agent_settings(prep.settings), current)
+        agent = v.frozen or agent_info(v.model.model_id, agent_settings(prep.settings), current,
+                                       model_ref=v.ref)
         records[v.label] = RunRecord(
             run_id=new_run_id(), status="running", started=started,
             settings={"chat_model": v.model.model_id, "concurrency": concurrency,
@@ -135,7 +137,8 @@ async def run_versions(
     ended = dt.datetime.now(dt.UTC).isoformat()
     for v in versions:
         record = records[v.label]
-        agent = v.frozen or agent_info(v.model.model_id, agent_settings(prep.settings), current)
+        agent = v.frozen or agent_info(v.model.model_id, agent_settings(prep.settings), current,
+                                       model_ref=v.ref)
         record = record.model_copy(update={
             "cases": results[v.label], "totals": totals(results[v.label]), "ended": ended,
             "status": "complete", "agent": agent})

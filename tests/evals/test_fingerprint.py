@@ -84,3 +84,14 @@ async def test_a_capability_fragment_changes_the_agent_not_the_plan(env, monkeyp
     assert agent_info("m2", {}, before.contexts, git).fingerprint != before.fingerprint
     assert agent_info("m", {}, before.contexts, ("def", False)).fingerprint != \
         before.fingerprint
+
+
+def test_a_point_runs_its_model_as_it_was_asked_for():
+    from evals.cli_runs import point_ref
+
+    local = agent_info("openai/qwen2.5-coder-1.5b-instruct", {}, {}, ("c", False),
+                       model_ref="local")
+    assert point_ref(local) == "local"  # not the local server's address-bound id
+    assert local.fingerprint == agent_info("openai/qwen2.5-coder-1.5b-instruct", {}, {},
+                                           ("c", False)).fingerprint
+    assert point_ref(agent_info("anthropic/x", {}, {}, ("c", False))) == "anthropic/x"
