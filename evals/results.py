@@ -43,6 +43,10 @@ class Attempt(BaseModel):
     usage: dict[str, int] = {}
     cost_usd: float | None = None  # None: the price is unknown (never counted as 0)
     error: str | None = None
+    # Set when the attempt was lost to a model call that failed (the ProviderError's kind):
+    # a provider's failure, never a check's.
+    failure: str | None = None
+    lost_to: list[str] = []  # earlier tries of this same attempt, lost to provider errors
 
     @property
     def broke(self) -> bool:
@@ -101,19 +105,24 @@ RunArtifact = RunRecord  # the name report and rescore used before runs were sto
 
 
 def classify(attempts: list[Attempt]) -> Status:
-    """A case's status from its attempts (the first, and the retry if there was one)."""
+    """A case's status from its attempts (the first, and the retry if there was one). Only a
+    failed check makes a FAIL or the "failed once" of a FLAKY; a provider's failure is retried
+    as the same attempt (`lost_to`), and a case with a failed check stays a FAIL even when
+    another attempt errored."""
     first, last = attempts[0], attempts[-1]
     if first.passed:
         return "PASS"
     if first.undecided:
         return "UNDECIDED"
+    if any(a.failed_a_check for a in attempts):
+        if last.passed:
+            return "FLAKY"
+        return "UNDECIDED" if last.undecided else "FAIL"
     if len(attempts) > 1 and last.passed:
-        return "FLAKY"
+        return "FLAKY"  # the first attempt broke (a harness error), the retry passed
     if len(attempts) > 1 and last.undecided:
         return "UNDECIDED"
-    if any(a.broke for a in attempts):
-        return "ERROR"
-    return "FAIL"
+    return "ERROR"
 
 
 def first_decided(result: CaseResult) -> bool | None:

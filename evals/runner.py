@@ -20,6 +20,7 @@ from evals.assertions._registry import NO_ANSWER
 from evals.cases import Case
 from evals.fingerprint import FrozenContext, context_key
 from evals.fixtures.catalog import fixtures_for
+from evals.guard import CallGuard
 from evals.harness import ComposedCase, EvalEnv, citation_evidence, compose_case, stub_tools
 from evals.record import RecordedTurn
 from evals.results import Attempt, CaseResult, CheckResult, classify
@@ -185,7 +186,7 @@ async def attempt(env: EvalEnv, case: Case, model: ChatModel,
         result = await run_turn(model, composed.composed, composed.messages, composed.ctx,
                                 max_steps=env.settings.max_tool_steps)
     except ModelCallError as exc:
-        return Attempt(error=f"model call failed: {exc}",
+        return Attempt(error=f"model call failed: {exc}", failure=exc.kind or "unreadable",
                        latency_ms=int((time.perf_counter() - started) * 1000))
     except Exception as exc:  # a harness failure is this case's ERROR, not the run's end
         return Attempt(error=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}",
@@ -219,12 +220,33 @@ async def attempt(env: EvalEnv, case: Case, model: ChatModel,
     )
 
 
+# A guard's refusals: retrying cannot help, and nothing was asked of the model.
+NOT_CALLED = ("stopped", "unreachable", "cost_cap")
+# Tries of one attempt lost to provider errors (after the model's own retries) before the
+# attempt is given up as an ERROR.
+PROVIDER_REATTEMPTS = 1
+
+
+async def same_attempt(make: Callable[[], Awaitable[Attempt]]) -> Attempt:
+    """One attempt; a try lost to a provider's failure is tried again as the same attempt."""
+    lost: list[str] = []
+    for _ in range(PROVIDER_REATTEMPTS):
+        result = await make()
+        if result.failure is None or result.failure in NOT_CALLED:
+            return result.model_copy(update={"lost_to": lost}) if lost else result
+        lost.append(result.error or result.failure)
+    result = await make()
+    return result.model_copy(update={"lost_to": lost}) if lost else result
+
+
 async def with_one_retry(make: Callable[[], Awaitable[Attempt]]) -> list[Attempt]:
     """One attempt, and a second only when the first failed or broke (up to MAX_ATTEMPTS); an
-    undecided attempt is not retried, since a retry cannot make its judge trusted."""
-    attempts = [await make()]
-    while not (attempts[-1].passed or attempts[-1].undecided) and len(attempts) < MAX_ATTEMPTS:
-        attempts.append(await make())
+    undecided attempt is not retried, since a retry cannot make its judge trusted, and neither
+    is one the guard refused."""
+    attempts = [await same_attempt(make)]
+    while not (attempts[-1].passed or attempts[-1].undecided
+               or attempts[-1].failure in NOT_CALLED) and len(attempts) < MAX_ATTEMPTS:
+        attempts.append(await same_attempt(make))
     return attempts
 
 
@@ -279,6 +301,9 @@ async def run_suite(
     return out["run"]
 
 
+GRACE_S = 5.0  # how long in-flight cases may finish once a run is told to stop
+
+
 async def run_variants(
     env: EvalEnv,
     cases: list[Case],
@@ -290,28 +315,51 @@ async def run_variants(
     on_done: Callable[[str, CaseResult], Awaitable[None]] | None = None,
     repeat: int = 1,
     on_lab: Callable[[], Awaitable[None]] | None = None,
+    stop: asyncio.Event | None = None,
+    max_cost_usd: float | None = None,
+    skip: set[tuple[str, str, int]] | None = None,
 ) -> dict[str, list[CaseResult]]:
     """Every case, `repeat` independent times, for every variant, interleaved (case by case,
     the variants side by side) under one concurrency limit. The demo-catalogue cases of every
-    variant run first, then the look-alike lab is seeded and the rest run."""
+    variant run first, then the look-alike lab is seeded and the rest run.
+
+    Each variant's model is guarded (evals/guard.py). Once `stop` is set no new model call is
+    made, cases in flight get GRACE_S to finish, and the rest are left out of the result (the
+    caller lists them as unfinished). `skip` names (variant, case, repetition) already done."""
+    stop = stop or asyncio.Event()
     limit = asyncio.Semaphore(concurrency)
     results: dict[tuple[str, str, int], CaseResult] = {}
+    guards = {v.label: CallGuard(v.model, concurrency, max_cost_usd=max_cost_usd, stop=stop)
+              for v in variants}
 
     async def one(case: Case, variant: Variant, repetition: int) -> None:
+        guard = guards[variant.label]
         reason = skip_reason(case, variant.model, vision)
+        if reason is None and guard.cost_cap_reached:
+            reason = "cost cap reached: no new model call was made"
         if reason:
             result = CaseResult(id=case.id, file=case.file, prompt=case.prompt,
                                 group=case.group, status="SKIPPED", skipped_reason=reason,
                                 repetition=repetition)
         else:
             async with limit:
+                if stop.is_set():
+                    return
                 try:
-                    result = await run_case(env, case, variant.model, judge,
-                                            repetition=repetition, frozen=variant.frozen)
+                    result = await run_case(env, case, guard, judge, repetition=repetition,
+                                            frozen=variant.frozen)
                 except Exception as exc:  # whatever breaks, the other cases go on
                     result = CaseResult(id=case.id, file=case.file, prompt=case.prompt,
                                         group=case.group, status="ERROR", repetition=repetition,
                                         attempts=[Attempt(error=f"{type(exc).__name__}: {exc}")])
+            last = result.attempts[-1] if result.attempts else None
+            if last is not None and last.failure == "stopped":
+                return  # unfinished: the run stopped before this case could be decided
+            if last is not None and last.failure == "cost_cap" and len(result.attempts) == 1 \
+                    and not last.lost_to:
+                result = result.model_copy(update={
+                    "status": "SKIPPED", "attempts": [],
+                    "skipped_reason": "cost cap reached: no new model call was made"})
         results[(variant.label, case.id, repetition)] = result
         if on_done is not None:
             await on_done(variant.label, result)
@@ -321,13 +369,39 @@ async def run_variants(
     ordered = sorted(cases, key=prefix_key)
     for phase in ("demo", "lab"):
         jobs = [(c, v, r) for c in ordered if c.context.catalog == phase
-                for r in range(1, repeat + 1) for v in variants]
-        if not jobs:
+                for r in range(1, repeat + 1) for v in variants
+                if (v.label, c.id, r) not in (skip or set())]
+        if not jobs or stop.is_set():
             continue
         if phase == "lab":
             await env.use_lab()
             if on_lab is not None:
                 await on_lab()
-        await asyncio.gather(*(one(c, v, r) for c, v, r in jobs))
+        await _until_stopped([asyncio.create_task(one(c, v, r)) for c, v, r in jobs], stop)
     return {v.label: [results[(v.label, c.id, r)] for c in cases
-                      for r in range(1, repeat + 1)] for v in variants}
+                      for r in range(1, repeat + 1) if (v.label, c.id, r) in results]
+            for v in variants}
+
+
+async def _until_stopped(tasks: list[asyncio.Task[None]], stop: asyncio.Event) -> None:
+    """Wait for the tasks; once stop is set, give those in flight GRACE_S, then cancel."""
+    waiter = asyncio.create_task(stop.wait())
+    pending: set[asyncio.Task[Any]] = set(tasks)
+    try:
+        while pending:
+            done, pending = await asyncio.wait(pending | {waiter},
+                                               return_when=asyncio.FIRST_COMPLETED)
+            pending.discard(waiter)
+            for task in done:
+                if task is not waiter and task.exception() is not None:
+                    raise task.exception()  # type: ignore[misc]
+            if waiter in done:
+                break
+        if pending:
+            _, late = await asyncio.wait(pending, timeout=GRACE_S)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
+    finally:
+        waiter.cancel()
+        await asyncio.gather(waiter, return_exceptions=True)

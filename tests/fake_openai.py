@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from app.web.background import serve_in_thread
 
-Handler = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
+# A handler answers (status, JSON payload), or (status, payload, headers); a payload that is a
+# str is sent as it is (a body that is not JSON); a float status means "sleep that long first,
+# then answer 200 with the payload" (a slow or hanging server).
+Handler = Callable[[dict[str, Any]], tuple[Any, ...]]
 
 
 def completion(content: str | None = None, tool_calls: list[dict] | None = None) -> dict:
@@ -36,8 +40,16 @@ def fake_openai_server(handler: Handler) -> Iterator[tuple[str, list[dict[str, A
     async def completions(request: Request) -> JSONResponse:
         body = await request.json()
         received.append(body)
-        status, payload = handler(body)
-        return JSONResponse(payload, status_code=status)
+        answer = handler(body)
+        status, payload = answer[0], answer[1]
+        headers = answer[2] if len(answer) > 2 else None
+        if isinstance(status, float):
+            await asyncio.sleep(status)
+            status = 200
+        if isinstance(payload, str):
+            return Response(payload, status_code=status, headers=headers,
+                            media_type="application/json")
+        return JSONResponse(payload, status_code=status, headers=headers)
 
     app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
     with serve_in_thread(app) as base:

@@ -18,7 +18,8 @@ RETRY_WAIT_MIN_S = 1.0
 RETRY_WAIT_MAX_S = 20.0
 RETRY_AFTER_CAP_S = 60.0
 
-FailureKind = Literal["rate_limit", "server", "timeout", "connection", "refused", "unreadable"]
+FailureKind = Literal["rate_limit", "server", "timeout", "connection", "refused", "unreadable",
+                      "stopped", "unreachable", "cost_cap"]
 TRANSIENT: tuple[FailureKind, ...] = ("rate_limit", "server", "timeout", "connection")
 
 

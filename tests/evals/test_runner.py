@@ -66,9 +66,16 @@ async def test_a_provider_error_is_error_never_fail(env, cases):
     assert "503 after retries" in result.attempts[0].error
 
 
-async def test_error_then_pass_is_flaky(env, cases):
+async def test_a_provider_error_is_retried_as_the_same_attempt(env, cases):
     result, _ = await run(env, cases, ModelCallError("timeout"), GOOD)
-    assert result.status == "FLAKY"
+    assert result.status == "PASS" and len(result.attempts) == 1
+    assert result.attempts[0].lost_to == ["model call failed: timeout"]
+
+
+async def test_a_failed_check_stays_a_fail_when_the_retry_errors(env, cases):
+    result, _ = await run(env, cases, BAD, ModelCallError("503"), ModelCallError("503"))
+    assert result.status == "FAIL"
+    assert result.attempts[1].failure is not None
 
 
 async def test_a_check_that_raises_is_an_error_recorded_as_data(env, cases, monkeypatch):

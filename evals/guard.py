@@ -1,0 +1,127 @@
+"""What stands between the runner and a model endpoint: a concurrency that backs off on rate
+limits, a circuit breaker for an endpoint that is down, a cost cap, and a stop for an
+interrupted run.
+
+- On each 429 (seen by the model's own retry loop) the number of calls in flight halves; each
+  call that succeeds lets one more in again, up to the run's concurrency.
+- After BREAKER_AFTER consecutive calls that could not connect, no further call is made: every
+  one fails at once with "endpoint unreachable: …", so a run against a dead endpoint finishes
+  in seconds, not after every case's retries.
+- With a cost cap, once the calls' known cost reaches it no new call is made.
+- Once the run is told to stop (Ctrl-C, SIGTERM), no new call is made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from app.chat.model_info import price_per_token
+from app.chat.retry import ProviderError
+
+BREAKER_AFTER = 5
+
+
+class NotCalled(ProviderError):
+    """A call the guard refused to make: the run stopped, the cost cap, or a dead endpoint."""
+
+
+class AdaptiveLimit:
+    """A semaphore whose size shrinks on rate limits and grows back on success."""
+
+    def __init__(self, ceiling: int) -> None:
+        self.ceiling = max(1, ceiling)
+        self.size = self.ceiling
+        self.in_flight = 0
+        self.lowest = self.ceiling
+        self._changed = asyncio.Condition()
+
+    async def __aenter__(self) -> None:
+        async with self._changed:
+            await self._changed.wait_for(lambda: self.in_flight < self.size)
+            self.in_flight += 1
+
+    async def __aexit__(self, *exc: object) -> None:
+        async with self._changed:
+            self.in_flight -= 1
+            self._changed.notify_all()
+
+    def shrink(self) -> None:
+        self.size = max(1, self.size // 2)
+        self.lowest = min(self.lowest, self.size)
+
+    async def grow(self) -> None:
+        if self.size < self.ceiling:
+            async with self._changed:
+                self.size += 1
+                self._changed.notify_all()
+
+
+class CallGuard:
+    """A ChatModel that guards another one (same interface)."""
+
+    def __init__(self, model: Any, concurrency: int, *, max_cost_usd: float | None = None,
+                 stop: asyncio.Event | None = None, breaker_after: int = BREAKER_AFTER) -> None:
+        self.model = model
+        self.model_id: str = model.model_id
+        self.limit = AdaptiveLimit(concurrency)
+        self.max_cost_usd = max_cost_usd
+        self.stop = stop or asyncio.Event()
+        self.breaker_after = breaker_after
+        self.connection_failures = 0
+        self.unreachable: str | None = None
+        self.rate_limited = 0
+        self.cost_usd = 0.0
+        self.cost_unknown = price_per_token(self.model_id) is None
+        if hasattr(model, "on_retry"):
+            model.on_retry = self._on_retry
+
+    @property
+    def accepts_pdf(self) -> bool:
+        return bool(getattr(self.model, "accepts_pdf", False))
+
+    @property
+    def cost_cap_reached(self) -> bool:
+        return self.max_cost_usd is not None and self.cost_usd >= self.max_cost_usd
+
+    def _on_retry(self, exc: BaseException) -> None:
+        if isinstance(exc, ProviderError) and exc.kind == "rate_limit":
+            self.rate_limited += 1
+            self.limit.shrink()
+
+    def refusal(self) -> NotCalled | None:
+        if self.stop.is_set():
+            return NotCalled("stopped", "the run was stopped before this call")
+        if self.unreachable is not None:
+            return NotCalled("unreachable", f"endpoint unreachable: {self.unreachable}")
+        if self.cost_cap_reached:
+            return NotCalled("cost_cap", f"cost cap reached (${self.cost_usd:.4f} of"
+                                         f" ${self.max_cost_usd:.4f})")
+        return None
+
+    async def complete(self, messages: list[dict[str, Any]],
+                       tools: list[dict[str, Any]] | None = None, **kw: Any) -> Any:
+        refused = self.refusal()
+        if refused is not None:
+            raise refused
+        async with self.limit:
+            refused = self.refusal()  # it may have changed while this call waited
+            if refused is not None:
+                raise refused
+            try:
+                reply = await self.model.complete(messages, tools, **kw)
+            except ProviderError as exc:
+                if exc.kind == "connection":
+                    self.connection_failures += 1
+                    if self.connection_failures >= self.breaker_after:
+                        self.unreachable = str(exc)
+                else:
+                    self.connection_failures = 0
+                raise
+        self.connection_failures = 0
+        await self.limit.grow()
+        prices = price_per_token(self.model_id)
+        if prices is not None:
+            self.cost_usd += (reply.usage.prompt_tokens * prices[0]
+                              + reply.usage.completion_tokens * prices[1])
+        return reply

@@ -1,0 +1,95 @@
+"""The wire transport's one retry policy, against a real HTTP server on 127.0.0.1."""
+
+import time
+
+import pytest
+
+import app.chat.retry as retry
+from app.chat.openai_wire import OpenAICompatModel
+from app.chat.retry import ProviderError
+from tests.fake_openai import completion, fake_openai_server
+
+OK = (200, completion("fine"))
+
+
+@pytest.fixture(autouse=True)
+def quick_backoff(monkeypatch):
+    monkeypatch.setattr(retry, "RETRY_WAIT_MIN_S", 0.01)
+    monkeypatch.setattr(retry, "RETRY_WAIT_MAX_S", 0.02)
+
+
+def model(base, retries=2, timeout_s=5.0):
+    return OpenAICompatModel("openai/fake", api_base=base, api_key="sk-x", timeout_s=timeout_s,
+                             retries=retries)
+
+
+def script(*answers):
+    queue = list(answers)
+    return lambda body: queue.pop(0) if len(queue) > 1 else queue[0]
+
+
+async def test_retry_after_is_honoured():
+    seen = []
+    handler = script((429, {"error": {"message": "slow down"}}, {"Retry-After": "0.4"}), OK)
+    with fake_openai_server(lambda b: (seen.append(time.perf_counter()), handler(b))[1]) \
+            as (base, received):
+        reply = await model(base).complete([{"role": "user", "content": "hi"}])
+    assert reply.content == "fine" and len(received) == 2
+    assert seen[1] - seen[0] >= 0.38
+
+
+def test_a_long_retry_after_is_capped(monkeypatch):
+    from tenacity import RetryCallState
+
+    monkeypatch.setattr(retry, "RETRY_AFTER_CAP_S", 3.0)
+    state = RetryCallState(None, None, (), {})
+    state.set_exception((ProviderError, ProviderError("rate_limit", "x", retry_after_s=600),
+                         None))
+    assert retry._wait(state) == 3.0
+
+
+async def test_server_errors_are_retried_then_reported():
+    with fake_openai_server(lambda b: (503, {"error": {"message": "overloaded"}})) \
+            as (base, received):
+        with pytest.raises(ProviderError) as exc:
+            await model(base, retries=2).complete([{"role": "user", "content": "hi"}])
+    assert len(received) == 3 and exc.value.kind == "server"
+    assert "HTTP 503: overloaded" in str(exc.value)
+
+
+@pytest.mark.parametrize(("answer", "kind"), [
+    ((400, {"error": {"message": "bad tool schema"}}), "refused"),
+    ((401, {"error": {"message": "bad key"}}), "refused"),
+    ((200, "this is not json"), "unreadable"),
+    ((200, {"choices": []}), "unreadable"),
+])
+async def test_refusals_and_unreadable_bodies_are_not_retried(answer, kind):
+    with fake_openai_server(lambda b: answer) as (base, received):
+        with pytest.raises(ProviderError) as exc:
+            await model(base).complete([{"role": "user", "content": "hi"}])
+    assert len(received) == 1 and exc.value.kind == kind
+
+
+async def test_a_hanging_server_times_out_and_is_retried():
+    with fake_openai_server(lambda b: (2.0, completion("late"))) as (base, received):
+        with pytest.raises(ProviderError) as exc:
+            await model(base, retries=1, timeout_s=0.3).complete([{"role": "user",
+                                                                   "content": "hi"}])
+        assert exc.value.kind == "timeout" and len(received) == 2
+
+
+async def test_a_refused_connection_is_a_connection_failure():
+    from app.web.background import free_port
+
+    with pytest.raises(ProviderError) as exc:
+        await model(f"http://127.0.0.1:{free_port()}/v1", retries=1).complete(
+            [{"role": "user", "content": "hi"}])
+    assert exc.value.kind == "connection"
+
+
+async def test_the_key_is_sent_but_never_shown():
+    with fake_openai_server(lambda b: OK) as (base, received):
+        m = model(base)
+        await m.complete([{"role": "user", "content": "hi"}], temperature=0)
+    assert received[0]["model"] == "fake" and received[0]["temperature"] == 0
+    assert "sk-x" not in repr(m)
