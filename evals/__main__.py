@@ -84,6 +84,18 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--repeat", type=int, default=int(os.environ.get("EVAL_REPEAT") or 1),
                      help="run each case K independent times (EVAL_REPEAT, default 1)")
     run.add_argument("--junit", type=Path, help="also write JUnit XML for CI systems")
+    run.add_argument("--max-cost", type=float,
+                     default=float(os.environ["EVAL_MAX_COST"]) if os.environ.get(
+                         "EVAL_MAX_COST") else None,
+                     help="stop issuing model calls once the run's cost reaches this many USD"
+                          " (EVAL_MAX_COST); unstarted cases are SKIPPED and the exit is 1")
+    res = sub.add_parser("resume", help="run what an interrupted run left, into that run")
+    res.add_argument("run", nargs="?", help="the run id (default: the newest interrupted one)")
+    res.add_argument("--concurrency", type=int,
+                     default=int(os.environ.get("EVAL_CONCURRENCY") or DEFAULT_CONCURRENCY))
+    res.add_argument("--artifact", type=Path, default=ARTIFACT)
+    res.add_argument("--fail-on-skip", action=argparse.BooleanOptionalAction, default=None)
+    res.add_argument("--max-cost", type=float, default=None)
     sub.add_parser("runs", help="list the stored runs")
     point = sub.add_parser("point", help="comparison points: a frozen agent and its plan")
     psub = point.add_subparsers(dest="point_command", required=True)
@@ -146,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         return _accuracy(args)
     if args.command == "rescore":
         return _rescore(args)
-    if args.command in ("runs", "point", "compare", "gate"):
+    if args.command in ("runs", "point", "compare", "gate", "resume"):
         from evals import cli_runs
 
         return int(getattr(cli_runs, args.command)(args))

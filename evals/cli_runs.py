@@ -6,8 +6,10 @@ import argparse
 import asyncio
 import datetime as dt
 import os
+import signal
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -158,26 +160,84 @@ def _print_start(model_id: str, cases: list[Case], repeat: int, settings: Settin
           + f" · at least {n} model calls, at most {calls_max} (every tool step, every retry)")
 
 
-async def run_once(cases: list[Case], args: argparse.Namespace, settings: Settings) -> int:
-    """`python -m evals run`: one run of today's agent, stored as it goes."""
+@contextmanager
+def stop_on_signals(controls: Any) -> Iterator[dict[str, signal.Signals]]:
+    """Ctrl-C or SIGTERM stops the run gracefully: no new model call, cases in flight get
+    GRACE_S, what finished is kept. Yields what was received."""
+    from evals.runner import GRACE_S
+
+    loop = asyncio.get_running_loop()
+    got: dict[str, signal.Signals] = {}
+
+    def handler(sig: signal.Signals) -> None:
+        if "signal" not in got:
+            got["signal"] = sig
+            print(f"\n{sig.name}: stopping: no new model call; cases in flight get"
+                  f" {GRACE_S:.0f} s", file=sys.stderr)
+        controls.stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, handler, sig)
+    try:
+        yield got
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+
+def _exit_for(got: dict[str, signal.Signals]) -> int | None:
+    if "signal" not in got:
+        return None
+    return 128 + int(got["signal"])  # 130 for SIGINT, 143 for SIGTERM
+
+
+def _cost_controls(args: argparse.Namespace, model_id: str) -> Any:
+    from app.chat.model_info import price_per_token
+    from evals.session import Controls
+
+    cap = getattr(args, "max_cost", None)
+    if cap is not None and price_per_token(model_id) is None:
+        raise ValueError(f"--max-cost: the price of {model_id} is unknown, so a cost cap"
+                         " cannot be kept; leave it out for this model")
+    return Controls(max_cost_usd=cap)
+
+
+async def run_once(cases: list[Case], args: argparse.Namespace, settings: Settings, *,
+                   resume: RunRecord | None = None) -> int:
+    """`python -m evals run` (and `resume`): one run of today's agent, stored as it goes."""
     from app.chat.models import ModelCallError, model_for_job
     from evals.session import Version, prepared, run_versions
 
     try:
         model = model_for_job(settings, "chat", args.model)
         judge = judge_setup(settings, cases, args)
-    except ModelCallError as exc:
+        controls = _cost_controls(args, model.model_id)
+    except (ModelCallError, ValueError) as exc:
         print(f"cannot start: {exc}", file=sys.stderr)
         return 2
     plan = _plan(cases, judge, args.repeat, selection_spec(args))
+    if resume is not None:
+        if resume.plan is None or resume.plan.fingerprint != plan.fingerprint:
+            print(f"run {resume.run_id} ran another plan; it cannot be resumed under this"
+                  " one:", file=sys.stderr)
+            for line in plan_changes(resume.plan, plan) if resume.plan else []:
+                print(f"  {line}", file=sys.stderr)
+            return 2
+        plan = resume.plan
+    # The artifact says at once that a run is under way: an old one never looks current.
+    write_record(RunRecord(status="running", started=dt.datetime.now(dt.UTC).isoformat()),
+                 args.artifact)
+    todo = len(cases) * args.repeat - (len(resume.cases) if resume else 0)
     _print_start(model.model_id, cases, args.repeat, settings)
-    progress = progress_bar(len(cases) * args.repeat)
+    progress = progress_bar(todo)
     async with prepared(settings) as prep:
-        records = await run_versions(
-            prep, cases, [Version("current", model, ref=_ref(settings, args))], plan,
-            concurrency=args.concurrency,
-            vision=env_bool("EVAL_VISION"), judge=judge, progress=progress,
-            settings_extra=_extra(settings, model.model_id))
+        with stop_on_signals(controls) as got:
+            records = await run_versions(
+                prep, cases, [Version("current", model, ref=_ref(settings, args))], plan,
+                concurrency=args.concurrency, vision=env_bool("EVAL_VISION"), judge=judge,
+                progress=progress, settings_extra={**_extra(settings, model.model_id),
+                                                   "pid": os.getpid()},
+                controls=controls, resume=resume)
     progress(None)
     record = records["current"]
     _report(record)
@@ -186,7 +246,63 @@ async def run_once(cases: list[Case], args: argparse.Namespace, settings: Settin
         from evals.junit import write_junit
 
         print(f"junit: {write_junit(record, args.junit)}")
-    return exit_code(record.cases, fail_on_skip=fail_on_skip(args))
+    if record.status == "interrupted":
+        print(f"interrupted: {len(record.cases)} finished, {len(record.unfinished)} not run;"
+              f" python -m evals resume {record.run_id} runs the rest", file=sys.stderr)
+        return _exit_for(got) or 1
+    code = exit_code(record.cases, fail_on_skip=fail_on_skip(args))
+    capped = [r for r in record.cases if (r.skipped_reason or "").startswith("cost cap")]
+    if capped:
+        print(f"cost cap reached: {len(capped)} case(s) not run", file=sys.stderr)
+        return code or 1
+    return code
+
+
+def resume(args: argparse.Namespace) -> int:
+    """`python -m evals resume [RUN]`: run what an interrupted run left, into the same run."""
+    try:
+        run = _store_only_value(lambda s: _resumable(s, args.run))
+    except StoreError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    if run.plan is None or run.agent is None:
+        print(f"run {run.run_id} has no plan or agent: it cannot be resumed", file=sys.stderr)
+        return 2
+    spec = dict(part.split("=", 1) for part in (run.plan.selection or "").split("; ") if part)
+    try:
+        source = load_cases(Path(spec["file"])) if "file" in spec else load_cases()
+        cases = select_groups(select(source, spec.get("cases")), spec.get("groups"))
+    except CaseFileError as exc:
+        print(f"the run's cases no longer load: {exc}", file=sys.stderr)
+        return 2
+    for name, value in (("case_file", Path(spec["file"]) if "file" in spec else None),
+                        ("cases", spec.get("cases")), ("group", spec.get("groups")),
+                        ("model", point_ref(run.agent)), ("judge_model", run.judge_model),
+                        ("repeat", run.plan.repeat), ("junit", None),
+                        ("trust_judge", run.judge_trusted_by_flag)):
+        setattr(args, name, value)
+    print(f"resuming run {run.run_id}: {len(run.cases)} finished, {len(run.unfinished)} to run")
+    return with_models(args, cases, [args.model],
+                       lambda settings: run_once(cases, args, settings, resume=run))
+
+
+async def _resumable(settings: Settings, ref: str | None) -> RunRecord:
+    import psutil
+
+    async with await _open_store(settings) as store:
+        if ref is None:
+            rows = [r for r in await store.list_runs(200) if r["status"] != "complete"]
+            if not rows:
+                raise StoreError("no interrupted run to resume (python -m evals runs)")
+            ref = str(rows[0]["id"])
+        run = await store.load_run(ref)
+    pid = run.settings.get("pid")
+    alive = isinstance(pid, int) and pid != os.getpid() and psutil.pid_exists(pid)
+    if run.status == "complete" or (run.status == "running" and alive):
+        raise StoreError(f"run {run.run_id} is {run.status}"
+                         + (f" (process {pid} is still running it)" if alive else "")
+                         + ": nothing to resume")
+    return run
 
 
 def _ref(settings: Settings, args: argparse.Namespace) -> str:

@@ -3,6 +3,10 @@ app's real path (compose_chat + run_turn) with writes and live reads stubbed."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import re
+import shutil
 import tempfile
 import uuid
 from collections.abc import AsyncIterator
@@ -12,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
+import psycopg
 
 from app.capabilities import Tool
 from app.chat.compose import ComposedChat, compose_chat, pdf_parts, user_message
@@ -62,6 +68,40 @@ def stub_tools(tools: list[Tool]) -> list[Tool]:
     return [stub(t) if t.kind in STUBBED_KINDS else t for t in tools]
 
 
+# Scratch databases and blob folders carry the pid of the run that made them, so a later run
+# can remove what a killed one left behind.
+DB_PREFIX = "eval_p"
+BLOBS_PREFIX = "eval-blobs-p"
+_OWNER = re.compile(r"^(?:eval_p|eval-blobs-p)(\d+)[_-]")
+
+
+def _dead(name: str) -> bool:
+    m = _OWNER.match(name)
+    return m is not None and not psutil.pid_exists(int(m.group(1)))
+
+
+def _clean_stale_folders() -> list[str]:
+    removed = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{BLOBS_PREFIX}*"):
+        if folder.is_dir() and _dead(folder.name):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(str(folder))
+    return removed
+
+
+async def clean_stale(server_conninfo: str) -> list[str]:
+    """Drop the scratch databases and blob folders of eval runs whose process is gone."""
+    removed = []
+    async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
+        cur = await admin.execute("SELECT datname FROM pg_database WHERE datname LIKE %s",
+                                  (DB_PREFIX.replace("_", r"\_") + "%",))
+        for (name,) in await cur.fetchall():
+            if _dead(name):
+                await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                removed.append(name)
+    return removed + await asyncio.to_thread(_clean_stale_folders)
+
+
 @dataclass
 class EvalEnv:
     db: Database
@@ -81,9 +121,10 @@ async def eval_env(server_conninfo: str, settings: Settings, embedder: Embedder
                    ) -> AsyncIterator[EvalEnv]:
     """A fresh database with the demo seed, the eval tickets and the fixture manuals, the
     manuals served over real HTTP on 127.0.0.1; all gone afterwards."""
-    with tempfile.TemporaryDirectory(prefix="eval-blobs-") as tmp, \
+    pid = os.getpid()
+    with tempfile.TemporaryDirectory(prefix=f"{BLOBS_PREFIX}{pid}-") as tmp, \
             serve_blob_store(Path(tmp), mount="/blobs") as store:
-        async with scratch_database(server_conninfo, prefix="eval") as info:
+        async with scratch_database(server_conninfo, prefix=f"{DB_PREFIX}{pid}") as info:
             db = Database(info, max_size=8)
             await db.open()
             try:

@@ -99,6 +99,7 @@ class RunRecord(BaseModel):
     point: str | None = None  # the comparison point whose frozen agent this run ran
     totals: dict[str, int] = {}
     cases: list[CaseResult] = Field(default_factory=list)
+    unfinished: list[str] = []  # "case-id#repetition" not run when the run was interrupted
 
 
 RunArtifact = RunRecord  # the name report and rescore used before runs were stored

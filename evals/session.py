@@ -4,16 +4,17 @@ as soon as it finishes."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.settings import Settings
 from evals.cases import Case
 from evals.fingerprint import AgentInfo, FrozenContext, PlanInfo, agent_info, context_key
-from evals.harness import EvalEnv, compose_case, eval_env
+from evals.harness import EvalEnv, clean_stale, compose_case, eval_env
 from evals.report import totals
 from evals.results import CaseResult, RunRecord
 from evals.runner import JudgeSetup, Variant, check_frozen, run_variants
@@ -35,6 +36,8 @@ async def prepared(settings: Settings) -> AsyncIterator[Prepared]:
 
     url = settings.database_url.get_secret_value() if settings.database_url else None
     conninfo = resolve_conninfo(url, settings.data_dir)
+    for name in await clean_stale(conninfo):
+        print(f"removed {name}, left by an eval run whose process is gone")
     async with RunStore.open(conninfo) as store, \
             eval_env(conninfo, settings, default_embedder()) as env:
         yield Prepared(env, store, settings)
@@ -94,21 +97,39 @@ class Version:
     ref: str | None = None  # how the model was asked for ("local", or an id)
 
 
+@dataclass
+class Controls:
+    """How a run may be cut short: a stop (Ctrl-C, SIGTERM) and a cost cap."""
+
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    max_cost_usd: float | None = None
+
+
 async def run_versions(
     prep: Prepared, cases: list[Case], versions: list[Version], plan: PlanInfo, *,
     concurrency: int, vision: bool | None, judge: JudgeSetup | None,
     settings_extra: dict[str, Any], point: str | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str], None] | None = None, controls: Controls | None = None,
+    resume: RunRecord | None = None,
 ) -> dict[str, RunRecord]:
-    """Run every version over the plan, interleaved; store each run as it goes."""
+    """Run every version over the plan, interleaved; store each run as it goes. A stopped run
+    is stored as interrupted, its unfinished cases listed; `resume` finishes such a run (one
+    version) under the same id."""
+    controls = controls or Controls()
     validate_versions(cases, versions)
     current = await compose_contexts(prep.env, [c for c in cases
                                                 if c.context.catalog == "demo"])
     started = dt.datetime.now(dt.UTC).isoformat()
     records: dict[str, RunRecord] = {}
+    done_before: set[tuple[str, str, int]] = set()
     for v in versions:
         agent = v.frozen or agent_info(v.model.model_id, agent_settings(prep.settings), current,
                                        model_ref=v.ref)
+        if resume is not None:
+            records[v.label] = resume.model_copy(update={"status": "running"})
+            done_before |= {(v.label, r.id, r.repetition) for r in resume.cases}
+            await prep.store.finish_run(records[v.label])
+            continue
         records[v.label] = RunRecord(
             run_id=new_run_id(), status="running", started=started,
             settings={"chat_model": v.model.model_id, "concurrency": concurrency,
@@ -133,15 +154,25 @@ async def run_versions(
                 for v in versions]
     results = await run_variants(prep.env, cases, variants, concurrency=concurrency,
                                  vision=vision, judge=judge, on_done=done, repeat=plan.repeat,
-                                 on_lab=on_lab)
+                                 on_lab=on_lab, stop=controls.stop,
+                                 max_cost_usd=controls.max_cost_usd, skip=done_before)
     ended = dt.datetime.now(dt.UTC).isoformat()
     for v in versions:
         record = records[v.label]
-        agent = v.frozen or agent_info(v.model.model_id, agent_settings(prep.settings), current,
-                                       model_ref=v.ref)
+        earlier = {(r.id, r.repetition): r for r in record.cases}
+        now = {(r.id, r.repetition): r for r in results[v.label]}
+        merged = [r for c in cases for rep in range(1, plan.repeat + 1)
+                  if (r := now.get((c.id, rep)) or earlier.get((c.id, rep))) is not None]
+        unfinished = [f"{c.id}#{rep}" for c in cases for rep in range(1, plan.repeat + 1)
+                      if (c.id, rep) not in now and (c.id, rep) not in earlier]
+        if resume is not None and record.agent is not None:
+            agent = record.agent  # the version the run began with
+        else:
+            agent = v.frozen or agent_info(v.model.model_id, agent_settings(prep.settings),
+                                           current, model_ref=v.ref)
         record = record.model_copy(update={
-            "cases": results[v.label], "totals": totals(results[v.label]), "ended": ended,
-            "status": "complete", "agent": agent})
+            "cases": merged, "totals": totals(merged), "ended": ended, "agent": agent,
+            "status": "interrupted" if unfinished else "complete", "unfinished": unfinished})
         await prep.store.finish_run(record)
         records[v.label] = record
     return records
