@@ -28,7 +28,10 @@ test: $(STAMP)  ## what CI runs: ruff, mypy, then the offline suite (no network,
 serve: $(LOCAL_STAMP)  ## the chat app on http://127.0.0.1:8000
 	$(BIN)/python -m app serve
 
-eval: $(LOCAL_STAMP)  ## the eval suite against a real model (the local one by default)
+# The embedded model is installed only when this run will use it (no provider configured).
+eval: $(STAMP)  ## the eval suite against a real model (the local one by default)
+	@if $(BIN)/python -m evals needs-local-model; then \
+		$(MAKE) --no-print-directory $(LOCAL_STAMP); fi
 	$(BIN)/python -m evals
 
 bench-manuals: $(STAMP)  ## ingest synthetic manuals to 50,000 passages; search latency
@@ -40,7 +43,9 @@ bench-evals: $(STAMP)  ## the runner on the real path against a fake 200 ms mode
 bench-compare: $(STAMP)  ## a point and a stored comparison of 200 cases × 2 vs two plain runs
 	$(BIN)/python -m evals.bench_compare
 
-gate: $(LOCAL_STAMP)  ## the model-switch / prompt-change gate: two runs, the seed's policy
+gate: $(STAMP)  ## the model-switch / prompt-change gate: two runs, the seed's policy
+	@if $(BIN)/python -m evals needs-local-model; then \
+		$(MAKE) --no-print-directory $(LOCAL_STAMP); fi
 	$(BIN)/python -m evals gate
 
 bench-local: $(LOCAL_STAMP)  ## the whole suite on the local 1.5B and 0.5B models

@@ -125,6 +125,8 @@ def _parser() -> argparse.ArgumentParser:
     re_.add_argument("artifact", nargs="?", type=Path, default=ARTIFACT)
     re_.add_argument("--cases", type=Path, dest="rescore_cases",
                      help="a case file or folder to re-check against (default evals/cases/)")
+    sub.add_parser("needs-local-model",
+                   help="exit 0 when a run would use the embedded model (make eval asks)")
     lst = sub.add_parser("list", help="list the cases")
     lst.add_argument("--groups", action="store_true", help="list the groups instead")
     acc = sub.add_parser("accuracy", help="the checks against labelled answers")
@@ -152,6 +154,13 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command is None:
         args = _parser().parse_args(["run", *(argv or sys.argv[1:])])
+    if args.command == "needs-local-model":
+        from app.localmodel import uses_local_model
+
+        settings = get_settings()
+        model, judge = os.environ.get("EVAL_MODEL"), os.environ.get("EVAL_JUDGE_MODEL")
+        local = uses_local_model(settings, model) or uses_local_model(settings, judge, "judge")
+        return 0 if local else 1
     if args.command == "calibrate":
         return _calibrate(args)
     if args.command == "accuracy":

@@ -14,7 +14,6 @@ from collections import Counter
 from typing import Literal
 
 from pydantic import BaseModel
-from scipy.stats import binomtest
 
 from evals.results import CaseResult, RunRecord, first_decided
 
@@ -103,6 +102,8 @@ def per_case(pairs: list[Pair], baseline: list[CaseResult], current: list[CaseRe
 
 def mcnemar(improved: int, regressed: int) -> float | None:
     """Exact McNemar: a two-sided binomial test of the discordant pairs at 1/2."""
+    from scipy.stats import binomtest  # slow to import: only when a comparison is made
+
     n = improved + regressed
     if n == 0:
         return None

@@ -4,6 +4,7 @@ app's real path (compose_chat + run_turn) with writes and live reads stubbed."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import re
 import shutil
@@ -18,6 +19,7 @@ from typing import Any
 import httpx
 import psutil
 import psycopg
+from psycopg.conninfo import make_conninfo
 
 from app.capabilities import Tool
 from app.chat.compose import ComposedChat, compose_chat, pdf_parts, user_message
@@ -26,9 +28,11 @@ from app.chat.page_context import load_page_context, selection_ids_by_name
 from app.db import Database, scratch_database
 from app.identity import Identity, demo_identity
 from app.manuals import ManualLibrary
+from app.manuals.blobs import BlobStore
 from app.manuals.citations import DocumentEvidence, extract_citations, gather_evidence
-from app.manuals.demo import seed_manuals
+from app.manuals.demo import DEMO_MANUALS, FIXTURE_DIR, seed_manuals
 from app.manuals.embed import Embedder
+from app.manuals.library import blob_key
 from app.seed import DEMO_MACHINES, seed_demo
 from app.settings import Settings
 from app.web.background import serve_blob_store
@@ -116,23 +120,79 @@ class EvalEnv:
             self.catalog = "lab"
 
 
+TEMPLATE_PREFIX = "eval_tmpl_"
+# What a template database is made from: a change to any of these makes a new one.
+_TEMPLATE_SOURCES = ("app/db/migrations/*.sql", "app/seed.py", "app/catalog.py",
+                     "app/manuals/*.py", "evals/fixtures/tickets.py",
+                     "evals/fixtures/manuals/*.pdf")
+
+
+def template_name(embedder: Embedder) -> str:
+    """The template database for this seed, these manuals and this embedder."""
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256(embedder.name.encode())
+    for pattern in _TEMPLATE_SOURCES:
+        for path in sorted(root.glob(pattern)):
+            h.update(path.name.encode() + path.read_bytes())
+    return TEMPLATE_PREFIX + h.hexdigest()[:16]
+
+
+async def ensure_template(server_conninfo: str, embedder: Embedder) -> str:
+    """A database holding the migrated demo seed, the eval tickets and the ingested fixture
+    manuals, made once per content (and embedder) and cloned by every run: the passages are
+    embedded once, not on every run."""
+    name = template_name(embedder)
+    async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
+        cur = await admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+        if await cur.fetchone():
+            return name
+        build = f"{DB_PREFIX}{os.getpid()}_tmpl_{uuid.uuid4().hex[:8]}"
+        await admin.execute(f'CREATE DATABASE "{build}"')
+    try:
+        db = Database(make_conninfo(server_conninfo, dbname=build), max_size=2)
+        await db.open()
+        try:
+            await seed_demo(db, DEMO_MACHINES)  # the fixture catalogue, always
+            await seed_eval_tickets(db)
+            with tempfile.TemporaryDirectory(prefix=f"{BLOBS_PREFIX}{os.getpid()}-") as tmp:
+                await seed_manuals(ManualLibrary(db, BlobStore(Path(tmp), "http://unused"),
+                                                 embedder))
+        finally:
+            await db.close()
+        async with await psycopg.AsyncConnection.connect(server_conninfo,
+                                                         autocommit=True) as admin:
+            try:
+                await admin.execute(f'ALTER DATABASE "{build}" RENAME TO "{name}"')
+            except psycopg.errors.DuplicateDatabase:
+                pass  # another run made it first: use theirs
+    finally:
+        async with await psycopg.AsyncConnection.connect(server_conninfo,
+                                                         autocommit=True) as admin:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{build}" WITH (FORCE)')
+    return name
+
+
+def _put_fixture_manuals(store: BlobStore) -> None:
+    for file, slug, _ in DEMO_MANUALS:
+        store.put(blob_key(file, slug), (FIXTURE_DIR / file).read_bytes())
+
+
 @asynccontextmanager
 async def eval_env(server_conninfo: str, settings: Settings, embedder: Embedder
                    ) -> AsyncIterator[EvalEnv]:
-    """A fresh database with the demo seed, the eval tickets and the fixture manuals, the
-    manuals served over real HTTP on 127.0.0.1; all gone afterwards."""
+    """A fresh database with the demo seed, the eval tickets and the fixture manuals (a clone
+    of the template), the manuals served over real HTTP on 127.0.0.1; all gone afterwards."""
     pid = os.getpid()
+    template = await ensure_template(server_conninfo, embedder)
     with tempfile.TemporaryDirectory(prefix=f"{BLOBS_PREFIX}{pid}-") as tmp, \
             serve_blob_store(Path(tmp), mount="/blobs") as store:
-        async with scratch_database(server_conninfo, prefix=f"{DB_PREFIX}{pid}") as info:
+        await asyncio.to_thread(_put_fixture_manuals, store)
+        async with scratch_database(server_conninfo, prefix=f"{DB_PREFIX}{pid}",
+                                    template=template) as info:
             db = Database(info, max_size=8)
             await db.open()
             try:
-                await seed_demo(db, DEMO_MACHINES)  # the fixture catalogue, always
-                await seed_eval_tickets(db)
-                library = ManualLibrary(db, store, embedder)
-                await seed_manuals(library)
-                yield EvalEnv(db, library, settings)
+                yield EvalEnv(db, ManualLibrary(db, store, embedder), settings)
             finally:
                 await db.close()
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,17 +30,25 @@ class Prepared:
 
 @asynccontextmanager
 async def prepared(settings: Settings) -> AsyncIterator[Prepared]:
-    """The run store and a fresh eval environment on the same PostgreSQL server."""
+    """The run store and a fresh eval environment on the same PostgreSQL server, made side by
+    side; the embedder loads in the background (the first case rarely needs it at once)."""
     from app.db import resolve_conninfo
     from app.manuals.embed import default_embedder
 
     url = settings.database_url.get_secret_value() if settings.database_url else None
     conninfo = resolve_conninfo(url, settings.data_dir)
+    embedder = default_embedder()
+    warming = asyncio.create_task(asyncio.to_thread(getattr(embedder, "load", lambda: None)))
     for name in await clean_stale(conninfo):
         print(f"removed {name}, left by an eval run whose process is gone")
-    async with RunStore.open(conninfo) as store, \
-            eval_env(conninfo, settings, default_embedder()) as env:
-        yield Prepared(env, store, settings)
+    async with AsyncExitStack() as stack:
+        store, env = await asyncio.gather(
+            stack.enter_async_context(RunStore.open(conninfo)),
+            stack.enter_async_context(eval_env(conninfo, settings, embedder)))
+        try:
+            yield Prepared(env, store, settings)
+        finally:
+            await asyncio.gather(warming, return_exceptions=True)
 
 
 async def compose_contexts(env: EvalEnv, cases: list[Case]) -> dict[str, FrozenContext]:

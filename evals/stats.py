@@ -15,8 +15,6 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from scipy import stats as st
-
 from evals.results import CaseResult, first_decided
 
 
@@ -63,6 +61,8 @@ def run_stats(results: list[CaseResult]) -> RunStats:
     mean = sum(values) / n
     if n < 2:
         return RunStats(cases, mean, None, None, n, repeat)
+    from scipy import stats as st  # slow to import: only when an interval is computed
+
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
     half = float(st.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
     return RunStats(cases, mean, max(0.0, mean - half), min(1.0, mean + half), n, repeat)

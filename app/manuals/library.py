@@ -41,6 +41,11 @@ class IngestResult:
     has_text: bool
 
 
+def blob_key(name: str, slug: str) -> str:
+    """Where a machine's manual file is stored."""
+    return f"manuals/{slug}/{_safe_name(name)}"
+
+
 def _safe_name(name: str) -> str:
     stem = re.sub(r"[^a-z0-9]+", "-", Path(name).stem.lower()).strip("-") or "manual"
     return f"{stem}.pdf"
@@ -63,7 +68,7 @@ class ManualLibrary:
             raise IngestError(f"{name}: no machine with slug {slug!r}")
         chunks = [(i + 1, p) for i, text in enumerate(texts) for p in passages(text)]
         vectors = await asyncio.to_thread(self.embedder.embed, [p for _, p in chunks])
-        key = f"manuals/{slug}/{_safe_name(name)}"
+        key = blob_key(name, slug)
         self.store.put(key, data)
         async with self.db.transaction() as conn:
             await conn.execute("DELETE FROM manuals WHERE blob_key = %s", (key,))

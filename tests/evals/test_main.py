@@ -133,3 +133,20 @@ def test_rescore_keeps_repetitions_and_cannot_judge_a_newly_judged_case(tmp_path
     results = rescore(load_artifact(path), load_cases_by_file(cases)[0])
     assert [(r.repetition, r.status) for r in results] == [(1, "UNDECIDED"), (2, "UNDECIDED")]
     assert "a rescore cannot judge it" in results[0].attempts[0].checks[-1].reason
+
+
+def test_make_eval_asks_whether_the_embedded_model_is_needed(monkeypatch):
+    from app.settings import get_settings
+
+    for var in ("MODEL_CHAT", "MODEL_JUDGE", "EVAL_MODEL", "EVAL_JUDGE_MODEL", "MODEL_API_BASE",
+                "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "LOCAL_MODEL_URL"):
+        monkeypatch.delenv(var, raising=False)
+    get_settings.cache_clear()
+    try:
+        assert main(["needs-local-model"]) == 0
+        monkeypatch.setenv("EVAL_MODEL", "anthropic/claude-sonnet-4-5")
+        assert main(["needs-local-model"]) == 0  # the judge still is
+        monkeypatch.setenv("EVAL_JUDGE_MODEL", "anthropic/claude-sonnet-4-5")
+        assert main(["needs-local-model"]) == 1
+    finally:
+        get_settings.cache_clear()
