@@ -14,13 +14,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
-import subprocess
-import sys
 import time
 
 import httpx
 
-from evals.bench import FAKE_SERVER, _cases
+from evals.bench import FakeServer, _cases
 
 
 async def run(n: int, concurrency: int, port: int) -> None:
@@ -79,6 +77,9 @@ async def run(n: int, concurrency: int, port: int) -> None:
     print(f"two plain runs:           wall {plain_wall:6.2f} s · CPU {plain_cpu:6.2f} s")
     print(f"point + stored comparison: wall {cmp_wall:6.2f} s · CPU {cmp_cpu:6.2f} s"
           f" · {comparison.counts}")
+    from app.chat.openai_wire import close_clients
+
+    await close_clients()
     print(f"overhead of storing and pairing: wall {cmp_wall / plain_wall - 1:+.1%},"
           f" CPU {cmp_cpu / plain_cpu - 1:+.1%} (target under 5%)")
 
@@ -89,16 +90,8 @@ def main() -> None:
     p.add_argument("--concurrency", type=int, default=50)
     p.add_argument("--latency-ms", type=float, default=200)
     args = p.parse_args()
-    from app.web.background import free_port
-
-    port = free_port()
-    server = subprocess.Popen([sys.executable, "-c", FAKE_SERVER, str(port),
-                               str(args.latency_ms / 1000)])
-    try:
-        asyncio.run(run(args.cases, args.concurrency, port))
-    finally:
-        server.terminate()
-        server.wait()
+    with FakeServer(args.latency_ms / 1000) as server:
+        asyncio.run(run(args.cases, args.concurrency, server.port))
 
 
 if __name__ == "__main__":
