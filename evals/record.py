@@ -45,7 +45,7 @@ def call_outcome(call: dict[str, Any]) -> str:
     return _OUTCOME_OF_ERROR.get(error, "error") if error else "ok"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity: fixtures_for caches them
 class Fixtures:
     """The catalogue a case ran against and the lab's manual titles (pure data)."""
 

@@ -6,6 +6,7 @@ The statuses are defined in evals/results.py.
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 import traceback
 from collections.abc import Awaitable, Callable
@@ -362,7 +363,10 @@ async def run_variants(
                     "skipped_reason": "cost cap reached: no new model call was made"})
         results[(variant.label, case.id, repetition)] = result
         if on_done is not None:
-            await on_done(variant.label, result)
+            try:
+                await on_done(variant.label, result)
+            except Exception as exc:  # reporting a result must never lose the run
+                print(f"warning: {case.id}: {type(exc).__name__}: {exc}", file=sys.stderr)
 
     # Cases with the same audience and page share the longest prompt prefix: running them
     # together lets a server-side prompt cache reuse it. The report keeps the files' order.
@@ -394,6 +398,9 @@ async def _until_stopped(tasks: list[asyncio.Task[None]], stop: asyncio.Event) -
             pending.discard(waiter)
             for task in done:
                 if task is not waiter and task.exception() is not None:
+                    for other in pending:
+                        other.cancel()
+                    await asyncio.gather(*pending, return_exceptions=True)
                     raise task.exception()  # type: ignore[misc]
             if waiter in done:
                 break

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -183,4 +184,7 @@ async def run_versions(
             "status": "interrupted" if unfinished else "complete", "unfinished": unfinished})
         await prep.store.finish_run(record)
         records[v.label] = record
+    for error in prep.store.write_errors:
+        print(f"warning: a result was not stored ({error}); the artifact has it",
+              file=sys.stderr)
     return records

@@ -7,6 +7,7 @@ A case is written the moment it finishes, so an interrupted run keeps what it di
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -54,9 +55,18 @@ def _json(model: BaseModel, **kw: Any) -> Jsonb:
     return Jsonb(json.loads(redact(model.model_dump_json(**kw))))
 
 
+WRITE_BATCH = 50
+
+
 class RunStore:
+    """Runs and their cases in PostgreSQL. Finished cases are queued and written by one writer
+    task, in batches: a run at concurrency 200 never waits on the store's connections."""
+
     def __init__(self, db: Database) -> None:
         self.db = db
+        self._queue: asyncio.Queue[tuple[str, CaseResult]] = asyncio.Queue()
+        self._writer: asyncio.Task[None] | None = None
+        self.write_errors: list[str] = []
 
     @classmethod
     @asynccontextmanager
@@ -65,9 +75,14 @@ class RunStore:
             await migrate(conn, MIGRATIONS, table=MIGRATIONS_TABLE)
         db = Database(conninfo, max_size=4, app_schema=False)
         await db.open()
+        store = cls(db)
         try:
-            yield cls(db)
+            yield store
         finally:
+            await store.flush()
+            if store._writer is not None:
+                store._writer.cancel()
+                await asyncio.gather(store._writer, return_exceptions=True)
             await db.close()
 
     # runs ---------------------------------------------------------------------------------
@@ -82,32 +97,58 @@ class RunStore:
              record.agent.fingerprint, record.point, header))
 
     async def save_case(self, run_id: str, result: CaseResult) -> None:
-        """One finished case (and its attempts and checks), in one transaction."""
-        async with self.db.transaction() as conn:
-            key = (run_id, result.id, result.repetition)
-            await conn.execute("DELETE FROM eval_cases WHERE run_id = %s AND case_id = %s"
-                               " AND repetition = %s", key)
+        """Queue one finished case for writing (at once, by the writer task)."""
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write_loop())
+        await self._queue.put((run_id, result))
+
+    async def flush(self) -> None:
+        """Wait until every queued case is written."""
+        if self._writer is not None and not self._writer.done():
+            await self._queue.join()
+
+    async def _write_loop(self) -> None:
+        while True:
+            batch = [await self._queue.get()]
+            while len(batch) < WRITE_BATCH and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            try:
+                async with self.db.transaction() as conn:
+                    for run_id, result in batch:
+                        await self._write(conn, run_id, result)
+            except Exception as exc:  # a store fault loses rows, never the run: say so
+                self.write_errors.append(f"{type(exc).__name__}: {exc}")
+            finally:
+                for _ in batch:
+                    self._queue.task_done()
+
+    async def _write(self, conn: Any, run_id: str, result: CaseResult) -> None:
+        """One finished case (and its attempts and checks)."""
+        key = (run_id, result.id, result.repetition)
+        await conn.execute("DELETE FROM eval_cases WHERE run_id = %s AND case_id = %s"
+                           " AND repetition = %s", key)
+        await conn.execute(
+            "INSERT INTO eval_cases (run_id, case_id, repetition, file, status, result)"
+            " VALUES (%s, %s, %s, %s, %s, %s)",
+            (*key, result.file, result.status, _json(result)))
+        for n, a in enumerate(result.attempts, start=1):
             await conn.execute(
-                "INSERT INTO eval_cases (run_id, case_id, repetition, file, status, result)"
-                " VALUES (%s, %s, %s, %s, %s, %s)",
-                (*key, result.file, result.status, _json(result)))
-            for n, a in enumerate(result.attempts, start=1):
+                "INSERT INTO eval_attempts (run_id, case_id, repetition, attempt, answer,"
+                " error, latency_ms, prompt_tokens, completion_tokens, cost_usd)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                (*key, n, redact(a.answer), redact(a.error) if a.error else None,
+                 a.latency_ms,
+                 a.usage.get("prompt_tokens", 0), a.usage.get("completion_tokens", 0),
+                 a.cost_usd))
+            for m, c in enumerate(a.checks, start=1):
                 await conn.execute(
-                    "INSERT INTO eval_attempts (run_id, case_id, repetition, attempt, answer,"
-                    " error, latency_ms, prompt_tokens, completion_tokens, cost_usd)"
+                    "INSERT INTO eval_checks (run_id, case_id, repetition, attempt, n, kind,"
+                    " passed, decided, error, reason)"
                     " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    (*key, n, redact(a.answer), redact(a.error) if a.error else None,
-                     a.latency_ms,
-                     a.usage.get("prompt_tokens", 0), a.usage.get("completion_tokens", 0),
-                     a.cost_usd))
-                for m, c in enumerate(a.checks, start=1):
-                    await conn.execute(
-                        "INSERT INTO eval_checks (run_id, case_id, repetition, attempt, n, kind,"
-                        " passed, decided, error, reason)"
-                        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                        (*key, n, m, c.kind, c.passed, c.decided, c.error, redact(c.reason)))
+                    (*key, n, m, c.kind, c.passed, c.decided, c.error, redact(c.reason)))
 
     async def finish_run(self, record: RunRecord) -> None:
+        await self.flush()
         await self.db.execute(
             "UPDATE eval_runs SET status = %s, ended_at = now(), totals = %s, header = %s,"
             " agent_fingerprint = %s WHERE id = %s",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from pydantic import field_validator
 
 from app.catalog import SPEC_FIELDS
@@ -32,13 +34,19 @@ def _resolves(term: str, fixtures: Fixtures) -> bool:
     return False
 
 
+@lru_cache(maxsize=16)
+def _names(fixtures: Fixtures) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The catalogue's names, and the lexicon's names that resolve to no catalogue machine."""
+    catalogue = frozenset(n for mach in fixtures.machines for n in names_of(mach))
+    return catalogue, tuple(t for t in EQUIPMENT_LEXICON if not _resolves(t, fixtures))
+
+
 @assertion("no_unknown_tools")
 def no_unknown_tools(turn: RecordedTurn, args: Args, fixtures: Fixtures) -> Verdict:
     for label, slug in linked_slugs(turn.answer):
         if slug not in fixtures.slugs:
             return False, f"links /tools/{slug} (“{label}”), which is not in the catalogue"
-    catalogue = {n for mach in fixtures.machines for n in names_of(mach)}
-    unknown = [t for t in EQUIPMENT_LEXICON if not _resolves(t, fixtures)]
+    catalogue, unknown = _names(fixtures)
     for sentence in sentences(turn.answer):
         known_spans = [span for n in catalogue for span in spans_of(sentence, n)]
         found = [(s, e, t) for t in unknown for s, e in spans_of(sentence, t)]
