@@ -5,9 +5,6 @@ from __future__ import annotations
 import io
 import re
 
-from pypdf import PdfReader
-from pypdf.errors import PdfReadError, PyPdfError
-
 PDF_MAGIC = b"%PDF-"
 
 
@@ -22,6 +19,9 @@ def normalise(text: str) -> str:
 
 def page_texts(data: bytes, name: str) -> list[str]:
     """The text of each page (index 0 is page 1); a page with no text layer gives ''."""
+    from pypdf import PdfReader  # slow to import: only when a PDF is read
+    from pypdf.errors import PdfReadError, PyPdfError
+
     if not data.startswith(PDF_MAGIC):
         raise PdfError(f"{name}: not a PDF (does not start with %PDF-)")
     try:
@@ -36,6 +36,9 @@ def page_texts(data: bytes, name: str) -> list[str]:
 
 def page_count(data: bytes) -> int | None:
     """Pages in a PDF, from the file itself; None when it cannot be read."""
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError, PyPdfError
+
     try:
         return len(PdfReader(io.BytesIO(data), strict=False).pages)
     except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError):
