@@ -113,39 +113,44 @@ class RunStore:
             while len(batch) < WRITE_BATCH and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
             try:
-                async with self.db.transaction() as conn:
-                    for run_id, result in batch:
-                        await self._write(conn, run_id, result)
+                await self._write(batch)
             except Exception as exc:  # a store fault loses rows, never the run: say so
                 self.write_errors.append(f"{type(exc).__name__}: {exc}")
             finally:
                 for _ in batch:
                     self._queue.task_done()
 
-    async def _write(self, conn: Any, run_id: str, result: CaseResult) -> None:
-        """One finished case (and its attempts and checks)."""
-        key = (run_id, result.id, result.repetition)
-        await conn.execute("DELETE FROM eval_cases WHERE run_id = %s AND case_id = %s"
-                           " AND repetition = %s", key)
-        await conn.execute(
-            "INSERT INTO eval_cases (run_id, case_id, repetition, file, status, result)"
-            " VALUES (%s, %s, %s, %s, %s, %s)",
-            (*key, result.file, result.status, _json(result)))
-        for n, a in enumerate(result.attempts, start=1):
-            await conn.execute(
-                "INSERT INTO eval_attempts (run_id, case_id, repetition, attempt, answer,"
-                " error, latency_ms, prompt_tokens, completion_tokens, cost_usd)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                (*key, n, redact(a.answer), redact(a.error) if a.error else None,
-                 a.latency_ms,
-                 a.usage.get("prompt_tokens", 0), a.usage.get("completion_tokens", 0),
-                 a.cost_usd))
-            for m, c in enumerate(a.checks, start=1):
-                await conn.execute(
+    async def _write(self, batch: list[tuple[str, CaseResult]]) -> None:
+        """Finished cases with their attempts and checks: four statements a batch."""
+        cases, attempts, checks = [], [], []
+        for run_id, result in batch:
+            data = json.loads(redact(result.model_dump_json()))  # redacted once, whole
+            key = (run_id, result.id, result.repetition)
+            cases.append((*key, result.file, result.status, Jsonb(data)))
+            for n, a in enumerate(data["attempts"], start=1):
+                usage = a.get("usage") or {}
+                attempts.append((*key, n, a["answer"], a["error"], a["latency_ms"],
+                                 usage.get("prompt_tokens", 0),
+                                 usage.get("completion_tokens", 0), a["cost_usd"]))
+                for m, c in enumerate(a["checks"], start=1):
+                    checks.append((*key, n, m, c["kind"], c["passed"], c["decided"],
+                                   c["error"], c["reason"]))
+        async with self.db.transaction() as conn, conn.cursor() as cur:
+            await cur.executemany("DELETE FROM eval_cases WHERE run_id = %s AND case_id = %s"
+                                  " AND repetition = %s", [c[:3] for c in cases])
+            await cur.executemany(
+                "INSERT INTO eval_cases (run_id, case_id, repetition, file, status, result)"
+                " VALUES (%s, %s, %s, %s, %s, %s)", cases)
+            if attempts:
+                await cur.executemany(
+                    "INSERT INTO eval_attempts (run_id, case_id, repetition, attempt, answer,"
+                    " error, latency_ms, prompt_tokens, completion_tokens, cost_usd)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", attempts)
+            if checks:
+                await cur.executemany(
                     "INSERT INTO eval_checks (run_id, case_id, repetition, attempt, n, kind,"
                     " passed, decided, error, reason)"
-                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    (*key, n, m, c.kind, c.passed, c.decided, c.error, redact(c.reason)))
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", checks)
 
     async def finish_run(self, record: RunRecord) -> None:
         await self.flush()
