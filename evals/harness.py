@@ -11,7 +11,7 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -184,17 +184,26 @@ async def eval_env(server_conninfo: str, settings: Settings, embedder: Embedder
     of the template), the manuals served over real HTTP on 127.0.0.1; all gone afterwards."""
     pid = os.getpid()
     template = await ensure_template(server_conninfo, embedder)
-    with tempfile.TemporaryDirectory(prefix=f"{BLOBS_PREFIX}{pid}-") as tmp, \
-            serve_blob_store(Path(tmp), mount="/blobs") as store:
-        await asyncio.to_thread(_put_fixture_manuals, store)
-        async with scratch_database(server_conninfo, prefix=f"{DB_PREFIX}{pid}",
-                                    template=template) as info:
-            db = Database(info, max_size=8)
-            await db.open()
-            try:
-                yield EvalEnv(db, ManualLibrary(db, store, embedder), settings)
-            finally:
-                await db.close()
+    async with AsyncExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix=f"{BLOBS_PREFIX}{pid}-"))
+        serving = serve_blob_store(Path(tmp), mount="/blobs")
+
+        async def blobs() -> BlobStore:
+            # The blob server starts on a thread while PostgreSQL copies the template.
+            store = await asyncio.to_thread(serving.__enter__)
+            stack.push(serving.__exit__)
+            await asyncio.to_thread(_put_fixture_manuals, store)
+            return store
+
+        store, info = await asyncio.gather(
+            blobs(), stack.enter_async_context(scratch_database(
+                server_conninfo, prefix=f"{DB_PREFIX}{pid}", template=template)))
+        db = Database(info, max_size=8)
+        await db.open()
+        try:
+            yield EvalEnv(db, ManualLibrary(db, store, embedder), settings)
+        finally:
+            await db.close()
 
 
 @dataclass

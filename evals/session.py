@@ -38,8 +38,16 @@ async def prepared(settings: Settings) -> AsyncIterator[Prepared]:
 
     url = settings.database_url.get_secret_value() if settings.database_url else None
     conninfo = resolve_conninfo(url, settings.data_dir)
+    from app.chat.openai_wire import warm_import
+
     embedder = default_embedder()
-    warming = asyncio.create_task(asyncio.to_thread(getattr(embedder, "load", lambda: None)))
+    # Work that can go on while PostgreSQL makes the run's database: the HTTP client's import,
+    # then the embedder's model.
+    def warm() -> None:
+        warm_import()
+        getattr(embedder, "load", lambda: None)()
+
+    warming = asyncio.create_task(asyncio.to_thread(warm))
     for name in await clean_stale(conninfo):
         print(f"removed {name}, left by an eval run whose process is gone")
     async with AsyncExitStack() as stack:

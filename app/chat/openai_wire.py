@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
+if TYPE_CHECKING:
+    import aiohttp
 
 from app.chat import model_info
 from app.chat.retry import ProviderError, parse_retry_after, retrying
@@ -23,8 +24,16 @@ _CONNECT_TIMEOUT_S = 10.0
 _sessions: dict[tuple[int, str, float, int], aiohttp.ClientSession] = {}
 
 
+def warm_import() -> None:
+    """Import the HTTP client (a third of a second): called on a thread while a run's
+    database is being prepared, so the first model call does not wait for it."""
+    import aiohttp  # noqa: F401
+
+
 def _session(base: str, timeout_s: float, pool: int) -> aiohttp.ClientSession:
     """One pooled session per event loop, endpoint and timeout, shared by every model on it."""
+    import aiohttp
+
     key = (id(asyncio.get_running_loop()), base, timeout_s, pool)
     session = _sessions.get(key)
     if session is None or session.closed:
@@ -45,6 +54,8 @@ async def close_clients() -> None:
 
 
 def _classify(exc: BaseException) -> ProviderError:
+    import aiohttp
+
     if isinstance(exc, ProviderError):
         return exc
     if isinstance(exc, asyncio.TimeoutError | aiohttp.ServerTimeoutError):
@@ -118,6 +129,8 @@ class OpenAICompatModel:
             body["max_tokens"] = self._max_tokens
         if response_format is not None:
             body["response_format"] = response_format
+        import aiohttp
+
         session = _session(self._api_base, self._timeout_s, self._pool)
         url = self._api_base.rstrip("/") + "/chat/completions"
         try:

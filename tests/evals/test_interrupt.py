@@ -7,12 +7,14 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg.conninfo import make_conninfo
 
-from app.db import scratch_database
 from tests.fake_openai import completion, fake_openai_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,6 +33,18 @@ def child_env(info, base, tmp_path):
     return env
 
 
+@contextmanager
+def scratch(server_conninfo):
+    name = f"test_stop_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(server_conninfo, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield make_conninfo(server_conninfo, dbname=name)
+    finally:
+        with psycopg.connect(server_conninfo, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def wait_for_a_stored_case(info, deadline_s=90):
     end = time.monotonic() + deadline_s
     while time.monotonic() < end:
@@ -46,10 +60,9 @@ def wait_for_a_stored_case(info, deadline_s=90):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-async def test_a_stopped_run_keeps_what_finished_and_leaves_nothing(
-        server_conninfo, tmp_path, sig):
+def test_a_stopped_run_keeps_what_finished_and_leaves_nothing(server_conninfo, tmp_path, sig):
     artifact = tmp_path / "run.json"
-    async with scratch_database(server_conninfo, prefix="test_stop") as info:
+    with scratch(server_conninfo) as info:
         with fake_openai_server(slow) as (base, _):
             env = child_env(info, base, tmp_path)
             child = subprocess.Popen(
