@@ -11,7 +11,6 @@ run's artifact. Prints wall time, per-attempt latency p50/p95, tokens, peak RAM 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -24,6 +23,8 @@ from pathlib import Path
 import psutil
 
 from app.localmodel.assemble import DEFAULT_LOCAL_MODEL
+from evals.report import totals_line
+from evals.results import RunRecord
 
 
 def _tree_rss(pid: int) -> int:
@@ -67,20 +68,18 @@ def bench(model: str, extra_args: list[str], keep: Path | None) -> None:
         if not artifact.exists():
             print(f"{model}: the run produced no artifact (exit {code})")
             return
-        data = json.loads(artifact.read_text())
-    attempts = [a for c in data["cases"] for a in c["attempts"]]
-    latencies = sorted(a["latency_ms"] / 1000 for a in attempts)
-    prompt = sum(a.get("usage", {}).get("prompt_tokens", 0) for a in attempts)
-    completion = sum(a.get("usage", {}).get("completion_tokens", 0) for a in attempts)
-    t = data["totals"]
+        record = RunRecord.model_validate_json(artifact.read_text())
+    attempts = [a for c in record.cases for a in c.attempts]
+    latencies = sorted(a.latency_ms / 1000 for a in attempts)
+    prompt = sum(a.usage.get("prompt_tokens", 0) for a in attempts)
+    completion = sum(a.usage.get("completion_tokens", 0) for a in attempts)
     q = statistics.quantiles(latencies, n=20) if len(latencies) >= 2 else latencies * 19
     print(f"== {model}")
     print(f"wall {wall / 60:.1f} min · {len(attempts)} attempts · latency per attempt p50"
           f" {statistics.median(latencies):.1f} s, p95 {q[18]:.1f} s")
     print(f"tokens: {prompt} prompt, {completion} completion · peak RAM (runner + model"
           f" server) {peak / 2**30:.2f} GiB")
-    print(f"{t['passed']}/{t['cases']} passed · {t['flaky']} flaky · {t['failed']} failed ·"
-          f" {t['errored']} errored · {t['skipped']} skipped (exit {code})")
+    print(f"{totals_line(record.cases)} (exit {code})")
 
 
 def main() -> None:
