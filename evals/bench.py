@@ -25,6 +25,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -136,10 +137,11 @@ def startup(server: FakeServer) -> float:
     server.reset()
     env = {**os.environ, "MODEL_CHAT": "openai/fake", "MODEL_API_BASE": f"{server.base}/v1",
            "OPENAI_API_KEY": "bench"}
-    started = time.time()
-    subprocess.run([sys.executable, "-m", "evals", "run", "--cases", "no-glowforge",
-                    "--artifact", os.devnull], env=env, capture_output=True, timeout=300,
-                   cwd=Path(__file__).resolve().parent.parent)
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.time()
+        subprocess.run([sys.executable, "-m", "evals", "run", "--cases", "no-glowforge",
+                        "--artifact", str(Path(tmp) / "run.json")], env=env,
+                       capture_output=True, timeout=300, cwd=Path(__file__).resolve().parent.parent)
     return float(server.stats()["first_wall"]) - started
 
 

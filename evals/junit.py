@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
-from evals.report import redact
+from evals.report import redact, write_atomically
 from evals.results import CaseResult, RunRecord
 
 _FAILING = ("FAIL", "ERROR", "UNDECIDED")
@@ -51,7 +51,5 @@ def junit_xml(record: RunRecord) -> str:
 
 
 def write_junit(record: RunRecord, path: Path) -> Path:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(junit_xml(record))
-    tmp.replace(path)
+    write_atomically(path, junit_xml(record))
     return path

@@ -109,13 +109,25 @@ def write_artifact(results: list[CaseResult], meta: dict[str, Any], path: Path =
 
 
 def write_record(record: RunRecord, path: Path = ARTIFACT) -> Path:
-    """Write a run record as the JSON artifact, atomically and redacted."""
+    """Write a run record as the JSON artifact, redacted; atomically (a temporary file
+    renamed over it) when it is a regular file, as it is; a device such as /dev/null is
+    written to, never replaced."""
     text = redact(json.dumps(record.model_dump(mode="json"), indent=2, default=str,
                              ensure_ascii=False))
-    tmp = path.with_suffix(".tmp")
+    write_atomically(path, text)
+    return path
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace a regular file (or create one) so that a reader never sees half of it; write
+    anything else (a device, a pipe) in place."""
+    if path.exists() and not path.is_file():
+        with path.open("w") as out:
+            out.write(text)
+        return
+    tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text)
     tmp.replace(path)
-    return path
 
 
 def exit_code(results: list[CaseResult], *, fail_on_skip: bool = False) -> int:

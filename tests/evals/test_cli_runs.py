@@ -30,11 +30,6 @@ async def cli(server_conninfo, tmp_path, monkeypatch):
                 get_settings.cache_clear()
 
 
-def run(*argv):
-    return main([*argv, "--artifact", "/dev/null"] if argv[0] in ("run", "gate")
-                else list(argv))
-
-
 @pytest.mark.usefixtures("cli")
 def test_point_compare_refuse_adopt_and_pair_runs(capsys, monkeypatch):
     assert main(["point", "save", "base", *SELECTION]) == 0
@@ -89,21 +84,22 @@ def test_run_repeat_and_junit(capsys, tmp_path):
 
 
 @pytest.mark.usefixtures("cli")
-def test_the_gate_against_a_point_saved_with_one_repetition(capsys):
+def test_the_gate_against_a_point_saved_with_one_repetition(capsys, tmp_path):
     assert main(["point", "save", "one", *SELECTION]) == 0
-    assert main(["gate", *SELECTION, "--against", "one", "--artifact", "/dev/null"]) == 0
+    assert main(["gate", *SELECTION, "--against", "one",
+                 "--artifact", str(tmp_path / "a.json")]) == 0
     out = capsys.readouterr().out
     assert "against the comparison point:" in out and "no discordant pairs" in out
     assert out.splitlines()[-1] == "GATE PASS"
 
 
 @pytest.mark.usefixtures("cli")
-def test_the_gate_passes_and_fails(capsys):
-    assert main(["gate", *SELECTION, "--artifact", "/dev/null"]) == 0
+def test_the_gate_passes_and_fails(capsys, tmp_path):
+    assert main(["gate", *SELECTION, "--artifact", str(tmp_path / "a.json")]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "GATE PASS"
     ANSWER["text"] = "Use the Glowforge Pro and the Shapeoko."
     try:
-        assert main(["gate", *SELECTION, "--artifact", "/dev/null"]) == 1
+        assert main(["gate", *SELECTION, "--artifact", str(tmp_path / "a.json")]) == 1
     finally:
         ANSWER["text"] = "We don't have a Glowforge or a CNC router here."
     out = capsys.readouterr().out

@@ -188,3 +188,23 @@ def test_rescore_of_a_broken_artifact_is_a_clear_error(tmp_path):
     bad.write_text('{"version": 99, "cases": []}')
     with pytest.raises(ArtifactError, match="artifact version 99; this harness reads 1, 2"):
         load_artifact(bad)
+
+
+def test_an_artifact_written_to_a_device_or_pipe_is_written_not_replaced(tmp_path):
+    import os
+    import threading
+
+    from evals.report import write_atomically
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    write_atomically(fifo, '{"status": "running"}')
+    reader.join(timeout=5)
+    assert got == ['{"status": "running"}'] and fifo.is_fifo()  # still a pipe
+    plain = tmp_path / "run.json"
+    write_atomically(plain, "one")
+    write_atomically(plain, "two")
+    assert plain.read_text() == "two" and not list(tmp_path.glob(".*.tmp"))
