@@ -326,10 +326,12 @@ def _report(record: RunRecord) -> None:
         print(line)
     costs = [a.cost_usd for r in record.cases for a in r.attempts]
     known = [c for c in costs if c is not None]
-    if costs:
-        unknown = len(costs) - len(known)
+    unknown = len(costs) - len(known)
+    if known:
         print(f"cost: ${sum(known):.4f}" + (f" (+ {unknown} attempt(s) at an unknown price)"
                                             if unknown else ""))
+    elif costs:
+        print(f"cost: unknown ({record.models.get('chat')} has no price in litellm's table)")
 
 
 # runs ----------------------------------------------------------------------------------------

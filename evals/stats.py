@@ -36,6 +36,10 @@ class RunStats:
     repeat: int
 
 
+_SHORT = {"PASS": "PASS ", "FLAKY": "FLAKY", "FAIL": "FAIL ", "ERROR": "ERROR",
+          "SKIPPED": "SKIP ", "UNDECIDED": "UNDEC"}
+
+
 def case_stats(results: list[CaseResult]) -> list[CaseStats]:
     by_case: dict[str, list[CaseResult]] = defaultdict(list)
     for r in results:
@@ -76,7 +80,7 @@ def stats_lines(results: list[CaseResult]) -> list[str]:
     lines = [f"per case over {s.repeat} repetitions:"]
     for c in s.cases:
         p1 = "—" if c.pass_at_1 is None else f"{c.pass_at_1:.2f}"
-        lines.append(f"  {' '.join(st_[:4] for st_ in c.statuses):<{5 * s.repeat}}"
+        lines.append(f"  {' '.join(_SHORT.get(st_, st_) for st_ in c.statuses):<{6 * s.repeat}}"
                      f" pass@1 {p1:<5} pass^{s.repeat} {'yes' if c.pass_all else 'no ':<3}"
                      f" {c.id}")
     if s.mean is not None:
