@@ -167,10 +167,14 @@ def main(argv: list[str] | None = None) -> int:
         return _accuracy(args)
     if args.command == "rescore":
         return _rescore(args)
-    if args.command in ("runs", "point", "compare", "gate", "resume"):
+    if args.command in ("runs", "resume"):
         from evals import cli_runs
 
         return int(getattr(cli_runs, args.command)(args))
+    if args.command in ("point", "compare", "gate"):
+        from evals import cli_versions
+
+        return int(getattr(cli_versions, args.command)(args))
     try:
         source = getattr(args, "case_file", None)
         cases = load_cases(source) if source else load_cases()
