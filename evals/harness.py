@@ -25,7 +25,7 @@ from app.capabilities import Tool
 from app.chat.compose import ComposedChat, compose_chat, pdf_parts, user_message
 from app.chat.context import Photo, ToolContext
 from app.chat.page_context import load_page_context, selection_ids_by_name
-from app.db import Database, scratch_database
+from app.db import Database
 from app.identity import Identity, demo_identity
 from app.manuals import ManualLibrary
 from app.manuals.blobs import BlobStore
@@ -196,14 +196,48 @@ async def eval_env(server_conninfo: str, settings: Settings, embedder: Embedder
             return store
 
         store, info = await asyncio.gather(
-            blobs(), stack.enter_async_context(scratch_database(
-                server_conninfo, prefix=f"{DB_PREFIX}{pid}", template=template)))
+            blobs(), stack.enter_async_context(cloned_database(server_conninfo, template)))
         db = Database(info, max_size=8)
         await db.open()
         try:
             yield EvalEnv(db, ManualLibrary(db, store, embedder), settings)
         finally:
             await db.close()
+
+
+SPARE_PREFIX = "eval_spare_"
+
+
+@asynccontextmanager
+async def cloned_database(server_conninfo: str, template: str) -> AsyncIterator[str]:
+    """A copy of the template for this run, dropped afterwards. Copying takes about half a
+    second here, so each run leaves a spare copy made while it runs, and the next run takes
+    that spare by renaming it (instant); without a spare it copies the template itself."""
+    name = f"{DB_PREFIX}{os.getpid()}_{uuid.uuid4().hex[:12]}"
+    spare = SPARE_PREFIX + template.removeprefix(TEMPLATE_PREFIX)
+    async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
+        try:
+            await admin.execute(f'ALTER DATABASE "{spare}" RENAME TO "{name}"')
+        except (psycopg.errors.InvalidCatalogName, psycopg.errors.ObjectInUse,
+                psycopg.errors.UndefinedObject):
+            await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+
+    async def make_spare() -> None:
+        try:
+            async with await psycopg.AsyncConnection.connect(server_conninfo,
+                                                             autocommit=True) as admin:
+                await admin.execute(f'CREATE DATABASE "{spare}" TEMPLATE "{template}"')
+        except psycopg.Error:
+            pass  # another run made one, or the template is busy: the next run copies
+
+    spare_made = asyncio.create_task(make_spare())
+    try:
+        yield make_conninfo(server_conninfo, dbname=name)
+    finally:
+        await asyncio.gather(spare_made, return_exceptions=True)
+        async with await psycopg.AsyncConnection.connect(server_conninfo,
+                                                         autocommit=True) as admin:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @dataclass

@@ -44,6 +44,8 @@ async def prepared(settings: Settings) -> AsyncIterator[Prepared]:
     # Work that can go on while PostgreSQL makes the run's database: the HTTP client's import,
     # then the embedder's model.
     def warm() -> None:
+        import pgvector.psycopg  # noqa: F401  (numpy with it: needed once the clone is ready)
+
         warm_import()
         getattr(embedder, "load", lambda: None)()
 

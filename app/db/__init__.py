@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from pgvector.psycopg import register_vector_async
 from psycopg.conninfo import make_conninfo
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
@@ -48,6 +47,8 @@ class Database:
 
         async def configure(conn: psycopg.AsyncConnection) -> None:
             if self._app_schema:
+                from pgvector.psycopg import register_vector_async  # imports numpy: late
+
                 await register_vector_async(conn)
             conn.row_factory = dict_row  # type: ignore[assignment]
             await conn.set_autocommit(True)
