@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from app.chat import model_info
-from app.chat.openai_wire import OPENAI_BASE, OpenAICompatModel
-from app.chat.retry import ModelCallError, ProviderError, parse_retry_after, retrying
+from app.chat.openai_wire import OPENAI_BASE, OpenAICompatModel, adapted, request_options
+from app.chat.retry import ModelCallError, ProviderError, call_with_retries, parse_retry_after
 from app.localmodel import is_local
 from app.settings import Settings
 
@@ -150,42 +150,26 @@ class LiteLLMModel:
             "max_retries": 0,
             "num_retries": 0,
         }
-        if tools:
-            kwargs["tools"] = tools
-            if tool_choice is not None:
-                kwargs["tool_choice"] = tool_choice
-        if temperature is not None:
-            kwargs["temperature"] = temperature
-        if self._max_tokens is not None:
-            kwargs["max_tokens"] = self._max_tokens
-        if response_format is not None:
-            kwargs["response_format"] = response_format
+        kwargs.update(request_options(tools, tool_choice=tool_choice, temperature=temperature,
+                                      max_tokens=self._max_tokens,
+                                      response_format=response_format))
         if self._api_base:
             kwargs["api_base"] = self._api_base
         if self._api_key:
             kwargs["api_key"] = self._api_key
-        def call_failed(exc: BaseException) -> ProviderError:
-            return exc if isinstance(exc, ProviderError) else _as_provider_error(exc)
 
-        try:
-            async for attempt in retrying(self._retries, on_retry=self.on_retry,
-                                          transient=lambda e: isinstance(e, ProviderError)
-                                          and e.transient):
-                with attempt:
-                    try:
-                        response = await litellm.acompletion(**kwargs)
-                    except Exception as exc:
-                        raise call_failed(exc) from exc
-        except ProviderError as exc:
-            exc.args = (f"{self.model_id}: {exc.kind}: {exc.args[0]}",)
-            raise
+        async def call() -> Any:
+            try:
+                return await litellm.acompletion(**kwargs)
+            except ProviderError:
+                raise
+            except Exception as exc:
+                raise _as_provider_error(exc) from exc
+
+        response = await call_with_retries(self.model_id, self._retries, self.on_retry, call)
         reply = reply_from_openai(response.model_dump() if hasattr(response, "model_dump")
                                   else dict(response))
-        if self._tool_calls_in_content:
-            from app.localmodel.adapter import adapt
-
-            reply = adapt(reply, tools)
-        return reply
+        return adapted(reply, tools, self._tool_calls_in_content)
 
 
 def reply_from_openai(data: dict[str, Any]) -> ModelReply:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import aiohttp
 
 from app.chat import model_info
-from app.chat.retry import ProviderError, parse_retry_after, retrying
+from app.chat.retry import ProviderError, call_with_retries, parse_retry_after
 
 OPENAI_BASE = "https://api.openai.com/v1"
 _CONNECT_TIMEOUT_S = 10.0
@@ -80,6 +80,34 @@ def _status_error(status: int, headers: Any, text: str) -> ProviderError:
     return ProviderError("refused", message, status=status)
 
 
+def request_options(tools: list[dict[str, Any]] | None, *, tool_choice: Any,
+                    temperature: float | None, max_tokens: int | None,
+                    response_format: dict[str, Any] | None) -> dict[str, Any]:
+    """The optional fields of a chat request, in the OpenAI wire protocol (litellm takes the
+    same names)."""
+    options: dict[str, Any] = {}
+    if tools:
+        options["tools"] = tools
+        if tool_choice is not None:
+            options["tool_choice"] = tool_choice
+    if temperature is not None:
+        options["temperature"] = temperature
+    if max_tokens is not None:
+        options["max_tokens"] = max_tokens
+    if response_format is not None:
+        options["response_format"] = response_format
+    return options
+
+
+def adapted(reply: Any, tools: list[dict[str, Any]] | None, tool_calls_in_content: bool) -> Any:
+    """The embedded model writes its tool calls as text: read them as calls (it alone)."""
+    if not tool_calls_in_content:
+        return reply
+    from app.localmodel.adapter import adapt
+
+    return adapt(reply, tools)
+
+
 class OpenAICompatModel:
     """A chat model behind an OpenAI-compatible /chat/completions endpoint."""
 
@@ -116,50 +144,30 @@ class OpenAICompatModel:
         tool_choice: str | dict[str, Any] | None = None,
         response_format: dict[str, Any] | None = None,
     ) -> Any:
-        from app.chat.models import reply_from_openai
-
-        body: dict[str, Any] = {"model": self._wire_name, "messages": messages}
-        if tools:
-            body["tools"] = tools
-            if tool_choice is not None:
-                body["tool_choice"] = tool_choice
-        if temperature is not None:
-            body["temperature"] = temperature
-        if self._max_tokens is not None:
-            body["max_tokens"] = self._max_tokens
-        if response_format is not None:
-            body["response_format"] = response_format
         import aiohttp
 
+        from app.chat.models import reply_from_openai
+
+        body = {"model": self._wire_name, "messages": messages, **request_options(
+            tools, tool_choice=tool_choice, temperature=temperature,
+            max_tokens=self._max_tokens, response_format=response_format)}
         session = _session(self._api_base, self._timeout_s, self._pool)
         url = self._api_base.rstrip("/") + "/chat/completions"
-        try:
-            async for attempt in retrying(
-                    self._retries, on_retry=self.on_retry,
-                    transient=lambda e: isinstance(e, ProviderError) and e.transient):
-                with attempt:
-                    try:
-                        async with session.post(url, json=body,
-                                                headers=self._headers) as response:
-                            status, headers = response.status, response.headers
-                            text = await response.text()
-                    except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-                        raise _classify(exc) from exc
-                    if status != 200:
-                        raise _status_error(status, headers, text)
-                    try:
-                        data = json.loads(text)
-                    except (json.JSONDecodeError, ValueError) as exc:
-                        raise ProviderError("unreadable", "the response body is not JSON",
-                                            status=200) from exc
-        except ProviderError as exc:
-            exc.args = (f"{self.model_id}: {exc.kind}: {exc.args[0]}",)
-            raise
-        if not isinstance(data, dict):
-            raise ProviderError("unreadable", f"{self.model_id}: the response is not an object")
-        reply = reply_from_openai(data)
-        if self._tool_calls_in_content:
-            from app.localmodel.adapter import adapt
 
-            reply = adapt(reply, tools)
-        return reply
+        async def post() -> Any:
+            try:
+                async with session.post(url, json=body, headers=self._headers) as response:
+                    status, headers = response.status, response.headers
+                    text = await response.text()
+            except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+                raise _classify(exc) from exc
+            if status != 200:
+                raise _status_error(status, headers, text)
+            try:
+                return json.loads(text)
+            except (json.JSONDecodeError, ValueError) as exc:
+                raise ProviderError("unreadable", "the response body is not JSON",
+                                    status=200) from exc
+
+        data = await call_with_retries(self.model_id, self._retries, self.on_retry, post)
+        return adapted(reply_from_openai(data), tools, self._tool_calls_in_content)

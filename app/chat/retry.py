@@ -9,8 +9,8 @@ back-off, except that a Retry-After the provider sent is honoured (up to RETRY_A
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
-from typing import Literal
+from collections.abc import Awaitable, Callable
+from typing import Literal, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
@@ -74,3 +74,23 @@ def retrying(retries: int, *, transient: Callable[[BaseException], bool],
     return AsyncRetrying(stop=stop_after_attempt(retries + 1), wait=_wait,
                          retry=retry_if_exception(transient), reraise=True,
                          before_sleep=before_sleep)
+
+
+T = TypeVar("T")
+
+
+async def call_with_retries(model_id: str, retries: int,
+                            on_retry: Callable[[BaseException], None] | None,
+                            call: Callable[[], Awaitable[T]]) -> T:
+    """One model call under the policy: `call` raises a classified ProviderError; the error
+    that ends it names the model."""
+    try:
+        async for attempt in retrying(
+                retries, on_retry=on_retry,
+                transient=lambda e: isinstance(e, ProviderError) and e.transient):
+            with attempt:
+                return await call()
+    except ProviderError as exc:
+        exc.args = (f"{model_id}: {exc.kind}: {exc.args[0]}",)
+        raise
+    raise AssertionError("unreachable: tenacity returns or raises")
