@@ -59,6 +59,20 @@ def judge_setup(settings: Any, cases: list[Case], args: argparse.Namespace
     return setup
 
 
+def start_models(settings: Settings, cases: list[Case], args: argparse.Namespace,
+                 *refs: str | None) -> tuple[list[Any], JudgeSetup | None] | None:
+    """The chat models asked for and the run's judge; None, said on stderr, when one of them
+    cannot be had."""
+    from app.chat.models import ModelCallError, model_for_job
+
+    try:
+        models = [model_for_job(settings, "chat", ref) for ref in refs]
+        return models, judge_setup(settings, cases, args)
+    except ModelCallError as exc:
+        print(f"cannot start: {exc}", file=sys.stderr)
+        return None
+
+
 def fail_on_skip(args: argparse.Namespace) -> bool:
     return args.fail_on_skip if args.fail_on_skip is not None else bool(args.model)
 
@@ -205,14 +219,15 @@ def _cost_controls(args: argparse.Namespace, model_id: str) -> Any:
 async def run_once(cases: list[Case], args: argparse.Namespace, settings: Settings, *,
                    resume: RunRecord | None = None) -> int:
     """`python -m evals run` (and `resume`): one run of today's agent, stored as it goes."""
-    from app.chat.models import ModelCallError, model_for_job
     from evals.session import Version, prepared, run_versions
 
+    started = start_models(settings, cases, args, args.model)
+    if started is None:
+        return 2
+    (model,), judge = started
     try:
-        model = model_for_job(settings, "chat", args.model)
-        judge = judge_setup(settings, cases, args)
         controls = _cost_controls(args, model.model_id)
-    except (ModelCallError, ValueError) as exc:
+    except ValueError as exc:
         print(f"cannot start: {exc}", file=sys.stderr)
         return 2
     plan = plan_for(cases, judge, args.repeat, selection_spec(args))

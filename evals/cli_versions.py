@@ -12,7 +12,6 @@ from evals.cases import Case, CaseFileError, load_cases, select, select_groups
 from evals.cli_runs import (
     asked_model,
     env_bool,
-    judge_setup,
     open_store,
     plan_for,
     point_ref,
@@ -21,6 +20,7 @@ from evals.cli_runs import (
     report_run,
     selected_cases,
     selection_spec,
+    start_models,
     store_only,
     store_value,
     with_models,
@@ -75,16 +75,13 @@ async def _show_point(settings: Settings, name: str) -> int:
 
 
 async def _save_point(settings: Settings, cases: list[Case], args: argparse.Namespace) -> int:
-    from app.chat.models import ModelCallError, model_for_job
     from evals.fingerprint import agent_info
     from evals.session import agent_settings, all_contexts, prepared
 
-    try:
-        model = model_for_job(settings, "chat", args.model)
-        judge = judge_setup(settings, cases, args)
-    except ModelCallError as exc:
-        print(f"cannot start: {exc}", file=sys.stderr)
+    started = start_models(settings, cases, args, args.model)
+    if started is None:
         return 2
+    (model,), judge = started
     plan = plan_for(cases, judge, args.repeat, selection_spec(args))
     async with prepared(settings) as prep:
         agent = agent_info(model.model_id, agent_settings(settings),
@@ -172,18 +169,14 @@ async def _compare_stored(settings: Settings, a: str, b: str) -> int:
 
 async def _compare_point(settings: Settings, p: Point, cases: list[Case],
                          args: argparse.Namespace) -> int:
-    from app.chat.models import ModelCallError, model_for_job
     from evals.compare import compare_runs, render
     from evals.runner import FrozenAgentError
     from evals.session import PlanMismatch, Version, prepared, run_versions, validate_versions
 
-    try:
-        current_model = model_for_job(settings, "chat", args.model)
-        baseline_model = model_for_job(settings, "chat", point_ref(p.agent))
-        judge = judge_setup(settings, cases, args)
-    except ModelCallError as exc:
-        print(f"cannot start: {exc}", file=sys.stderr)
+    started = start_models(settings, cases, args, args.model, point_ref(p.agent))
+    if started is None:
         return 2
+    (current_model, baseline_model), judge = started
     plan = plan_for(cases, judge, p.plan.repeat, p.plan.selection)
     if plan.fingerprint != p.plan.fingerprint:
         changes = plan_changes(p.plan, plan)
@@ -253,7 +246,6 @@ def gate(args: argparse.Namespace) -> int:
 
 async def _gate(settings: Settings, cases: list[Case], args: argparse.Namespace,
                 against: Point | None) -> int:
-    from app.chat.models import ModelCallError, model_for_job
     from evals.compare import compare_runs
     from evals.gate import HARD_FILES
     from evals.gate import gate as apply_gate
@@ -262,12 +254,14 @@ async def _gate(settings: Settings, cases: list[Case], args: argparse.Namespace,
 
     hard = tuple(h.strip() for h in args.hard.split(",") if h.strip()) if args.hard \
         else HARD_FILES
-    try:
-        model = model_for_job(settings, "chat", args.model)
-        judge = judge_setup(settings, cases, args)
-    except ModelCallError as exc:
-        print(f"cannot start: {exc}", file=sys.stderr)
+    # A baseline model is made up front for the point asked for; one found later, for the same
+    # model and plan, is this very model.
+    refs = [args.model] + ([point_ref(against.agent)] if against is not None else [])
+    started = start_models(settings, cases, args, *refs)
+    if started is None:
         return 2
+    models, judge = started
+    model = models[0]
     plan = plan_for(cases, judge, 2, selection_spec(args))
     progress = progress_bar(len(cases) * 2 * (2 if against else 1))
     async with prepared(settings) as prep:
@@ -289,9 +283,8 @@ async def _gate(settings: Settings, cases: list[Case], args: argparse.Namespace,
                 return 2
         versions = [Version("current", model, ref=asked_model(settings, args))]
         if against is not None:
-            versions.insert(0, Version("baseline", model_for_job(settings, "chat",
-                                                                 point_ref(against.agent)),
-                                       against.agent))
+            baseline = models[1] if len(models) > 1 else model
+            versions.insert(0, Version("baseline", baseline, against.agent))
         print_start(model.model_id, cases, 2, settings, versions=len(versions))
         try:
             records = await run_versions(prep, cases, versions, plan,
