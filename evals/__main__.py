@@ -22,8 +22,9 @@ import datetime as dt
 import os
 import sys
 from collections import Counter
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from app.settings import get_settings
 from evals.cases import (
@@ -43,6 +44,8 @@ from evals.cli_runs import (
 from evals.report import ARTIFACT, exit_code, print_report, write_artifact
 from evals.runner import DEFAULT_CONCURRENCY
 from evals.trust import JUDGES_FILE
+
+T = TypeVar("T")
 
 
 def _run_options(p: argparse.ArgumentParser, *, model_help: str) -> None:
@@ -348,54 +351,57 @@ def _save(model: str, prompt_hash: str, set_name: str, result: Any) -> None:
 
 
 def _calibrate_makerspace(args: argparse.Namespace) -> int:
-    from app.chat.models import ModelCallError, model_for_job
-    from app.localmodel import local_model_settings, uses_local_model
-    from app.localmodel.server import LocalModelError
     from evals.calibrate import calibrate, render, to_json
     from evals.calibration_set import load_set, rate
     from evals.judge import MAKERSPACE
 
     items = load_set(load_cases())
+    rated = _rate_with_judge(
+        args, f"{len(items)} labelled replies to {len({i.case.id for i in items})} judged cases",
+        lambda model, parallel: rate(items, model, parallel))
+    if rated is None:
+        return 2
+    model_id, (verdicts, labels) = rated
+    result = calibrate(verdicts, labels)
+    print(to_json(result) if args.json else render(result))
+    if args.save:
+        _save(model_id, MAKERSPACE.hash(), "makerspace", result)
+    return 0
+
+
+def _rate_with_judge(args: argparse.Namespace, what: str,
+                     rate: Callable[[Any, int], Coroutine[Any, Any, T]]) -> tuple[str, T] | None:
+    """Have the judge (the embedded model started if it is the one) rate a set; None, said on
+    stderr, when the judge cannot be had."""
+    from app.chat.models import ModelCallError, model_for_job
+    from app.localmodel import local_model_settings, uses_local_model
+    from app.localmodel.server import LocalModelError
+
     settings = get_settings()
     try:
         with local_model_settings(settings, uses_local_model(settings, args.judge_model,
                                                              "judge")) as settings:
             model = model_for_job(settings, "judge", args.judge_model)
-            print(f"judge: {model.model_id} · {len(items)} labelled replies to"
-                  f" {len({i.case.id for i in items})} judged cases")
-            rated, labels = run_closing(rate(items, model, settings.local_model_parallel))
+            print(f"judge: {model.model_id} · {what}")
+            return model.model_id, run_closing(rate(model, settings.local_model_parallel))
     except (LocalModelError, ModelCallError) as exc:
         print(exc, file=sys.stderr)
-        return 2
-    result = calibrate(rated, labels)
-    print(to_json(result) if args.json else render(result))
-    if args.save:
-        _save(model.model_id, MAKERSPACE.hash(), "makerspace", result)
-    return 0
+        return None
 
 
 def _calibrate_mrbench(args: argparse.Namespace) -> int:
     import json as json_
 
-    from app.chat.models import ModelCallError, model_for_job
-    from app.localmodel import local_model_settings, uses_local_model
-    from app.localmodel.server import LocalModelError
     from evals.calibrate import render, to_json
     from evals.mrbench import DIMENSIONS, load_items, rate, report
 
     items = load_items(args.file, args.limit)
-    settings = get_settings()
-    try:
-        with local_model_settings(settings, uses_local_model(settings, args.judge_model,
-                                                             "judge")) as settings:
-            model = model_for_job(settings, "judge", args.judge_model)
-            print(f"judge: {model.model_id} · {len(items)} tutor replies × {len(DIMENSIONS)}"
-                  " dimensions")
-            results = report(run_closing(rate(items, DIMENSIONS, model,
-                                              settings.local_model_parallel)))
-    except (LocalModelError, ModelCallError) as exc:
-        print(exc, file=sys.stderr)
+    rated = _rate_with_judge(args, f"{len(items)} tutor replies × {len(DIMENSIONS)} dimensions",
+                             lambda model, parallel: rate(items, DIMENSIONS, model, parallel))
+    if rated is None:
         return 2
+    model_id, ratings = rated
+    results = report(ratings)
     if args.json:
         print(json_.dumps({k: json_.loads(to_json(v)) for k, v in results.items()}, indent=2))
     else:
@@ -406,7 +412,7 @@ def _calibrate_mrbench(args: argparse.Namespace) -> int:
         from evals.judge import TUTORING
 
         for name, c in results.items():
-            _save(model.model_id, TUTORING.hash(), f"mrbench:{name}", c)
+            _save(model_id, TUTORING.hash(), f"mrbench:{name}", c)
     return 0
 
 
