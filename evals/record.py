@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.catalog import MachineRecord
+from app.chat.loop import outcome_of
 from app.manuals.citations import DocumentEvidence, searched_passages
 
 
@@ -32,9 +33,6 @@ class RecordedTurn:
 
 
 OUTCOMES = ("ok", "invalid_arguments", "unknown_tool", "error")
-# The tool loop's error codes, as recorded before calls carried an outcome.
-_OUTCOME_OF_ERROR = {"bad_json": "invalid_arguments", "bad_args": "invalid_arguments",
-                     "unknown_tool": "unknown_tool", "tool_error": "error"}
 
 
 def call_outcome(call: dict[str, Any]) -> str:
@@ -42,7 +40,7 @@ def call_outcome(call: dict[str, Any]) -> str:
     if call.get("outcome") in OUTCOMES:
         return str(call["outcome"])
     error = call.get("error")
-    return _OUTCOME_OF_ERROR.get(error, "error") if error else "ok"
+    return outcome_of(error)  # recorded before calls carried an outcome
 
 
 @dataclass(frozen=True, eq=False)  # compared and hashed by identity: fixtures_for caches them

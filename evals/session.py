@@ -14,7 +14,14 @@ from typing import Any
 
 from app.settings import Settings
 from evals.cases import Case
-from evals.fingerprint import AgentInfo, FrozenContext, PlanInfo, agent_info, context_key
+from evals.fingerprint import (
+    AgentInfo,
+    FrozenContext,
+    PlanInfo,
+    agent_info,
+    context_key,
+    git_state,
+)
 from evals.harness import EvalEnv, clean_stale, compose_case, eval_env
 from evals.report import totals
 from evals.results import CaseResult, RunRecord
@@ -139,11 +146,12 @@ async def run_versions(
     current = await compose_contexts(prep.env, [c for c in cases
                                                 if c.context.catalog == "demo"])
     started = dt.datetime.now(dt.UTC).isoformat()
+    git = await asyncio.to_thread(git_state)  # once a run, off the loop (two git processes)
     records: dict[str, RunRecord] = {}
     done_before: set[tuple[str, str, int]] = set()
     for v in versions:
         agent = v.frozen or agent_info(v.model.model_id, agent_settings(prep.settings), current,
-                                       model_ref=v.ref)
+                                       git, model_ref=v.ref)
         if resume is not None:
             records[v.label] = resume.model_copy(update={"status": "running"})
             done_before |= {(v.label, r.id, r.repetition) for r in resume.cases}
@@ -188,7 +196,7 @@ async def run_versions(
             agent = record.agent  # the version the run began with
         else:
             agent = v.frozen or agent_info(v.model.model_id, agent_settings(prep.settings),
-                                           current, model_ref=v.ref)
+                                           current, git, model_ref=v.ref)
         record = record.model_copy(update={
             "cases": merged, "totals": totals(merged), "ended": ended, "agent": agent,
             "status": "interrupted" if unfinished else "complete", "unfinished": unfinished})

@@ -21,6 +21,16 @@ STEP_LIMIT_NOTE = (
 )
 
 
+# What each of execute_tool's error codes means for the call; no code: it ran.
+OUTCOME_OF_ERROR = {"bad_json": "invalid_arguments", "bad_args": "invalid_arguments",
+                    "unknown_tool": "unknown_tool", "tool_error": "error"}
+
+
+def outcome_of(error: str | None) -> str:
+    """ok, invalid_arguments, unknown_tool or error, from a call's error code."""
+    return OUTCOME_OF_ERROR.get(error, "error") if error else "ok"
+
+
 @dataclass
 class ToolCallRecord:
     id: str
@@ -33,8 +43,7 @@ class ToolCallRecord:
     @property
     def outcome(self) -> str:
         """ok, invalid_arguments, unknown_tool or error: whether the call really ran."""
-        return {None: "ok", "bad_json": "invalid_arguments", "bad_args": "invalid_arguments",
-                "unknown_tool": "unknown_tool"}.get(self.error, "error")
+        return outcome_of(self.error)
 
 
 @dataclass

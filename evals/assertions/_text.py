@@ -172,6 +172,7 @@ class Mention:
     name: str
 
 
+@lru_cache(maxsize=16)  # fixtures are cached per catalogue: one computation each
 def identifying_names(fixtures: Fixtures) -> dict[str, str]:
     """name (lower) -> slug, for names that pick out exactly one catalogue machine. A generic
     alias ("laser cutter") counts only while no other machine is of the same category."""
@@ -212,6 +213,7 @@ def linked_slugs(answer: str) -> list[tuple[str, str]]:
     return out
 
 
+@lru_cache(maxsize=16)
 def all_names(fixtures: Fixtures) -> tuple[str, ...]:
     """Every catalogue name and lexicon term, longest first: what a list of machines holds."""
     names = {n for m in fixtures.machines for n in names_of(m)} | set(EQUIPMENT_LEXICON)
