@@ -111,10 +111,10 @@ def rated_from_artifact(data: Any, where: str) -> list[Rated]:
     """The judge's verdict on each judged case of a run: its first attempt's judged check."""
     from pydantic import ValidationError
 
-    from evals.results import RunArtifact
+    from evals.results import RunRecord
 
     try:
-        artifact = RunArtifact.model_validate(data)
+        artifact = RunRecord.model_validate(data)
     except ValidationError as exc:
         e = exc.errors()[0]
         raise CalibrationError(f"{where}: not a run artifact: field"

@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, TextIO
 
-from evals.results import ARTIFACT_VERSION, CaseResult, RunArtifact, RunRecord
+from evals.results import ARTIFACT_VERSION, CaseResult, RunRecord
 
 ARTIFACT = Path(__file__).parent / ".last-run.json"
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|DATABASE_URL)", re.IGNORECASE)
@@ -103,7 +103,7 @@ def redact(text: str, env: dict[str, str] | None = None) -> str:
 def write_artifact(results: list[CaseResult], meta: dict[str, Any], path: Path = ARTIFACT
                    ) -> Path:
     """Write the run's JSON atomically (a reader never sees half a file)."""
-    record = RunArtifact(version=ARTIFACT_VERSION, **meta, totals=totals(results),
+    record = RunRecord(version=ARTIFACT_VERSION, **meta, totals=totals(results),
                          cases=results)
     return write_record(record, path)
 

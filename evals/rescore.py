@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from app.manuals.citations import DocumentEvidence
 from evals.cases import Case
 from evals.record import RecordedTurn
-from evals.results import ARTIFACT_VERSION, Attempt, CaseResult, CheckResult, RunArtifact, classify
+from evals.results import ARTIFACT_VERSION, Attempt, CaseResult, CheckResult, RunRecord, classify
 from evals.runner import run_checks
 
 READABLE_VERSIONS = (1, ARTIFACT_VERSION)  # 1: written before the artifact had a version
@@ -26,7 +26,7 @@ class ArtifactError(ValueError):
     """A run artifact that cannot be read; the message names the file and the field."""
 
 
-def load_artifact(path: Path) -> RunArtifact:
+def load_artifact(path: Path) -> RunRecord:
     try:
         data = json.loads(path.read_text())
     except OSError as exc:
@@ -41,7 +41,7 @@ def load_artifact(path: Path) -> RunArtifact:
         raise ArtifactError(f"{path}: artifact version {version}; this harness reads"
                             f" {', '.join(map(str, READABLE_VERSIONS))}")
     try:
-        return RunArtifact.model_validate(data)
+        return RunRecord.model_validate(data)
     except ValidationError as exc:
         e = exc.errors()[0]
         where = ".".join(str(p) for p in e["loc"])
@@ -60,7 +60,7 @@ def _evidence(raw: dict[str, Any]) -> dict[str, DocumentEvidence]:
     return out
 
 
-def rescore(artifact: RunArtifact, cases: list[Case],
+def rescore(artifact: RunRecord, cases: list[Case],
             load_errors: dict[str, list[str]] | None = None) -> list[CaseResult]:
     """Each recorded attempt checked again with today's case files."""
     by_id = {c.id: c for c in cases}

@@ -58,8 +58,7 @@ class Attempt(BaseModel):
 
     @property
     def passed(self) -> bool:
-        return not self.broke and all(c.passed for c in self.checks if c.decided) \
-            and all(c.decided for c in self.checks)
+        return not self.broke and all(c.passed and c.decided for c in self.checks)
 
     @property
     def undecided(self) -> bool:
@@ -100,9 +99,6 @@ class RunRecord(BaseModel):
     totals: dict[str, int] = {}
     cases: list[CaseResult] = Field(default_factory=list)
     unfinished: list[str] = []  # "case-id#repetition" not run when the run was interrupted
-
-
-RunArtifact = RunRecord  # the name report and rescore used before runs were stored
 
 
 def classify(attempts: list[Attempt]) -> Status:
