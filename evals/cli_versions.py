@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import datetime as dt
 import sys
 from pathlib import Path
@@ -75,7 +76,7 @@ async def _show_point(settings: Settings, name: str) -> int:
 
 
 async def _save_point(settings: Settings, cases: list[Case], args: argparse.Namespace) -> int:
-    from evals.fingerprint import agent_info
+    from evals.fingerprint import agent_info, git_state
     from evals.session import agent_settings, all_contexts, prepared
 
     started = start_models(settings, cases, args, args.model)
@@ -86,6 +87,7 @@ async def _save_point(settings: Settings, cases: list[Case], args: argparse.Name
     async with prepared(settings) as prep:
         agent = agent_info(model.model_id, agent_settings(settings),
                            await all_contexts(prep.env, cases),
+                           await asyncio.to_thread(git_state),
                            model_ref=asked_model(settings, args))
         p = Point(name=args.name, created=dt.datetime.now(dt.UTC).isoformat(), plan=plan,
                   agent=agent)
