@@ -33,6 +33,8 @@ from typing import Any
 
 import httpx
 
+from app.chat.openai_wire import OpenAICompatModel
+
 FAKE_SERVER = r'''
 import asyncio, random, sys, time
 from starlette.applications import Starlette
@@ -145,10 +147,41 @@ def startup(server: FakeServer) -> float:
     return float(server.stats()["first_wall"]) - started
 
 
+class Counted(OpenAICompatModel):
+    """The wire model, counting its calls in flight over time: the runner's own view, which
+    leaves out the fake server's time to read a request and write its answer."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.in_flight = 0
+        self.area = 0.0
+        self.first: float | None = None
+        self.last: float | None = None
+
+    def _account(self, delta: int) -> None:
+        now = time.perf_counter()
+        if self.last is not None:
+            self.area += self.in_flight * (now - self.last)
+        self.first = now if self.first is None else self.first
+        self.last = now
+        self.in_flight += delta
+
+    async def complete(self, *args: Any, **kw: Any) -> Any:
+        self._account(+1)
+        try:
+            return await super().complete(*args, **kw)
+        finally:
+            self._account(-1)
+
+    def mean_in_flight(self) -> float:
+        span = (self.last or 0) - (self.first or 0)
+        return self.area / span if span else 0.0
+
+
 async def throughput(server: FakeServer, n: int, concurrency: int, *, repeat: int = 1,
                      timeout_s: float = 60, retries: int = 0) -> dict[str, Any]:
     """N cases (× repeat) through the real path with the run store, in this process."""
-    from app.chat.openai_wire import OpenAICompatModel, close_clients
+    from app.chat.openai_wire import close_clients
     from app.db import resolve_conninfo, scratch_database
     from app.manuals.embed import HashEmbedder
     from app.settings import get_settings
@@ -160,8 +193,8 @@ async def throughput(server: FakeServer, n: int, concurrency: int, *, repeat: in
     settings = get_settings()
     url = settings.database_url.get_secret_value() if settings.database_url else None
     conninfo = resolve_conninfo(url, settings.data_dir)
-    model = OpenAICompatModel("openai/fake", api_base=f"{server.base}/v1", api_key="bench",
-                              timeout_s=timeout_s, retries=retries)
+    model = Counted("openai/fake", api_base=f"{server.base}/v1", api_key="bench",
+                    timeout_s=timeout_s, retries=retries)
     cases = _cases(n)
     async with scratch_database(conninfo, prefix="bench_store") as info, \
             RunStore.open(info) as store, eval_env(conninfo, settings, HashEmbedder()) as env:
@@ -176,6 +209,7 @@ async def throughput(server: FakeServer, n: int, concurrency: int, *, repeat: in
     await close_clients()
     results = records["current"].cases
     return {"wall": wall, "cpu": cpu, "results": results, "server": server.stats(),
+            "client_in_flight": model.mean_in_flight(),
             "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -188,6 +222,7 @@ def report_throughput(label: str, n: int, concurrency: int, latency_s: float,
     print(f"  wall {got['wall']:.2f} s · span {stats['span_s']:.2f} s = "
           f"{stats['span_s'] / ideal:.2f} × ideal ({ideal:.2f} s) · in flight"
           f" {stats['mean_in_flight']:.1f} = {stats['mean_in_flight'] / concurrency:.0%} of C"
+          f" at the server, {got['client_in_flight'] / concurrency:.0%} in the runner's calls"
           f" · CPU {got['cpu'] / len(got['results']) * 1000:.1f} ms per case"
           f" · peak RSS {got['rss_mib']:.0f} MiB")
 

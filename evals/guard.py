@@ -14,6 +14,7 @@ interrupted run.
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from typing import Any
 
 from app.chat.model_info import price_per_token
@@ -27,24 +28,44 @@ class NotCalled(ProviderError):
 
 
 class AdaptiveLimit:
-    """A semaphore whose size shrinks on rate limits and grows back on success."""
+    """A first-come, first-served semaphore whose size shrinks on rate limits and grows back
+    on success. A release wakes only the waiters that now fit, not every waiter."""
 
     def __init__(self, ceiling: int) -> None:
         self.ceiling = max(1, ceiling)
         self.size = self.ceiling
         self.in_flight = 0
         self.lowest = self.ceiling
-        self._changed = asyncio.Condition()
+        self._waiters: deque[asyncio.Future[None]] = deque()
 
     async def __aenter__(self) -> None:
-        async with self._changed:
-            await self._changed.wait_for(lambda: self.in_flight < self.size)
+        if self.in_flight < self.size and not self._waiters:
             self.in_flight += 1
+            return
+        granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(granted)
+        try:
+            await granted
+        except asyncio.CancelledError:
+            if granted.done() and not granted.cancelled():
+                self._release()  # granted, then cancelled before it ran: hand the place on
+            elif granted in self._waiters:
+                self._waiters.remove(granted)
+            raise
 
     async def __aexit__(self, *exc: object) -> None:
-        async with self._changed:
-            self.in_flight -= 1
-            self._changed.notify_all()
+        self._release()
+
+    def _release(self) -> None:
+        self.in_flight -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        while self._waiters and self.in_flight < self.size:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                self.in_flight += 1
+                waiter.set_result(None)
 
     def shrink(self) -> None:
         self.size = max(1, self.size // 2)
@@ -52,9 +73,8 @@ class AdaptiveLimit:
 
     async def grow(self) -> None:
         if self.size < self.ceiling:
-            async with self._changed:
-                self.size += 1
-                self._changed.notify_all()
+            self.size += 1
+            self._wake()
 
 
 class CallGuard:

@@ -12,7 +12,7 @@ import tempfile
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from psycopg.conninfo import make_conninfo
 
 from app.capabilities import Tool
 from app.chat.compose import ComposedChat, compose_chat, pdf_parts, user_message
-from app.chat.context import Photo, ToolContext
+from app.chat.context import PageContext, Photo, ToolContext
 from app.chat.page_context import load_page_context, selection_ids_by_name
 from app.db import Database
 from app.identity import Identity, demo_identity
@@ -112,12 +112,18 @@ class EvalEnv:
     library: ManualLibrary
     settings: Settings
     catalog: str = "demo"
+    # What compose_case read from the database and the photos, per catalogue, audience, page,
+    # selection and photos: write tools are stubbed, so within a phase the same context
+    # composes to the same thing, and a run composes each once instead of once a case.
+    composed: dict[tuple[Any, ...], tuple[Identity | None, PageContext, ComposedChat,
+                                          tuple[Photo, ...]]] = field(default_factory=dict)
 
     async def use_lab(self) -> None:
         """Seed the look-alikes (once): the catalog: lab phase runs after every other case."""
         if self.catalog != "lab":
             await seed_lab_catalog(self.db)
             self.catalog = "lab"
+            self.composed.clear()
 
 
 TEMPLATE_PREFIX = "eval_tmpl_"
@@ -264,6 +270,25 @@ def history_messages(case: Case) -> list[dict[str, Any]]:
 async def compose_case(env: EvalEnv, case: Case, *, accepts_pdf: bool = False) -> ComposedCase:
     """Compose a case exactly as /api/chat composes a turn, then stub writes and live reads."""
     ctx_spec = case.context
+    key = (env.catalog, ctx_spec.as_, ctx_spec.page_path, tuple(ctx_spec.selection),
+           tuple(case.photos))
+    if key not in env.composed:
+        env.composed[key] = await _compose_context(env, case)
+    identity, page, shared, photos = env.composed[key]
+    composed = replace(shared, qr_hints=list(shared.qr_hints),
+                       attached_manuals=list(shared.attached_manuals))  # a case's own copy
+    ctx = ToolContext(db=env.db, settings=env.settings, identity=identity, page=page,
+                      photos=photos, manuals=env.library)
+    files = pdf_parts(composed.attached_manuals,
+                      lambda k: env.library.store.path(k).read_bytes()) if accepts_pdf else []
+    messages = [*history_messages(case), user_message(case.prompt, photos, files)]
+    return ComposedCase(composed, ctx, messages, identity)
+
+
+async def _compose_context(env: EvalEnv, case: Case
+                           ) -> tuple[Identity | None, PageContext, ComposedChat,
+                                      tuple[Photo, ...]]:
+    ctx_spec = case.context
     identity = await demo_identity(env.db, ctx_spec.as_) if ctx_spec.as_ else None
     path = ctx_spec.page_path
     ids = await selection_ids_by_name(env.db, path, ctx_spec.selection) \
@@ -273,12 +298,7 @@ async def compose_case(env: EvalEnv, case: Case, *, accepts_pdf: bool = False) -
     composed = await compose_chat(env.db, identity=identity, page=page, photos=photos,
                                   manuals=env.library)
     composed.tools = stub_tools(composed.tools)
-    ctx = ToolContext(db=env.db, settings=env.settings, identity=identity, page=page,
-                      photos=photos, manuals=env.library)
-    files = pdf_parts(composed.attached_manuals,
-                      lambda k: env.library.store.path(k).read_bytes()) if accepts_pdf else []
-    messages = [*history_messages(case), user_message(case.prompt, photos, files)]
-    return ComposedCase(composed, ctx, messages, identity)
+    return identity, page, composed, photos
 
 
 async def citation_evidence(env: EvalEnv, answer: str, search_results: list[dict[str, Any]],

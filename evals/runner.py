@@ -388,27 +388,26 @@ async def run_variants(
 
 
 async def _until_stopped(tasks: list[asyncio.Task[None]], stop: asyncio.Event) -> None:
-    """Wait for the tasks; once stop is set, give those in flight GRACE_S, then cancel."""
-    waiter = asyncio.create_task(stop.wait())
-    pending: set[asyncio.Task[Any]] = set(tasks)
+    """Wait for the tasks; once stop is set, give those in flight GRACE_S, then cancel. If one
+    raises, the others are cancelled and its exception raised. (One gather, not a wait on the
+    whole pending set after every task: that would cost N² for N cases.)"""
+    waiter: asyncio.Future[Any] = asyncio.create_task(stop.wait())
+    everything: asyncio.Future[Any] = asyncio.gather(*tasks)
     try:
-        while pending:
-            done, pending = await asyncio.wait(pending | {waiter},
-                                               return_when=asyncio.FIRST_COMPLETED)
-            pending.discard(waiter)
-            for task in done:
-                if task is not waiter and task.exception() is not None:
-                    for other in pending:
-                        other.cancel()
-                    await asyncio.gather(*pending, return_exceptions=True)
-                    raise task.exception()  # type: ignore[misc]
-            if waiter in done:
-                break
+        await asyncio.wait({everything, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        if everything.done():
+            everything.result()  # raises the first task's exception, if any
+            return
+        pending = [t for t in tasks if not t.done()]
         if pending:
             _, late = await asyncio.wait(pending, timeout=GRACE_S)
             for task in late:
                 task.cancel()
-            await asyncio.gather(*late, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
     finally:
         waiter.cancel()
-        await asyncio.gather(waiter, return_exceptions=True)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(waiter, *tasks, return_exceptions=True)
+        if everything.done() and not everything.cancelled():
+            everything.exception()  # retrieved, so asyncio does not warn about it

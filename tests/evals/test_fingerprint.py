@@ -79,6 +79,7 @@ async def test_a_capability_fragment_changes_the_agent_not_the_plan(env, monkeyp
     cap = REGISTRY.capabilities["lab_identity"]
     monkeypatch.setitem(REGISTRY.capabilities, "lab_identity",
                         cap.__class__(**{**cap.__dict__, "prompt": lambda ctx: "changed"}))
+    env.composed.clear()  # a later run composes afresh (a run composes each context once)
     after = agent_info("m", {}, await all_contexts(env, cases), git)
     assert after.fingerprint != before.fingerprint
     assert agent_info("m2", {}, before.contexts, git).fingerprint != before.fingerprint

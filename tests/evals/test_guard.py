@@ -126,3 +126,44 @@ async def test_a_stop_leaves_unstarted_cases_out(env):
     results = await run_variants(env, cases, [Variant("v", Stopping())], concurrency=1,
                                  stop=stop)
     assert len(results["v"]) == 1 and results["v"][0].status == "PASS"
+
+
+def test_the_adaptive_limit_lets_waiters_in_first_come_first_served():
+    async def go():
+        limit = AdaptiveLimit(1)
+        order = []
+
+        async def user(n):
+            async with limit:
+                order.append(n)
+                await asyncio.sleep(0)
+
+        await asyncio.gather(*(user(n) for n in range(6)))
+        assert order == list(range(6)) and limit.in_flight == 0
+    asyncio.run(go())
+
+
+def test_a_cancelled_waiter_hands_its_place_on():
+    async def go():
+        limit = AdaptiveLimit(1)
+        await limit.__aenter__()
+        cancelled = asyncio.create_task(limit.__aenter__())
+        waiting = asyncio.create_task(limit.__aenter__())
+        await asyncio.sleep(0)
+        cancelled.cancel()
+        await limit.__aexit__()  # the place goes to the waiter still waiting
+        await asyncio.wait_for(waiting, 1)
+        assert limit.in_flight == 1 and not limit._waiters
+        with pytest.raises(asyncio.CancelledError):
+            await cancelled
+        # granted and cancelled before it ran: the place is handed on, not lost
+        third = asyncio.create_task(limit.__aenter__())
+        fourth = asyncio.create_task(limit.__aenter__())
+        await asyncio.sleep(0)
+        await limit.__aexit__()
+        third.cancel()
+        await asyncio.wait_for(fourth, 1)
+        assert limit.in_flight == 1
+        with pytest.raises(asyncio.CancelledError):
+            await third
+    asyncio.run(go())

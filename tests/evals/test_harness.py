@@ -99,3 +99,19 @@ async def test_lab_cases_run_after_the_rest_against_the_look_alikes(env):
     assert order == [False, True]  # demo case first, without the look-alikes
     assert [r.id for r in results] == ["no-glowforge", "photo-ambiguous-ultimaker"]
     assert [r.status for r in results] == ["PASS", "PASS"]
+
+
+async def test_a_context_is_composed_once_a_phase_and_each_case_gets_its_own_copy(env):
+    c = case("staff-selected-ticket")
+    first, second = await compose_case(env, c), await compose_case(env, c)
+    assert len(env.composed) == 1
+    assert first.composed.system_messages() == second.composed.system_messages()
+    first.composed.system_prompt = "changed by one case"
+    first.composed.qr_hints.append("one case's hint")
+    third = await compose_case(env, c)
+    assert third.composed.system_prompt != "changed by one case" and not third.composed.qr_hints
+    await env.use_lab()  # the look-alikes change the catalogue: compose again
+    assert env.composed == {}
+    lab = await compose_case(env, c)
+    assert "Ultimaker 3 Extended" in lab.composed.system_prompt
+    assert "Ultimaker 3 Extended" not in first.composed.system_messages()[0]["content"]
