@@ -26,7 +26,7 @@ test: $(STAMP)  ## what CI runs: ruff, mypy, then the offline suite (no network,
 	$(BIN)/python -m pytest
 
 serve: $(LOCAL_STAMP)  ## the chat app on http://127.0.0.1:8000
-	$(BIN)/python -m app serve
+	DEMO_SIGNIN=$${DEMO_SIGNIN:-1} $(BIN)/python -m app serve
 
 # The embedded model is installed only when this run will use it (no provider configured).
 eval: $(STAMP)  ## the eval suite against a real model (the local one by default)

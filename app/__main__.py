@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
+import sys
+from types import FrameType
 
 import uvicorn
 
 from app.settings import get_settings
+
+
+def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    # uvicorn shuts down gracefully on SIGTERM, then raises the signal again; with the default
+    # action the process would die there, before the exit handlers that stop the embedded
+    # PostgreSQL this process started. Exiting normally runs them.
+    sys.exit(128 + signum)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
         from app.web import create_app
 
         settings = settings.model_copy(update={"host": args.host, "port": args.port})
+        if settings.demo_signin:
+            print("DEMO_SIGNIN=1: the demo sign-in is on — anyone can pick any role, staff and"
+                  " director included. For a demo on this machine only.")
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
         try:
             with local_model_settings(settings, uses_local_model(settings)) as settings:
                 print(f"chat model: {settings.model_for('chat')}"

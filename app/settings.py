@@ -27,6 +27,10 @@ DEFAULT_MODEL_RETRIES = 2
 DEFAULT_MAX_TOOL_STEPS = 6
 DEFAULT_MAX_PHOTO_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_PHOTOS = 6
+# 50 megapixels: a 48 MP phone photo passes; a 9000 × 9000 image (81 MP, ~100 KB as a PNG)
+# is refused from its header, before it is decoded.
+DEFAULT_MAX_PHOTO_PIXELS = 50_000_000
+DEFAULT_MAX_MESSAGE_CHARS = 8000
 MODEL_JOBS = ("chat", "judge", "draft", "sim_user")
 DEFAULT_LOCAL_MODEL = "qwen2.5-coder-1.5b-instruct"
 # One slot: on two cores a second slot measured no gain (two prompts processed together ran at
@@ -79,6 +83,21 @@ class Settings(BaseSettings):
 
     max_photo_bytes: int = Field(default=DEFAULT_MAX_PHOTO_BYTES, gt=0)
     max_photos: int = Field(default=DEFAULT_MAX_PHOTOS, gt=0)
+    max_photo_pixels: int = Field(default=DEFAULT_MAX_PHOTO_PIXELS, gt=0)
+    max_message_chars: int = Field(default=DEFAULT_MAX_MESSAGE_CHARS, gt=0)
+
+    # Sign-in. The demo sign-in (pick a role, no password) exists only with DEMO_SIGNIN=1.
+    # Real sign-in is OpenID Connect against OIDC_ISSUER; roles come from STAFF_LIST.
+    demo_signin: bool = False
+    oidc_issuer: str | None = None
+    oidc_client_id: str | None = None
+    oidc_client_secret: SecretStr | None = None
+    staff_list: Path | None = None
+
+    @property
+    def max_body_bytes(self) -> int:
+        """A chat request's largest body: its photos as base64 plus room for the text."""
+        return self.max_photos * (self.max_photo_bytes * 4 // 3 + 1024) + 4 * 1024 * 1024
 
     def blob_root(self) -> Path:
         return self.blob_dir or self.data_dir / "blobs"

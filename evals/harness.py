@@ -26,7 +26,7 @@ from app.chat.compose import ComposedChat, compose_chat, pdf_parts, user_message
 from app.chat.context import PageContext, Photo, ToolContext
 from app.chat.page_context import load_page_context, selection_ids_by_name
 from app.db import Database
-from app.identity import Identity, demo_identity
+from app.identity import Identity, audience_of, demo_identity
 from app.manuals import ManualLibrary
 from app.manuals.blobs import BlobStore
 from app.manuals.citations import DocumentEvidence, extract_citations, gather_evidence
@@ -293,7 +293,7 @@ async def _compose_context(env: EvalEnv, case: Case
     path = ctx_spec.page_path
     ids = await selection_ids_by_name(env.db, path, ctx_spec.selection) \
         if ctx_spec.selection else []
-    page = await load_page_context(env.db, path, ids)
+    page = await load_page_context(env.db, path, ids, role=audience_of(identity))
     photos = tuple(load_photo(n) for n in case.photos)
     composed = await compose_chat(env.db, identity=identity, page=page, photos=photos,
                                   manuals=env.library)
@@ -309,5 +309,5 @@ async def citation_evidence(env: EvalEnv, answer: str, search_results: list[dict
     for c in cites:
         if c.document and (key := env.library.store.key_for(c.document)):
             texts[c.document] = await env.library.page_texts(key)
-    async with httpx.AsyncClient(timeout=10) as client:
-        return await gather_evidence(cites, texts, client)
+    async with httpx.AsyncClient(timeout=10, trust_env=False) as client:
+        return await gather_evidence(cites, texts, client, may_fetch=env.library.store.serves)

@@ -6,7 +6,8 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
-from evals.report import redact, write_atomically
+from app.redact import redact
+from evals.report import write_atomically
 from evals.results import CaseResult, RunRecord
 
 _FAILING = ("FAIL", "ERROR", "UNDECIDED")

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import re
 from collections import Counter
 from pathlib import Path
 from typing import Any, TextIO
 
+from app.redact import redact
 from evals.results import ARTIFACT_VERSION, CaseResult, RunRecord
 
 ARTIFACT = Path(__file__).parent / ".last-run.json"
-_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|DATABASE_URL)", re.IGNORECASE)
 ANSWER_PREVIEW = 400
 
 
@@ -89,15 +87,6 @@ def print_report(results: list[CaseResult], out: TextIO, *, trusted_by_flag: boo
         lines.append("  judge: --trust-judge: judged verdicts decide cases although the judge"
                      " has not earned it by calibration")
     print(redact("\n".join(lines)), file=out)
-
-
-def redact(text: str, env: dict[str, str] | None = None) -> str:
-    """Replace the value of every secret-looking environment variable, wherever it appears."""
-    env = dict(os.environ) if env is None else env
-    for name, value in env.items():
-        if _SECRET_NAME.search(name) and len(value) >= 6:
-            text = text.replace(value, "[redacted]")
-    return text
 
 
 def write_artifact(results: list[CaseResult], meta: dict[str, Any], path: Path = ARTIFACT

@@ -21,8 +21,8 @@ from pydantic import BaseModel, ConfigDict
 
 from app.db import Database
 from app.db.migrate import migrate
+from app.redact import redact
 from evals.fingerprint import AgentInfo, PlanInfo
-from evals.report import redact
 from evals.results import CaseResult, RunRecord
 
 MIGRATIONS = Path(__file__).parent / "store_migrations"

@@ -8,7 +8,7 @@ import socket
 from collections.abc import Awaitable, Callable
 from html.parser import HTMLParser
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import httpx
 from pydantic import BaseModel, Field
@@ -22,6 +22,11 @@ MAX_TEXT_CHARS = 12_000
 FETCH_TIMEOUT_S = 10.0
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
 
 
 class ReadPageArgs(BaseModel):
@@ -29,27 +34,63 @@ class ReadPageArgs(BaseModel):
 
 
 async def resolve_host(host: str, port: int) -> list[str]:
+    """The host's addresses in the system's order of preference."""
     infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return sorted({str(info[4][0]) for info in infos})
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
-async def check_url(url: str, resolver: Resolver = resolve_host) -> None:
-    """Refuse anything but http(s) to public addresses (no loopback, private, link-local,
-    metadata or other non-global ranges), for every address the host resolves to."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ToolError(f"refused {url!r}: only http(s) URLs with a host are read")
-    port = parts.port or (443 if parts.scheme == "https" else 80)
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 form carries: the host a connection to it really reaches."""
+    if ip.ipv4_mapped:
+        return ip.ipv4_mapped
+    if ip in _IPV4_COMPATIBLE or ip in _NAT64:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFF_FFFF)
+    if ip.sixtofour:
+        return ip.sixtofour
+    if ip.teredo:
+        return ip.teredo[1]
+    return None
+
+
+def is_public(ip: IPAddress) -> bool:
+    """True for a global unicast address; an IPv6 form that embeds IPv4 is judged by both."""
+    if isinstance(ip, ipaddress.IPv6Address):
+        # Where a local-use NAT64 prefix puts the IPv4 address is the operator's choice, so
+        # what it reaches cannot be known from here.
+        if ip in _NAT64_LOCAL:
+            return False
+        embedded = _embedded_ipv4(ip)
+        if embedded is not None and not is_public(embedded):
+            return False
+    return ip.is_global and not ip.is_multicast
+
+
+async def check_url(url: str, resolver: Resolver = resolve_host) -> str:
+    """Refuse anything but http(s) to public addresses, for every address the host resolves to.
+
+    Returns the address to connect to: the fetch must use the one that was checked, since
+    asking DNS again may give another answer.
+    """
     try:
-        addresses = await resolver(parts.hostname, port)
-    except OSError as exc:
-        raise ToolError(f"could not resolve {parts.hostname!r}: {exc}") from exc
+        target = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        raise ToolError(f"refused {url!r}: not a valid URL ({exc})") from exc
+    host = target.raw_host.decode("ascii")
+    if target.scheme not in ("http", "https") or not host:
+        raise ToolError(f"refused {url!r}: only http(s) URLs with a host are read")
+    port = target.port or (443 if target.scheme == "https" else 80)
+    if not 0 < port < 65536:
+        raise ToolError(f"refused {url!r}: port {port} is out of range")
+    try:
+        addresses = await resolver(host, port)
+    except (OSError, UnicodeError) as exc:
+        raise ToolError(f"could not resolve {host!r}: {exc}") from exc
     if not addresses:
-        raise ToolError(f"could not resolve {parts.hostname!r}")
+        raise ToolError(f"could not resolve {host!r}")
     for addr in addresses:
-        ip = ipaddress.ip_address(addr.split("%")[0])
-        if not ip.is_global:
-            raise ToolError(f"refused {url!r}: {parts.hostname} resolves to a non-public address")
+        if not is_public(ipaddress.ip_address(addr.split("%")[0])):
+            raise ToolError(f"refused {url!r}: {host} resolves to a non-public address ({addr})")
+    return addresses[0].split("%")[0]
 
 
 class _Text(HTMLParser):
@@ -71,45 +112,86 @@ class _Text(HTMLParser):
             self.parts.append(data.strip())
 
 
+def _default_transport() -> httpx.AsyncHTTPTransport:
+    # No kept-alive connections: the pool keys them by address, so one opened with a TLS name
+    # could otherwise carry a redirect's request for another name on the same address.
+    return httpx.AsyncHTTPTransport(limits=httpx.Limits(max_keepalive_connections=0))
+
+
+def _pinned(client: httpx.AsyncClient, url: str, address: str) -> httpx.Request:
+    """A GET sent to `address`, still naming the URL's host in Host, SNI and the certificate
+    check (httpcore verifies the certificate against the `sni_hostname` extension)."""
+    target = httpx.URL(url)
+    return client.build_request(
+        "GET",
+        target.copy_with(host=address),
+        headers={"Host": target.netloc.decode("ascii"), "Accept-Encoding": "identity"},
+        extensions={"sni_hostname": target.raw_host.decode("ascii")},
+    )
+
+
+async def _fetch(
+    url: str, resolver: Resolver, client: httpx.AsyncClient, max_bytes: int
+) -> dict[str, Any]:
+    for _ in range(MAX_REDIRECTS + 1):
+        address = await check_url(url, resolver)
+        resp = await client.send(_pinned(client, url, address), stream=True)
+        try:
+            if resp.is_redirect and "location" in resp.headers:
+                url = urljoin(url, resp.headers["location"])
+                continue
+            if resp.status_code >= 400:
+                raise ToolError(f"{url} answered {resp.status_code}")
+            body = bytearray()
+            async for chunk in resp.aiter_bytes():
+                body += chunk
+                if len(body) > max_bytes:
+                    raise ToolError(f"{url} is larger than {max_bytes} bytes; not read")
+        finally:
+            await resp.aclose()
+        text = body.decode(resp.encoding or "utf-8", errors="replace")
+        if "html" in resp.headers.get("content-type", ""):
+            parser = _Text()
+            parser.feed(text)
+            text = "\n".join(parser.parts)
+        return {"url": url, "text": text[:MAX_TEXT_CHARS]}
+    raise ToolError(f"too many redirects (more than {MAX_REDIRECTS})")
+
+
 async def fetch_page(
     url: str,
     *,
     resolver: Resolver = resolve_host,
     transport: httpx.AsyncBaseTransport | None = None,
+    max_bytes: int = MAX_BYTES,
+    deadline_s: float = FETCH_TIMEOUT_S,
 ) -> dict[str, Any]:
-    """GET a page, re-checking every redirect target, and return its visible text."""
-    async with httpx.AsyncClient(
-        transport=transport, timeout=FETCH_TIMEOUT_S, follow_redirects=False
-    ) as client:
-        for _ in range(MAX_REDIRECTS + 1):
-            await check_url(url, resolver)
-            async with client.stream("GET", url) as resp:
-                if resp.is_redirect and "location" in resp.headers:
-                    url = urljoin(url, resp.headers["location"])
-                    continue
-                body = b""
-                async for chunk in resp.aiter_bytes():
-                    body += chunk
-                    if len(body) > MAX_BYTES:
-                        break
-                if resp.status_code >= 400:
-                    raise ToolError(f"{url} answered {resp.status_code}")
-                text = body.decode(resp.encoding or "utf-8", errors="replace")
-                if "html" in resp.headers.get("content-type", ""):
-                    parser = _Text()
-                    parser.feed(text)
-                    text = "\n".join(parser.parts)
-                return {"url": url, "text": text[:MAX_TEXT_CHARS]}
-    raise ToolError(f"too many redirects (more than {MAX_REDIRECTS})")
+    """GET a page and return its visible text, within a byte cap and one deadline for it all.
+
+    Each hop (the URL, then every redirect) is resolved once, checked and sent to the checked
+    address, so a DNS answer that changes between check and connect (rebinding) is never used.
+    """
+    try:
+        async with (
+            asyncio.timeout(deadline_s),
+            httpx.AsyncClient(
+                transport=transport or _default_transport(),
+                timeout=deadline_s,
+                follow_redirects=False,
+                trust_env=False,  # no proxy or .netrc from the environment
+            ) as client,
+        ):
+            return await _fetch(url, resolver, client, max_bytes)
+    except TimeoutError as exc:
+        raise ToolError(f"gave up on {url}: not read within {deadline_s:g} s") from exc
+    except httpx.HTTPError as exc:
+        raise ToolError(f"could not read {url}: {str(exc) or type(exc).__name__}") from exc
 
 
 @tool(kind="live_read", args=ReadPageArgs)
 async def read_page(ctx: ToolContext, args: ReadPageArgs) -> dict[str, Any]:
     """Read the text of a public web page (for example a manufacturer's page a person links)."""
-    try:
-        return await fetch_page(args.url)
-    except httpx.HTTPError as exc:
-        raise ToolError(f"could not read {args.url}: {exc}") from exc
+    return await fetch_page(args.url)
 
 
 @capability("read_page", audience=EVERYONE, tools=[read_page], order=95)

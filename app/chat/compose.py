@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -71,7 +72,9 @@ async def compose_chat(
     turn = [where_block(page) + "\n" + who_line(identity)]
     if attached:
         turn.append(attached_section(attached))
-    hints = qr_hints(photos, {m["slug"] for m in machines})
+    # Decoding is CPU work: off the event loop, so one big photo does not stall the server.
+    hints = await asyncio.to_thread(qr_hints, photos, {m["slug"] for m in machines}) \
+        if photos else []
     qr = qr_section(hints, {m["slug"]: m["name"] for m in machines})
     if qr:
         turn.append(qr)

@@ -11,7 +11,8 @@ from app.chat.context import PageContext, SelectedRow
 from app.db import Database
 
 _TOOL = re.compile(r"^/tools/([a-z0-9-]+)(/curate)?/?$")
-# Pages where rows can be ticked, with what a row is and the column the page shows.
+# Pages where rows can be ticked, with what a row is and the column the page shows. Both are
+# staff pages: their rows (a ticket's text, people's names and roles) are for staff only.
 _SELECTABLE = {
     "/staff/tickets": ("ticket", "tickets", "title"),
     "/people": ("person", "people", "name"),
@@ -22,8 +23,14 @@ class PageContextError(ValueError):
     """An unknown page, an unknown machine slug, or a selection the page does not have."""
 
 
-async def load_page_context(db: Database, path: str, selection: Sequence[int] = ()) -> PageContext:
-    """Resolve a page path and selected row ids against the database."""
+STAFF_ROLES = ("staff", "super_admin")
+
+
+async def load_page_context(db: Database, path: str, selection: Sequence[int] = (), *,
+                            role: str = "anonymous") -> PageContext:
+    """Resolve a page path and selected row ids against the database. Rows of a staff page are
+    found only for a staff role; for anyone else an id that exists is answered as one that
+    does not, so ids cannot be probed."""
     path = path or "/"
     match = _TOOL.match(path)
     if match:
@@ -39,7 +46,7 @@ async def load_page_context(db: Database, path: str, selection: Sequence[int] = 
         return PageContext(path=path, kind="gallery")
     if path in _SELECTABLE:
         kind, table, _ = _SELECTABLE[path]
-        rows = await _rows(db, table, list(selection))
+        rows = await _rows(db, table, list(selection)) if role in STAFF_ROLES else []
         missing = sorted(set(selection) - {r.id for r in rows})
         if missing:
             raise PageContextError(f"no {kind} with id {missing} on page {path}")

@@ -12,6 +12,9 @@ from PIL import Image
 from app.chat.context import Photo
 
 _QR = zxingcpp.barcode_formats_from_str("QRCode")
+# A label photographed on a machine stays readable at this size; decoding time and memory
+# grow with the pixels, so larger photos are shrunk first.
+QR_SIDE = 2048
 _TOOL_URL = re.compile(r"/tools/([a-z0-9-]+)")
 
 
@@ -23,10 +26,12 @@ class QrHint:
 
 
 def decode_qr(data: bytes) -> list[str]:
-    """The text of every QR code found in an image (empty when none or unreadable)."""
+    """The text of every QR code found in an image (empty when none or unreadable). The image
+    is read at most QR_SIDE pixels on its longer side (a JPEG is decoded at that scale)."""
     try:
         image = Image.open(io.BytesIO(data))
-        image.load()
+        image.draft("RGB", (QR_SIDE, QR_SIDE))
+        image.thumbnail((QR_SIDE, QR_SIDE))
     except (OSError, Image.DecompressionBombError):
         return []
     results = zxingcpp.read_barcodes(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import httpx
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -48,6 +49,16 @@ class BlobStore:
     def address(self, key: str) -> str:
         """The stored address (URL) of a key."""
         return f"{self.base_url}/{key}"
+
+    def serves(self, url: str) -> bool:
+        """Whether `url` is an address of this store: same scheme, host and port, under its
+        path once dot-segments are resolved (as the HTTP client will resolve them)."""
+        try:
+            target, base = httpx.URL(url), httpx.URL(self.base_url + "/")
+        except httpx.InvalidURL:
+            return False
+        return (target.scheme, target.host, target.port, target.userinfo) == \
+            (base.scheme, base.host, base.port, b"") and target.path.startswith(base.path)
 
     def key_for(self, url: str) -> str | None:
         """The key of a stored address, or None if the URL is not in this store."""

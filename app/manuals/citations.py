@@ -11,7 +11,7 @@ the document (and, where the label gives one, the page) it opens.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,14 +152,20 @@ def resolve_links(answer: str, search_results: list[dict[str, Any]],
 
 async def gather_evidence(
     citations: list[Citation], page_texts: dict[str, dict[int, str]],
-    client: httpx.AsyncClient,
+    client: httpx.AsyncClient, *, may_fetch: Callable[[str], bool],
 ) -> dict[str, DocumentEvidence]:
     """GET each cited document once: status, type, magic, page count from the PDF itself.
 
-    `page_texts` maps a document address to its stored page texts (from the database).
+    `page_texts` maps a document address to its stored page texts (from the database). Only
+    addresses `may_fetch` allows are requested (an answer is data: a link in it must not make
+    the checker reach any address it names); any other is evidence of nothing.
     """
     evidence: dict[str, DocumentEvidence] = {}
     for doc in {c.document for c in citations if c.document}:
+        if not may_fetch(doc):
+            evidence[doc] = DocumentEvidence(0, "", False, None, error=(
+                "not fetched: not an address of the manual store"))
+            continue
         try:
             resp = await client.get(doc)
         except httpx.HTTPError as exc:

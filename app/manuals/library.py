@@ -13,7 +13,7 @@ from app.db import Database
 from app.manuals.blobs import BlobStore
 from app.manuals.chunk import passages
 from app.manuals.embed import Embedder
-from app.manuals.pdf import PdfError, page_texts
+from app.manuals.pdf import PdfError, read_pages
 
 SEARCH_CANDIDATES = 20
 RRF_K = 60  # reciprocal-rank fusion constant (the usual 60)
@@ -39,6 +39,8 @@ class IngestResult:
     pages: int
     passages: int
     has_text: bool
+    # Pages whose text had NUL or other control characters removed (PostgreSQL refuses NUL).
+    cleaned_pages: tuple[int, ...] = ()
 
 
 def blob_key(name: str, slug: str) -> str:
@@ -60,9 +62,11 @@ class ManualLibrary:
     async def ingest(self, data: bytes, *, name: str, slug: str, title: str) -> IngestResult:
         """Store a PDF, its page texts and its embedded passages (replacing a same-key one)."""
         try:
-            texts = page_texts(data, name)
+            # pypdf decodes in Python: off the event loop.
+            pdf = await asyncio.to_thread(read_pages, data, name)
         except PdfError as exc:
             raise IngestError(str(exc)) from exc
+        texts = pdf.texts
         machine = await self.db.fetchone("SELECT id FROM machines WHERE slug = %s", (slug,))
         if machine is None:
             raise IngestError(f"{name}: no machine with slug {slug!r}")
@@ -90,7 +94,8 @@ class ManualLibrary:
                     [(row["id"], page, text, vec) for (page, text), vec in zip(chunks, vectors,
                                                                                 strict=True)],
                 )
-        return IngestResult(row["id"], title, key, len(texts), len(chunks), any(texts))
+        return IngestResult(row["id"], title, key, len(texts), len(chunks), any(texts),
+                            pdf.cleaned)
 
     async def ingest_files(
         self, files: list[tuple[Path, str, str]]

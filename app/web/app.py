@@ -12,16 +12,17 @@ from starlette.middleware.sessions import SessionMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
 
 from app.chat.models import ChatModel, model_for_job
 from app.db import Database, resolve_conninfo
 from app.manuals import BlobStore, ManualLibrary, blob_app
-from app.manuals.demo import seed_manuals
+from app.manuals.demo import seed_database, seed_manuals
 from app.manuals.embed import default_embedder
-from app.seed import load_catalog_source, seed_demo
 from app.settings import Settings, get_settings
-from app.web import chat_api, openai_api, pages
+from app.web import auth, chat_api, openai_api, pages
 from app.web.errors import ClientError, client_error_handler
+from app.web.security import SecurityMiddleware
 
 
 async def health(request: Request) -> JSONResponse:
@@ -55,12 +56,12 @@ def create_app(
             url = settings.database_url.get_secret_value() if settings.database_url else None
             database = Database(resolve_conninfo(url, settings.data_dir))
             await database.open()
-            machines = load_catalog_source(settings.catalog_source) if settings.catalog_source \
-                else None
-            await seed_demo(database, machines)
         library = manuals
         if library is None:
             library = ManualLibrary(database, store, default_embedder())
+        if own_db:
+            await seed_database(library, settings)
+        elif manuals is None:
             await seed_manuals(library)
         app.state.db = database
         app.state.manuals = library
@@ -79,20 +80,26 @@ def create_app(
         Route("/healthz", health),
         Route("/api/me", chat_api.me),
         Route("/api/session", chat_api.session_post, methods=["POST"]),
+        Route("/auth/login", auth.login),
+        Route("/auth/callback", auth.callback, name="auth_callback"),
+        Route("/auth/logout", auth.logout, methods=["POST"]),
         Route("/api/chat", chat_api.chat, methods=["POST"]),
         Route("/api/proposals/{proposal_id}/{decision:str}", chat_api.proposal_decide,
               methods=["POST"]),
         Route("/v1/chat/completions", openai_api.completions, methods=["POST"]),
         Route("/v1/models", openai_api.models),
         Mount("/blobs", blob_app(store)),
+        Mount("/static", StaticFiles(directory=pages.STATIC)),
     ]
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        middleware=[Middleware(SessionMiddleware, secret_key=secret.hex(), same_site="strict")],
+        middleware=[Middleware(SecurityMiddleware),
+                    Middleware(SessionMiddleware, secret_key=secret.hex(), same_site="strict")],
         exception_handlers={ClientError: client_error_handler},
     )
     app.state.settings = settings
+    app.state.oidc = auth.oidc_client(settings)
     if db is not None:
         app.state.db = db
     app.state.manuals = manuals

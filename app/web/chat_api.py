@@ -17,22 +17,16 @@ from app.chat.loop import ToolCallRecord
 from app.chat.models import ModelCallError
 from app.conversations import user_ref
 from app.identity import ROLES, Identity, UnknownRoleError, demo_identity, identity_by_id
-from app.web.errors import ClientError
-from app.web.requests import decode_photo, read_json
+from app.web.errors import ClientError, model_call_failed
+from app.web.requests import PhotoIn, decode_photos, read_json, turn_input
 from app.web.turns import serve_turn
 
-MAX_MESSAGE_CHARS = 8000
+SESSION_BODY_BYTES = 4096
 
 
 class SessionIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     role: str | None = Field(description="student, staff, super_admin, or null to sign out")
-
-
-class PhotoIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    name: str = Field(min_length=1, max_length=200)
-    data: str = Field(description="base64 bytes or a data: URL")
 
 
 class PageIn(BaseModel):
@@ -43,10 +37,10 @@ class PageIn(BaseModel):
 
 class ChatIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
-    conversation_id: str | None = None
+    message: str
+    conversation_id: str | None = Field(default=None, max_length=100)
     page: PageIn = PageIn()
-    photos: list[PhotoIn] = Field(default=[], max_length=20)
+    photos: list[PhotoIn] = []
     stream: bool = False
 
 
@@ -66,7 +60,10 @@ def current_ref(request: Request, identity: Identity | None) -> str:
 
 
 async def session_post(request: Request) -> JSONResponse:
-    body = await read_json(request, SessionIn)
+    """The demo sign-in: any role, no password. It exists only with DEMO_SIGNIN=1."""
+    if not request.app.state.settings.demo_signin:
+        raise ClientError(404, "the demo sign-in is off; sign in at /auth/login")
+    body = await read_json(request, SessionIn, limit=SESSION_BODY_BYTES)
     if body.role is None:
         request.session.pop("person_id", None)
         return JSONResponse({"signed_in": None})
@@ -80,7 +77,10 @@ async def session_post(request: Request) -> JSONResponse:
 
 async def me(request: Request) -> JSONResponse:
     identity = await current_identity(request)
-    return JSONResponse({"signed_in": _person(identity) if identity else None, "roles": ROLES})
+    settings = request.app.state.settings
+    return JSONResponse({"signed_in": _person(identity) if identity else None, "roles": ROLES,
+                         "demo_signin": settings.demo_signin,
+                         "sign_in": "/auth/login" if settings.oidc_issuer else None})
 
 
 def _person(identity: Identity) -> dict[str, Any]:
@@ -88,18 +88,14 @@ def _person(identity: Identity) -> dict[str, Any]:
 
 
 async def chat(request: Request) -> Response:
-    body = await read_json(request, ChatIn)
     state = request.app.state
-    if len(body.photos) > state.settings.max_photos:
-        raise ClientError(413, f"at most {state.settings.max_photos} photos per message")
-    photos = tuple(
-        decode_photo(p.name, p.data, max_bytes=state.settings.max_photo_bytes)
-        for p in body.photos
-    )
+    body = await read_json(request, ChatIn, limit=state.settings.max_body_bytes)
+    turn = turn_input(state.settings, {"message": body.message, "photos": body.photos})
+    photos = decode_photos(state.settings, turn.photos)
     identity = await current_identity(request)
     kwargs: dict[str, Any] = dict(
         db=state.db, settings=state.settings, model=state.chat_model(), identity=identity,
-        ref=current_ref(request, identity), text=body.message,
+        ref=current_ref(request, identity), text=turn.message,
         conversation_id=body.conversation_id, page_path=body.page.path,
         selection=body.page.selection, photos=photos, manuals=state.manuals,
     )
@@ -107,12 +103,12 @@ async def chat(request: Request) -> Response:
         try:
             served = await serve_turn(**kwargs)
         except ModelCallError as exc:
-            raise ClientError(502, f"the model call failed: {exc}") from exc
+            raise model_call_failed(request, exc) from exc
         return JSONResponse(_jsonable(served.to_json()))
-    return StreamingResponse(_stream(kwargs), media_type="application/x-ndjson")
+    return StreamingResponse(_stream(request, kwargs), media_type="application/x-ndjson")
 
 
-async def _stream(kwargs: dict[str, Any]) -> AsyncIterator[bytes]:
+async def _stream(request: Request, kwargs: dict[str, Any]) -> AsyncIterator[bytes]:
     """NDJSON events: one per tool call as it runs, then the whole turn (or an error)."""
     queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
 
@@ -127,7 +123,8 @@ async def _stream(kwargs: dict[str, Any]) -> AsyncIterator[bytes]:
         except ClientError as exc:
             await queue.put({"type": "error", "status": exc.status, "error": exc.message})
         except ModelCallError as exc:
-            await queue.put({"type": "error", "status": 502, "error": str(exc)})
+            failed = model_call_failed(request, exc)
+            await queue.put({"type": "error", "status": failed.status, "error": failed.message})
         finally:
             await queue.put(None)
 

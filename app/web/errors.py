@@ -1,10 +1,18 @@
-"""Client errors: a clear message and a 4xx, raised anywhere in a request."""
+"""Errors as callers see them: a clear message for their own mistakes (4xx); for anything else
+a generic message and a request id, the details in the server log with secrets redacted."""
 
 from __future__ import annotations
+
+import logging
+import traceback
 
 from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse
+
+from app.redact import redact
+
+log = logging.getLogger("app.web")
 
 
 class ClientError(Exception):
@@ -18,14 +26,37 @@ def validation_message(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "(body)"
-        parts.append(f"{where}: {err['msg']}")
+        parts.append(f"{where}: {err['msg'].removeprefix('Value error, ')}")
     return "; ".join(parts)
+
+
+def request_id(request: Request) -> str:
+    return str(request.scope.get("state", {}).get("request_id", "-"))
+
+
+def model_call_failed(request: Request, exc: Exception) -> ClientError:
+    """A failed model call: the provider's text (which may echo a key) goes to the log only."""
+    rid = request_id(request)
+    log.warning("request %s: the model call failed: %s", rid, redact(str(exc)))
+    return ClientError(502, f"the assistant's model could not answer; request id {rid}")
+
+
+def _body(request: Request, status: int, message: str) -> dict[str, object]:
+    if request.url.path.startswith("/v1/"):
+        kind = "invalid_request_error" if status < 500 else "api_error"
+        return {"error": {"message": message, "type": kind}}
+    return {"error": message}
 
 
 async def client_error_handler(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ClientError)
-    if request.url.path.startswith("/v1/"):
-        kind = "invalid_request_error" if exc.status < 500 else "api_error"
-        body = {"error": {"message": exc.message, "type": kind}}
-        return JSONResponse(body, status_code=exc.status)
-    return JSONResponse({"error": exc.message}, status_code=exc.status)
+    return JSONResponse(_body(request, exc.status, exc.message), status_code=exc.status)
+
+
+def server_error(request: Request, exc: Exception) -> JSONResponse:
+    rid = request_id(request)
+    detail = "".join(traceback.format_exception(exc))
+    log.error("request %s: %s %s failed:\n%s", rid, request.method, request.url.path,
+              redact(detail))
+    return JSONResponse(_body(request, 500, f"something went wrong; request id {rid}"),
+                        status_code=500)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
@@ -17,17 +17,37 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from app.chat.models import ModelCallError
 from app.conversations import user_ref
-from app.web.errors import ClientError
-from app.web.requests import decode_photo, read_json
+from app.web.errors import ClientError, model_call_failed
+from app.web.requests import PhotoIn, decode_photos, read_json, turn_input
 from app.web.turns import serve_turn
 
 ASSISTANT_MODEL_NAME = "makerlab-assistant"
 
 
+class TextPart(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: Literal["text"]
+    text: str
+
+
+class ImageUrl(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    url: str
+
+
+class ImagePart(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: Literal["image_url"]
+    image_url: ImageUrl
+
+
+Part = Annotated[TextPart | ImagePart, Field(discriminator="type")]
+
+
 class MessageIn(BaseModel):
     model_config = ConfigDict(extra="allow")
     role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[dict[str, Any]] | None = None
+    content: str | list[Part] | None = None
 
 
 class CompletionIn(BaseModel):
@@ -37,46 +57,47 @@ class CompletionIn(BaseModel):
     stream: bool = False
 
 
-def _split(content: str | list[dict[str, Any]] | None, max_bytes: int) -> tuple[str, list]:
+def _split(content: str | list[Part] | None) -> tuple[str, list[PhotoIn]]:
+    """A message's text and its images (as the chat route's photos)."""
     if content is None:
         return "", []
     if isinstance(content, str):
         return content, []
     texts, photos = [], []
     for i, part in enumerate(content):
-        if part.get("type") == "text":
-            texts.append(str(part.get("text", "")))
-        elif part.get("type") == "image_url":
-            url = (part.get("image_url") or {}).get("url", "")
-            if not str(url).startswith("data:"):
-                raise ClientError(400, f"image part {i}: only data: URLs are accepted")
-            photos.append(decode_photo(f"image-{i + 1}", url, max_bytes=max_bytes))
+        if isinstance(part, TextPart):
+            texts.append(part.text)
         else:
-            raise ClientError(400, f"content part {i}: unsupported type {part.get('type')!r}")
+            if not part.image_url.url.startswith("data:"):
+                raise ClientError(400, f"image part {i}: only data: URLs are accepted")
+            photos.append(PhotoIn(name=f"image-{i + 1}", data=part.image_url.url))
     return "\n".join(texts), photos
 
 
 async def completions(request: Request) -> Response:
-    body = await read_json(request, CompletionIn)
     state = request.app.state
+    body = await read_json(request, CompletionIn, limit=state.settings.max_body_bytes)
     convo = [m for m in body.messages if m.role in ("user", "assistant")]
     if not convo or convo[-1].role != "user":
         raise ClientError(400, "messages must end with a user message")
     history = []
     for m in convo[:-1]:
-        text, _ = _split(m.content, state.settings.max_photo_bytes)
+        text, _ = _split(m.content)  # earlier photos are not sent again
         history.append({"role": m.role, "content": text})
-    text, photos = _split(convo[-1].content, state.settings.max_photo_bytes)
-    if not text.strip():
-        raise ClientError(400, "the last user message has no text")
+    text, photo_parts = _split(convo[-1].content)
+    # The same limits as /api/chat: one validation model for both routes.
+    turn = turn_input(state.settings, {"message": text, "history": history,
+                                       "photos": photo_parts})
+    photos = decode_photos(state.settings, turn.photos)
     try:
         served = await serve_turn(
             db=state.db, settings=state.settings, model=state.chat_model(), identity=None,
-            ref=user_ref(state.secret, "openai-endpoint"), text=text, history=history,
-            photos=tuple(photos), manuals=state.manuals,
+            ref=user_ref(state.secret, "openai-endpoint"), text=turn.message,
+            history=[h.model_dump() for h in turn.history], photos=photos,
+            manuals=state.manuals,
         )
     except ModelCallError as exc:
-        raise ClientError(502, f"the model call failed: {exc}") from exc
+        raise model_call_failed(request, exc) from exc
     result = served.result
     cid = f"chatcmpl-{uuid.uuid4().hex}"
     created = int(time.time())

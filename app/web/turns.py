@@ -13,7 +13,7 @@ from app.chat.models import ChatModel
 from app.chat.page_context import PageContextError, load_page_context
 from app.conversations import ConversationNotFound, load_history, record_turn
 from app.db import Database
-from app.identity import Identity
+from app.identity import Identity, audience_of
 from app.manuals.citations import resolve_links, searched_passages
 from app.manuals.library import ManualLibrary
 from app.settings import Settings
@@ -65,7 +65,8 @@ async def serve_turn(
     manuals: ManualLibrary | None = None,
 ) -> ServedTurn:
     try:
-        page = await load_page_context(db, page_path, selection or [])
+        page = await load_page_context(db, page_path, selection or [],
+                                       role=audience_of(identity))
     except PageContextError as exc:
         raise ClientError(400, str(exc)) from exc
     if conversation_id is not None:

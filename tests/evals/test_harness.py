@@ -19,14 +19,14 @@ async def test_eval_composes_what_the_chat_route_composes(env):
     composed = await compose_case(env, c)
     staff = await demo_identity(env.db, "staff")
     ids = await selection_ids_by_name(env.db, "/staff/tickets", ["Resin tank film clouded"])
-    route = await compose_chat(env.db, identity=staff,
-                               page=await load_page_context(env.db, "/staff/tickets", ids),
-                               manuals=env.library)
+    page = await load_page_context(env.db, "/staff/tickets", ids, role="staff")
+    route = await compose_chat(env.db, identity=staff, page=page, manuals=env.library)
     assert composed.composed.system_messages() == route.system_messages()
     assert composed.composed.tool_names == route.tool_names
     # and the real route sends the same prompt to the model
     model = ScriptedModel(say("ok"))
-    app = create_app(env.settings, db=env.db, model=model, manuals=env.library)
+    app = create_app(env.settings.model_copy(update={"demo_signin": True}), db=env.db,
+                     model=model, manuals=env.library)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
                                  base_url="http://t") as client:
         await client.post("/api/session", json={"role": "staff"})

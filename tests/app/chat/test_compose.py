@@ -24,7 +24,7 @@ async def test_tool_page_composes_the_machine_record_and_no_staff_tools(db):
 async def test_staff_queue_page_with_a_selection(db):
     staff = await demo_identity(db, "staff")
     ids = await selection_ids_by_name(db, "/staff/tickets", ["Cuts not going through 3 mm plywood"])
-    page = await load_page_context(db, "/staff/tickets", ids)
+    page = await load_page_context(db, "/staff/tickets", ids, role="staff")
     composed = await compose_chat(db, identity=staff, page=page)
     assert f"ticket #{ids[0]} “Cuts not going through 3 mm plywood” (Trotec Speedy 400, open)" \
         in composed.turn_context
@@ -42,7 +42,22 @@ async def test_staff_queue_page_with_a_selection(db):
 )
 async def test_bad_page_contexts_are_clear_errors(db, path, selection, message):
     with pytest.raises(PageContextError, match=message):
-        await load_page_context(db, path, selection)
+        await load_page_context(db, path, selection, role="staff")
+
+
+@pytest.mark.parametrize("role", ["anonymous", "student"])
+@pytest.mark.parametrize("path", ["/staff/tickets", "/people"])
+async def test_a_visitor_cannot_select_staff_rows_or_probe_ids(db, role, path):
+    table = "tickets" if path == "/staff/tickets" else "people"
+    real = (await db.fetchone(f"SELECT min(id) AS id FROM {table}"))["id"]
+    with pytest.raises(PageContextError) as exists:
+        await load_page_context(db, path, [real], role=role)
+    with pytest.raises(PageContextError) as unknown:
+        await load_page_context(db, path, [99999], role=role)
+    # an id that exists and one that does not are answered alike, with nothing of the row
+    assert str(exists.value) == str(unknown.value).replace("99999", str(real))
+    staff = await load_page_context(db, path, [real], role="staff")
+    assert [r.id for r in staff.selection] == [real]
 
 
 async def test_selection_by_unknown_name_is_an_error(db):

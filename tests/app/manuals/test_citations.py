@@ -100,10 +100,54 @@ async def test_evidence_is_gathered_over_real_http(library):
     doc = cites[0].document
     key = library.store.key_for(doc)
     async with httpx.AsyncClient() as client:
-        evidence = await gather_evidence(cites, {doc: await library.page_texts(key)}, client)
+        evidence = await gather_evidence(cites, {doc: await library.page_texts(key)}, client,
+                                         may_fetch=library.store.serves)
         missing = await gather_evidence(
             extract_citations(f"[Form 4 Manual, p. 1]({doc.replace('form-4-manual', 'gone')}"
-                              "#page=1)", [], []), {}, client)
+                              "#page=1)", [], []), {}, client, may_fetch=library.store.serves)
     assert evidence[doc].status == 200 and evidence[doc].page_count == 6
     assert check_citations(cites, evidence, TITLES) == (True, "1 citation(s) resolve")
     assert next(iter(missing.values())).status == 404
+
+
+@pytest.mark.parametrize(("url", "served"), [
+    (f"{BASE}/form-4/form-4-manual.pdf", True),
+    (f"{BASE}/form-4/form-4-manual.pdf#page=2", True),
+    ("http://127.0.0.1:9/manuals/../admin.pdf", False),  # resolves outside the store
+    ("http://127.0.0.1:9/other.pdf", False),
+    ("http://127.0.0.1:8000/manuals/x.pdf", False),  # another port of the same host
+    ("http://localhost:9/manuals/x.pdf", False),
+    ("http://user@127.0.0.1:9/manuals/x.pdf", False),
+    ("https://127.0.0.1:9/manuals/x.pdf", False),
+    ("http://169.254.169.254/latest/meta-data.pdf", False),
+    ("http://[::1", False),
+])
+def test_the_store_serves_only_its_own_addresses(tmp_path, url, served):
+    from app.manuals.blobs import BlobStore
+
+    assert BlobStore(tmp_path, BASE).serves(url) is served
+
+
+async def test_evidence_is_fetched_only_where_it_may_be():
+    from starlette.applications import Starlette
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    from app.web.background import serve_in_thread
+
+    asked = []
+
+    async def anything(request):
+        asked.append(request.url.path)
+        return Response(b"%PDF-1.4 secret", media_type="application/pdf")
+
+    app = Starlette(routes=[Route("/{p:path}", anything)])
+    with serve_in_thread(app) as other:
+        cites = extract_citations(f"See [Form 4 Manual, p. 1]({other}/internal.pdf#page=1).",
+                                  [], [])
+        async with httpx.AsyncClient() as client:
+            evidence = await gather_evidence(cites, {}, client,
+                                             may_fetch=lambda url: url.startswith(BASE))
+    [got] = evidence.values()
+    assert asked == [] and got.status == 0 and "not fetched" in (got.error or "")
+    assert check_citations(cites, evidence, TITLES)[0] is False

@@ -6,6 +6,7 @@ from app.manuals.demo import FIXTURE_DIR, seed_manuals
 from app.manuals.embed import HashEmbedder, MiniLMEmbedder
 from app.manuals.pdf import PdfError, normalise, page_texts
 from evals.fixtures.manuals.make_manuals import MANUALS
+from tests.app.manuals.pdfs import encrypted, pdf
 
 
 def test_fixture_pdfs_hold_exactly_the_text_their_script_writes():
@@ -105,3 +106,42 @@ def test_passages_never_exceed_the_page_and_overlap_by_a_sentence():
 def test_hash_embedder_is_deterministic_and_normalised():
     a, b = HashEmbedder().embed(["resin tank", "resin tank"])
     assert (a == b).all() and abs(float((a * a).sum()) - 1) < 1e-6
+
+
+async def test_page_text_with_nul_bytes_is_stored_without_them_and_the_report_names_the_page(
+        library):
+    data = pdf("Clean page.", "Wash parts in iso\x00propyl alcohol.", "Cure \x00the parts.")
+    result = await library.ingest(data, name="nul.pdf", slug="form-4", title="NUL manual")
+    assert result.cleaned_pages == (2, 3)
+    stored = await library.page_texts(result.key)
+    assert stored == {1: "Clean page.", 2: "Wash parts in isopropyl alcohol.",
+                      3: "Cure the parts."}
+
+
+async def test_a_clean_pdf_reports_no_cleaned_pages(library):
+    result = await library.ingest(pdf("Plain text."), name="plain.pdf", slug="form-4",
+                                  title="Plain")
+    assert result.cleaned_pages == ()
+
+
+async def test_a_pdf_encrypted_with_an_empty_user_password_is_ingested(library):
+    data = encrypted(pdf("Print restrictions only.", "Second page."), user_password="")
+    result = await library.ingest(data, name="locked-print.pdf", slug="form-4", title="Open")
+    assert (result.pages, result.has_text) == (2, True)
+    assert await library.page_texts(result.key) == {1: "Print restrictions only.",
+                                                    2: "Second page."}
+
+
+async def test_a_password_protected_pdf_is_refused_and_nothing_is_written(library, tmp_path):
+    locked = tmp_path / "locked.pdf"
+    locked.write_bytes(encrypted(pdf("Secret."), user_password="secret"))
+    good = FIXTURE_DIR / "trotec-speedy-400-sop.pdf"
+    before = await library.db.table_counts()
+    with pytest.raises(IngestError, match=r"^locked\.pdf: the PDF is password-protected"):
+        await library.ingest(locked.read_bytes(), name="locked.pdf", slug="form-4", title="L")
+    assert await library.db.table_counts() == before
+    assert not library.store.path("manuals/form-4/locked.pdf").exists()
+    done, errors = await library.ingest_files([(locked, "form-4", "L"), (good, "form-4", "G")])
+    assert [d.title for d in done] == ["G"]
+    assert errors == ["locked.pdf: the PDF is password-protected; ingest a copy saved"
+                      " without the password"]

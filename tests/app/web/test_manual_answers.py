@@ -34,7 +34,8 @@ async def test_form4_question_is_answered_with_a_resolving_citation(db, settings
     doc = cites[0].document
     async with httpx.AsyncClient() as client:
         evidence = await gather_evidence(
-            cites, {doc: await library.page_texts(library.store.key_for(doc))}, client)
+            cites, {doc: await library.page_texts(library.store.key_for(doc))}, client,
+            may_fetch=library.store.serves)
     assert check_citations(cites, evidence, {"Form 4 Manual"}) == (True, "1 citation(s) resolve")
 
 

@@ -1,0 +1,132 @@
+"""Sign-in with the university's OpenID Connect provider; roles from the lab's staff list.
+
+Whoever signs in is a student unless the staff list (STAFF_LIST, a YAML file) names their
+e-mail address under `staff` or `super_admin`:
+
+    staff:
+      - sam.maker@university.example
+    super_admin:
+      - director@university.example
+
+The list is read at every sign-in, so an edit applies from a person's next sign-in. The
+provider's address is OIDC_ISSUER (its /.well-known/openid-configuration is read), the
+client's OIDC_CLIENT_ID and OIDC_CLIENT_SECRET. The callback is /auth/callback on this
+server.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import yaml
+from authlib.integrations.starlette_client import OAuth, OAuthError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+
+from app.db import Database
+from app.identity import Identity, Role, identity_from_row
+from app.redact import redact
+from app.settings import Settings
+from app.web.errors import ClientError, request_id
+
+log = logging.getLogger("app.web")
+PROVIDER = "university"
+LISTED_ROLES: tuple[Role, ...] = ("staff", "super_admin")
+
+
+class StaffListError(ValueError):
+    """A staff list that cannot be read: the file and what is wrong with it."""
+
+
+def load_staff_list(path: Path) -> dict[str, Role]:
+    """E-mail address (lower case) → role, for the people the list names."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = {} if data is None else data
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise StaffListError(f"{path}: cannot read the staff list: {exc}") from exc
+    if not isinstance(data, dict):
+        raise StaffListError(f"{path}: expected a mapping with keys {', '.join(LISTED_ROLES)}")
+    unknown = sorted(set(map(str, data)) - set(LISTED_ROLES))
+    if unknown:
+        raise StaffListError(f"{path}: unknown role {unknown[0]!r}; expected one of"
+                             f" {', '.join(LISTED_ROLES)}")
+    roles: dict[str, Role] = {}
+    for role in LISTED_ROLES:  # super_admin last: it wins over staff
+        emails = data.get(role) or []
+        if not isinstance(emails, list) or not all(isinstance(e, str) and "@" in e
+                                                   for e in emails):
+            raise StaffListError(f"{path}: {role} must be a list of e-mail addresses")
+        roles.update({e.strip().lower(): role for e in emails})
+    return roles
+
+
+def oidc_client(settings: Settings) -> OAuth | None:
+    if not settings.oidc_issuer:
+        return None
+    if not settings.oidc_client_id or settings.oidc_client_secret is None:
+        raise ValueError("OIDC_ISSUER is set: set OIDC_CLIENT_ID and OIDC_CLIENT_SECRET too")
+    oauth = OAuth()
+    oauth.register(
+        PROVIDER,
+        server_metadata_url=settings.oidc_issuer.rstrip("/")
+        + "/.well-known/openid-configuration",
+        client_id=settings.oidc_client_id,
+        client_secret=settings.oidc_client_secret.get_secret_value(),
+        client_kwargs={"scope": "openid email profile"},
+    )
+    return oauth
+
+
+def _client(request: Request) -> Any:
+    oauth: OAuth | None = request.app.state.oidc
+    if oauth is None:
+        raise ClientError(404, "sign-in is not configured on this server (OIDC_ISSUER)")
+    return oauth.create_client(PROVIDER)
+
+
+async def login(request: Request) -> Response:
+    client = _client(request)
+    return await client.authorize_redirect(request, str(request.url_for("auth_callback")))  # type: ignore[no-any-return]
+
+
+async def callback(request: Request) -> Response:
+    client = _client(request)
+    try:
+        token = await client.authorize_access_token(request)
+    except OAuthError as exc:
+        log.warning("request %s: sign-in failed: %s", request_id(request), redact(str(exc)))
+        raise ClientError(400, "sign-in failed; please try again") from exc
+    claims = token.get("userinfo") or {}
+    email = str(claims.get("email") or "").strip().lower()
+    if not claims.get("sub") or not email or claims.get("email_verified") is False:
+        raise ClientError(403, "the university did not confirm an e-mail address for you")
+    settings: Settings = request.app.state.settings
+    roles = load_staff_list(settings.staff_list) if settings.staff_list else {}
+    person = await sign_in_person(request.app.state.db, subject=f"{settings.oidc_issuer}|"
+                                  f"{claims['sub']}", email=email,
+                                  name=str(claims.get("name") or email),
+                                  role=roles.get(email, "student"))
+    request.session.clear()
+    request.session["person_id"] = person.person_id
+    return RedirectResponse("/", status_code=303)
+
+
+async def sign_in_person(db: Database, *, subject: str, email: str, name: str, role: Role
+                         ) -> Identity:
+    """The person this provider account is (made on first sign-in), with today's role."""
+    row = await db.fetchone(
+        "INSERT INTO people (handle, name, role, email, oidc_subject)"
+        " VALUES (%s, %s, %s, %s, %s)"
+        " ON CONFLICT (oidc_subject) DO UPDATE"
+        " SET name = EXCLUDED.name, role = EXCLUDED.role, email = EXCLUDED.email"
+        " RETURNING *", (email, name, role, email, subject))
+    assert row is not None
+    return identity_from_row(row)
+
+
+async def logout(request: Request) -> JSONResponse:
+    request.session.clear()
+    return JSONResponse({"signed_in": None})

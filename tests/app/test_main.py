@@ -1,0 +1,48 @@
+"""`python -m app serve` as an operator runs it: SIGTERM leaves nothing running."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import httpx
+import psutil
+
+from app.web.background import free_port
+
+
+def postgres_of(pgdata):
+    return [p for p in psutil.process_iter(["cmdline"])
+            if str(pgdata) in " ".join(p.info["cmdline"] or [])]
+
+
+def test_sigterm_stops_the_embedded_postgres_it_started(tmp_path):
+    port = free_port()
+    env = {**os.environ, "DATA_DIR": str(tmp_path), "MODEL_CHAT": "openai/none",
+           "MODEL_API_BASE": "http://127.0.0.1:9/v1"}
+    env.pop("DATABASE_URL", None)
+    log = tmp_path / "serve.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", str(port)],
+                                env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+        assert postgres_of(tmp_path / "pg")  # it did start one
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    deadline = time.monotonic() + 10
+    while postgres_of(tmp_path / "pg") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert postgres_of(tmp_path / "pg") == []

@@ -1,0 +1,85 @@
+"""An OpenID Connect provider on 127.0.0.1 for tests: discovery, authorize, token and keys,
+with RS256-signed ID tokens. `provider.user` is who signs in next."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+from joserfc import jwt
+from joserfc.jwk import RSAKey
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse
+from starlette.routing import Route
+
+from app.web.background import free_port, serve_in_thread
+
+CLIENT_ID = "makerlab"
+CLIENT_SECRET = "test-client-secret"
+
+
+@dataclass
+class FakeProvider:
+    issuer: str
+    user: dict[str, Any] = field(default_factory=dict)
+    key: RSAKey = field(default_factory=lambda: RSAKey.generate_key(
+        2048, parameters={"kid": "test-key"}))
+    codes: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def app(self) -> Starlette:
+        async def discovery(request: Request) -> JSONResponse:
+            return JSONResponse({
+                "issuer": self.issuer,
+                "authorization_endpoint": f"{self.issuer}/authorize",
+                "token_endpoint": f"{self.issuer}/token",
+                "jwks_uri": f"{self.issuer}/jwks",
+                "response_types_supported": ["code"],
+                "subject_types_supported": ["public"],
+                "id_token_signing_alg_values_supported": ["RS256"],
+            })
+
+        async def authorize(request: Request) -> RedirectResponse:
+            q = request.query_params
+            code = secrets.token_urlsafe(12)
+            self.codes[code] = {"nonce": q.get("nonce"), "client_id": q["client_id"],
+                                "user": dict(self.user)}
+            sep = "&" if "?" in q["redirect_uri"] else "?"
+            return RedirectResponse(f"{q['redirect_uri']}{sep}"
+                                    + urlencode({"code": code, "state": q["state"]}))
+
+        async def token(request: Request) -> JSONResponse:
+            form = await request.form()
+            grant = self.codes.pop(str(form.get("code")), None)
+            if grant is None:
+                return JSONResponse({"error": "invalid_grant"}, status_code=400)
+            now = int(time.time())
+            claims = {"iss": self.issuer, "aud": grant["client_id"], "iat": now,
+                      "exp": now + 300, "nonce": grant["nonce"], **grant["user"]}
+            id_token = jwt.encode({"alg": "RS256", "kid": "test-key"}, claims, self.key)
+            return JSONResponse({"access_token": secrets.token_urlsafe(12),
+                                 "token_type": "Bearer", "expires_in": 300,
+                                 "id_token": id_token})
+
+        async def jwks(request: Request) -> JSONResponse:
+            return JSONResponse({"keys": [self.key.as_dict(private=False)]})
+
+        return Starlette(routes=[
+            Route("/.well-known/openid-configuration", discovery),
+            Route("/authorize", authorize),
+            Route("/token", token, methods=["POST"]),
+            Route("/jwks", jwks),
+        ])
+
+
+@contextmanager
+def fake_oidc_provider() -> Iterator[FakeProvider]:
+    port = free_port()
+    provider = FakeProvider(f"http://127.0.0.1:{port}")
+    with serve_in_thread(provider.app(), port=port):
+        yield provider
