@@ -4,6 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LOCAL_STAMP := $(VENV)/.installed-local-model
+# The browser tests drive Debian's chromium (Playwright's own browsers are not downloaded).
+CHROMIUM := /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: test eval serve lint typecheck check clean bench-manuals bench-evals bench-local \
 	bench-compare gate \
@@ -20,10 +23,14 @@ $(LOCAL_STAMP): $(STAMP)
 	$(BIN)/pip install --quiet -e ".[dev,local-model]"
 	touch $(LOCAL_STAMP)
 
-test: $(STAMP)  ## what CI runs: ruff, mypy, then the offline suite (no network, keys or model)
+$(CHROMIUM):
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends chromium
+
+test: $(STAMP) $(CHROMIUM)  ## what CI runs: ruff, mypy, then the offline suite, browser tests included (no network, keys or model)
 	$(BIN)/ruff check app evals tests
 	$(BIN)/mypy app evals
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 4  # four workers: the suite mostly waits (servers, subprocesses)
 
 serve: $(LOCAL_STAMP)  ## the chat app on http://127.0.0.1:8000
 	DEMO_SIGNIN=$${DEMO_SIGNIN:-1} $(BIN)/python -m app serve

@@ -1,0 +1,81 @@
+"""The chat page in a real browser (Debian's chromium driven by Playwright), at phone and
+desktop widths: it works under its own Content-Security-Policy and the Origin check, and
+shows the sign-in the server offers."""
+
+import shutil
+
+import pytest
+from playwright.async_api import Page, async_playwright
+
+from app.web import create_app
+from app.web.background import serve_in_thread
+from tests.fakes import ScriptedModel, say
+
+CHROMIUM = "/usr/bin/chromium"
+# As root in a closed network: no sandbox, and nothing reaching for Google's hosts.
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+WIDTHS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
+
+
+@pytest.fixture(scope="module")
+async def browser():
+    assert shutil.which(CHROMIUM), "Debian's chromium is needed: `make test` installs it"
+    async with async_playwright() as p:
+        b = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        await b.close()
+
+
+async def open_page(browser, base: str, width: str) -> tuple[Page, list[str]]:
+    context = await browser.new_context(viewport=WIDTHS[width])
+    page = await context.new_page()
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    await page.goto(f"{base}/tools/form-4")
+    return page, problems
+
+
+async def fits(page: Page) -> bool:
+    return bool(await page.evaluate(
+        "document.scrollingElement.scrollWidth <= window.innerWidth"))
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+async def test_the_demo_sign_in_and_a_streamed_answer_work_in_the_browser(browser, db,
+                                                                          settings, width):
+    model = ScriptedModel(say("The Form 4 prints resin parts."))
+    app = create_app(settings.model_copy(update={"demo_signin": True}), db=db, model=model)
+    with serve_in_thread(app) as base:
+        page, problems = await open_page(browser, base, width)
+        await page.wait_for_selector("#demo:not(.hidden)")
+        async with page.expect_response("**/api/session") as signed:
+            await page.select_option("#role", "staff")
+        assert (await signed.value).status == 200  # the browser's Origin is accepted
+        await page.fill("#message", "What does this machine make?")
+        await page.click("button[type=submit]")
+        await page.wait_for_selector("#log .assistant")
+        answer = await page.inner_text("#log .assistant")
+        fit = await fits(page)
+        await page.context.close()
+    assert answer == "The Form 4 prints resin parts."
+    assert problems == []  # no script, style or connection blocked by the policy
+    assert fit
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+async def test_without_the_demo_the_page_offers_the_university_sign_in(browser, db, settings,
+                                                                       width):
+    app = create_app(settings.model_copy(update={
+        "oidc_issuer": "http://127.0.0.1:9", "oidc_client_id": "x",
+        "oidc_client_secret": settings.session_secret}), db=db, model=ScriptedModel())
+    with serve_in_thread(app) as base:
+        page, problems = await open_page(browser, base, width)
+        await page.wait_for_selector("#sign-in:not(.hidden)")
+        demo_shown = await page.is_visible("#demo")
+        href = await page.get_attribute("#sign-in", "href")
+        fit = await fits(page)
+        await page.context.close()
+    assert not demo_shown and href == "/auth/login"
+    assert problems == [] and fit
