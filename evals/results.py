@@ -29,6 +29,8 @@ class CheckResult(BaseModel):
     # Judged checks only: the judge's model, prompt hash, verdict and whether it decides.
     judge: dict[str, Any] | None = None
     decided: bool = True  # False: an untrusted judge's verdict, shown as advisory
+    # False: an informational scenario criterion: reported, never counted.
+    required: bool = True
 
 
 class Attempt(BaseModel):
@@ -39,6 +41,7 @@ class Attempt(BaseModel):
     qr_hints: list[str] = []
     attached_manuals: list[dict[str, Any]] = []
     evidence: dict[str, Any] = {}
+    turns: list[dict[str, str]] = []  # the whole conversation, when it was more than one turn
     latency_ms: int = 0
     usage: dict[str, int] = {}
     cost_usd: float | None = None  # None: the price is unknown (never counted as 0)
@@ -49,22 +52,27 @@ class Attempt(BaseModel):
     lost_to: list[str] = []  # earlier tries of this same attempt, lost to provider errors
 
     @property
+    def counted(self) -> list[CheckResult]:
+        """The checks that decide the attempt (informational criteria are only reported)."""
+        return [c for c in self.checks if c.required]
+
+    @property
     def broke(self) -> bool:
-        return self.error is not None or any(c.error for c in self.checks)
+        return self.error is not None or any(c.error for c in self.counted)
 
     @property
     def failed_a_check(self) -> bool:
-        return any(not c.passed and not c.error and c.decided for c in self.checks)
+        return any(not c.passed and not c.error and c.decided for c in self.counted)
 
     @property
     def passed(self) -> bool:
-        return not self.broke and all(c.passed and c.decided for c in self.checks)
+        return not self.broke and all(c.passed and c.decided for c in self.counted)
 
     @property
     def undecided(self) -> bool:
         """Every decided check passed, and a judged one could not decide."""
         return not self.broke and not self.failed_a_check and \
-            any(not c.decided for c in self.checks)
+            any(not c.decided for c in self.counted)
 
 
 class CaseResult(BaseModel):

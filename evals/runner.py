@@ -14,15 +14,15 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from app.capabilities import Tool
-from app.chat.loop import run_turn
 from app.chat.models import ChatModel, ModelCallError
 from evals.assertions import ASSERTIONS
 from evals.assertions._registry import NO_ANSWER
 from evals.cases import Case
-from evals.fingerprint import FrozenContext, context_key
+from evals.executors import AppTurn, Executor, Transcript
+from evals.fingerprint import FrozenContext
 from evals.fixtures.catalog import fixtures_for
 from evals.guard import CallGuard
-from evals.harness import ComposedCase, EvalEnv, citation_evidence, compose_case, stub_tools
+from evals.harness import ComposedCase, EvalEnv, stub_tools
 from evals.record import RecordedTurn
 from evals.results import Attempt, CaseResult, CheckResult, classify
 from evals.trust import Trust
@@ -175,49 +175,51 @@ def attempt_cost(model_id: str, prompt_tokens: int, completion_tokens: int) -> f
     return prompt_tokens * prices[0] + completion_tokens * prices[1]
 
 
-async def attempt(env: EvalEnv, case: Case, model: ChatModel,
+async def checks_for(case: Case, transcript: Transcript, judge: JudgeSetup | None
+                     ) -> list[CheckResult]:
+    """A case's checks on a transcript: its assertions, then its judged rubric (a judged check
+    is one more registered check, run with the judge)."""
+    checks = run_checks(case, transcript)
+    if case.judged:
+        checks.append(await judged_check(case, transcript, transcript.messages, judge))
+    return checks
+
+
+async def attempt(env: EvalEnv | None, case: Any, model: ChatModel,
                   judge: JudgeSetup | None = None,
-                  frozen: dict[str, FrozenContext] | None = None) -> Attempt:
+                  frozen: dict[str, FrozenContext] | None = None,
+                  executor: Executor | None = None) -> Attempt:
+    """One attempt of an item by its executor (by default the app path), then its checks."""
     started = time.perf_counter()
+    if executor is None:
+        executor = AppTurn(case, frozen, evidence=needs_evidence(case))
     try:
-        composed = await compose_case(env, case, accepts_pdf=getattr(model, "accepts_pdf",
-                                                                      False))
-        if frozen is not None:
-            apply_frozen(composed, frozen, context_key(case))
-        result = await run_turn(model, composed.composed, composed.messages, composed.ctx,
-                                max_steps=env.settings.max_tool_steps)
+        transcript = await executor.run(env, model)
     except ModelCallError as exc:
         return Attempt(error=f"model call failed: {exc}", failure=exc.kind or "unreadable",
                        latency_ms=int((time.perf_counter() - started) * 1000))
     except Exception as exc:  # a harness failure is this case's ERROR, not the run's end
         return Attempt(error=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}",
                        latency_ms=int((time.perf_counter() - started) * 1000))
-    calls = [{"name": c.name, "arguments": c.arguments, "result": c.result, "kind": c.kind,
-              "error": c.error, "outcome": c.outcome} for c in result.tool_calls]
-    turn = RecordedTurn(result.answer, calls, composed.composed.attached_manuals,
-                        [h.text for h in composed.composed.qr_hints])
-    if needs_evidence(case):
-        try:
-            turn.evidence = await citation_evidence(env, turn.answer, turn.search_results(),
-                                                    turn.attached_manuals)
-        except Exception as exc:
-            return Attempt(answer=result.answer, tool_calls=calls,
-                           error=f"gathering citation evidence failed: {exc}")
-    checks = run_checks(case, turn)
-    if case.judged:
-        checks.append(await judged_check(case, turn, composed.messages, judge))
+    try:
+        checks = await case.checks_on(transcript, judge) if hasattr(case, "checks_on") \
+            else await checks_for(case, transcript, judge)
+    except Exception as exc:
+        return Attempt(answer=transcript.answer, tool_calls=transcript.tool_calls,
+                       error=f"checking failed: {type(exc).__name__}: {exc}")
     return Attempt(
-        answer=result.answer,
-        tool_calls=calls,
+        answer=transcript.answer,
+        tool_calls=transcript.tool_calls,
         checks=checks,
-        qr_hints=turn.qr_hints,
-        attached_manuals=turn.attached_manuals,
-        evidence={k: asdict(v) for k, v in turn.evidence.items()},
-        latency_ms=result.latency_ms,
-        usage={"prompt_tokens": result.usage.prompt_tokens,
-               "completion_tokens": result.usage.completion_tokens},
-        cost_usd=attempt_cost(model.model_id, result.usage.prompt_tokens,
-                              result.usage.completion_tokens),
+        qr_hints=transcript.qr_hints,
+        attached_manuals=transcript.attached_manuals,
+        evidence={k: asdict(v) for k, v in transcript.evidence.items()},
+        turns=transcript.turns if len(transcript.turns) > 2 else [],
+        latency_ms=transcript.latency_ms or int((time.perf_counter() - started) * 1000),
+        usage={"prompt_tokens": transcript.usage.prompt_tokens,
+               "completion_tokens": transcript.usage.completion_tokens},
+        cost_usd=attempt_cost(model.model_id, transcript.usage.prompt_tokens,
+                              transcript.usage.completion_tokens),
     )
 
 

@@ -16,6 +16,13 @@ from app.identity import Identity, audience_of
 CheckFn = Callable[[ToolContext, Any], Awaitable[str]]
 
 
+class ProposalResult(BaseModel):
+    proposed: bool
+    proposal_id: str
+    summary: str
+    note: str
+
+
 def propose(
     *, name: str, args: type[BaseModel], description: str, check: CheckFn, apply: ApplyFn
 ) -> Tool:
@@ -37,7 +44,8 @@ def propose(
             "note": "A confirmation card is shown to the person. Nothing has changed yet.",
         }
 
-    return Tool(name=name, description=description, args=args, kind="action", run=run, apply=apply)
+    return Tool(name=name, description=description, args=args, kind="action", run=run, apply=apply,
+                result=ProposalResult)
 
 
 class ProposalError(Exception):

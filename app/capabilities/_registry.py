@@ -6,7 +6,9 @@ validated when they are registered, so a typo fails at import, not halfway throu
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import json
 import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -64,6 +66,17 @@ class Tool:
     # A schema frozen from an earlier version (the evals' comparison points): sent instead of
     # the one generated from `args`, which still validates the call.
     parameters: dict[str, Any] | None = None
+    # What a successful call returns (an error is {"error": text}): frozen responses in eval
+    # scenarios are validated against it.
+    result: type[BaseModel] | None = None
+
+    def contract(self) -> str:
+        """A hash of the tool's name, argument schema and result schema: a scenario records
+        it, so a frozen response written for another contract is reported, not used."""
+        body = json.dumps({"name": self.name, "arguments": _parameters(self.args),
+                           "result": _parameters(self.result) if self.result else None},
+                          sort_keys=True)
+        return hashlib.sha256(body.encode()).hexdigest()[:12]
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI-style function schema sent to the model."""
@@ -138,6 +151,8 @@ def _validate_tool(t: Tool) -> None:
         raise RegistryError(f"tool {t.name!r}: kind {t.kind!r} is not one of {TOOL_KINDS}")
     if not (isinstance(t.args, type) and issubclass(t.args, BaseModel)):
         raise RegistryError(f"tool {t.name!r}: args must be a pydantic model class")
+    if not (isinstance(t.result, type) and issubclass(t.result, BaseModel)):
+        raise RegistryError(f"tool {t.name!r}: result must be a pydantic model class")
     if not inspect.iscoroutinefunction(t.run):
         raise RegistryError(f"tool {t.name!r}: run must be an async function")
     if t.kind == "action":
@@ -162,7 +177,7 @@ def _validate_capability(cap: Capability) -> None:
 
 
 def tool(
-    *, kind: ToolKind, args: type[BaseModel], name: str | None = None,
+    *, kind: ToolKind, args: type[BaseModel], result: type[BaseModel], name: str | None = None,
     apply: ApplyFn | None = None,
 ) -> Callable[[RunFn], Tool]:
     """Make a Tool from an async function; its docstring is the model-facing description."""
@@ -175,6 +190,7 @@ def tool(
             kind=kind,
             run=fn,
             apply=apply,
+            result=result,
         )
         _validate_tool(t)
         return t

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from app import catalog
 from app.capabilities._registry import EVERYONE, ToolError, capability, tool
@@ -19,14 +19,29 @@ class MachineArgs(BaseModel):
     slug: str = Field(description="The machine's catalogue slug, e.g. form-4")
 
 
-@tool(kind="read", args=SearchCatalogArgs)
+class MachineRecordOut(BaseModel):
+    model_config = ConfigDict(extra="allow")  # the record's other fields, as stored
+    slug: str
+    name: str
+
+
+class SearchCatalogResult(BaseModel):
+    machines: list[MachineRecordOut]
+    note: str
+
+
+class MachineDetailsResult(MachineRecordOut):
+    units: list[dict[str, Any]] = []
+
+
+@tool(kind="read", args=SearchCatalogArgs, result=SearchCatalogResult)
 async def search_catalog(ctx: ToolContext, args: SearchCatalogArgs) -> dict[str, Any]:
     """Search the lab's machine catalogue by task, material or name. Returns matching machines."""
     found = await catalog.search_machines(ctx.db, args.query)
     return {"machines": found, "note": "Only these catalogue machines exist in the lab."}
 
 
-@tool(kind="read", args=MachineArgs)
+@tool(kind="read", args=MachineArgs, result=MachineDetailsResult)
 async def get_machine_details(ctx: ToolContext, args: MachineArgs) -> dict[str, Any]:
     """The full catalogue record of one machine: specs (null = not recorded), location, units."""
     machine = await catalog.get_machine(ctx.db, args.slug)

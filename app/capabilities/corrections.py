@@ -17,7 +17,12 @@ class ReportCorrectionArgs(BaseModel):
     claim: str = Field(min_length=3, max_length=2000, description="What the person says is right")
 
 
-@tool(kind="write", args=ReportCorrectionArgs)
+class ReportCorrectionResult(BaseModel):
+    recorded: bool
+    note: str
+
+
+@tool(kind="write", args=ReportCorrectionArgs, result=ReportCorrectionResult)
 async def report_correction(ctx: ToolContext, args: ReportCorrectionArgs) -> dict[str, Any]:
     """Record that a catalogue record may be wrong, for staff to review. Changes nothing."""
     if args.field not in (*SPEC_FIELDS, "other"):

@@ -20,7 +20,12 @@ class ProposeChangeArgs(BaseModel):
     reason: str = Field(default="", max_length=2000, description="The source or reason")
 
 
-@tool(kind="write", args=ProposeChangeArgs)
+class ProposeChangeResult(BaseModel):
+    change_id: int
+    status: str
+
+
+@tool(kind="write", args=ProposeChangeArgs, result=ProposeChangeResult)
 async def propose_change(ctx: ToolContext, args: ProposeChangeArgs) -> dict[str, Any]:
     """Propose a change to the record of the machine being curated, for review."""
     if ctx.page.machine is None:

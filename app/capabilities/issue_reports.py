@@ -20,7 +20,14 @@ class ReportIssueArgs(BaseModel):
     )
 
 
-@tool(kind="write", args=ReportIssueArgs)
+class ReportIssueResult(BaseModel):
+    ticket_id: int
+    machine: str
+    filed: bool
+    anonymous: bool
+
+
+@tool(kind="write", args=ReportIssueArgs, result=ReportIssueResult)
 async def report_issue(ctx: ToolContext, args: ReportIssueArgs) -> dict[str, Any]:
     """File a problem report (maintenance ticket) about a machine."""
     machine = await ctx.db.fetchone("SELECT id, name FROM machines WHERE slug = %s", (args.slug,))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.capabilities._proposals import propose
 from app.capabilities._registry import STAFF, ToolError, capability, tool
@@ -23,7 +23,21 @@ class UpdateTicketArgs(BaseModel):
     note: str | None = Field(default=None, max_length=2000, description="A note to add")
 
 
-@tool(kind="read", args=ListTicketsArgs)
+class TicketOut(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    id: int
+    title: str
+    status: str
+    machine: str
+    slug: str
+
+
+class ListTicketsResult(BaseModel):
+    tickets: list[TicketOut]
+    count: int
+
+
+@tool(kind="read", args=ListTicketsArgs, result=ListTicketsResult)
 async def list_open_tickets(ctx: ToolContext, args: ListTicketsArgs) -> dict[str, Any]:
     """The maintenance queue: every ticket that is not resolved, oldest first."""
     rows = await ctx.db.fetch(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.capabilities._registry import EVERYONE, ToolError, capability, tool
 from app.chat.context import PromptContext, ToolContext
@@ -15,7 +15,21 @@ class SearchManualArgs(BaseModel):
     slug: str | None = Field(default=None, description="Only this machine's manuals (its slug)")
 
 
-@tool(kind="read", args=SearchManualArgs)
+class PassageOut(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    ref: str
+    title: str
+    page: int
+    url: str
+    text: str
+
+
+class SearchManualResult(BaseModel):
+    passages: list[PassageOut]
+    note: str | None = None
+
+
+@tool(kind="read", args=SearchManualArgs, result=SearchManualResult)
 async def search_manual(ctx: ToolContext, args: SearchManualArgs) -> dict[str, Any]:
     """Search the machines' manuals. Returns passages, each with a ref, document title, page
     and the address of that page. Cite a passage as [Title, p. N](#cite-REF)."""

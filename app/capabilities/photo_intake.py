@@ -21,7 +21,11 @@ class IdentifyToolsArgs(BaseModel):
     items: list[IdentifiedItem] = Field(min_length=1, description="One entry per distinct item")
 
 
-@tool(kind="write", args=IdentifyToolsArgs)
+class IdentifyToolsResult(BaseModel):
+    recorded: int
+
+
+@tool(kind="write", args=IdentifyToolsArgs, result=IdentifyToolsResult)
 async def identify_tools(ctx: ToolContext, args: IdentifyToolsArgs) -> dict[str, Any]:
     """Record the items identified in a photo into the lab's inventory intake (brand, name,
     quantity), one entry per distinct item."""

@@ -188,7 +188,12 @@ async def fetch_page(
         raise ToolError(f"could not read {url}: {str(exc) or type(exc).__name__}") from exc
 
 
-@tool(kind="live_read", args=ReadPageArgs)
+class ReadPageResult(BaseModel):
+    url: str
+    text: str
+
+
+@tool(kind="live_read", args=ReadPageArgs, result=ReadPageResult)
 async def read_page(ctx: ToolContext, args: ReadPageArgs) -> dict[str, Any]:
     """Read the text of a public web page (for example a manufacturer's page a person links)."""
     return await fetch_page(args.url)

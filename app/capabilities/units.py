@@ -15,7 +15,13 @@ class UnitStatusArgs(BaseModel):
     slug: str = Field(description="The machine's catalogue slug")
 
 
-@tool(kind="read", args=UnitStatusArgs)
+class UnitStatusResult(BaseModel):
+    slug: str
+    units: list[dict[str, Any]]
+    open_reports: list[dict[str, Any]]
+
+
+@tool(kind="read", args=UnitStatusArgs, result=UnitStatusResult)
 async def get_unit_status(ctx: ToolContext, args: UnitStatusArgs) -> dict[str, Any]:
     """Current status of each physical unit of a machine, and its open problem reports."""
     if await catalog.get_machine(ctx.db, args.slug) is None:

@@ -152,7 +152,8 @@ async def test_report_artifact_and_rescore(env, cases, tmp_path, capsys, monkeyp
     assert data["totals"]["passed"] == 1 and data["models"]["chat"] == "scripted/fake"
     assert case["attempts"][0]["checks"][0] == {
         "kind": "mentions_tool {'value': 'Trotec Speedy 400'}", "passed": True,
-        "reason": "names Trotec Speedy 400", "error": False, "judge": None, "decided": True}
+        "reason": "names Trotec Speedy 400", "error": False, "judge": None, "decided": True,
+        "required": True}
     assert data["version"] == 2
     assert {"answer", "tool_calls", "latency_ms", "usage"} <= set(case["attempts"][0])
     # Re-scored against a stricter case file: no model call, a different verdict.
