@@ -12,6 +12,8 @@ import uvicorn
 
 from app.settings import get_settings
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
 
 def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
     # uvicorn shuts down gracefully on SIGTERM, then raises the signal again; with the default
@@ -37,6 +39,10 @@ def main(argv: list[str] | None = None) -> int:
 
         settings = settings.model_copy(update={"host": args.host, "port": args.port})
         if settings.demo_signin:
+            if args.host not in LOOPBACK:
+                print(f"DEMO_SIGNIN=1 lets anyone pick any role: it is refused on {args.host};"
+                      " serve the demo on 127.0.0.1", file=sys.stderr)
+                return 2
             print("DEMO_SIGNIN=1: the demo sign-in is on — anyone can pick any role, staff and"
                   " director included. For a demo on this machine only.")
         signal.signal(signal.SIGTERM, _exit_on_sigterm)

@@ -10,6 +10,7 @@ from typing import Any
 
 from app.chat.loop import TurnResult
 from app.db import Database
+from app.text import storable
 
 
 def user_ref(secret: bytes, subject: str) -> str:
@@ -52,16 +53,16 @@ async def record_turn(
             await conn.execute(
                 "INSERT INTO conversations (id, user_ref) VALUES (%s, %s)", (conversation_id, ref)
             )
-        data = result.to_dict()
+        data = storable(result.to_dict())
         await conn.execute(
             "INSERT INTO turns (conversation_id, model, messages, answer, tool_calls, usage,"
             " latency_ms) VALUES (%s,%s,%s,%s,%s,%s,%s)",
             (
                 conversation_id,
                 result.model,
-                json.dumps({"user": user_text, "all": _redact_images(result.messages)},
-                           default=str),
-                result.answer,
+                json.dumps(storable({"user": user_text,
+                                     "all": _redact_images(result.messages)}), default=str),
+                storable(result.answer),
                 json.dumps(data["tool_calls"], default=str),
                 json.dumps(data["usage"]),
                 result.latency_ms,

@@ -20,6 +20,7 @@ class Identity:
     name: str
     role: Role
     title: str = ""
+    email: str | None = None  # people who sign in with the university's provider
 
     @property
     def audience(self) -> str:
@@ -50,4 +51,5 @@ async def identity_by_id(db: Database, person_id: int) -> Identity | None:
 
 
 def identity_from_row(row: dict) -> Identity:
-    return Identity(row["id"], row["handle"], row["name"], row["role"], row["title"])
+    return Identity(row["id"], row["handle"], row["name"], row["role"], row["title"],
+                    row.get("email"))

@@ -89,10 +89,18 @@ class Settings(BaseSettings):
     # Sign-in. The demo sign-in (pick a role, no password) exists only with DEMO_SIGNIN=1.
     # Real sign-in is OpenID Connect against OIDC_ISSUER; roles come from STAFF_LIST.
     demo_signin: bool = False
+    session_max_age_s: int = Field(default=12 * 3600, ge=60)
+    # The host names this server answers to (a request naming another, as a DNS-rebinding
+    # page would, is refused); the bind address and localhost are always allowed.
+    allowed_hosts: list[str] = []
     oidc_issuer: str | None = None
     oidc_client_id: str | None = None
     oidc_client_secret: SecretStr | None = None
     staff_list: Path | None = None
+    # Some providers never send email_verified; only then may the lab say their addresses are
+    # verified (OIDC_EMAIL_VERIFIED=1). Otherwise an address without email_verified: true is
+    # refused.
+    oidc_email_verified: bool = False
 
     @property
     def max_body_bytes(self) -> int:

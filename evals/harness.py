@@ -115,8 +115,9 @@ class EvalEnv:
     # What compose_case read from the database and the photos, per catalogue, audience, page,
     # selection and photos: write tools are stubbed, so within a phase the same context
     # composes to the same thing, and a run composes each once instead of once a case.
-    composed: dict[tuple[Any, ...], tuple[Identity | None, PageContext, ComposedChat,
-                                          tuple[Photo, ...]]] = field(default_factory=dict)
+    composed: dict[tuple[Any, ...], asyncio.Task[tuple[Identity | None, PageContext,
+                                                      ComposedChat, tuple[Photo, ...]]]] = \
+        field(default_factory=dict)
 
     async def use_lab(self) -> None:
         """Seed the look-alikes (once): the catalog: lab phase runs after every other case."""
@@ -272,10 +273,14 @@ async def compose_case(env: EvalEnv, case: Case, *, accepts_pdf: bool = False) -
     ctx_spec = case.context
     key = (env.catalog, ctx_spec.as_, ctx_spec.page_path, tuple(ctx_spec.selection),
            tuple(case.photos))
-    if key not in env.composed:
-        env.composed[key] = await _compose_context(env, case)
-    identity, page, shared, photos = env.composed[key]
-    composed = replace(shared, qr_hints=list(shared.qr_hints),
+    if key not in env.composed:  # one composition, however many cases wait for it
+        env.composed[key] = asyncio.create_task(_compose_context(env, case))
+    try:
+        identity, page, shared, photos = await asyncio.shield(env.composed[key])
+    except Exception:
+        env.composed.pop(key, None)  # the next case composes again
+        raise
+    composed = replace(shared, tools=list(shared.tools), qr_hints=list(shared.qr_hints),
                        attached_manuals=list(shared.attached_manuals))  # a case's own copy
     ctx = ToolContext(db=env.db, settings=env.settings, identity=identity, page=page,
                       photos=photos, manuals=env.library)

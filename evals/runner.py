@@ -405,7 +405,10 @@ async def _until_stopped(tasks: list[asyncio.Task[None]], stop: asyncio.Event) -
             _, late = await asyncio.wait(pending, timeout=GRACE_S)
             for task in late:
                 task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        for outcome in await asyncio.gather(*tasks, return_exceptions=True):
+            if isinstance(outcome, Exception):  # broke while the run was stopping: say so
+                print(f"warning: a case broke while the run stopped: {outcome!r}",
+                      file=sys.stderr)
     finally:
         waiter.cancel()
         for task in tasks:

@@ -48,7 +48,8 @@ async def db(server_conninfo: str, template_db: str) -> AsyncIterator[Database]:
 
 @pytest.fixture
 def settings(tmp_path) -> Settings:
-    return Settings(data_dir=tmp_path, model_chat="scripted/fake", session_secret="test-secret")
+    return Settings(data_dir=tmp_path, model_chat="scripted/fake", session_secret="test-secret",
+                    allowed_hosts=["test"])  # httpx's test client asks for http://test
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -12,6 +13,7 @@ from app.capabilities._registry import REGISTRY, ApplyFn, Tool, ToolError
 from app.chat.context import PageContext, ToolContext
 from app.db import Database
 from app.identity import Identity, audience_of
+from app.text import storable
 
 CheckFn = Callable[[ToolContext, Any], Awaitable[str]]
 
@@ -34,7 +36,8 @@ def propose(
         await ctx.db.execute(
             "INSERT INTO proposals (id, tool, arguments, summary, proposed_for)"
             " VALUES (%s,%s,%s,%s,%s)",
-            (proposal_id, name, parsed.model_dump_json(), summary,
+            (proposal_id, name, json.dumps(storable(parsed.model_dump(mode="json"))),
+             storable(summary),
              ctx.identity.person_id if ctx.identity else None),
         )
         return {
@@ -65,12 +68,11 @@ async def decide_proposal(
     except ValueError:
         raise ProposalError(f"no proposal {proposal_id!r}", 404) from None
     row = await db.fetchone("SELECT * FROM proposals WHERE id = %s", (proposal_id,))
-    if row is None:
+    # Someone else's proposal is answered like one that does not exist: ids cannot be probed.
+    if row is None or identity is None or row["proposed_for"] != identity.person_id:
         raise ProposalError(f"no proposal {proposal_id!r}", 404)
     if row["status"] != "pending":
         raise ProposalError(f"proposal {proposal_id} is already {row['status']}", 409)
-    if identity is None or row["proposed_for"] != identity.person_id:
-        raise ProposalError("this proposal was made for someone else", 403)
     tool = REGISTRY.tool(row["tool"])
     owner = next(c for c in REGISTRY.ordered() if tool in c.tools)
     # The role decides on the server: a person who lost the role cannot confirm.

@@ -26,6 +26,8 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 _IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
+# SIIT's IPv4-translated form (RFC 2765), ::ffff:0:a.b.c.d.
+_IPV4_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")
 _NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
 
 
@@ -43,7 +45,7 @@ def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
     """The IPv4 address an IPv6 form carries: the host a connection to it really reaches."""
     if ip.ipv4_mapped:
         return ip.ipv4_mapped
-    if ip in _IPV4_COMPATIBLE or ip in _NAT64:
+    if ip in _IPV4_COMPATIBLE or ip in _NAT64 or ip in _IPV4_TRANSLATED:
         return ipaddress.IPv4Address(int(ip) & 0xFFFF_FFFF)
     if ip.sixtofour:
         return ip.sixtofour

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
@@ -14,11 +15,14 @@ from app.capabilities import Tool, ToolError
 from app.chat.compose import ComposedChat
 from app.chat.context import ToolContext
 from app.chat.models import ChatModel, ModelReply, Usage
+from app.text import storable
 
 STEP_LIMIT_NOTE = (
     "You have used every tool step this turn allows. Answer now from what you have, without"
     " calling tools."
 )
+
+log = logging.getLogger("app.chat")
 
 
 # What each of execute_tool's error codes means for the call; no code: it ran.
@@ -105,7 +109,13 @@ async def execute_tool(tools: dict[str, Tool], call_id: str, name: str, raw_args
     except ToolError as exc:
         return ToolCallRecord(call_id, name, parsed_json, {"error": str(exc)}, error="tool_error",
                               kind=tool.kind)
-    return ToolCallRecord(call_id, name, parsed_json, result, kind=tool.kind)
+    except Exception as exc:  # a tool's own failure: the model is told, the turn goes on
+        log.exception("tool %s failed", name)
+        return ToolCallRecord(call_id, name, parsed_json,
+                              {"error": f"{name} failed ({type(exc).__name__}); try another way"
+                                        " or tell the person"}, error="tool_error",
+                              kind=tool.kind)
+    return ToolCallRecord(call_id, name, parsed_json, storable(result), kind=tool.kind)
 
 
 def _assistant_message(reply: ModelReply) -> dict[str, Any]:
@@ -146,7 +156,7 @@ async def run_turn(
         if not reply.tool_calls or final_step:
             messages.append({"role": "assistant", "content": reply.content or ""})
             return TurnResult(
-                answer=(reply.content or "").strip(),
+                answer=storable(reply.content or "").strip(),
                 tool_calls=records,
                 messages=messages,
                 usage=usage,

@@ -14,6 +14,7 @@ from app.chat.openai_wire import OPENAI_BASE, OpenAICompatModel, adapted, reques
 from app.chat.retry import ModelCallError, ProviderError, call_with_retries, parse_retry_after
 from app.localmodel import is_local
 from app.settings import Settings
+from app.text import storable
 
 # The embedded model's OpenAI-compatible server needs some key; it is not a secret.
 LOCAL_API_KEY = "local-no-key"
@@ -173,7 +174,16 @@ class LiteLLMModel:
 
 
 def reply_from_openai(data: dict[str, Any]) -> ModelReply:
-    """A ModelReply from an OpenAI-format chat completion (as a plain dict)."""
+    """A ModelReply from an OpenAI-format chat completion (as a plain dict); a body of any
+    other shape is the provider's unreadable answer, never a crash."""
+    try:
+        return _reply(data)
+    except (AttributeError, TypeError, ValueError) as exc:
+        raise ProviderError("unreadable", f"the model's answer has an unexpected shape: {exc}"
+                            ) from exc
+
+
+def _reply(data: dict[str, Any]) -> ModelReply:
     choices = data.get("choices") or []
     if not choices:
         raise ProviderError("unreadable", "the model returned no choices")
@@ -190,8 +200,11 @@ def reply_from_openai(data: dict[str, Any]) -> ModelReply:
             )
         )
     usage = data.get("usage") or {}
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        raise TypeError(f"content is {type(content).__name__}, not text")
     return ModelReply(
-        content=message.get("content"),
+        content=storable(content),
         tool_calls=calls,
         usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
     )

@@ -10,7 +10,7 @@ from app import catalog
 from app.chat.context import PageContext, SelectedRow
 from app.db import Database
 
-_TOOL = re.compile(r"^/tools/([a-z0-9-]+)(/curate)?/?$")
+_TOOL = re.compile(r"^/tools/([a-z0-9-]+)(/curate)?/?\Z")
 # Pages where rows can be ticked, with what a row is and the column the page shows. Both are
 # staff pages: their rows (a ticket's text, people's names and roles) are for staff only.
 _SELECTABLE = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+import threading
 from dataclasses import dataclass
 
 import zxingcpp
@@ -15,6 +16,9 @@ _QR = zxingcpp.barcode_formats_from_str("QRCode")
 # A label photographed on a machine stays readable at this size; decoding time and memory
 # grow with the pixels, so larger photos are shrunk first.
 QR_SIDE = 2048
+# A PNG or GIF is decoded whole before it is shrunk (up to MAX_PHOTO_PIXELS × 8 bytes): at most
+# two at a time, so many large photos at once queue instead of taking the memory together.
+_DECODING = threading.BoundedSemaphore(2)
 _TOOL_URL = re.compile(r"/tools/([a-z0-9-]+)")
 
 
@@ -28,12 +32,13 @@ class QrHint:
 def decode_qr(data: bytes) -> list[str]:
     """The text of every QR code found in an image (empty when none or unreadable). The image
     is read at most QR_SIDE pixels on its longer side (a JPEG is decoded at that scale)."""
-    try:
-        image = Image.open(io.BytesIO(data))
-        image.draft("RGB", (QR_SIDE, QR_SIDE))
-        image.thumbnail((QR_SIDE, QR_SIDE))
-    except (OSError, Image.DecompressionBombError):
-        return []
+    with _DECODING:
+        try:
+            image = Image.open(io.BytesIO(data))
+            image.draft("RGB", (QR_SIDE, QR_SIDE))
+            image.thumbnail((QR_SIDE, QR_SIDE))
+        except (OSError, Image.DecompressionBombError):
+            return []
     results = zxingcpp.read_barcodes(
         image.convert("RGB"), formats=_QR, try_rotate=True
     )

@@ -53,6 +53,8 @@ class BlobStore:
     def serves(self, url: str) -> bool:
         """Whether `url` is an address of this store: same scheme, host and port, under its
         path once dot-segments are resolved (as the HTTP client will resolve them)."""
+        if re.search(r"%2[ef]|%5c", url, re.IGNORECASE):
+            return False  # an encoded dot or slash: the server may decode it to leave the store
         try:
             target, base = httpx.URL(url), httpx.URL(self.base_url + "/")
         except httpx.InvalidURL:

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.sessions import SessionMiddleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
@@ -27,6 +28,11 @@ from app.web.security import SecurityMiddleware
 
 async def health(request: Request) -> JSONResponse:
     return JSONResponse({"ok": True})
+
+
+def allowed_hosts(settings: Settings) -> list[str]:
+    return sorted({settings.host, "127.0.0.1", "localhost", "::1", "[::1]",
+                   *settings.allowed_hosts})
 
 
 def create_app(
@@ -95,7 +101,8 @@ def create_app(
         routes=routes,
         lifespan=lifespan,
         middleware=[Middleware(SecurityMiddleware),
-                    Middleware(SessionMiddleware, secret_key=secret.hex(), same_site="strict")],
+                    Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts(settings)),
+                    Middleware(SessionMiddleware, secret_key=secret.hex(), same_site="lax")],
         exception_handlers={ClientError: client_error_handler},
     )
     app.state.settings = settings

@@ -8,10 +8,10 @@ e-mail address under `staff` or `super_admin`:
     super_admin:
       - director@university.example
 
-The list is read at every sign-in, so an edit applies from a person's next sign-in. The
-provider's address is OIDC_ISSUER (its /.well-known/openid-configuration is read), the
-client's OIDC_CLIENT_ID and OIDC_CLIENT_SECRET. The callback is /auth/callback on this
-server.
+The role is looked up in the list on every request (the file is re-read when it changes), so
+removing someone from it takes effect at once, not at their next sign-in. The provider's
+address is OIDC_ISSUER (its /.well-known/openid-configuration is read), the client's
+OIDC_CLIENT_ID and OIDC_CLIENT_SECRET. The callback is /auth/callback on this server.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import yaml
 from authlib.integrations.starlette_client import OAuth, OAuthError
 from starlette.requests import Request
@@ -30,6 +31,7 @@ from app.identity import Identity, Role, identity_from_row
 from app.redact import redact
 from app.settings import Settings
 from app.web.errors import ClientError, request_id
+from app.web.sessions import end_session, start_session
 
 log = logging.getLogger("app.web")
 PROVIDER = "university"
@@ -38,6 +40,26 @@ LISTED_ROLES: tuple[Role, ...] = ("staff", "super_admin")
 
 class StaffListError(ValueError):
     """A staff list that cannot be read: the file and what is wrong with it."""
+
+
+_cache: dict[Path, tuple[float, dict[str, Role]]] = {}
+
+
+def staff_roles(path: Path) -> dict[str, Role]:
+    """The staff list, read again only when the file changed."""
+    try:
+        changed = path.stat().st_mtime
+    except OSError as exc:
+        raise StaffListError(f"{path}: cannot read the staff list: {exc.strerror}") from exc
+    cached = _cache.get(path)
+    if cached is None or cached[0] != changed:
+        _cache[path] = (changed, load_staff_list(path))
+    return _cache[path][1]
+
+
+def role_of(settings: Settings, email: str) -> Role:
+    roles = staff_roles(settings.staff_list) if settings.staff_list else {}
+    return roles.get(email.lower(), "student")
 
 
 def load_staff_list(path: Path) -> dict[str, Role]:
@@ -64,10 +86,17 @@ def load_staff_list(path: Path) -> dict[str, Role]:
 
 
 def oidc_client(settings: Settings) -> OAuth | None:
+    """The provider's client; a misconfiguration (a broken staff list, the demo sign-in beside
+    the real one) stops the app at start, not at the first sign-in."""
+    if settings.staff_list:
+        load_staff_list(settings.staff_list)
     if not settings.oidc_issuer:
         return None
     if not settings.oidc_client_id or settings.oidc_client_secret is None:
         raise ValueError("OIDC_ISSUER is set: set OIDC_CLIENT_ID and OIDC_CLIENT_SECRET too")
+    if settings.demo_signin:
+        raise ValueError("DEMO_SIGNIN=1 lets anyone pick any role: it cannot be on beside the"
+                         " university's sign-in (OIDC_ISSUER)")
     oauth = OAuth()
     oauth.register(
         PROVIDER,
@@ -100,17 +129,26 @@ async def callback(request: Request) -> Response:
         log.warning("request %s: sign-in failed: %s", request_id(request), redact(str(exc)))
         raise ClientError(400, "sign-in failed; please try again") from exc
     claims = token.get("userinfo") or {}
-    email = str(claims.get("email") or "").strip().lower()
-    if not claims.get("sub") or not email or claims.get("email_verified") is False:
-        raise ClientError(403, "the university did not confirm an e-mail address for you")
     settings: Settings = request.app.state.settings
-    roles = load_staff_list(settings.staff_list) if settings.staff_list else {}
-    person = await sign_in_person(request.app.state.db, subject=f"{settings.oidc_issuer}|"
-                                  f"{claims['sub']}", email=email,
-                                  name=str(claims.get("name") or email),
-                                  role=roles.get(email, "student"))
-    request.session.clear()
-    request.session["person_id"] = person.person_id
+    email = str(claims.get("email") or "").strip().lower()
+    verified = claims.get("email_verified") is True or settings.oidc_email_verified
+    if not claims.get("sub") or not claims.get("iss") or not email or not verified:
+        raise ClientError(403, "the university did not confirm an e-mail address for you")
+    try:
+        role = role_of(settings, email)
+    except StaffListError as exc:
+        log.error("request %s: %s", request_id(request), exc)
+        raise ClientError(503, "sign-in is unavailable (the lab's staff list cannot be read);"
+                               f" request id {request_id(request)}") from exc
+    try:
+        person = await sign_in_person(request.app.state.db,
+                                      subject=f"{claims['iss']}|{claims['sub']}", email=email,
+                                      name=str(claims.get("name") or email), role=role)
+    except psycopg.errors.UniqueViolation as exc:
+        log.warning("request %s: %s is linked to another account", request_id(request), email)
+        raise ClientError(409, "this e-mail address belongs to another account here; ask the"
+                               " lab's staff to link it") from exc
+    await start_session(request, person.person_id, demo=False)
     return RedirectResponse("/", status_code=303)
 
 
@@ -128,5 +166,6 @@ async def sign_in_person(db: Database, *, subject: str, email: str, name: str, r
 
 
 async def logout(request: Request) -> JSONResponse:
+    await end_session(request)
     request.session.clear()
     return JSONResponse({"signed_in": None})

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import secrets
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,11 +19,16 @@ from app.chat.loop import ToolCallRecord
 from app.chat.models import ModelCallError
 from app.conversations import user_ref
 from app.identity import ROLES, Identity, UnknownRoleError, demo_identity, identity_by_id
-from app.web.errors import ClientError, model_call_failed
+from app.web.auth import StaffListError, role_of
+from app.web.errors import ClientError, model_call_failed, request_id, server_error
 from app.web.requests import PhotoIn, decode_photos, read_json, turn_input
+from app.web.sessions import end_session, session_person, start_session
 from app.web.turns import serve_turn
 
 SESSION_BODY_BYTES = 4096
+# More than any MAX_PHOTOS would allow: refused while the body is parsed, not after it is built.
+MAX_PHOTOS_IN_BODY = 50
+log = logging.getLogger("app.web")
 
 
 class SessionIn(BaseModel):
@@ -40,15 +47,25 @@ class ChatIn(BaseModel):
     message: str
     conversation_id: str | None = Field(default=None, max_length=100)
     page: PageIn = PageIn()
-    photos: list[PhotoIn] = []
+    photos: list[PhotoIn] = Field(default=[], max_length=MAX_PHOTOS_IN_BODY)
     stream: bool = False
 
 
 async def current_identity(request: Request) -> Identity | None:
-    person_id = request.session.get("person_id")
+    """Who is signed in, with the role the staff list gives them now (a person removed from
+    it is a student from their next request)."""
+    person_id = await session_person(request)
     if person_id is None:
         return None
-    return await identity_by_id(request.app.state.db, int(person_id))
+    identity = await identity_by_id(request.app.state.db, person_id)
+    if identity is None or identity.email is None:
+        return identity  # a demo person: the demo sign-in chose the role
+    try:
+        role = role_of(request.app.state.settings, identity.email)
+    except StaffListError as exc:
+        log.error("request %s: %s", request_id(request), exc)
+        role = "student"  # fail closed: no staff tools while the list cannot be read
+    return replace(identity, role=role)
 
 
 def current_ref(request: Request, identity: Identity | None) -> str:
@@ -65,13 +82,13 @@ async def session_post(request: Request) -> JSONResponse:
         raise ClientError(404, "the demo sign-in is off; sign in at /auth/login")
     body = await read_json(request, SessionIn, limit=SESSION_BODY_BYTES)
     if body.role is None:
-        request.session.pop("person_id", None)
+        await end_session(request)
         return JSONResponse({"signed_in": None})
     try:
         identity = await demo_identity(request.app.state.db, body.role)
     except UnknownRoleError as exc:
         raise ClientError(400, str(exc)) from exc
-    request.session["person_id"] = identity.person_id
+    await start_session(request, identity.person_id, demo=True)
     return JSONResponse({"signed_in": _person(identity)})
 
 
@@ -91,7 +108,7 @@ async def chat(request: Request) -> Response:
     state = request.app.state
     body = await read_json(request, ChatIn, limit=state.settings.max_body_bytes)
     turn = turn_input(state.settings, {"message": body.message, "photos": body.photos})
-    photos = decode_photos(state.settings, turn.photos)
+    photos = await asyncio.to_thread(decode_photos, state.settings, turn.photos)
     identity = await current_identity(request)
     kwargs: dict[str, Any] = dict(
         db=state.db, settings=state.settings, model=state.chat_model(), identity=identity,
@@ -125,6 +142,9 @@ async def _stream(request: Request, kwargs: dict[str, Any]) -> AsyncIterator[byt
         except ModelCallError as exc:
             failed = model_call_failed(request, exc)
             await queue.put({"type": "error", "status": failed.status, "error": failed.message})
+        except Exception as exc:  # the answer is under way: say so in the stream, log it
+            body = json.loads(bytes(server_error(request, exc).body))
+            await queue.put({"type": "error", "status": 500, "error": body["error"]})
         finally:
             await queue.put(None)
 

@@ -22,11 +22,19 @@ class ClientError(Exception):
         self.message = message
 
 
+MAX_SHOWN_ERRORS = 5
+
+
 def validation_message(exc: ValidationError) -> str:
+    """The first few problems, each naming its field (a body with a million bad items gets a
+    short answer, not a million lines)."""
+    errors = exc.errors()
     parts = []
-    for err in exc.errors():
+    for err in errors[:MAX_SHOWN_ERRORS]:
         where = ".".join(str(p) for p in err["loc"]) or "(body)"
         parts.append(f"{where}: {err['msg'].removeprefix('Value error, ')}")
+    if len(errors) > MAX_SHOWN_ERRORS:
+        parts.append(f"and {len(errors) - MAX_SHOWN_ERRORS} more")
     return "; ".join(parts)
 
 

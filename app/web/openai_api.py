@@ -6,6 +6,7 @@ ignored: the system prompt is always the one compose_chat builds on the server.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import uuid
@@ -22,6 +23,7 @@ from app.web.requests import PhotoIn, decode_photos, read_json, turn_input
 from app.web.turns import serve_turn
 
 ASSISTANT_MODEL_NAME = "makerlab-assistant"
+MAX_PARTS = 50  # content parts in one message: more than any photo limit allows
 
 
 class TextPart(BaseModel):
@@ -47,7 +49,7 @@ Part = Annotated[TextPart | ImagePart, Field(discriminator="type")]
 class MessageIn(BaseModel):
     model_config = ConfigDict(extra="allow")
     role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[Part] | None = None
+    content: str | Annotated[list[Part], Field(max_length=MAX_PARTS)] | None = None
 
 
 class CompletionIn(BaseModel):
@@ -88,7 +90,7 @@ async def completions(request: Request) -> Response:
     # The same limits as /api/chat: one validation model for both routes.
     turn = turn_input(state.settings, {"message": text, "history": history,
                                        "photos": photo_parts})
-    photos = decode_photos(state.settings, turn.photos)
+    photos = await asyncio.to_thread(decode_photos, state.settings, turn.photos)
     try:
         served = await serve_turn(
             db=state.db, settings=state.settings, model=state.chat_model(), identity=None,

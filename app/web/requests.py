@@ -7,6 +7,7 @@ header before it is decoded. Both chat routes validate a turn with one model, Tu
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import io
@@ -25,8 +26,11 @@ from app.web.errors import ClientError, validation_message
 M = TypeVar("M", bound=BaseModel)
 IMAGE_TYPES = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "GIF": "image/gif"}
 MAX_JSON_DEPTH = 32
-# NUL and the C0/C1 controls other than tab, newline and carriage return.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+MAX_JSON_CONTAINERS = 20_000
+MAX_JSON_VALUES = 100_000
+# NUL, the C0/C1 controls other than tab, newline and carriage return, and lone surrogates
+# (JSON can carry "\ud800"; no text can be stored with one).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def plain_text(value: str) -> str:
@@ -113,6 +117,17 @@ async def read_json(request: Request, model: type[M], *, limit: int) -> M:
     if media_type(request) != "application/json":
         raise ClientError(415, "send the body as application/json")
     body = await read_body(request, limit)
+    # Every list and object costs memory and time to build; a chat body has a few dozen. Counted
+    # in the raw bytes (brackets inside strings count too: a bound, not an exact count).
+    if body.count(b"[") + body.count(b"{") > MAX_JSON_CONTAINERS:
+        raise ClientError(400, f"body has more than {MAX_JSON_CONTAINERS} lists and objects")
+    if body.count(b",") + body.count(b":") > MAX_JSON_VALUES:
+        raise ClientError(400, f"body has more than {MAX_JSON_VALUES} values")
+    return await asyncio.to_thread(_parse, body, model)
+
+
+def _parse(body: bytes, model: type[M]) -> M:
+    """Parse and validate off the event loop (a big body takes a while)."""
     try:
         data: Any = json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

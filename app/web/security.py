@@ -4,8 +4,9 @@ generic 500 with the request id; the traceback, redacted, to the log, and not re
 the server, which would log it unredacted).
 
 The cross-site check is the Origin check (with Sec-Fetch-Site for browsers that send no
-Origin); the session cookie is also SameSite=strict, so a page on another site can neither
-send the cookie nor have its request accepted.
+Origin). The session cookie is SameSite=lax: a browser sends it with no other site's POST,
+only when a person follows a link here (as the university's sign-in page does when it sends
+them back), and the Origin check refuses another site's POST in any case.
 """
 
 from __future__ import annotations

@@ -25,10 +25,11 @@ async def test_eval_composes_what_the_chat_route_composes(env):
     assert composed.composed.tool_names == route.tool_names
     # and the real route sends the same prompt to the model
     model = ScriptedModel(say("ok"))
-    app = create_app(env.settings.model_copy(update={"demo_signin": True}), db=env.db,
+    app = create_app(env.settings.model_copy(update={"demo_signin": True,
+                                                     "allowed_hosts": ["test"]}), db=env.db,
                      model=model, manuals=env.library)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://t") as client:
+                                 base_url="http://test") as client:
         await client.post("/api/session", json={"role": "staff"})
         await client.post("/api/chat", json={"message": c.prompt, "page": {
             "path": "/staff/tickets", "selection": ids}})
@@ -115,3 +116,23 @@ async def test_a_context_is_composed_once_a_phase_and_each_case_gets_its_own_cop
     lab = await compose_case(env, c)
     assert "Ultimaker 3 Extended" in lab.composed.system_prompt
     assert "Ultimaker 3 Extended" not in first.composed.system_messages()[0]["content"]
+
+
+async def test_cases_waiting_together_share_one_composition(env, monkeypatch):
+    import asyncio
+
+    import evals.harness as harness
+
+    calls = []
+    real = harness._compose_context
+
+    async def counted(env, case):
+        calls.append(case.id)
+        await asyncio.sleep(0.01)  # every case is waiting before it finishes
+        return await real(env, case)
+
+    monkeypatch.setattr(harness, "_compose_context", counted)
+    c = case("staff-selected-ticket")
+    composed = await asyncio.gather(*(compose_case(env, c) for _ in range(20)))
+    assert len(calls) == 1
+    assert composed[0].composed.tools is not composed[1].composed.tools  # each its own list

@@ -209,3 +209,40 @@ def test_an_artifact_written_to_a_device_or_pipe_is_written_not_replaced(tmp_pat
     write_atomically(plain, "one")
     write_atomically(plain, "two")
     assert plain.read_text() == "two" and not list(tmp_path.glob(".*.tmp"))
+
+
+async def test_one_task_breaking_cancels_the_rest_and_raises():
+    import asyncio
+
+    from evals.runner import _until_stopped
+
+    async def slow():
+        await asyncio.sleep(30)
+
+    async def breaks():
+        raise RuntimeError("broken")
+
+    tasks = [asyncio.create_task(slow()), asyncio.create_task(breaks())]
+    with pytest.raises(RuntimeError, match="broken"):
+        await asyncio.wait_for(_until_stopped(tasks, asyncio.Event()), 5)
+    assert tasks[0].cancelled()
+
+
+async def test_a_stop_lets_quick_cases_finish_and_cancels_slow_ones(monkeypatch):
+    import asyncio
+
+    import evals.runner as runner
+
+    monkeypatch.setattr(runner, "GRACE_S", 0.2)
+    finished = []
+
+    async def takes(seconds):
+        await asyncio.sleep(seconds)
+        finished.append(seconds)
+
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(takes(0.05)), asyncio.create_task(takes(30))]
+    loop = asyncio.get_running_loop()
+    loop.call_later(0.01, stop.set)
+    await asyncio.wait_for(runner._until_stopped(tasks, stop), 5)
+    assert finished == [0.05] and tasks[1].cancelled()

@@ -124,6 +124,7 @@ async def test_non_public_addresses_are_refused(url, address):
         "::169.254.169.254",
         "::ffff:127.0.0.1",  # IPv4-mapped
         "::ffff:10.0.0.1",
+        "::ffff:0:7f00:1",  # IPv4-translated (SIIT) form of 127.0.0.1
         "64:ff9b::169.254.169.254",  # NAT64 well-known prefix
         "64:ff9b::10.0.0.1",
         "64:ff9b::127.0.0.1",

@@ -18,7 +18,7 @@ async def _run(ctx, args):
 
 def _tool(**over) -> Tool:
     fields = dict(name="do_thing", description="Does a thing.", args=NoArgs, kind="read",
-                  run=_run)
+                  run=_run, result=NoArgs)
     fields.update(over)
     return Tool(**fields)
 
@@ -30,6 +30,7 @@ def _tool(**over) -> Tool:
         ({"description": "  "}, "needs a description"),
         ({"kind": "delete"}, "kind 'delete' is not one of"),
         ({"args": dict}, "args must be a pydantic model class"),
+        ({"result": None}, "result must be a pydantic model class"),
         ({"run": lambda ctx, args: {}}, "run must be an async function"),
         ({"kind": "action"}, "needs an async apply function"),
         ({"apply": _run}, "only action tools have an apply function"),
@@ -42,13 +43,13 @@ def test_invalid_tools_fail_at_registration(over, message):
 
 
 def test_tool_decorator_validates_and_takes_the_docstring():
-    @tool(kind="read", args=NoArgs)
+    @tool(kind="read", args=NoArgs, result=NoArgs)
     async def look_up(ctx, args):
         """Looks something up."""
 
     assert look_up.description == "Looks something up."
     with pytest.raises(RegistryError, match="needs a description"):
-        @tool(kind="read", args=NoArgs)
+        @tool(kind="read", args=NoArgs, result=NoArgs)
         async def undocumented(ctx, args):
             pass
 

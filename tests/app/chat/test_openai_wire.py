@@ -62,6 +62,8 @@ async def test_server_errors_are_retried_then_reported():
     ((401, {"error": {"message": "bad key"}}), "refused"),
     ((200, "this is not json"), "unreadable"),
     ((200, {"choices": []}), "unreadable"),
+    ((200, {"choices": [{"message": "not-a-dict"}]}), "unreadable"),  # an odd shape, no crash
+    ((200, {"choices": [{"message": {"content": ["a", "list"]}}]}), "unreadable"),
 ])
 async def test_refusals_and_unreadable_bodies_are_not_retried(answer, kind):
     with fake_openai_server(lambda b: answer) as (base, received):

@@ -114,6 +114,8 @@ async def test_evidence_is_gathered_over_real_http(library):
     (f"{BASE}/form-4/form-4-manual.pdf", True),
     (f"{BASE}/form-4/form-4-manual.pdf#page=2", True),
     ("http://127.0.0.1:9/manuals/../admin.pdf", False),  # resolves outside the store
+    ("http://127.0.0.1:9/manuals/%2e%2e/admin.pdf", False),  # the server may decode it
+    ("http://127.0.0.1:9/manuals/x%2Fy.pdf", False),
     ("http://127.0.0.1:9/other.pdf", False),
     ("http://127.0.0.1:8000/manuals/x.pdf", False),  # another port of the same host
     ("http://localhost:9/manuals/x.pdf", False),

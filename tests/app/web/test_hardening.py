@@ -6,6 +6,7 @@ import base64
 import io
 import json
 import logging
+import os
 import time
 
 import httpx
@@ -241,7 +242,8 @@ async def test_deeply_nested_json_is_a_400(make):
         deep = await client.post("/api/chat", content=b"[" * 100_000 + b"]" * 100_000,
                                  headers={"content-type": "application/json"})
     assert shallow_enough.status_code == 400 and "nested deeper" in shallow_enough.text
-    assert deep.status_code == 400 and "nested deeper" in deep.text
+    # refused from its bytes, before any of it is parsed
+    assert deep.status_code == 400 and "more than 20000 lists and objects" in deep.text
 
 
 async def test_the_media_type_must_be_exactly_json(make):
@@ -323,11 +325,23 @@ async def test_cross_site_posts_are_refused(make, db):
                                  headers={"origin": "http://evil.example"})
         fetch_meta = await client.post("/api/chat", json={"message": "hi"},
                                        headers={"sec-fetch-site": "cross-site"})
+        null = await client.post("/api/session", json={"role": "staff"},
+                                 headers={"origin": "null"})
+        assert await db.table_counts() == before and model.requests == []
         same = await client.post("/api/session", json={"role": "staff"},
                                  headers={"origin": "http://test"})
-    assert evil.status_code == 403 and fetch_meta.status_code == 403
+    assert evil.status_code == fetch_meta.status_code == null.status_code == 403
     assert same.status_code == 200
-    assert model.requests == [] and await db.table_counts() == before
+
+
+async def test_a_request_for_another_host_name_is_refused(make):
+    """A page whose name rebinds to 127.0.0.1 sends its own Host and a matching Origin."""
+    client, model = make(demo_signin=True)
+    async with client:
+        r = await client.post("/api/session", json={"role": "super_admin"},
+                              headers={"host": "rebind.attacker.example:8000",
+                                       "origin": "http://rebind.attacker.example:8000"})
+    assert r.status_code == 400 and model.requests == []
 
 
 async def test_pages_carry_security_headers(make):
@@ -360,3 +374,181 @@ async def test_a_visitor_cannot_put_staff_rows_in_front_of_the_model(make, db):
     assert real.status_code == unknown.status_code == 400
     assert real.json()["error"] == unknown.json()["error"].replace("99999", str(ticket))
     assert model.requests == []
+
+
+# --- sessions end on the server ------------------------------------------------------------
+
+
+async def test_signing_out_ends_the_session_for_every_copy_of_the_cookie(make):
+    client, _ = make(demo_signin=True)
+    async with client:
+        await client.post("/api/session", json={"role": "super_admin"})
+        copied = dict(client.cookies)
+        await client.post("/api/session", json={"role": None})
+    thief, _ = make(demo_signin=True)
+    async with thief:
+        thief.cookies.update(copied)
+        me = (await thief.get("/api/me")).json()
+    assert me["signed_in"] is None
+
+
+async def test_a_demo_session_ends_when_the_demo_sign_in_is_turned_off(make):
+    demo, _ = make(demo_signin=True)
+    async with demo:
+        await demo.post("/api/session", json={"role": "super_admin"})
+        cookie = dict(demo.cookies)
+    later, _ = make()  # the same SESSION_SECRET, demo sign-in off
+    async with later:
+        later.cookies.update(cookie)
+        me = (await later.get("/api/me")).json()
+    assert me["signed_in"] is None
+
+
+async def test_a_session_expires(make, db):
+    client, _ = make(demo_signin=True, session_max_age_s=60)
+    async with client:
+        await client.post("/api/session", json={"role": "staff"})
+        assert (await client.get("/api/me")).json()["signed_in"]["role"] == "staff"
+        await db.execute("UPDATE sessions SET created_at = now() - interval '2 minutes'")
+        assert (await client.get("/api/me")).json()["signed_in"] is None
+
+
+# --- sign-in: the staff list, verified addresses, conflicts --------------------------------
+
+
+def oidc(provider, **more):
+    return dict(oidc_issuer=provider.issuer, oidc_client_id=CLIENT_ID,
+                oidc_client_secret=CLIENT_SECRET, **more)
+
+
+SAM = {"sub": "u1", "email": "sam@uni.example", "email_verified": True, "name": "Sam"}
+
+
+async def test_someone_removed_from_the_staff_list_loses_the_role_at_once(make, tmp_path):
+    staff_list = tmp_path / "staff.yaml"
+    staff_list.write_text("staff: [sam@uni.example]\n")
+    with fake_oidc_provider() as provider:
+        client, _ = make(**oidc(provider, staff_list=staff_list))
+        async with client:
+            await sign_in(client, provider, SAM)
+            before = (await client.get("/api/me")).json()["signed_in"]["role"]
+            staff_list.write_text("staff: []\n")
+            os.utime(staff_list, (time.time() + 5, time.time() + 5))  # a later mtime
+            after = (await client.get("/api/me")).json()["signed_in"]["role"]
+    assert (before, after) == ("staff", "student")
+
+
+async def test_a_staff_list_broken_after_start_makes_sign_in_a_clear_503(make, tmp_path):
+    staff_list = tmp_path / "staff.yaml"
+    staff_list.write_text("staff: []\n")
+    with fake_oidc_provider() as provider:
+        client, _ = make(**oidc(provider, staff_list=staff_list))
+        staff_list.write_text("staff: [: broken")
+        os.utime(staff_list, (time.time() + 5, time.time() + 5))
+        async with client:
+            r = await sign_in(client, provider, SAM)
+    assert r.status_code == 503 and "staff list" in r.json()["error"]
+
+
+def test_a_broken_staff_list_or_demo_beside_oidc_stops_the_app_at_start(settings, tmp_path):
+    from app.web.auth import StaffListError
+
+    broken = tmp_path / "staff.yaml"
+    broken.write_text("wizards: []")
+    with pytest.raises(StaffListError, match="unknown role 'wizards'"):
+        create_app(Settings(**{**settings.model_dump(), "staff_list": broken}))
+    with pytest.raises(ValueError, match="cannot be on beside"):
+        create_app(Settings(**{**settings.model_dump(), "demo_signin": True,
+                               "oidc_issuer": "http://127.0.0.1:9", "oidc_client_id": "x",
+                               "oidc_client_secret": "y"}))
+
+
+async def test_an_address_without_email_verified_is_refused_unless_the_lab_says_so(make):
+    unverified = {"sub": "u3", "email": "x@uni.example", "name": "X"}
+    with fake_oidc_provider() as provider:
+        strict, _ = make(**oidc(provider))
+        trusting, _ = make(**oidc(provider, oidc_email_verified=True))
+        async with strict, trusting:
+            refused = await sign_in(strict, provider, unverified)
+            accepted = await sign_in(trusting, provider, unverified)
+    assert refused.status_code == 403 and accepted.status_code == 303
+
+
+async def test_an_address_linked_to_another_account_is_a_clear_409(make):
+    with fake_oidc_provider() as provider:
+        first, _ = make(**oidc(provider))
+        second, _ = make(**oidc(provider))
+        async with first, second:
+            await sign_in(first, provider, SAM)
+            r = await sign_in(second, provider, {**SAM, "sub": "someone-else"})
+    assert r.status_code == 409 and "another account" in r.json()["error"]
+
+
+# --- more input the server refuses or survives ---------------------------------------------
+
+
+async def test_a_wide_body_is_refused_before_it_is_parsed(make):
+    client, model = make()
+    keys = ",".join(f'"k{i}": 0' for i in range(60_000))
+    async with client:
+        started = time.monotonic()
+        r = await client.post("/api/chat", content=f'{{"message": "x", {keys}}}'.encode(),
+                              headers={"content-type": "application/json"})
+        took = time.monotonic() - started
+    assert r.status_code == 400 and "more than 100000 values" in r.text and took < 1
+    assert model.requests == []
+
+
+async def test_a_validation_error_lists_only_the_first_few_problems(make):
+    client, _ = make()
+    async with client:
+        r = await client.post("/api/chat", json={"message": "x", "photos": [{}] * 40})
+    assert r.status_code == 400 and r.text.count("Field required") == 5
+    assert "more" in r.json()["error"] and len(r.text) < 1000
+
+
+@pytest.mark.parametrize("route", ["/api/chat", "/v1/chat/completions"])
+async def test_a_lone_surrogate_is_refused_before_the_model_is_called(make, route):
+    client, model = make()
+    text = "hi\ud800"
+    body = {"message": text} if route == "/api/chat" else {
+        "messages": [{"role": "user", "content": text}]}
+    async with client:
+        r = await client.post(route, content=json.dumps(body).encode(),
+                              headers={"content-type": "application/json"})
+    assert r.status_code == 400 and "U+D800" in r.text and model.requests == []
+
+
+async def test_nul_from_the_model_or_a_tool_is_stored_without_it(make, db):
+    from tests.fakes import call
+
+    client, _ = make(call("report_issue", slug="form-4", title="Broken\x00 latch",
+                          description="it\x00 broke"),
+                     say("Filed.\x00 Thanks."))
+    async with client:
+        r = await client.post("/api/chat", json={"message": "the latch broke"})
+    assert r.status_code == 200, r.text
+    assert "\x00" not in r.json()["answer"]
+    stored = await db.fetchone("SELECT answer, tool_calls::text AS calls FROM turns")
+    assert "\x00" not in stored["answer"] and "\\u0000" not in stored["calls"]
+
+
+async def test_an_unexpected_error_mid_stream_ends_the_stream_with_an_error_event(
+        make, caplog, monkeypatch):
+    client, _ = make(RuntimeError(f"token={LEAK}"))
+    monkeypatch.setenv("SOME_API_KEY", LEAK)
+    caplog.set_level(logging.ERROR, "app.web")
+    async with client:
+        r = await client.post("/api/chat", json={"message": "hi", "stream": True})
+    events = [json.loads(line) for line in r.text.splitlines()]
+    assert events[-1]["type"] == "error" and events[-1]["status"] == 500
+    assert r.headers["x-request-id"] in events[-1]["error"] and LEAK not in r.text
+    assert LEAK not in caplog.text
+
+
+async def test_a_page_path_with_a_trailing_newline_is_unknown(make):
+    client, model = make()
+    async with client:
+        r = await client.post("/api/chat", json={"message": "hi",
+                                                 "page": {"path": "/tools/form-4\n"}})
+    assert r.status_code == 400 and model.requests == []

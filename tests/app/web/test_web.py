@@ -111,7 +111,8 @@ async def test_a_card_cannot_be_confirmed_by_someone_else(make_client, db):
     async with stranger:
         await stranger.post("/api/session", json={"role": "student"})
         r = await stranger.post(f"/api/proposals/{card['proposal_id']}/confirm")
-    assert r.status_code == 403
+    # answered like an id that does not exist: someone else's ids cannot be probed
+    assert r.status_code == 404 and "no proposal" in r.json()["error"]
 
 
 async def test_openai_compatible_endpoint(make_client):

@@ -1,0 +1,21 @@
+"""Text as PostgreSQL can store it: no NUL (text and jsonb cannot hold one) and no lone
+surrogate (not encodable as UTF-8). Model output, tool results and web pages are data from
+outside; they are cleaned before they are stored or sent on."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+
+
+def storable(value: Any) -> Any:
+    """The value with NUL and lone surrogates removed from every string in it."""
+    if isinstance(value, str):
+        return _UNSTORABLE.sub("", value)
+    if isinstance(value, dict):
+        return {storable(k): storable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [storable(v) for v in value]
+    return value
