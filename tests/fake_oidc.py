@@ -3,6 +3,7 @@ with RS256-signed ID tokens. `provider.user` is who signs in next."""
 
 from __future__ import annotations
 
+import html
 import secrets
 import time
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from joserfc import jwt
 from joserfc.jwk import RSAKey
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from app.web.background import free_port, serve_in_thread
@@ -31,6 +32,9 @@ class FakeProvider:
     key: RSAKey = field(default_factory=lambda: RSAKey.generate_key(
         2048, parameters={"kid": "test-key"}))
     codes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # A page with a link the person follows (as at a real provider, where they sign in) instead
+    # of sending them straight back: the way back is then a navigation from the provider's site.
+    interactive: bool = False
 
     def app(self) -> Starlette:
         async def discovery(request: Request) -> JSONResponse:
@@ -44,14 +48,17 @@ class FakeProvider:
                 "id_token_signing_alg_values_supported": ["RS256"],
             })
 
-        async def authorize(request: Request) -> RedirectResponse:
+        async def authorize(request: Request) -> Response:
             q = request.query_params
             code = secrets.token_urlsafe(12)
             self.codes[code] = {"nonce": q.get("nonce"), "client_id": q["client_id"],
                                 "user": dict(self.user)}
             sep = "&" if "?" in q["redirect_uri"] else "?"
-            return RedirectResponse(f"{q['redirect_uri']}{sep}"
-                                    + urlencode({"code": code, "state": q["state"]}))
+            back = f"{q['redirect_uri']}{sep}" + urlencode({"code": code, "state": q["state"]})
+            if self.interactive:
+                return HTMLResponse('<link rel="icon" href="data:,">'
+                                    f'<a id="continue" href="{html.escape(back)}">Continue</a>')
+            return RedirectResponse(back)
 
         async def token(request: Request) -> JSONResponse:
             form = await request.form()
@@ -78,8 +85,10 @@ class FakeProvider:
 
 
 @contextmanager
-def fake_oidc_provider() -> Iterator[FakeProvider]:
+def fake_oidc_provider(name: str = "127.0.0.1") -> Iterator[FakeProvider]:
+    """Served on 127.0.0.1; `name` is the host its issuer address uses (localhost makes it
+    another site than an app on 127.0.0.1, as a real provider is)."""
     port = free_port()
-    provider = FakeProvider(f"http://127.0.0.1:{port}")
+    provider = FakeProvider(f"http://{name}:{port}")
     with serve_in_thread(provider.app(), port=port):
         yield provider

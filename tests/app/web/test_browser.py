@@ -79,3 +79,28 @@ async def test_without_the_demo_the_page_offers_the_university_sign_in(browser, 
         await page.context.close()
     assert not demo_shown and href == "/auth/login"
     assert problems == [] and fit
+
+
+async def test_signing_in_at_a_provider_on_another_site_works_in_the_browser(browser, db,
+                                                                             settings):
+    """The provider sends the browser back from another site: the session cookie (holding
+    the sign-in's state) must travel with that navigation."""
+    from app.settings import Settings
+    from tests.fake_oidc import CLIENT_ID, CLIENT_SECRET, fake_oidc_provider
+
+    with fake_oidc_provider("localhost") as provider:
+        provider.user = {"sub": "u1", "email": "kim@uni.example", "email_verified": True,
+                         "name": "Kim Lee"}
+        provider.interactive = True
+        app = create_app(Settings(**{**settings.model_dump(), "oidc_issuer": provider.issuer,
+                                     "oidc_client_id": CLIENT_ID,
+                                     "oidc_client_secret": CLIENT_SECRET}), db=db,
+                         model=ScriptedModel())
+        with serve_in_thread(app) as base:
+            page, problems = await open_page(browser, base, "desktop")
+            await page.click("#sign-in")
+            await page.click("#continue")  # at the provider, on its own site
+            await page.wait_for_selector("#signed-in:not(.hidden)")
+            who = await page.inner_text("#person")
+            await page.context.close()
+    assert who == "Kim Lee (student)" and problems == []
