@@ -87,6 +87,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--repeat", type=int, default=int(os.environ.get("EVAL_REPEAT") or 1),
                      help="run each case K independent times (EVAL_REPEAT, default 1)")
     run.add_argument("--junit", type=Path, help="also write JUnit XML for CI systems")
+    kinds = run.add_mutually_exclusive_group()
+    kinds.add_argument("--cases-only", action="store_true", help="run no scenario")
+    kinds.add_argument("--scenarios-only", action="store_true", help="run no single-turn case")
+    styles = run.add_mutually_exclusive_group()
+    styles.add_argument("--quick", dest="full", action="store_false", default=False,
+                        help="scenarios in the calm visitor style only (the default)")
+    styles.add_argument("--full", dest="full", action="store_true",
+                        help="scenarios in every visitor style they allow")
     run.add_argument("--max-cost", type=float,
                      default=float(os.environ["EVAL_MAX_COST"]) if os.environ.get(
                          "EVAL_MAX_COST") else None,
@@ -162,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
 
         settings = get_settings()
         model, judge = os.environ.get("EVAL_MODEL"), os.environ.get("EVAL_JUDGE_MODEL")
-        local = uses_local_model(settings, model) or uses_local_model(settings, judge, "judge")
+        local = uses_local_model(settings, model) or uses_local_model(settings, judge, "judge") \
+            or uses_local_model(settings, None, "sim_user")  # the scenarios' visitor
         return 0 if local else 1
     if args.command == "calibrate":
         return _calibrate(args)
@@ -198,9 +207,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(cases)} cases")
         return 0
     try:
-        selected = select_groups(select(cases, args.cases), args.group)
+        if args.endpoint:  # an endpoint is sent cases; scenarios need the app
+            selected = select_groups(select(cases, args.cases), args.group)
+        else:
+            from evals.selection import select_items
+
+            selected = select_items(args)
     except CaseFileError as exc:
         print(exc, file=sys.stderr)
+        return 2
+    if not selected:
+        print("nothing selected to run", file=sys.stderr)
         return 2
     if args.concurrency < 1 or args.repeat < 1:
         print("--concurrency (EVAL_CONCURRENCY) and --repeat (EVAL_REPEAT) must be at least 1",

@@ -19,6 +19,7 @@ from evals.fingerprint import PlanInfo, plan_changes, plan_info
 from evals.report import exit_code, print_report, write_record
 from evals.results import RunRecord
 from evals.runner import DEFAULT_CONCURRENCY, MAX_ATTEMPTS, JudgeSetup
+from evals.selection import has_scenarios, select_items, with_visitor
 from evals.stats import stats_lines
 from evals.store import StoreError
 
@@ -109,7 +110,10 @@ def selected_cases(args: argparse.Namespace) -> list[Case]:
 def selection_spec(args: argparse.Namespace) -> str | None:
     source = getattr(args, "case_file", None)
     parts = [f"file={source}" if source else "", f"cases={args.cases}" if args.cases else "",
-             f"groups={args.group}" if args.group else ""]
+             f"groups={args.group}" if args.group else "",
+             "only=cases" if getattr(args, "cases_only", False) else "",
+             "only=scenarios" if getattr(args, "scenarios_only", False) else "",
+             "styles=full" if getattr(args, "full", False) else ""]
     return "; ".join(p for p in parts if p) or None
 
 
@@ -123,7 +127,8 @@ def with_models(args: argparse.Namespace, cases: list[Case], models: list[str | 
 
     settings = eval_settings()
     local = any(uses_local_model(settings, m) for m in models) or (
-        any(c.judged for c in cases) and uses_local_model(settings, args.judge_model, "judge"))
+        any(c.judged for c in cases) and uses_local_model(settings, args.judge_model, "judge")
+    ) or (has_scenarios(cases) and uses_local_model(settings, None, "sim_user"))
     if any(uses_local_model(settings, m) for m in models) and \
             "EVAL_CONCURRENCY" not in os.environ and args.concurrency == DEFAULT_CONCURRENCY:
         args.concurrency = settings.local_model_parallel  # one case per server slot
@@ -225,6 +230,10 @@ async def run_once(cases: list[Case], args: argparse.Namespace, settings: Settin
     if started is None:
         return 2
     (model,), judge = started
+    if has_scenarios(cases):
+        from app.chat.models import model_for_job
+
+        cases = with_visitor(cases, model_for_job(settings, "sim_user"))
     try:
         controls = _cost_controls(args, model.model_id)
     except ValueError as exc:
@@ -284,18 +293,20 @@ def resume(args: argparse.Namespace) -> int:
         print(f"run {run.run_id} has no plan or agent: it cannot be resumed", file=sys.stderr)
         return 2
     spec = dict(part.split("=", 1) for part in (run.plan.selection or "").split("; ") if part)
-    try:
-        source = load_cases(Path(spec["file"])) if "file" in spec else load_cases()
-        cases = select_groups(select(source, spec.get("cases")), spec.get("groups"))
-    except CaseFileError as exc:
-        print(f"the run's cases no longer load: {exc}", file=sys.stderr)
-        return 2
     for name, value in (("case_file", Path(spec["file"]) if "file" in spec else None),
                         ("cases", spec.get("cases")), ("group", spec.get("groups")),
+                        ("cases_only", spec.get("only") == "cases"),
+                        ("scenarios_only", spec.get("only") == "scenarios"),
+                        ("full", spec.get("styles") == "full"),
                         ("model", point_ref(run.agent)), ("judge_model", run.judge_model),
                         ("repeat", run.plan.repeat), ("junit", None),
                         ("trust_judge", run.judge_trusted_by_flag)):
         setattr(args, name, value)
+    try:
+        cases = select_items(args)
+    except CaseFileError as exc:
+        print(f"the run's cases no longer load: {exc}", file=sys.stderr)
+        return 2
     print(f"resuming run {run.run_id}: {len(run.cases)} finished, {len(run.unfinished)} to run")
     return with_models(args, cases, [args.model],
                        lambda settings: run_once(cases, args, settings, resume=run))

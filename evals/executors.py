@@ -33,6 +33,7 @@ class Transcript(RecordedTurn):
     usage: Usage = field(default_factory=Usage)
     latency_ms: int = 0
     state_checks: list[CheckResult] = field(default_factory=list)
+    timings: dict[str, int] = field(default_factory=dict)  # e.g. a database clone's ms
 
 
 class Executor(Protocol):

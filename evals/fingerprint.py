@@ -79,7 +79,8 @@ def plan_info(cases: list[Case], *, judge_model: str | None, judge_prompt_hash: 
               repeat: int, selection: str | None = None) -> PlanInfo:
     """The plan fingerprint: the selected cases (normalised, in id order), their fixtures, the
     judge model and its full prompt template, the repetitions and the harness."""
-    by_id = {c.id: digest(case_content(c)) for c in sorted(cases, key=lambda c: c.id)}
+    by_id = {c.id: digest(c.content() if hasattr(c, "content") else case_content(c))
+             for c in sorted(cases, key=lambda c: c.id)}
     fixtures = {f"photos/{name}": _file_hash(PHOTOS_DIR / name)
                 for name in sorted({p for c in cases for p in c.photos})}
     for pattern in _FIXTURE_FILES:

@@ -112,6 +112,9 @@ class EvalEnv:
     library: ManualLibrary
     settings: Settings
     catalog: str = "demo"
+    # Where the run's database came from: scenarios clone the template once a conversation.
+    server_conninfo: str | None = None
+    template: str | None = None
     # What compose_case read from the database and the photos, per catalogue, audience, page,
     # selection and photos: write tools are stubbed, so within a phase the same context
     # composes to the same thing, and a run composes each once instead of once a case.
@@ -207,7 +210,8 @@ async def eval_env(server_conninfo: str, settings: Settings, embedder: Embedder
         db = Database(info, max_size=8)
         await db.open()
         try:
-            yield EvalEnv(db, ManualLibrary(db, store, embedder), settings)
+            yield EvalEnv(db, ManualLibrary(db, store, embedder), settings,
+                          server_conninfo=server_conninfo, template=template)
         finally:
             await db.close()
 

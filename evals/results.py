@@ -43,6 +43,7 @@ class Attempt(BaseModel):
     evidence: dict[str, Any] = {}
     turns: list[dict[str, str]] = []  # the whole conversation, when it was more than one turn
     latency_ms: int = 0
+    timings: dict[str, int] = {}  # what an executor measured besides latency (ms)
     usage: dict[str, int] = {}
     cost_usd: float | None = None  # None: the price is unknown (never counted as 0)
     error: str | None = None

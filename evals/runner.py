@@ -121,6 +121,9 @@ class Variant:
     label: str
     model: ChatModel
     frozen: dict[str, FrozenContext] | None = None
+    # Another path than the app's (endpoint mode), and what that path cannot run.
+    executor: Callable[[Any], Executor] | None = None
+    skip: Callable[[Any], str | None] | None = None
 
 
 class FrozenAgentError(ValueError):
@@ -192,7 +195,8 @@ async def attempt(env: EvalEnv | None, case: Any, model: ChatModel,
     """One attempt of an item by its executor (by default the app path), then its checks."""
     started = time.perf_counter()
     if executor is None:
-        executor = AppTurn(case, frozen, evidence=needs_evidence(case))
+        executor = case.executor() if hasattr(case, "executor") else \
+            AppTurn(case, frozen, evidence=needs_evidence(case))
     try:
         transcript = await executor.run(env, model)
     except ModelCallError as exc:
@@ -215,6 +219,7 @@ async def attempt(env: EvalEnv | None, case: Any, model: ChatModel,
         attached_manuals=transcript.attached_manuals,
         evidence={k: asdict(v) for k, v in transcript.evidence.items()},
         turns=transcript.turns if len(transcript.turns) > 2 else [],
+        timings=transcript.timings,
         latency_ms=transcript.latency_ms or int((time.perf_counter() - started) * 1000),
         usage={"prompt_tokens": transcript.usage.prompt_tokens,
                "completion_tokens": transcript.usage.completion_tokens},
@@ -253,10 +258,11 @@ async def with_one_retry(make: Callable[[], Awaitable[Attempt]]) -> list[Attempt
     return attempts
 
 
-async def run_case(env: EvalEnv, case: Case, model: ChatModel,
+async def run_case(env: EvalEnv | None, case: Case, model: ChatModel,
                    judge: JudgeSetup | None = None, *, repetition: int = 1,
-                   frozen: dict[str, FrozenContext] | None = None) -> CaseResult:
-    attempts = await with_one_retry(lambda: attempt(env, case, model, judge, frozen))
+                   frozen: dict[str, FrozenContext] | None = None,
+                   executor: Executor | None = None) -> CaseResult:
+    attempts = await with_one_retry(lambda: attempt(env, case, model, judge, frozen, executor))
     return CaseResult(id=case.id, file=case.file, prompt=case.prompt, group=case.group,
                       status=classify(attempts), attempts=attempts, repetition=repetition)
 
@@ -308,7 +314,7 @@ GRACE_S = 5.0  # how long in-flight cases may finish once a run is told to stop
 
 
 async def run_variants(
-    env: EvalEnv,
+    env: EvalEnv | None,
     cases: list[Case],
     variants: list[Variant],
     *,
@@ -337,7 +343,8 @@ async def run_variants(
 
     async def one(case: Case, variant: Variant, repetition: int) -> None:
         guard = guards[variant.label]
-        reason = skip_reason(case, variant.model, vision)
+        reason = (variant.skip(case) if variant.skip else None) or \
+            skip_reason(case, variant.model, vision)
         if reason is None and guard.cost_cap_reached:
             reason = "cost cap reached: no new model call was made"
         if reason:
@@ -349,8 +356,9 @@ async def run_variants(
                 if stop.is_set():
                     return
                 try:
-                    result = await run_case(env, case, guard, judge, repetition=repetition,
-                                            frozen=variant.frozen)
+                    result = await run_case(
+                        env, case, guard, judge, repetition=repetition, frozen=variant.frozen,
+                        executor=variant.executor(case) if variant.executor else None)
                 except Exception as exc:  # whatever breaks, the other cases go on
                     result = CaseResult(id=case.id, file=case.file, prompt=case.prompt,
                                         group=case.group, status="ERROR", repetition=repetition,
@@ -379,7 +387,7 @@ async def run_variants(
                 if (v.label, c.id, r) not in (skip or set())]
         if not jobs or stop.is_set():
             continue
-        if phase == "lab":
+        if phase == "lab" and env is not None:
             await env.use_lab()
             if on_lab is not None:
                 await on_lab()

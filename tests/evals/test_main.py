@@ -11,7 +11,7 @@ def test_list_prints_every_case(capsys):
 
 def test_unknown_selection_is_exit_2_listing_the_valid_names(capsys):
     assert main(["run", "--cases", "nope"]) == 2
-    assert "unknown 'nope'. Files:" in capsys.readouterr().err
+    assert "unknown 'nope'. Case and scenario files:" in capsys.readouterr().err
 
 
 def test_without_a_provider_the_local_model_is_used_and_its_failure_is_one_line(
@@ -138,8 +138,9 @@ def test_rescore_keeps_repetitions_and_cannot_judge_a_newly_judged_case(tmp_path
 def test_make_eval_asks_whether_the_embedded_model_is_needed(monkeypatch):
     from app.settings import get_settings
 
-    for var in ("MODEL_CHAT", "MODEL_JUDGE", "EVAL_MODEL", "EVAL_JUDGE_MODEL", "MODEL_API_BASE",
-                "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "LOCAL_MODEL_URL"):
+    for var in ("MODEL_CHAT", "MODEL_JUDGE", "MODEL_SIM_USER", "EVAL_MODEL", "EVAL_JUDGE_MODEL",
+                "MODEL_API_BASE", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY",
+                "LOCAL_MODEL_URL"):
         monkeypatch.delenv(var, raising=False)
     get_settings.cache_clear()
     try:
@@ -147,6 +148,9 @@ def test_make_eval_asks_whether_the_embedded_model_is_needed(monkeypatch):
         monkeypatch.setenv("EVAL_MODEL", "anthropic/claude-sonnet-4-5")
         assert main(["needs-local-model"]) == 0  # the judge still is
         monkeypatch.setenv("EVAL_JUDGE_MODEL", "anthropic/claude-sonnet-4-5")
+        assert main(["needs-local-model"]) == 0  # the scenarios' visitor still is
+        monkeypatch.setenv("MODEL_SIM_USER", "anthropic/claude-sonnet-4-5")
+        get_settings.cache_clear()
         assert main(["needs-local-model"]) == 1
     finally:
         get_settings.cache_clear()
