@@ -172,11 +172,17 @@ def plan_for(cases: list[Case], judge: JudgeSetup | None, repeat: int,
 
 def print_start(model_id: str, cases: list[Case], repeat: int, settings: Settings,
                  versions: int = 1) -> None:
-    n = len(cases) * repeat * versions
+    conversations: list[Any] = [c for c in cases if has_scenarios([c])]
+    turns = sum(c.scenario.max_turns for c in conversations)
+    singles = len(cases) - len(conversations)
+    n = (singles + turns) * repeat * versions
     calls_max = n * (settings.max_tool_steps + 1) * MAX_ATTEMPTS
-    print(f"model: {model_id} · {len(cases)} cases × {repeat} repetition(s)"
+    what = f"{singles} cases" + (f" + {len(conversations)} scenario conversations (at most"
+                                 f" {turns} visitor turns)" if conversations else "")
+    print(f"model: {model_id} · {what} × {repeat} repetition(s)"
           + (f" × {versions} versions" if versions > 1 else "")
-          + f" · at least {n} model calls, at most {calls_max} (every tool step, every retry)")
+          + f" · at least {singles * repeat * versions} model calls, at most {calls_max}"
+          " (every turn, tool step and retry; the visitor's and judge's calls apart)")
 
 
 @contextmanager

@@ -41,7 +41,13 @@ def skip_lines(results: list[CaseResult]) -> list[str]:
 
 
 def case_line(result: CaseResult) -> str:
-    return f"  {result.status:<9} {result.id}"
+    """One line a case; a scenario conversation (id@style) also says how many visitor turns
+    it ran."""
+    line = f"  {result.status:<9} {result.id}"
+    turns = result.attempts[0].turns if result.attempts else []
+    if turns:
+        line += f"  ({sum(1 for t in turns if t['role'] == 'user')} visitor turns)"
+    return line
 
 
 def detail_block(result: CaseResult) -> str:
