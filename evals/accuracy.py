@@ -17,9 +17,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from app.manuals.citations import DocumentEvidence
 from evals.assertions import ASSERTIONS
-from evals.cases import CaseFileError, line_of, read_yaml
+from evals.cases import CaseFileError, line_of
 from evals.fixtures.catalog import fixtures_for
 from evals.record import OUTCOMES, RecordedTurn
+from evals.yamlfile import read_list
 
 LABELLED_DIR = Path(__file__).resolve().parent.parent / "tests" / "evals" / "labelled"
 
@@ -89,13 +90,9 @@ def load_items(directory: Path = LABELLED_DIR) -> list[tuple[str, LabelledItem]]
     items: list[tuple[str, LabelledItem]] = []
     errors: list[str] = []
     for path in files:
-        try:
-            data, lines = read_yaml(path)
-        except CaseFileError as exc:
-            errors += exc.errors
-            continue
-        if not isinstance(data, list):
-            errors.append(f"{path.name}:1: a labelled file is a list of items")
+        data, lines, problems = read_list(path, "a labelled file is a list of items")
+        if problems:
+            errors += problems
             continue
         for i, raw in enumerate(data):
             where = f"{path.name}:{line_of((i,), lines)}"

@@ -16,10 +16,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from app.chat.models import ChatModel, ModelCallError
 from evals.calibrate import CalibrationError, Rated
-from evals.cases import Case, CaseFileError, line_of, read_yaml
+from evals.cases import Case, CaseFileError, line_of
 from evals.fixtures.catalog import fixtures_for
 from evals.harness import history_messages
 from evals.judge import MAKERSPACE, JudgeInput, UnreadableVerdict, judge
+from evals.yamlfile import read_yaml
 
 MAKERSPACE_SET = Path(__file__).parent / "calibration" / "makerspace.yaml"
 

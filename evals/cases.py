@@ -18,7 +18,7 @@ from app.chat.context import PageContext, PromptContext
 from app.identity import Identity
 from evals.assertions import ASSERTIONS
 from evals.fixtures.catalog import fixtures_for
-from evals.yamlfile import YamlFileError, read_yaml
+from evals.yamlfile import YamlFileError, read_list
 
 CASES_DIR = Path(__file__).parent / "cases"
 PHOTOS_DIR = Path(__file__).parent / "fixtures" / "photos"
@@ -235,13 +235,9 @@ def load_cases_by_file(directory: Path = CASES_DIR, photos_dir: Path = PHOTOS_DI
         raise CaseFileError([f"{directory}: no *.yaml case files"])
     for path in files:
         name = path.name
-        try:
-            data, lines = read_yaml(path)
-        except CaseFileError as exc:
-            errors[name] = exc.errors
-            continue
-        if not isinstance(data, list):
-            errors[name] = [f"{name}:1: a case file is a list of cases (- id: ...)"]
+        data, lines, problems = read_list(path, "a case file is a list of cases (- id: ...)")
+        if problems:
+            errors[name] = problems
             continue
         file_cases, file_errors = [], []
         for i, raw in enumerate(data):

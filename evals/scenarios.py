@@ -50,7 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from app.capabilities import REGISTRY, Tool
 from evals.cases import Context, line_of, offered_tools
-from evals.yamlfile import YamlFileError, read_yaml
+from evals.yamlfile import YamlFileError, read_list
 
 SCENARIOS_DIR = Path(__file__).parent / "scenarios"
 SHARED_CRITERIA = "criteria.yaml"
@@ -287,13 +287,10 @@ def load_scenarios(directory: Path = SCENARIOS_DIR
     for path in sorted(directory.glob("*.yaml")):
         if path.name == SHARED_CRITERIA:
             continue
-        try:
-            data, lines = read_yaml(path)
-        except YamlFileError as exc:
-            errors += exc.errors
-            continue
-        if not isinstance(data, list):
-            errors.append(f"{path.name}:1: a scenario file is a list of scenarios (- id: ...)")
+        data, lines, problems = read_list(path, "a scenario file is a list of scenarios"
+                                                " (- id: ...)")
+        if problems:
+            errors += problems
             continue
         file_scenarios, file_errors = [], []
         for i, raw in enumerate(data):
@@ -324,12 +321,9 @@ def load_scenarios(directory: Path = SCENARIOS_DIR
 def _load_shared(path: Path, ids: set[str]) -> tuple[list[Shared], list[str]]:
     if not path.exists():
         return [], []
-    try:
-        data, lines = read_yaml(path)
-    except YamlFileError as exc:
-        return [], exc.errors
-    if not isinstance(data, list):
-        return [], [f"{path.name}:1: shared criteria are a list (- statement: ...)"]
+    data, lines, problems = read_list(path, "shared criteria are a list (- statement: ...)")
+    if problems:
+        return [], problems
     shared, errors = [], []
     for i, raw in enumerate(data):
         try:

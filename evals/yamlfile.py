@@ -132,3 +132,15 @@ def read_yaml(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
         raise YamlFileError([f"{path.name}:1: nested too deeply"]) from exc
     lines: dict[tuple[Any, ...], int] = {}
     return _strip(data, (), lines), lines
+
+
+def read_list(path: Path, what: str) -> tuple[list[Any], dict[tuple[Any, ...], int], list[str]]:
+    """A file that must hold a YAML list (of cases, scenarios, labelled items): its items and
+    their lines, or its errors."""
+    try:
+        data, lines = read_yaml(path)
+    except YamlFileError as exc:
+        return [], {}, exc.errors
+    if not isinstance(data, list):
+        return [], lines, [f"{path.name}:1: {what}"]
+    return data, lines, []
