@@ -22,9 +22,10 @@ import psycopg
 from psycopg.conninfo import make_conninfo
 
 from app.capabilities import Tool
-from app.chat.compose import ComposedChat, compose_chat, pdf_parts, user_message
+from app.chat.compose import ComposedChat, compose_chat
 from app.chat.context import PageContext, Photo, ToolContext
 from app.chat.page_context import load_page_context, selection_ids_by_name
+from app.chat.turn import prepare_turn
 from app.db import Database
 from app.identity import Identity, audience_of, demo_identity
 from app.manuals import ManualLibrary
@@ -286,12 +287,10 @@ async def compose_case(env: EvalEnv, case: Case, *, accepts_pdf: bool = False) -
         raise
     composed = replace(shared, tools=list(shared.tools), qr_hints=list(shared.qr_hints),
                        attached_manuals=list(shared.attached_manuals))  # a case's own copy
-    ctx = ToolContext(db=env.db, settings=env.settings, identity=identity, page=page,
-                      photos=photos, manuals=env.library)
-    files = pdf_parts(composed.attached_manuals,
-                      lambda k: env.library.store.path(k).read_bytes()) if accepts_pdf else []
-    messages = [*history_messages(case), user_message(case.prompt, photos, files)]
-    return ComposedCase(composed, ctx, messages, identity)
+    turn = await prepare_turn(env.db, env.settings, identity=identity, page=page,
+                              text=case.prompt, history=history_messages(case), photos=photos,
+                              manuals=env.library, accepts_pdf=accepts_pdf, composed=composed)
+    return ComposedCase(turn.composed, turn.ctx, turn.messages, identity)
 
 
 async def _compose_context(env: EvalEnv, case: Case

@@ -26,11 +26,11 @@ from psycopg.conninfo import make_conninfo
 
 from app.capabilities import Tool, ToolError
 from app.capabilities._proposals import ProposalError, decide_proposal
-from app.chat.compose import compose_chat
 from app.chat.context import ToolContext
 from app.chat.loop import run_turn
 from app.chat.models import ChatModel, Usage
 from app.chat.page_context import load_page_context, selection_ids_by_name
+from app.chat.turn import prepare_turn
 from app.db import Database
 from app.identity import audience_of, demo_identity
 from app.manuals import ManualLibrary
@@ -242,15 +242,14 @@ class ScenarioConversation:
             for _ in range(scenario.max_turns):
                 if text is None:
                     break
-                composed = await compose_chat(db, identity=identity, page=page,
-                                              manuals=library)
+                turn = await prepare_turn(db, env.settings, identity=identity, page=page,
+                                          text=text, history=conversation, manuals=library)
+                composed = turn.composed
                 if tools is None:  # one set per conversation: a sequence runs across turns
                     tools = frozen_tools(composed.tools, scenario.tool_responses)
                 composed.tools = [t for t in tools if t.name in composed.tool_names]
-                ctx = ToolContext(db=db, settings=env.settings, identity=identity, page=page,
-                                  manuals=library)
-                messages = [*conversation, {"role": "user", "content": text}]
-                result = await run_turn(model, composed, messages, ctx,
+                messages = turn.messages
+                result = await run_turn(model, composed, messages, turn.ctx,
                                         max_steps=env.settings.max_tool_steps)
                 usage = Usage(usage.prompt_tokens + result.usage.prompt_tokens,
                               usage.completion_tokens + result.usage.completion_tokens)

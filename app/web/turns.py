@@ -6,11 +6,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from app.chat.compose import ComposedChat, compose_chat, pdf_parts, user_message
-from app.chat.context import Photo, ToolContext
+from app.chat.compose import ComposedChat
+from app.chat.context import Photo
 from app.chat.loop import ToolCallRecord, TurnResult, run_turn
 from app.chat.models import ChatModel
 from app.chat.page_context import PageContextError, load_page_context
+from app.chat.turn import prepare_turn
 from app.conversations import ConversationNotFound, load_history, record_turn
 from app.db import Database
 from app.identity import Identity, audience_of
@@ -74,13 +75,9 @@ async def serve_turn(
             history = await load_history(db, conversation_id, ref)
         except ConversationNotFound:
             raise ClientError(404, f"no conversation {conversation_id!r}") from None
-    composed = await compose_chat(db, identity=identity, page=page, photos=photos,
-                                  manuals=manuals)
-    ctx = ToolContext(db=db, settings=settings, identity=identity, page=page, photos=photos,
-                      manuals=manuals)
-    files = []
-    if manuals is not None and composed.attached_manuals and getattr(model, "accepts_pdf", False):
-        files = pdf_parts(composed.attached_manuals, lambda k: manuals.store.path(k).read_bytes())
+    turn = await prepare_turn(db, settings, identity=identity, page=page, text=text,
+                              history=history, photos=photos, manuals=manuals,
+                              accepts_pdf=getattr(model, "accepts_pdf", False))
     # Photos are stored first so a tool can refer to them; removed again if the turn fails.
     for p in photos:
         await db.execute(
@@ -90,10 +87,8 @@ async def serve_turn(
              identity.person_id if identity else None),
         )
     try:
-        result = await run_turn(
-            model, composed, [*(history or []), user_message(text, photos, files)], ctx,
-            max_steps=settings.max_tool_steps, on_tool_call=on_tool_call,
-        )
+        result = await run_turn(model, turn.composed, turn.messages, turn.ctx,
+                                max_steps=settings.max_tool_steps, on_tool_call=on_tool_call)
     except BaseException:
         if photos:
             await db.execute(
@@ -103,4 +98,4 @@ async def serve_turn(
             )
         raise
     conversation_id = await record_turn(db, conversation_id, ref, text, result)
-    return ServedTurn(conversation_id, composed, result)
+    return ServedTurn(conversation_id, turn.composed, result)
