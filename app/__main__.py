@@ -13,6 +13,8 @@ import uvicorn
 from app.settings import get_settings
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+# On SIGTERM, answers under way get this long to finish (a model call can take minutes).
+SHUTDOWN_GRACE_S = 10
 
 
 def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
@@ -51,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"chat model: {settings.model_for('chat')}"
                       + (f" at {settings.local_model_url}" if settings.local_model_url else ""))
                 uvicorn.run(create_app(settings), host=args.host, port=args.port,
-                            log_level="info")
+                            log_level="info",
+                            timeout_graceful_shutdown=SHUTDOWN_GRACE_S)
         except LocalModelError as exc:
             print(f"local model: {exc}")
             return 2

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from app.settings import MODEL_JOBS, Settings, get_settings
 from evals.cases import Case, CaseFileError, load_cases, select, select_groups
 from evals.fingerprint import PlanInfo, plan_changes, plan_info
-from evals.report import exit_code, print_report, write_record
+from evals.report import conversation_lines, exit_code, print_report, write_record
 from evals.results import RunRecord
 from evals.runner import DEFAULT_CONCURRENCY, MAX_ATTEMPTS, JudgeSetup
 from evals.selection import has_scenarios, select_items, with_visitor
@@ -354,7 +354,7 @@ def _extra(settings: Settings, chat_model: str) -> dict[str, Any]:
 
 def report_run(record: RunRecord) -> None:
     print_report(record.cases, sys.stdout, trusted_by_flag=record.judge_trusted_by_flag)
-    for line in stats_lines(record.cases):
+    for line in [*stats_lines(record.cases), *conversation_lines(record.cases)]:
         print(line)
     costs = [a.cost_usd for r in record.cases for a in r.attempts]
     known = [c for c in costs if c is not None]

@@ -132,3 +132,25 @@ def exit_code(results: list[CaseResult], *, fail_on_skip: bool = False) -> int:
     if t["failed"] or t["errored"] or t["undecided"]:
         return 1
     return 1 if fail_on_skip and t["skipped"] else 0
+
+
+def conversation_lines(results: list[CaseResult]) -> list[str]:
+    """What the scenario conversations took: visitor turns, the assistant's tokens, time, and
+    what cloning a database for each cost."""
+    runs = [a for r in results for a in r.attempts[:1] if a.turns or "database_clone_ms" in
+            a.timings]
+    if not runs:
+        return []
+    turns = [sum(1 for t in a.turns if t["role"] == "user") for a in runs]
+    tokens = [a.usage.get("prompt_tokens", 0) + a.usage.get("completion_tokens", 0)
+              for a in runs]
+    clones = sorted(a.timings["database_clone_ms"] for a in runs
+                    if "database_clone_ms" in a.timings)
+    seconds = [a.latency_ms / 1000 for a in runs]
+    line = (f"conversations: {len(runs)} · visitor turns {sum(turns)} (mean"
+            f" {sum(turns) / len(runs):.1f}, max {max(turns)}) · assistant tokens {sum(tokens):,}"
+            f" · {sum(seconds):.0f} s in conversation (mean {sum(seconds) / len(runs):.0f} s)")
+    if clones:
+        line += (f" · database clone median {clones[len(clones) // 2]} ms, max {clones[-1]}"
+                 " ms")
+    return [line]

@@ -171,6 +171,12 @@ async def test_a_conversation_writes_for_real_in_its_own_database(env, tmp_path)
     assert [t["role"] for t in a.turns] == ["user", "assistant"] * 2
     assert a.turns[0]["content"] == "the laser smells of smoke"
     assert 0 < a.timings["database_clone_ms"] < 10_000
+    from evals.report import case_line, conversation_lines
+
+    assert case_line(result) == "  PASS      smoke@calm  (2 visitor turns)"
+    [line] = conversation_lines([result])
+    assert line.startswith("conversations: 1 · visitor turns 2 (mean 2.0, max 2) · assistant"
+                           " tokens 45") and "database clone median" in line
     # the run's own database never saw the ticket: it was written in the clone, now dropped
     assert await env.db.fetchone("SELECT count(*) AS n FROM tickets") == before
     async with await psycopg.AsyncConnection.connect(env.server_conninfo) as conn:
