@@ -23,6 +23,7 @@ from evals.fingerprint import FrozenContext
 from evals.fixtures.catalog import fixtures_for
 from evals.guard import CallGuard
 from evals.harness import ComposedCase, EvalEnv, stub_tools
+from evals.judged import JUDGED, JudgedSpec
 from evals.record import RecordedTurn
 from evals.results import Attempt, CaseResult, CheckResult, classify
 from evals.trust import Trust
@@ -62,55 +63,6 @@ def run_checks(case: Case, turn: RecordedTurn) -> list[CheckResult]:
 
 def needs_evidence(case: Case) -> bool:
     return any(ASSERTIONS[c.kind].needs_evidence for c in case.checks)
-
-
-async def judged_check(case: Case, turn: RecordedTurn, messages: list[dict[str, Any]],
-                       judge: JudgeSetup | None) -> CheckResult:
-    """The judge's verdict on the rubric and must_not, as one check; failures are ERRORs. An
-    untrusted judge's verdict is recorded as advisory (decided: false)."""
-    from evals.judge import MAKERSPACE, JudgeInput, UnreadableVerdict
-    from evals.judge import judge as ask_judge
-
-    kind = "judge"
-    if judge is None:
-        return CheckResult(kind=kind, passed=False, error=True,
-                           reason="the case is judged but no judge model is set")
-    ctx = case.context
-    item = JudgeInput(
-        rubric=case.rubric, must_not=case.must_not,
-        conversation=[{"role": m["role"], "content": _text(m["content"])} for m in messages
-                      if m["role"] in ("user", "assistant")],
-        reply=turn.answer, tool_calls=turn.tool_calls,
-        reference={"page": ctx.page_path, "asking_as": ctx.as_ or "anonymous visitor",
-                   "catalogue": sorted(fixtures_for(ctx.catalog).slugs),
-                   "qr_codes": turn.qr_hints},
-        pictures=list(case.photos),
-    )
-    meta: dict[str, Any] = {"model": judge.model.model_id, "prompt_hash": MAKERSPACE.hash(),
-                            "trust": judge.trust.reason, "trusted_by_flag": judge.forced
-                            and not judge.trust.trusted}
-    try:
-        verdict = await ask_judge(judge.model, item, MAKERSPACE)
-    except UnreadableVerdict as exc:
-        return CheckResult(kind=kind, passed=False, error=True,
-                           reason=f"unreadable verdict: {exc}", judge={**meta, "verdict": None})
-    except ModelCallError as exc:
-        return CheckResult(kind=kind, passed=False, error=True,
-                           reason=f"the judge's call failed: {exc}",
-                           judge={**meta, "verdict": None})
-    except Exception as exc:  # a judge bug is this case's ERROR, never the run's end
-        return CheckResult(kind=kind, passed=False, error=True,
-                           reason=f"the judge raised {type(exc).__name__}: {exc}",
-                           judge={**meta, "verdict": None})
-    return CheckResult(kind=kind, passed=verdict.passed, reason=verdict.reason,
-                       judge={**meta, "verdict": "pass" if verdict.passed else "fail"},
-                       decided=judge.decides)
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
 
 
 @dataclass(frozen=True)
@@ -184,7 +136,8 @@ async def checks_for(case: Case, transcript: Transcript, judge: JudgeSetup | Non
     is one more registered check, run with the judge)."""
     checks = run_checks(case, transcript)
     if case.judged:
-        checks.append(await judged_check(case, transcript, transcript.messages, judge))
+        spec = JudgedSpec("judge", case.rubric, case.must_not, case.context, case.photos)
+        checks.append(await JUDGED["rubric"](spec, transcript, judge))
     return checks
 
 

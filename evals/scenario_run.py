@@ -35,9 +35,9 @@ from app.db import Database
 from app.identity import audience_of, demo_identity
 from app.manuals import ManualLibrary
 from evals.executors import Transcript, _calls
-from evals.fixtures.catalog import fixtures_for
 from evals.fixtures.lab_catalog import seed_lab_catalog
 from evals.harness import DB_PREFIX, EvalEnv
+from evals.judged import JUDGED, JudgedSpec
 from evals.results import CheckResult
 from evals.scenarios import SELECTABLE, STYLES, Criterion, EndState, Scenario, ToolResponses
 
@@ -368,42 +368,6 @@ def action_checks(item: ScenarioItem, transcript: Transcript) -> list[CheckResul
     return out
 
 
-async def criterion_check(item: ScenarioItem, criterion: Criterion, transcript: Transcript,
-                          judge: Any) -> CheckResult:
-    """A criterion judged on the whole conversation; an untrusted judge's verdict is advisory,
-    an informational criterion is reported and never counted."""
-    from app.chat.models import ModelCallError
-    from evals.judge import MAKERSPACE, JudgeInput, UnreadableVerdict
-    from evals.judge import judge as ask_judge
-
-    kind = f"criterion ({criterion.enforcement}): {criterion.statement}"
-    required = criterion.enforcement == "required"
-    if judge is None:
-        return CheckResult(kind=kind, passed=False, error=True, required=required,
-                           reason="the scenario has criteria but no judge model is set")
-    ctx = item.scenario.context
-    turns = transcript.turns
-    item_in = JudgeInput(
-        rubric=("Judge the whole conversation, every assistant turn, not only the last"
-                f" reply. Pass only if this holds: {criterion.statement}"),
-        must_not=None, conversation=turns[:-1], reply=turns[-1]["content"] if turns else "",
-        tool_calls=transcript.tool_calls,
-        reference={"page": ctx.page_path, "asking_as": ctx.as_ or "anonymous visitor",
-                   "catalogue": sorted(fixtures_for(ctx.catalog).slugs)},
-        pictures=[])
-    meta: dict[str, Any] = {"model": judge.model.model_id, "prompt_hash": MAKERSPACE.hash(),
-                            "trust": judge.trust.reason}
-    try:
-        verdict = await ask_judge(judge.model, item_in, MAKERSPACE)
-    except (UnreadableVerdict, ModelCallError) as exc:
-        return CheckResult(kind=kind, passed=False, error=True, required=required,
-                           reason=f"the judge could not give a verdict: {exc}",
-                           judge={**meta, "verdict": None})
-    return CheckResult(kind=kind, passed=verdict.passed, reason=verdict.reason,
-                       judge={**meta, "verdict": "pass" if verdict.passed else "fail"},
-                       decided=judge.decides, required=required)
-
-
 async def scenario_checks(item: ScenarioItem, transcript: Transcript, judge: Any
                           ) -> list[CheckResult]:
     """Verdict material: every assistant turn answered, expected actions, end state, then the
@@ -417,6 +381,8 @@ async def scenario_checks(item: ScenarioItem, transcript: Transcript, judge: Any
         else f"no answer at message(s) {blank or 'the first'}"))
     checks += action_checks(item, transcript)
     checks += transcript.state_checks
-    for criterion in item.criteria:
-        checks.append(await criterion_check(item, criterion, transcript, judge))
+    for c in item.criteria:
+        spec = JudgedSpec(f"criterion ({c.enforcement}): {c.statement}", c.statement, None,
+                          item.scenario.context, required=c.enforcement == "required")
+        checks.append(await JUDGED["criterion"](spec, transcript, judge))
     return checks

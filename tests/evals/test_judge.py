@@ -174,3 +174,22 @@ def test_the_prompt_hash_covers_every_part_of_the_template():
     tutoring = judge_messages(JudgeInput("r", None, [], "x", [], {}, []), TUTORING)
     assert "maths tutoring" in tutoring[0]["content"] and "Tool calls" not in \
         tutoring[1]["content"]
+
+
+def test_judged_checks_are_registered_by_kind_once():
+    from evals.judged import JUDGED, judged
+
+    assert {"rubric", "criterion"} <= set(JUDGED)
+    with pytest.raises(ValueError, match="registered twice"):
+        judged("rubric")(lambda spec, transcript: None)
+
+
+async def test_a_judged_check_without_a_judge_is_an_error_not_a_fail():
+    from evals.cases import Context
+    from evals.executors import Transcript
+    from evals.judged import JUDGED, JudgedSpec
+
+    spec = JudgedSpec("criterion (informational): kind", "Is kind.", None, Context(),
+                      required=False)
+    result = await JUDGED["criterion"](spec, Transcript("hi", []), None)
+    assert result.error and not result.passed and result.required is False
