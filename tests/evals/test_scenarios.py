@@ -148,7 +148,8 @@ REPORT = """\
       result: {filed: true}
   end_state:
     - table: tickets
-      where: {machine: trotec-speedy-400, body_contains: smoke, status: open}
+      where: {machine: trotec-speedy-400, body_contains: smoke, status: open,
+              reporter_name: null}
     - table: proposals
       exists: false
 """
@@ -371,3 +372,29 @@ def test_a_scenario_item_is_scheduled_like_a_case(tmp_path):
     item = item_of(tmp_path, MINIMAL)
     assert isinstance(item, ScenarioItem) and item.id == "one@calm" and item.photos == ()
     assert item.content()["style"] == "calm"
+
+
+async def test_repeat_last_answers_with_the_last_response_once_the_sequence_runs_out(
+        env, tmp_path):
+    text = FROZEN.replace("exhausted: error", "exhausted: repeat_last").replace(
+        ', {{error: "gone"}}', "").replace(', {error: "gone"}', "")
+    model = ScriptedModel(*[call("read_page", url="https://x.example")] * 3, say("200 mm."))
+    [result] = await run_suite(env, [item_of(tmp_path, text,
+                                             visitor=ScriptedModel(say(STOP)))], model)
+    texts = [c["result"].get("text") for c in result.attempts[0].tool_calls]
+    assert texts == ["Build volume 200 mm"] * 3
+
+
+@pytest.mark.parametrize(("actual", "selectors", "misses"), [
+    ({"slug": "Form-4"}, {"slug": "form-4"}, 0),                      # case-insensitive
+    ({"description": "It SMOKED"}, {"description_contains": "smoke"}, 0),
+    ({"reporter_name": None}, {"reporter_name": None}, 0),            # null: absent
+    ({"reporter_name": "Jo"}, {"reporter_name": None}, 1),
+    ({"filed": True}, {"filed": False}, 1),
+    ({"ticket_id": 3}, {"ticket_id": 4}, 1),
+    ("not a mapping", {"x": 1}, 1),
+])
+def test_selectors_match_as_documented(actual, selectors, misses):
+    from evals.scenario_run import matches
+
+    assert len(matches(actual, selectors)) == misses
