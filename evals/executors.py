@@ -34,6 +34,7 @@ class Transcript(RecordedTurn):
     latency_ms: int = 0
     state_checks: list[CheckResult] = field(default_factory=list)
     timings: dict[str, int] = field(default_factory=dict)  # e.g. a database clone's ms
+    broke: str | None = None  # the harness failed after the model answered (kept with it)
 
 
 class Executor(Protocol):
@@ -71,9 +72,12 @@ class AppTurn:
             [h.text for h in composed.composed.qr_hints], turns=turns,
             messages=composed.messages, usage=result.usage, latency_ms=result.latency_ms)
         if self.evidence:
-            transcript.evidence = await citation_evidence(
-                env, transcript.answer, transcript.search_results(),
-                transcript.attached_manuals)
+            try:
+                transcript.evidence = await citation_evidence(
+                    env, transcript.answer, transcript.search_results(),
+                    transcript.attached_manuals)
+            except Exception as exc:  # the answer is kept; the case is an ERROR, not a FAIL
+                transcript.broke = f"gathering citation evidence failed: {exc}"
         return transcript
 
 

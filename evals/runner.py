@@ -158,6 +158,9 @@ async def attempt(env: EvalEnv | None, case: Any, model: ChatModel,
     except Exception as exc:  # a harness failure is this case's ERROR, not the run's end
         return Attempt(error=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}",
                        latency_ms=int((time.perf_counter() - started) * 1000))
+    if transcript.broke is not None:
+        return Attempt(answer=transcript.answer, tool_calls=transcript.tool_calls,
+                       error=transcript.broke)
     try:
         checks = await case.checks_on(transcript, judge) if hasattr(case, "checks_on") \
             else await checks_for(case, transcript, judge)

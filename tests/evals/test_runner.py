@@ -246,3 +246,21 @@ async def test_a_stop_lets_quick_cases_finish_and_cancels_slow_ones(monkeypatch)
     loop.call_later(0.01, stop.set)
     await asyncio.wait_for(runner._until_stopped(tasks, stop), 5)
     assert finished == [0.05] and tasks[1].cancelled()
+
+
+async def test_evidence_that_cannot_be_gathered_is_an_error_that_keeps_the_answer(
+        env, monkeypatch):
+    import evals.executors as executors
+    from evals.cases import select
+    from evals.runner import attempt
+
+    async def broken(*args, **kwargs):
+        raise OSError("blob server gone")
+
+    monkeypatch.setattr(executors, "citation_evidence", broken)
+    case = next(c for c in load_cases() if any(
+        ASSERTIONS[k.kind].needs_evidence for k in c.checks))
+    [case] = select([case], case.id)
+    done = await attempt(env, case, ScriptedModel(say("See the manual.")))
+    assert done.error == "gathering citation evidence failed: blob server gone"
+    assert done.answer == "See the manual." and done.checks == []
