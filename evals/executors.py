@@ -35,6 +35,7 @@ class Transcript(RecordedTurn):
     state_checks: list[CheckResult] = field(default_factory=list)
     timings: dict[str, int] = field(default_factory=dict)  # e.g. a database clone's ms
     broke: str | None = None  # the harness failed after the model answered (kept with it)
+    conversation: bool = False  # a scenario's: its turns are always kept in the record
 
 
 class Executor(Protocol):

@@ -116,6 +116,7 @@ class EvalEnv:
     # Where the run's database came from: scenarios clone the template once a conversation.
     server_conninfo: str | None = None
     template: str | None = None
+    next_clone: asyncio.Task[str] | None = None  # a scenario's database, made ahead
     # What compose_case read from the database and the photos, per catalogue, audience, page,
     # selection and photos: write tools are stubbed, so within a phase the same context
     # composes to the same thing, and a run composes each once instead of once a case.
@@ -210,11 +211,19 @@ async def eval_env(server_conninfo: str, settings: Settings, embedder: Embedder
             blobs(), stack.enter_async_context(cloned_database(server_conninfo, template)))
         db = Database(info, max_size=8)
         await db.open()
+        env = EvalEnv(db, ManualLibrary(db, store, embedder), settings,
+                      server_conninfo=server_conninfo, template=template)
         try:
-            yield EvalEnv(db, ManualLibrary(db, store, embedder), settings,
-                          server_conninfo=server_conninfo, template=template)
+            yield env
         finally:
             await db.close()
+            if env.next_clone is not None:  # made ahead for a conversation that never came
+                from evals.scenario_run import drop_clone
+
+                try:
+                    await drop_clone(env, await env.next_clone)
+                except Exception:
+                    pass  # never made; a later run removes what is left (clean_stale)
 
 
 SPARE_PREFIX = "eval_spare_"

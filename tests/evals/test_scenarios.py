@@ -180,10 +180,12 @@ async def test_a_conversation_writes_for_real_in_its_own_database(env, tmp_path)
                            " tokens 45") and "database clone median" in line
     # the run's own database never saw the ticket: it was written in the clone, now dropped
     assert await env.db.fetchone("SELECT count(*) AS n FROM tickets") == before
+    # the conversation's clone is gone; the one left is made ahead for the next conversation
+    ahead = await env.next_clone
     async with await psycopg.AsyncConnection.connect(env.server_conninfo) as conn:
-        cur = await conn.execute("SELECT count(*) FROM pg_database WHERE datname LIKE %s",
+        cur = await conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s",
                                  (f"eval\\_p{__import__('os').getpid()}\\_c%",))
-        assert (await cur.fetchone())[0] == 0
+        assert [r[0] for r in await cur.fetchall()] == [ahead]
 
 
 async def test_missing_actions_and_state_fail_with_their_reasons(env, tmp_path):
@@ -398,3 +400,19 @@ def test_selectors_match_as_documented(actual, selectors, misses):
     from evals.scenario_run import matches
 
     assert len(matches(actual, selectors)) == misses
+
+
+async def test_the_clone_made_ahead_is_dropped_with_the_environment(server_conninfo, tmp_path):
+    from app.manuals.embed import HashEmbedder
+    from app.settings import Settings
+    from evals.harness import eval_env
+
+    async with eval_env(server_conninfo, Settings(data_dir=tmp_path), HashEmbedder()) as env:
+        async with conversation_database(env) as (_, waited):
+            assert waited >= 0
+        async with conversation_database(env) as (_, waited_again):
+            pass
+        ahead = await env.next_clone
+    async with await psycopg.AsyncConnection.connect(server_conninfo) as conn:
+        cur = await conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (ahead,))
+        assert await cur.fetchone() is None
