@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -43,6 +44,7 @@ from evals.results import CheckResult
 from evals.scenarios import SELECTABLE, STYLES, Criterion, EndState, Scenario, ToolResponses
 
 STOP = "STOP"
+_STOPS = re.compile(rf"\b{STOP}\b")  # the word in capitals; "the laser stopped" is not it
 MAX_VISITOR_CHARS = 2000
 
 VISITOR_PROMPT = """You are role-playing a person at a university makerspace who is talking to \
@@ -226,8 +228,7 @@ async def visitor_says(model: ChatModel, item: ScenarioItem,
                                              " message.)"}]
     reply = await model.complete([{"role": "system", "content": system}, *turns])
     text = (reply.content or "").strip().strip('"').strip()
-    if not text or text.upper().startswith(STOP) or text.upper().endswith(STOP) and \
-            len(text) <= len(STOP) + 2:
+    if not text or _STOPS.search(text):  # "STOP", alone or after a last word: done
         return None
     return text[:MAX_VISITOR_CHARS]
 

@@ -123,6 +123,15 @@ async def test_styles_change_how_the_visitor_writes_never_what_it_wants(tmp_path
         assert "names the Form 4" not in prompt  # the criteria are never shown to the visitor
 
 
+@pytest.mark.parametrize(("reply", "said"), [
+    (STOP, None), ("Thanks, that is all. STOP", None), ("", None),
+    ("the laser stopped, please stop it", "the laser stopped, please stop it"),
+])
+async def test_the_visitor_stops_with_the_word_in_capitals(tmp_path, reply, said):
+    visitor = ScriptedModel(say(reply))
+    assert await visitor_says(visitor, item_of(tmp_path, MINIMAL, visitor=visitor), []) == said
+
+
 async def test_the_visitor_sees_the_conversation_from_its_side_and_can_stop(tmp_path):
     visitor = ScriptedModel(say(STOP))
     item = item_of(tmp_path, MINIMAL, visitor=visitor)
