@@ -260,7 +260,7 @@ class ScenarioConversation:
             tools: list[Tool] | None = None
             messages: list[dict[str, Any]] = []
             started = time.perf_counter()
-            for _ in range(scenario.max_turns):
+            for turn_no in range(1, scenario.max_turns + 1):
                 if text is None:
                     break
                 turn = await prepare_turn(db, env.settings, identity=identity, page=page,
@@ -279,7 +279,8 @@ class ScenarioConversation:
                                  {"role": "assistant", "content": result.answer}]
                 if scenario.confirm:
                     calls += await _confirm_cards(db, env, identity, result.proposals)
-                text = await visitor_says(visitor, self.item, conversation)
+                if turn_no < scenario.max_turns:  # the visitor's last word would go unanswered
+                    text = await visitor_says(visitor, self.item, conversation)
             state = await end_state_checks(db, scenario.end_state)
         answer = conversation[-1]["content"] if conversation else ""
         transcript = Transcript(answer, calls, turns=conversation, messages=messages,

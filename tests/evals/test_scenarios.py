@@ -425,3 +425,13 @@ async def test_the_clone_made_ahead_is_dropped_with_the_environment(server_conni
     async with await psycopg.AsyncConnection.connect(server_conninfo) as conn:
         cur = await conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (ahead,))
         assert await cur.fetchone() is None
+
+
+async def test_the_visitor_is_not_asked_for_a_word_nobody_would_answer(env, tmp_path):
+    visitor = ScriptedModel(say("one more thing"), repeat=True)
+    text = CRITERIA.replace("  criteria:", "  end_state:\n    - table: proposals\n"
+                                           "      exists: false\n  criteria: []\n  x:")
+    text = text[:text.index("  x:")]
+    item = item_of(tmp_path, text, visitor=visitor)
+    [result] = await run_suite(env, [item], ScriptedModel(say("The Form 4."), repeat=True))
+    assert len(result.attempts[0].turns) == 2 and visitor.requests == []  # max_turns: 1
