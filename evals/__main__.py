@@ -108,6 +108,10 @@ def _parser() -> argparse.ArgumentParser:
     res.add_argument("--fail-on-skip", action=argparse.BooleanOptionalAction, default=None)
     res.add_argument("--max-cost", type=float, default=None)
     sub.add_parser("runs", help="list the stored runs")
+    rep = sub.add_parser("report", help="a run as one self-contained HTML page")
+    rep.add_argument("run", nargs="?", help="a stored run's id, or a run artifact's path"
+                     " (default: the last run's artifact)")
+    rep.add_argument("--html", type=Path, required=True, help="the page to write")
     point = sub.add_parser("point", help="comparison points: a frozen agent and its plan")
     psub = point.add_subparsers(dest="point_command", required=True)
     save = psub.add_parser("save", help="freeze today's agent (or a stored run's) and plan")
@@ -179,6 +183,10 @@ def main(argv: list[str] | None = None) -> int:
         return _accuracy(args)
     if args.command == "rescore":
         return _rescore(args)
+    if args.command == "report":
+        from evals.cli_runs import html_report
+
+        return html_report(args)
     if args.command in ("runs", "resume"):
         from evals import cli_runs
 

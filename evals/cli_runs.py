@@ -16,7 +16,14 @@ from typing import Any, TypeVar
 from app.settings import MODEL_JOBS, Settings, get_settings
 from evals.cases import Case, CaseFileError, load_cases, select, select_groups
 from evals.fingerprint import PlanInfo, plan_changes, plan_info
-from evals.report import conversation_lines, exit_code, print_report, write_record
+from evals.report import (
+    ARTIFACT,
+    conversation_lines,
+    exit_code,
+    print_report,
+    write_atomically,
+    write_record,
+)
 from evals.results import RunRecord
 from evals.runner import DEFAULT_CONCURRENCY, MAX_ATTEMPTS, JudgeSetup
 from evals.selection import has_scenarios, select_items, with_visitor
@@ -364,6 +371,28 @@ def report_run(record: RunRecord) -> None:
                                             if unknown else ""))
     elif costs:
         print(f"cost: unknown ({record.models.get('chat')} has no price in litellm's table)")
+
+
+def html_report(args: argparse.Namespace) -> int:
+    """`python -m evals report [RUN] --html FILE`."""
+    from evals.html_report import render_run
+    from evals.rescore import ArtifactError, load_artifact
+
+    ref = args.run
+    try:
+        if ref is None or Path(ref).is_file():
+            record = load_artifact(Path(ref) if ref else ARTIFACT)
+        else:
+            async def body(settings: Settings) -> RunRecord:
+                async with await open_store(settings) as store:
+                    return await store.load_run(ref)
+            record = store_value(body)
+    except (ArtifactError, StoreError) as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    write_atomically(args.html, render_run(record))
+    print(f"report: {args.html} ({len(record.cases)} cases, run {record.run_id})")
+    return 0
 
 
 # runs ----------------------------------------------------------------------------------------
