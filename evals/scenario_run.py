@@ -170,7 +170,8 @@ async def conversation_database(env: EvalEnv) -> AsyncIterator[tuple[Database, f
     except Exception:
         name = await _clone(env)  # the one made ahead failed: make this one now
     took = time.perf_counter() - started
-    env.next_clone = asyncio.create_task(_clone(env))
+    if env.next_clone is None:  # one made ahead at a time, whatever runs at once
+        env.next_clone = asyncio.create_task(_clone(env))
     db = Database(make_conninfo(env.server_conninfo, dbname=name), max_size=2)
     try:
         await db.open()

@@ -219,6 +219,12 @@ async def test_two_conversations_at_once_do_not_see_each_others_rows(env, tmp_pa
             return row["n"]
 
     assert await asyncio.gather(one(), one()) == [1, 1]
+    # and only one database is made ahead for the next conversation, not one per conversation
+    ahead = await env.next_clone
+    async with await psycopg.AsyncConnection.connect(env.server_conninfo) as conn:
+        cur = await conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s",
+                                 (f"eval\\_p{__import__('os').getpid()}\\_c%",))
+        assert [r[0] for r in await cur.fetchall()] == [ahead]
 
 
 async def test_the_clone_is_dropped_after_an_error(env):
