@@ -36,6 +36,7 @@ class Transcript(RecordedTurn):
     timings: dict[str, int] = field(default_factory=dict)  # e.g. a database clone's ms
     broke: str | None = None  # the harness failed after the model answered (kept with it)
     conversation: bool = False  # a scenario's: its turns are always kept in the record
+    side_usage: dict[str, int] = field(default_factory=dict)  # tokens of other models' calls
 
 
 class Executor(Protocol):

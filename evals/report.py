@@ -147,8 +147,10 @@ def conversation_lines(results: list[CaseResult]) -> list[str]:
     clones = sorted(a.timings["database_clone_ms"] for a in runs
                     if "database_clone_ms" in a.timings)
     seconds = [a.latency_ms / 1000 for a in runs]
+    visitor = sum(a.usage.get("visitor_tokens", 0) for a in runs)
     line = (f"conversations: {len(runs)} · visitor turns {sum(turns)} (mean"
             f" {sum(turns) / len(runs):.1f}, max {max(turns)}) · assistant tokens {sum(tokens):,}"
+            f" · visitor tokens {visitor:,}"
             f" · {sum(seconds):.0f} s in conversation (mean {sum(seconds) / len(runs):.0f} s)")
     if clones:
         line += (f" · database clone median {clones[len(clones) // 2]} ms, max {clones[-1]}"

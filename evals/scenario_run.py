@@ -214,8 +214,10 @@ def frozen_tools(tools: list[Tool], responses: dict[str, ToolResponses]) -> list
 
 
 async def visitor_says(model: ChatModel, item: ScenarioItem,
-                       conversation: list[dict[str, str]]) -> str | None:
-    """The visitor's next message, or None when they stop."""
+                       conversation: list[dict[str, str]],
+                       spent: list[Usage] | None = None) -> str | None:
+    """The visitor's next message, or None when they stop; the call's usage is added to
+    `spent`."""
     v = item.scenario.visitor
     system = VISITOR_PROMPT.format(
         who=v.who, wants=v.wants, knows=v.knows or "nothing special",
@@ -228,6 +230,8 @@ async def visitor_says(model: ChatModel, item: ScenarioItem,
         turns = [{"role": "user", "content": "(You open the lab's chat. Write your first"
                                              " message.)"}]
     reply = await model.complete([{"role": "system", "content": system}, *turns])
+    if spent is not None:
+        spent.append(reply.usage)
     text = (reply.content or "").strip().strip('"').strip()
     if not text or _STOPS.search(text):  # "STOP", alone or after a last word: done
         return None
@@ -257,7 +261,9 @@ class ScenarioConversation:
             conversation: list[dict[str, str]] = []
             calls: list[dict[str, Any]] = []
             usage = Usage()
-            text = scenario.opening or await visitor_says(visitor, self.item, conversation)
+            visitor_spent: list[Usage] = []
+            text = scenario.opening or await visitor_says(visitor, self.item, conversation,
+                                                          visitor_spent)
             tools: list[Tool] | None = None
             messages: list[dict[str, Any]] = []
             started = time.perf_counter()
@@ -281,13 +287,16 @@ class ScenarioConversation:
                 if scenario.confirm:
                     calls += await _confirm_cards(db, env, identity, result.proposals)
                 if turn_no < scenario.max_turns:  # the visitor's last word would go unanswered
-                    text = await visitor_says(visitor, self.item, conversation)
+                    text = await visitor_says(visitor, self.item, conversation, visitor_spent)
             state = await end_state_checks(db, scenario.end_state)
         answer = conversation[-1]["content"] if conversation else ""
         transcript = Transcript(answer, calls, turns=conversation, messages=messages,
                                 usage=usage,
                                 latency_ms=int((time.perf_counter() - started) * 1000),
                                 state_checks=state, conversation=True,
+                                side_usage={"visitor_tokens": sum(
+                                    u.prompt_tokens + u.completion_tokens
+                                    for u in visitor_spent)},
                                 timings={"database_clone_ms": int(clone_s * 1000)})
         return transcript
 

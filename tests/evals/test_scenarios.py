@@ -186,7 +186,7 @@ async def test_a_conversation_writes_for_real_in_its_own_database(env, tmp_path)
     assert case_line(result) == "  PASS      smoke@calm  (2 visitor turns)"
     [line] = conversation_lines([result])
     assert line.startswith("conversations: 1 · visitor turns 2 (mean 2.0, max 2) · assistant"
-                           " tokens 45") and "database clone median" in line
+                           " tokens 45 · visitor tokens 30") and "database clone median" in line
     # the run's own database never saw the ticket: it was written in the clone, now dropped
     assert await env.db.fetchone("SELECT count(*) AS n FROM tickets") == before
     # the conversation's clone is gone; the one left is made ahead for the next conversation
