@@ -64,6 +64,10 @@ message, no quotation marks, no role names. When you have what you came for, or 
 leave, write only {stop}."""
 
 
+class VisitorError(RuntimeError):
+    """The simulated visitor failed to play its part: the conversation is an ERROR."""
+
+
 @dataclass(frozen=True)
 class ScenarioItem:
     """One conversation of a run: a scenario in one visitor style. The runner schedules it as
@@ -264,6 +268,8 @@ class ScenarioConversation:
             visitor_spent: list[Usage] = []
             text = scenario.opening or await visitor_says(visitor, self.item, conversation,
                                                           visitor_spent)
+            if text is None:  # no conversation happened: the harness's failure, not the app's
+                raise VisitorError("the simulated visitor wrote no first message")
             tools: list[Tool] | None = None
             messages: list[dict[str, Any]] = []
             started = time.perf_counter()

@@ -441,3 +441,12 @@ async def test_the_visitor_is_not_asked_for_a_word_nobody_would_answer(env, tmp_
     item = item_of(tmp_path, text, visitor=visitor)
     [result] = await run_suite(env, [item], ScriptedModel(say("The Form 4."), repeat=True))
     assert len(result.attempts[0].turns) == 2 and visitor.requests == []  # max_turns: 1
+
+
+async def test_a_visitor_that_never_opens_is_an_error_not_the_assistants_fail(env, tmp_path):
+    text = MINIMAL  # no opening: the visitor writes the first message, here only STOP
+    item = item_of(tmp_path, text, visitor=ScriptedModel(say(STOP), repeat=True))
+    model = ScriptedModel(say("The Form 4."), repeat=True)
+    [result] = await run_suite(env, [item], model)
+    assert result.status == "ERROR" and model.requests == []
+    assert "the simulated visitor wrote no first message" in result.attempts[0].error
