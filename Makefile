@@ -8,7 +8,7 @@ LOCAL_STAMP := $(VENV)/.installed-local-model
 CHROMIUM := /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: test eval serve lint typecheck check clean bench-manuals bench-evals bench-local \
+.PHONY: test eval serve workspace lint typecheck check clean bench-manuals bench-evals bench-local \
 	bench-compare gate \
 	photos manuals
 
@@ -46,6 +46,9 @@ bench-manuals: $(STAMP)  ## ingest synthetic manuals to 50,000 passages; search 
 
 bench-evals: $(STAMP)  ## the runner on the real path against a fake 200 ms model, N=200 at C=50
 	$(BIN)/python -m evals.bench
+
+workspace: $(STAMP)  ## the stored runs and their evidence in the browser (127.0.0.1)
+	$(BIN)/python -m evals workspace
 
 bench-compare: $(STAMP)  ## a point and a stored comparison of 200 cases × 2 vs two plain runs
 	$(BIN)/python -m evals.bench_compare

@@ -108,6 +108,8 @@ def _parser() -> argparse.ArgumentParser:
     res.add_argument("--fail-on-skip", action=argparse.BooleanOptionalAction, default=None)
     res.add_argument("--max-cost", type=float, default=None)
     sub.add_parser("runs", help="list the stored runs")
+    ws = sub.add_parser("workspace", help="the stored runs and their evidence in the browser")
+    ws.add_argument("--port", type=int, default=int(os.environ.get("WORKSPACE_PORT") or 8010))
     rep = sub.add_parser("report", help="a run as one self-contained HTML page")
     rep.add_argument("run", nargs="?", help="a stored run's id, or a run artifact's path"
                      " (default: the last run's artifact)")
@@ -183,6 +185,10 @@ def main(argv: list[str] | None = None) -> int:
         return _accuracy(args)
     if args.command == "rescore":
         return _rescore(args)
+    if args.command == "workspace":
+        from evals.cli_runs import workspace
+
+        return workspace(args)
     if args.command == "report":
         from evals.cli_runs import html_report
 

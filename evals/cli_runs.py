@@ -395,6 +395,24 @@ def html_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def workspace(args: argparse.Namespace) -> int:
+    """`python -m evals workspace`: serve the workspace on 127.0.0.1 until Ctrl-C."""
+    import secrets
+
+    import uvicorn
+
+    from app.db import resolve_conninfo
+    from evals.workspace import create_workspace
+
+    settings = eval_settings()
+    url = settings.database_url.get_secret_value() if settings.database_url else None
+    token = secrets.token_urlsafe(24)
+    app = create_workspace(resolve_conninfo(url, settings.data_dir), token)
+    print(f"workspace: http://127.0.0.1:{args.port}/?token={token}  (Ctrl-C stops it)")
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+    return 0
+
+
 # runs ----------------------------------------------------------------------------------------
 
 def runs(args: argparse.Namespace) -> int:

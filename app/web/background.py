@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import uvicorn
 
@@ -25,11 +25,12 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 @contextmanager
-def serve_in_thread(app: Any, *, host: str = "127.0.0.1", port: int | None = None
-                    ) -> Iterator[str]:
-    """Yield the base URL (http://host:port) while the app is served; stop it afterwards."""
+def serve_in_thread(app: Any, *, host: str = "127.0.0.1", port: int | None = None,
+                    lifespan: Literal["on", "off"] = "off") -> Iterator[str]:
+    """Yield the base URL (http://host:port) while the app is served; stop it afterwards.
+    With lifespan="on" the app's start-up and shutdown run in the server's thread."""
     port = port or free_port(host)
-    config = uvicorn.Config(app, host=host, port=port, log_level="error", lifespan="off")
+    config = uvicorn.Config(app, host=host, port=port, log_level="error", lifespan=lifespan)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name=f"serve-{port}", daemon=True)
     thread.start()
