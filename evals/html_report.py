@@ -77,13 +77,17 @@ class _Evidence:
         return anchor
 
 
-def _marked(text: str, marks: list[tuple[str, str]]) -> str:
-    """The text escaped, each quoted passage found in it wrapped in a mark with its anchor."""
+def _marked(text: str, marks: list[tuple[str, str]], placed: set[str]) -> str:
+    """The text escaped, each quoted passage found in it wrapped in a mark with its anchor
+    (each anchor once on the page, marks never overlapping)."""
     spans: list[tuple[int, int, str]] = []
     for quoted, anchor in marks:
         at = text.find(quoted)
-        if at >= 0 and not any(s <= at < e for s, e, _ in spans):
-            spans.append((at, at + len(quoted), anchor))
+        end = at + len(quoted)
+        if at >= 0 and anchor not in placed and \
+                not any(at < e and s < end for s, e, _ in spans):
+            spans.append((at, end, anchor))
+            placed.add(anchor)
     out, pos = [], 0
     for start, end, anchor in sorted(spans):
         out += [_e(text[pos:start]), f'<mark id="{anchor}">', _e(text[start:end]), "</mark>"]
@@ -118,9 +122,10 @@ def _attempt(result: CaseResult, n: int, attempt: Attempt) -> str:
         checks.append(f'<li class="{_check_class(c)}">{text}</li>')
     turns = attempt.turns or [{"role": "user", "content": result.prompt},
                               {"role": "assistant", "content": attempt.answer}]
+    placed: set[str] = set()
     shown = "".join(
-        f'<div class="turn {t["role"]}"><strong>{_e(t["role"])}:</strong> '
-        f'{_marked(t["content"], evidence.marks)}</div>' for t in turns)
+        f'<div class="turn {_e(t["role"])}"><strong>{_e(t["role"])}:</strong> '
+        f'{_marked(t["content"], evidence.marks, placed)}</div>' for t in turns)
     calls = "".join(
         f'<div class="call" id="{prefix}-call-{i}">{_e(c["name"])}'
         f'({_e(json.dumps(c.get("arguments"), ensure_ascii=False))}) → '

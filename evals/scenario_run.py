@@ -136,7 +136,7 @@ def scenario_items(scenarios: list[Scenario], shared: list[Any], *, full: bool,
 
     items = []
     for s in scenarios:
-        styles = [st for st in s.styles if full or st in QUICK_STYLES] or [s.styles[0]]
+        styles = [st for st in s.styles if full or st in QUICK_STYLES] or list(s.styles[:1])
         for style in styles:
             items.append(ScenarioItem(s, style, tuple(criteria_for(s, shared)), visitor_model))
     return items
@@ -329,9 +329,9 @@ def _where(state: EndState) -> tuple[str, list[Any]]:
     columns = SELECTABLE[state.table]
     clauses, params = [], []
     for key, want in state.where.items():
-        if key.endswith("_contains"):
-            clauses.append(f"{columns[key.removesuffix('_contains')]} ILIKE %s")
-            params.append(f"%{want}%")
+        if key.endswith("_contains"):  # the text itself: % and _ are not wildcards here
+            clauses.append(f"{columns[key.removesuffix('_contains')]} ILIKE %s ESCAPE '\\'")
+            params.append("%" + re.sub(r"([\\%_])", r"\\\1", str(want)) + "%")
         elif want is None:
             clauses.append(f"{columns[key]} IS NULL")
         elif isinstance(want, str):

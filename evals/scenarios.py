@@ -147,7 +147,7 @@ class ScenarioModel(BaseModel):
     opening: str | None = Field(default=None, min_length=1, max_length=2000)
     max_turns: int = Field(default=6, ge=1, le=MAX_TURNS)
     confirm: bool = False
-    styles: list[str] = list(STYLES)
+    styles: list[str] = Field(default=list(STYLES), min_length=1)
     criteria: list[Criterion] = []
     expect_actions: list[ExpectAction] = []
     end_state: list[EndState] = []
@@ -182,7 +182,10 @@ class Scenario:
         return f"{self.file}:{self.line}"
 
 
-def _selector_errors(selectors: dict[str, Any], fields: set[str], what: str) -> list[str]:
+def _selector_errors(selectors: dict[str, Any], fields: set[str], what: str, *,
+                     text_only: bool = False) -> list[str]:
+    """Unknown fields, and values of the wrong kind: `_contains` takes text; a table's
+    columns (text_only) take text or null, so YAML's `no` (false) is caught at load."""
     errors = []
     for key, value in selectors.items():
         name = key.removesuffix("_contains")
@@ -190,6 +193,8 @@ def _selector_errors(selectors: dict[str, Any], fields: set[str], what: str) -> 
             errors.append(f"{what}: unknown field {key!r}; known: {', '.join(sorted(fields))}")
         elif key.endswith("_contains") and not isinstance(value, str):
             errors.append(f"{what}: {key} needs text")
+        elif text_only and not isinstance(value, str | None):
+            errors.append(f"{what}: {key} needs text or null, not {value!r} (quote it)")
     return errors
 
 
@@ -212,6 +217,8 @@ def _validate(raw: dict[str, Any], file: str, base: tuple[Any, ...],
     for i, style in enumerate(model.styles):
         if style not in STYLES:
             err(("styles", i), f"unknown style {style!r}; known: {', '.join(STYLES)}")
+        elif style in model.styles[:i]:
+            err(("styles", i), f"style {style!r} is listed twice")
     for i, action in enumerate(model.expect_actions):
         tool = tools.get(action.tool)
         if tool is None or action.tool not in offered:
@@ -230,7 +237,8 @@ def _validate(raw: dict[str, Any], file: str, base: tuple[Any, ...],
             err(("end_state", i, "table"), f"end_state: unknown table {state.table!r}; known:"
                 f" {', '.join(sorted(SELECTABLE))}")
             continue
-        for message in _selector_errors(state.where, set(columns), f"{state.table} where"):
+        for message in _selector_errors(state.where, set(columns), f"{state.table} where",
+                                        text_only=True):
             err(("end_state", i, "where"), message)
     for name, frozen in model.tool_responses.items():
         tool = tools.get(name)

@@ -1,8 +1,11 @@
 """The eval workspace, read-only so far: stored runs and their evidence in the browser.
 
 `python -m evals workspace` serves it on 127.0.0.1 (port WORKSPACE_PORT, default 8010) and
-prints a one-time address with a token; opening it sets a session cookie, and every request
-needs that cookie, so another local site or user cannot read the runs. Pages have no script.
+prints a one-time address with a token; opening it sets a session cookie (the token then
+stops working), and every request needs that cookie, so another local site or user cannot read
+the runs. Cookies are not bound to a port: a browser sends this one to any server on
+127.0.0.1 it visits, so do not browse other local servers you do not trust in that browser
+while the workspace runs. Pages have no script.
 
 - `/`: the run picker (the stored runs, newest first) and the pass rate per file across them.
 - `/runs/{id}`: one run's evidence, the same page as `python -m evals report`.
@@ -52,6 +55,7 @@ def _page(title: str, body: str, status: int = 200) -> HTMLResponse:
 
 def create_workspace(conninfo: str, token: str) -> Starlette:
     session = secrets.token_urlsafe(24)
+    used: list[bool] = []  # the token opens the workspace once
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -59,14 +63,19 @@ def create_workspace(conninfo: str, token: str) -> Starlette:
             app.state.store = store
             yield
 
+    def same(given: str, secret: str) -> bool:
+        return secrets.compare_digest(given.encode(), secret.encode())
+
     def allowed(request: Request) -> bool:
-        return secrets.compare_digest(request.cookies.get(COOKIE, ""), session)
+        return same(request.cookies.get(COOKIE, ""), session)
 
     async def home(request: Request) -> Response:
         given = request.query_params.get("token")
         if given is not None:
-            if not secrets.compare_digest(given, token):
-                return _page("not allowed", "<p>That token is not this workspace's.</p>", 403)
+            if used or not same(given, token):
+                return _page("not allowed", "<p>That token is not this workspace's, or it has"
+                                            " been used.</p>", 403)
+            used.append(True)
             response = RedirectResponse("/", status_code=303, headers=HEADERS)
             response.set_cookie(COOKIE, session, httponly=True, samesite="strict")
             return response

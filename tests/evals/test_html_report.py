@@ -67,3 +67,13 @@ async def test_in_the_browser_a_failed_check_highlights_its_sentence(tmp_path, w
         await page.screenshot(path=str(tmp_path / f"report-{width}.png"))
         await browser.close()
     assert target == SENTENCE and fits
+
+
+def test_marks_never_overlap_or_repeat_an_anchor():
+    from evals.html_report import _marked
+
+    placed: set[str] = set()
+    once = _marked("hello world foo", [("world", "a0"), ("hello world", "a1")], placed)
+    assert once.count("world") == 1 and once.count("<mark") == 1
+    again = _marked("world again", [("world", "a0")], placed)
+    assert "<mark" not in again  # a0 is already on the page

@@ -70,6 +70,12 @@ def item_of(tmp_path, text, style="calm", visitor=None):
      " response: {url: x, text: y}}\n",
      f"read_page: its contract changed since these responses were written (was 0123456789ab,"
      f" now {READ_PAGE})"),
+    (MINIMAL.replace("to find a printer}", "to find a printer}\n  styles: []"),
+     "styles: List should have at least 1 item"),
+    (MINIMAL.replace("to find a printer}", "to find a printer}\n  styles: [calm, calm]"),
+     "style 'calm' is listed twice"),
+    (MINIMAL + "  end_state:\n    - table: tickets\n      where: {status: no}\n",
+     "tickets where: status needs text or null, not False (quote it)"),
     ("- id: two\n  visitor: {who: a student, wants: x y z}\n",
      "a scenario needs criteria, expect_actions or end_state"),
     ("- id: Bad_Id\n  visitor: {who: a student, wants: x y z}\n  criteria: []\n",
@@ -450,3 +456,17 @@ async def test_a_visitor_that_never_opens_is_an_error_not_the_assistants_fail(en
     [result] = await run_suite(env, [item], model)
     assert result.status == "ERROR" and model.requests == []
     assert "the simulated visitor wrote no first message" in result.attempts[0].error
+
+
+async def test_contains_matches_the_text_itself_not_sql_wildcards(env):
+    from evals.scenario_run import end_state_checks
+    from evals.scenarios import EndState
+
+    async with conversation_database(env) as (db, _):
+        await db.execute("INSERT INTO tickets (machine_id, title, body) SELECT id, 'x',"
+                         " 'cut at 100 percent' FROM machines LIMIT 1")
+        found = await end_state_checks(db, (
+            EndState(table="tickets", where={"body_contains": "100%"}),
+            EndState(table="tickets", where={"body_contains": "cut_at"}),
+            EndState(table="tickets", where={"body_contains": "100 PERCENT"})))
+    assert [c.passed for c in found] == [False, False, True]

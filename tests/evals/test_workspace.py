@@ -46,17 +46,22 @@ async def test_nothing_is_shown_without_the_token_and_its_cookie(stored):
             assert (await anyone.get("/")).status_code == 403
             assert (await anyone.get("/runs/ws0001run")).status_code == 403
             assert (await anyone.get("/?token=guess")).status_code == 403
+            assert (await anyone.get("/?token=%C3%A9")).status_code == 403  # not a 500
+            anyone.cookies.set("workspace", "forged")
+            assert (await anyone.get("/")).status_code == 403
         async with httpx.AsyncClient(base_url=base, follow_redirects=True) as owner:
             opened = await owner.get(f"/?token={TOKEN}")
             cookie = opened.history[0].headers["set-cookie"].lower()
             runs = await owner.get("/")
             run = await owner.get("/runs/ws0001run")
             missing = await owner.get("/runs/nope")
+        async with httpx.AsyncClient(base_url=base) as later:
+            reused = await later.get(f"/?token={TOKEN}")  # the token opens it once
     assert opened.status_code == 200 and "ws0001run" in runs.text  # redirected, cookie set
     assert "httponly" in cookie and "samesite=strict" in cookie
     assert "Pass rate per file" in runs.text and "honest-absence.yaml" in runs.text
     assert run.status_code == 200 and "<mark id=" in run.text
-    assert missing.status_code == 404
+    assert missing.status_code == 404 and reused.status_code == 403
     assert "script-src" not in runs.headers["content-security-policy"]  # no script at all
 
 
