@@ -297,6 +297,16 @@ async def run_variants(
     results: dict[tuple[str, str, int], CaseResult] = {}
     guards = {v.label: CallGuard(v.model, concurrency, max_cost_usd=max_cost_usd, stop=stop)
               for v in variants}
+    visitors: dict[int, CallGuard] = {}
+
+    def visitor_guarded(case: Any) -> Any:
+        """A scenario's simulated visitor goes through a guard too: a stopped run asks it
+        nothing more."""
+        visitor = getattr(case, "visitor_model", None)
+        if visitor is None or isinstance(visitor, CallGuard):
+            return case
+        guard = visitors.setdefault(id(visitor), CallGuard(visitor, concurrency, stop=stop))
+        return replace(case, visitor_model=guard)
 
     async def one(case: Case, variant: Variant, repetition: int) -> None:
         guard = guards[variant.label]
@@ -337,7 +347,7 @@ async def run_variants(
 
     # Cases with the same audience and page share the longest prompt prefix: running them
     # together lets a server-side prompt cache reuse it. The report keeps the files' order.
-    ordered = sorted(cases, key=prefix_key)
+    ordered = [visitor_guarded(c) for c in sorted(cases, key=prefix_key)]
     for phase in ("demo", "lab"):
         jobs = [(c, v, r) for c in ordered if c.context.catalog == phase
                 for r in range(1, repeat + 1) for v in variants

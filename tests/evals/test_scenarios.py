@@ -470,3 +470,22 @@ async def test_contains_matches_the_text_itself_not_sql_wildcards(env):
             EndState(table="tickets", where={"body_contains": "cut_at"}),
             EndState(table="tickets", where={"body_contains": "100 PERCENT"})))
     assert [c.passed for c in found] == [False, False, True]
+
+
+async def test_a_stopped_run_asks_the_visitor_nothing_more(env, tmp_path):
+    import asyncio as aio
+
+    from evals.runner import Variant, run_variants
+
+    stop = aio.Event()
+    visitor = ScriptedModel(say("and another thing"), repeat=True)
+
+    def answer_then_stop(messages, tools):
+        stop.set()  # Ctrl-C arrives while the assistant answers
+        return say("The Form 4.")
+
+    item = item_of(tmp_path, CRITERIA.replace("max_turns: 1", "max_turns: 3"),
+                   visitor=visitor)
+    results = await run_variants(env, [item], [Variant("v", ScriptedModel(answer_then_stop))],
+                                 stop=stop)
+    assert visitor.requests == [] and results["v"] == []  # unfinished, not a verdict
