@@ -287,7 +287,11 @@ def select(cases: list[Case], spec: str | None) -> list[Case]:
             f"EVAL_CASES: unknown {', '.join(repr(n) for n in unknown)}. Files: "
             f"{', '.join(sorted(files))}. Case ids: {', '.join(sorted(ids))}"
         ])
-    wanted = set(names)
-    return [c for c in cases if c.id in wanted or Path(c.file).stem in wanted]
+    return named(cases, set(names))
+
+
+def named(items: list[Any], names: set[str]) -> list[Any]:
+    """The cases or scenarios a selection names, by id or by file (without .yaml)."""
+    return [i for i in items if i.id in names or Path(i.file).stem in names]
 
 

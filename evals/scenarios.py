@@ -50,7 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from app.capabilities import REGISTRY, Tool
 from evals.cases import Context, line_of, offered_tools
-from evals.yamlfile import YamlFileError, read_list
+from evals.yamlfile import YamlFileError, field_errors, read_list
 
 SCENARIOS_DIR = Path(__file__).parent / "scenarios"
 SHARED_CRITERIA = "criteria.yaml"
@@ -208,9 +208,8 @@ def _validate(raw: dict[str, Any], file: str, base: tuple[Any, ...],
     try:
         model = ScenarioModel.model_validate(raw)
     except ValidationError as exc:
-        for e in exc.errors():
-            key = ".".join(str(p) for p in e["loc"]) or "(scenario)"
-            err(tuple(e["loc"]), f"{key}: {e['msg']}".replace("Value error, ", ""))
+        for loc, message in field_errors(exc, "(scenario)"):
+            err(loc, message)
         return None, errors
     tools = REGISTRY.all_tools()
     offered = offered_tools(model.context)
@@ -337,10 +336,8 @@ def _load_shared(path: Path, ids: set[str]) -> tuple[list[Shared], list[str]]:
         try:
             model = SharedCriterion.model_validate(raw)
         except ValidationError as exc:
-            for e in exc.errors():
-                key = ".".join(str(p) for p in e["loc"]) or "(criterion)"
-                errors.append(f"{path.name}:{line_of((i, *e['loc']), lines)}: {key}:"
-                              f" {e['msg']}")
+            errors += [f"{path.name}:{line_of((i, *loc), lines)}: {message}"
+                       for loc, message in field_errors(exc, "(criterion)")]
             continue
         targets = model.applies_to
         if targets != "all":
@@ -357,12 +354,3 @@ def _load_shared(path: Path, ids: set[str]) -> tuple[list[Shared], list[str]]:
 def criteria_for(scenario: Scenario, shared: list[Shared]) -> list[Criterion]:
     """The scenario's own criteria, then the shared ones that apply to it."""
     return [*scenario.criteria, *(s.criterion for s in shared if s.applies(scenario.id))]
-
-
-def select_scenarios(scenarios: list[Scenario], spec: str | None) -> list[Scenario]:
-    """EVAL_CASES for scenarios: file names (without .yaml) or ids; names that are no
-    scenario's are left to the cases."""
-    if not spec or not spec.strip():
-        return scenarios
-    wanted = {n.strip() for n in spec.split(",") if n.strip()}
-    return [s for s in scenarios if s.id in wanted or Path(s.file).stem in wanted]

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evals.cases import CaseFileError, load_cases, select_groups
+from evals.cases import CaseFileError, load_cases, named, select_groups
 from evals.scenario_run import ScenarioItem, scenario_items
 from evals.scenarios import load_scenarios
 
@@ -24,23 +24,21 @@ def select_items(args: argparse.Namespace) -> list[Any]:
     with_scenarios = not getattr(args, "cases_only", False) and source is None
     cases = (load_cases(source) if source else load_cases()) if with_cases else []
     scenarios, shared = load_scenarios() if with_scenarios else ([], [])
-    clash = sorted({Path(c.file).stem for c in cases} & {Path(s.file).stem for s in scenarios})
+    case_files = {Path(c.file).stem for c in cases}
+    scenario_files = {Path(s.file).stem for s in scenarios}
+    clash = sorted(case_files & scenario_files)
     if clash:
         raise CaseFileError([f"{name}.yaml is both a case file and a scenario file: rename one"
                              " (EVAL_CASES names a file by its name)" for name in clash])
     spec = args.cases
     if spec and spec.strip():
         names = {n.strip() for n in spec.split(",") if n.strip()}
-        known = ({c.id for c in cases} | {Path(c.file).stem for c in cases}
-                 | {s.id for s in scenarios} | {Path(s.file).stem for s in scenarios})
-        unknown = sorted(names - known)
+        files = case_files | scenario_files
+        unknown = sorted(names - files - {c.id for c in cases} - {s.id for s in scenarios})
         if unknown:
-            files = sorted({Path(c.file).stem for c in cases}
-                           | {Path(s.file).stem for s in scenarios})
             raise CaseFileError([f"EVAL_CASES: unknown {', '.join(repr(n) for n in unknown)}."
-                                 f" Case and scenario files: {', '.join(files)}"])
-        cases = [c for c in cases if c.id in names or Path(c.file).stem in names]
-        scenarios = [s for s in scenarios if s.id in names or Path(s.file).stem in names]
+                                 f" Case and scenario files: {', '.join(sorted(files))}"])
+        cases, scenarios = named(cases, names), named(scenarios, names)
     items: list[Any] = [*cases, *scenario_items(scenarios, shared,
                                                 full=bool(getattr(args, "full", False)),
                                                 visitor_model=None)]

@@ -189,6 +189,16 @@ class RunStore:
             "SELECT id, started_at, status, model, plan_fingerprint, agent_fingerprint, point,"
             " totals FROM eval_runs ORDER BY started_at DESC LIMIT %s", (limit,))
 
+    async def file_counts(self, run_ids: list[str]) -> list[dict[str, Any]]:
+        """Per run and case file: the cases that passed and those decided (PASS, FLAKY or
+        FAIL), for files with any decided case."""
+        return await self.db.fetch(
+            "SELECT run_id, file, count(*) FILTER (WHERE status = 'PASS') AS passed,"
+            " count(*) FILTER (WHERE status IN ('PASS', 'FLAKY', 'FAIL')) AS decided"
+            " FROM eval_cases WHERE run_id = ANY(%s) GROUP BY run_id, file"
+            " HAVING count(*) FILTER (WHERE status IN ('PASS', 'FLAKY', 'FAIL')) > 0",
+            (run_ids,))
+
     # points -------------------------------------------------------------------------------
 
     async def save_point(self, point: Point) -> None:

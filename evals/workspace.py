@@ -124,15 +124,8 @@ async def _rates(store: RunStore, rows: list[dict[str, Any]]) -> str:
     if not rows:
         return ""
     per_file: dict[str, dict[str, str]] = defaultdict(dict)
-    for r in rows:
-        record = await store.load_run(str(r["id"]))
-        counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        for case in record.cases:
-            if case.status in ("PASS", "FLAKY", "FAIL"):
-                counts[case.file][1] += 1
-                counts[case.file][0] += case.status == "PASS"
-        for file, (passed, decided) in counts.items():
-            per_file[file][str(r["id"])] = f"{passed / decided:.0%}"
+    for c in await store.file_counts([str(r["id"]) for r in rows]):
+        per_file[c["file"]][c["run_id"]] = f"{c['passed'] / c['decided']:.0%}"
     head = "".join(f"<th>{_e(r['id'])}</th>" for r in rows)
     body = "".join(f"<tr><td>{_e(file)}</td>"
                    + "".join(f"<td>{per_file[file].get(str(r['id']), '—')}</td>" for r in rows)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
 MAX_FILE_BYTES = int(os.environ.get("EVAL_MAX_CASE_FILE_BYTES") or 1_000_000)
 MAX_DEPTH = 32
@@ -144,3 +145,11 @@ def read_list(path: Path, what: str) -> tuple[list[Any], dict[tuple[Any, ...], i
     if not isinstance(data, list):
         return [], lines, [f"{path.name}:1: {what}"]
     return data, lines, []
+
+
+def field_errors(exc: ValidationError, whole: str) -> list[tuple[tuple[Any, ...], str]]:
+    """Each problem pydantic found in a file's item: where (its location, for line_of), and
+    'field.path: message' (`whole` names the item itself)."""
+    return [(tuple(e["loc"]), f"{'.'.join(str(p) for p in e['loc']) or whole}:"
+                              f" {e['msg'].removeprefix('Value error, ')}")
+            for e in exc.errors()]

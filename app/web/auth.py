@@ -89,7 +89,7 @@ def oidc_client(settings: Settings) -> OAuth | None:
     """The provider's client; a misconfiguration (a broken staff list, the demo sign-in beside
     the real one) stops the app at start, not at the first sign-in."""
     if settings.staff_list:
-        load_staff_list(settings.staff_list)
+        staff_roles(settings.staff_list)  # read now: the first sign-in finds it cached
     if not settings.oidc_issuer:
         return None
     if not settings.oidc_client_id or settings.oidc_client_secret is None:
