@@ -111,8 +111,8 @@ def _parser() -> argparse.ArgumentParser:
     ws = sub.add_parser("workspace", help="the stored runs and their evidence in the browser")
     ws.add_argument("--port", type=int, default=int(os.environ.get("WORKSPACE_PORT") or 8010))
     rep = sub.add_parser("report", help="a run as one self-contained HTML page")
-    rep.add_argument("run", nargs="?", help="a stored run's id, or a run artifact's path"
-                     " (default: the last run's artifact)")
+    rep.add_argument("run", nargs="?", help="a stored run's or comparison's id, or a run"
+                     " artifact's path (default: the last run's artifact)")
     rep.add_argument("--html", type=Path, required=True, help="the page to write")
     point = sub.add_parser("point", help="comparison points: a frozen agent and its plan")
     psub = point.add_subparsers(dest="point_command", required=True)

@@ -374,7 +374,7 @@ def report_run(record: RunRecord) -> None:
 
 
 def html_report(args: argparse.Namespace) -> int:
-    """`python -m evals report [RUN] --html FILE`."""
+    """`python -m evals report [RUN | COMPARISON] --html FILE`."""
     from evals.html_report import render_run
     from evals.rescore import ArtifactError, load_artifact
 
@@ -382,17 +382,36 @@ def html_report(args: argparse.Namespace) -> int:
     try:
         if ref is None or Path(ref).is_file():
             record = load_artifact(Path(ref) if ref else ARTIFACT)
+            text, what = render_run(record), f"{len(record.cases)} cases, run {record.run_id}"
         else:
-            async def body(settings: Settings) -> RunRecord:
-                async with await open_store(settings) as store:
-                    return await store.load_run(ref)
-            record = store_value(body)
+            text, what = store_value(lambda settings: _stored_report(settings, ref))
     except (ArtifactError, StoreError) as exc:
         print(exc, file=sys.stderr)
         return 2
-    write_atomically(args.html, render_run(record))
-    print(f"report: {args.html} ({len(record.cases)} cases, run {record.run_id})")
+    write_atomically(args.html, text)
+    print(f"report: {args.html} ({what})")
     return 0
+
+
+async def _stored_report(settings: Settings, ref: str) -> tuple[str, str]:
+    """A stored run's page, or a stored comparison's (both runs with their pairs)."""
+    from evals.compare import Comparison
+    from evals.html_report import render_comparison, render_run
+
+    async with await open_store(settings) as store:
+        try:
+            record = await store.load_run(ref)
+        except StoreError as not_a_run:
+            try:
+                row = await store.load_comparison(ref)
+            except StoreError:
+                raise StoreError(f"{not_a_run} (nor a stored comparison)") from None
+            result = Comparison.model_validate(row["result"])
+            base = await store.load_run(row["baseline_run"])
+            cur = await store.load_run(row["current_run"])
+            return (render_comparison(row["id"], result, base, cur),
+                    f"comparison {row['id']}, {len(result.cases)} cases paired")
+    return render_run(record), f"{len(record.cases)} cases, run {record.run_id}"
 
 
 def workspace(args: argparse.Namespace) -> int:
@@ -403,11 +422,13 @@ def workspace(args: argparse.Namespace) -> int:
 
     from app.db import resolve_conninfo
     from evals.workspace import create_workspace
+    from evals.workspace.launch import Launcher
 
     settings = eval_settings()
     url = settings.database_url.get_secret_value() if settings.database_url else None
     token = secrets.token_urlsafe(24)
-    app = create_workspace(resolve_conninfo(url, settings.data_dir), token)
+    launcher = Launcher(artifacts=Path(settings.data_dir) / "workspace-runs")
+    app = create_workspace(resolve_conninfo(url, settings.data_dir), token, launcher=launcher)
     print(f"workspace: http://127.0.0.1:{args.port}/?token={token}  (Ctrl-C stops it)")
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
     return 0

@@ -37,7 +37,7 @@ border-radius:6px;white-space:pre-wrap;overflow-wrap:anywhere} .user{background:
 monospace;font-size:.85em;white-space:pre-wrap;overflow-wrap:anywhere;background:#f3f0ff;
 padding:6px 8px;border-radius:6px;margin:4px 0} ul.checks{padding-left:1.2em}
 .check.failed{color:#b3261e} .check.advisory{color:#8a5a00} .check.info{color:#555}
-mark,.call:target,.turn:target{background:#fff1a8;outline:2px solid #e0b000}
+mark,.call:target,.turn:target,.cites:target{background:#fff1a8;outline:2px solid #e0b000}
 h2{font-size:1.05em;margin:18px 0 6px} h3{font-size:1em;margin:12px 0 4px}
 nav.filter a{margin-right:10px}
 """
@@ -65,6 +65,8 @@ class _Evidence:
     def anchor_for(self, check: CheckResult, attempt: Attempt) -> str | None:
         if check.passed and check.decided:
             return None
+        if "cit" in check.kind and _has_citations(attempt):
+            return f"{self.prefix}-cites"  # the citations, each linking to its PDF page
         for name in (c["name"] for c in attempt.tool_calls):
             if re.search(rf"\b{re.escape(name)}\b", check.kind + " " + check.reason):
                 index = next(i for i, c in enumerate(attempt.tool_calls) if c["name"] == name)
@@ -96,7 +98,11 @@ def _marked(text: str, marks: list[tuple[str, str]], placed: set[str]) -> str:
     return "".join(out)
 
 
-def _citations(attempt: Attempt) -> str:
+def _has_citations(attempt: Attempt) -> bool:
+    return bool(attempt.evidence) or bool(_CITED_PAGE.search(attempt.answer))
+
+
+def _citations(attempt: Attempt, prefix: str) -> str:
     links = []
     for doc, ev in attempt.evidence.items():
         status = ev.get("status") if isinstance(ev, dict) else None
@@ -104,11 +110,12 @@ def _citations(attempt: Attempt) -> str:
     for m in _CITED_PAGE.finditer(attempt.answer):
         page = f"#page={m.group(2)}" if m.group(2) else ""
         links.append(f'<li>cited: <a href="{_e(m.group(1) + page)}">{_e(m.group(0))}</a></li>')
-    return f"<h3>Citations</h3><ul>{''.join(links)}</ul>" if links else ""
+    return (f'<h3>Citations</h3><ul class="cites" id="{prefix}-cites">{"".join(links)}</ul>'
+            if links else "")
 
 
-def _attempt(result: CaseResult, n: int, attempt: Attempt) -> str:
-    prefix = f"{_slug(result.id)}-r{result.repetition}-a{n}"
+def _attempt(result: CaseResult, n: int, attempt: Attempt, scope: str = "") -> str:
+    prefix = f"{scope}{_slug(result.id)}-r{result.repetition}-a{n}"
     evidence = _Evidence(prefix)
     checks = []
     for c in attempt.checks:
@@ -135,7 +142,7 @@ def _attempt(result: CaseResult, n: int, attempt: Attempt) -> str:
     head = f"<h3>Attempt {n}</h3>" if len(result.attempts) > 1 else ""
     return (f"{head}{error}<h3>Conversation</h3>{shown}"
             + (f"<h3>Tool calls</h3>{calls}" if calls else "")
-            + _citations(attempt)
+            + _citations(attempt, prefix)
             + f'<h3>Checks</h3><ul class="checks">{"".join(checks)}</ul>')
 
 
@@ -143,32 +150,103 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def render_run(record: RunRecord) -> str:
-    """The whole page for one run."""
-    counts = Counter(r.status for r in record.cases)
+def run_body(record: RunRecord, cases: list[CaseResult] | None = None, scope: str = "") -> str:
+    """A run's evidence (its totals, then every case by status), for a page of its own or
+    the workspace; `cases` narrows what is listed (a filter), never the totals; `scope`
+    prefixes the anchors (two runs on one page)."""
+    shown = record.cases if cases is None else cases
+    counts = Counter(r.status for r in shown)
     order = [st for st in ORDER if counts[st]]
-    filters = " ".join(f'<a href="#{st}">{st} ({counts[st]})</a>' for st in order)
+    filters = " ".join(f'<a href="#{scope}{st}">{st} ({counts[st]})</a>' for st in order)
     sections = []
     for status in order:
         items = []
-        for r in sorted((r for r in record.cases if r.status == status),
+        for r in sorted((r for r in shown if r.status == status),
                         key=lambda r: (r.file, r.id, r.repetition)):
             body = (f"<p>skipped: {_e(r.skipped_reason)}</p>" if r.status == "SKIPPED" else
-                    "".join(_attempt(r, n, a) for n, a in enumerate(r.attempts, start=1)))
+                    "".join(_attempt(r, n, a, scope) for n, a in enumerate(r.attempts, start=1)))
             opened = " open" if r.status in ("FAIL", "ERROR") else ""
             items.append(
-                f'<details class="item" id="{_slug(r.id)}-r{r.repetition}"{opened}>'
+                f'<details class="item" id="{scope}{_slug(r.id)}-r{r.repetition}"{opened}>'
                 f'<summary><span class="badge {r.status}">{r.status}</span>'
                 f'<span class="id">{_e(r.id)}</span><span class="file">{_e(r.file)}'
-                f'{" · " + _e(r.group) if r.group else ""}</span></summary>'
-                f'<div class="body">{body}</div></details>')
-        sections.append(f'<h2 id="{status}">{status} ({counts[status]})</h2>{"".join(items)}')
-    model = record.models.get("chat") or record.settings.get("chat_model") or "?"
+                f'{" · " + _e(r.group) if r.group else ""}'
+                f'{f" · {len(r.attempts)} attempts" if len(r.attempts) > 1 else ""}</span>'
+                f'</summary><div class="body">{body}</div></details>')
+        sections.append(f'<h2 id="{scope}{status}">{status} ({counts[status]})</h2>'
+                        + "".join(items))
+    return (f'<p class="totals">{_e(totals_line(record.cases))}</p>'
+            f'<nav class="filter">{filters}</nav>{"".join(sections)}')
+
+
+OUTCOMES = ("improved", "regressed", "unchanged", "uncertain")
+BAR_STYLE = """
+.bar{display:flex;height:14px;min-width:120px;background:#eee;border-radius:3px;overflow:hidden}
+.bar span{display:block;height:100%} .improved{background:#2a7d2a} .regressed{background:#b3261e}
+.unchanged{background:#9aa5b1} .uncertain{background:#e0b000} .legend span{margin-right:10px}
+.legend i{display:inline-block;width:10px;height:10px;margin-right:4px}
+table.grid{border-collapse:collapse;display:block;overflow-x:auto;max-width:100%}
+table.grid td,table.grid th{padding:4px 8px;border-bottom:1px solid #ddd;text-align:left}
+"""
+
+
+def outcome_bar(counts: dict[str, int]) -> str:
+    total = sum(counts.get(o, 0) for o in OUTCOMES) or 1
+    parts = "".join(f'<span class="{o}" style="width:{100 * counts.get(o, 0) / total:.1f}%"'
+                    f' title="{o}: {counts.get(o, 0)}"></span>' for o in OUTCOMES)
+    return f'<div class="bar">{parts}</div>'
+
+
+def comparison_body(result: Any, baseline: str, current: str) -> str:
+    """A stored comparison: its verdict, a bar per file of improved, regressed, unchanged
+    and uncertain cases, and every pair with the reason an uncertain one is uncertain."""
+    files: dict[str, Counter[str]] = {}
+    file_of = {p.id: p.file for p in result.pairs}
+    for case_id, outcome in result.cases.items():
+        files.setdefault(file_of.get(case_id, "?"), Counter())[outcome] += 1
+    legend = "".join(f'<span><i class="{o}"></i>{o} ({result.counts.get(o, 0)})</span>'
+                     for o in OUTCOMES)
+    rows = "".join(f"<tr><td>{_e(f)}</td><td>{outcome_bar(c)}</td><td>"
+                   + " · ".join(f"{c[o]} {o}" for o in OUTCOMES if c[o]) + "</td></tr>"
+                   for f, c in sorted(files.items()))
+    pairs = "".join(
+        f'<tr><td class="id">{_e(p.id)}</td><td>{p.repetition}</td><td>{_e(p.baseline)}</td>'
+        f'<td>{_e(p.current)}</td><td class="{p.outcome}-text">{_e(p.outcome)}'
+        f'{" (" + _e(p.why) + ")" if p.why else ""}</td></tr>' for p in result.pairs)
+    p_value = f"p = {result.p_value:.3f}" if result.p_value is not None else "no test"
+    return (f"<p>{_e(baseline)} → {_e(current)}</p>"
+            f'<p class="totals">{_e(result.verdict)} ({p_value})</p>'
+            f'<p class="legend">{legend}</p><h2>Per file</h2><table class="grid">'
+            f"<tr><th>file</th><th>cases</th><th>counts</th></tr>{rows}</table>"
+            f'<h2>Pairs</h2><table class="grid"><tr><th>case</th><th>rep.</th>'
+            f"<th>before</th><th>now</th><th>outcome</th></tr>{pairs}</table>")
+
+
+def page(title: str, body: str, extra_style: str = "") -> str:
+    """A whole self-contained page: no script, no external file."""
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>Run {_e(record.run_id or '')}</title><style>{STYLE}</style></head><body>"
-        f'<header><div class="wrap"><h1>Run {_e(record.run_id or "(unstored)")} · '
-        f'{_e(model)} · {_e(record.status)}</h1></div></header><main class="wrap">'
-        f'<p class="totals">{_e(totals_line(record.cases))}</p>'
-        f'<nav class="filter">{filters}</nav>{"".join(sections)}</main></body></html>')
+        f"<title>{_e(title)}</title><style>{STYLE}{extra_style}</style></head><body>"
+        f'<header><div class="wrap"><h1>{_e(title)}</h1></div></header>'
+        f'<main class="wrap">{body}</main></body></html>')
+
+
+def run_title(record: RunRecord) -> str:
+    model = record.models.get("chat") or record.settings.get("chat_model") or "?"
+    return f"Run {record.run_id or '(unstored)'} · {model} · {record.status}"
+
+
+def render_run(record: RunRecord) -> str:
+    """The whole page for one run."""
+    return page(run_title(record), run_body(record))
+
+
+def render_comparison(cid: str, result: Any, baseline: RunRecord, current: RunRecord) -> str:
+    """The whole page for a stored comparison: the paired outcomes, then both runs."""
+    before, now = run_title(baseline), run_title(current)
+    return page(f"Comparison {cid}",
+                comparison_body(result, before, now)
+                + f"<h2>Now: {_e(now)}</h2>" + run_body(current, scope="now-")
+                + f"<h2>Before: {_e(before)}</h2>" + run_body(baseline, scope="before-"),
+                BAR_STYLE)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -147,6 +148,8 @@ async def run_versions(
                                                 if c.context.catalog == "demo"])
     started = dt.datetime.now(dt.UTC).isoformat()
     git = await asyncio.to_thread(git_state)  # once a run, off the loop (two git processes)
+    # Started from the workspace: its launch id, by which it finds this run's progress.
+    launch = {"launch": os.environ["EVAL_LAUNCH"]} if os.environ.get("EVAL_LAUNCH") else {}
     records: dict[str, RunRecord] = {}
     done_before: set[tuple[str, str, int]] = set()
     for v in versions:
@@ -161,7 +164,8 @@ async def run_versions(
             run_id=new_run_id(), status="running", started=started,
             settings={"chat_model": v.model.model_id, "concurrency": concurrency,
                       "repeat": plan.repeat, "selection": plan.selection,
-                      "order": [c.id for c in cases], "version": v.label, **settings_extra},
+                      "order": [c.id for c in cases], "version": v.label, **settings_extra,
+                      **launch},
             models={"chat": v.model.model_id},
             judge_model=judge.model.model_id if judge else None,
             judge_trusted_by_flag=bool(judge and judge.forced and not judge.trust.trusted),

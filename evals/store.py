@@ -240,3 +240,34 @@ class RunStore:
             "INSERT INTO eval_comparisons (id, point, baseline_run, current_run, result)"
             " VALUES (%s, %s, %s, %s, %s)", (cid, point, baseline, current, _json(result)))
         return cid
+
+    async def list_comparisons(self, limit: int = 30) -> list[dict[str, Any]]:
+        return await self.db.fetch(
+            "SELECT id, created_at, point, baseline_run, current_run, result->'counts' AS counts,"
+            " result->>'verdict' AS verdict FROM eval_comparisons ORDER BY created_at DESC"
+            " LIMIT %s", (limit,))
+
+    async def load_comparison(self, cid: str) -> dict[str, Any]:
+        """One stored comparison: its row, with `result` as stored (a Comparison)."""
+        row = await self.db.fetchone(
+            "SELECT id, created_at, point, baseline_run, current_run, result"
+            " FROM eval_comparisons WHERE id = %s", (cid,))
+        if row is None:
+            raise StoreError(f"no comparison {cid!r} (python -m evals compare)")
+        return row
+
+    # progress -----------------------------------------------------------------------------
+
+    async def launched(self, launch: str) -> list[dict[str, Any]]:
+        """The runs a workspace launch started, each with its finished cases by status and its
+        cost so far (None while no attempt has a known price)."""
+        return await self.db.fetch(
+            "SELECT r.id, r.status, r.point, r.header->'settings'->>'version' AS version,"
+            " jsonb_array_length(r.header->'settings'->'order') AS items,"
+            " (r.header->'plan'->>'repeat')::int AS repeat,"
+            " (SELECT coalesce(jsonb_object_agg(s.status, s.n), '{}') FROM (SELECT c.status,"
+            "  count(*) AS n FROM eval_cases c WHERE c.run_id = r.id GROUP BY c.status) s)"
+            "  AS counts,"
+            " (SELECT sum(a.cost_usd) FROM eval_attempts a WHERE a.run_id = r.id) AS cost"
+            " FROM eval_runs r WHERE r.header->'settings'->>'launch' = %s"
+            " ORDER BY r.started_at, r.id", (launch,))

@@ -1,0 +1,207 @@
+"""What the workspace's forms change, as edits of one file's entries (see sources.py): each
+finds its entry by id, changes only the keys the form is about, and leaves the rest of the
+entry (comments, other keys, their order) as it was."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import LiteralScalarString
+
+from evals.workspace.sources import Conflict, Edit, Invalid, dump_entry, load_entry
+
+Change = Callable[[Any], None]  # changes one entry's mapping in place
+
+
+def text_value(value: str) -> str:
+    """A form's text as YAML will keep it: CRLF made LF, outer blanks trimmed, several lines
+    as a literal block."""
+    value = value.replace("\r\n", "\n").replace("\r", "\n").strip()
+    return LiteralScalarString(value + "\n") if "\n" in value else value
+
+
+def set_key(data: Any, key: str, value: Any, *, after: str | None = None) -> None:
+    """Set (or, for an empty value, remove) a key; a new key goes after `after` if present."""
+    if value in (None, "", [], {}):
+        data.pop(key, None)
+        return
+    if key in data or after is None or after not in data:
+        data[key] = value
+        return
+    data.insert(list(data).index(after) + 1, key, value)
+
+
+def on_entry(entry_id: str, change: Change, *, id_key: str = "id") -> Edit:
+    """Apply `change` to the entry with this id; Conflict if the file has none."""
+    def edit(entries: list[str]) -> list[str]:
+        out, found = [], False
+        for text in entries:
+            data = load_entry(text)
+            if isinstance(data, CommentedMap) and str(data.get(id_key)) == entry_id:
+                found = True
+                change(data)
+                text = dump_entry(data)
+            out.append(text)
+        if not found:
+            raise Conflict(f"{entry_id!r} is no longer in its file (renamed or removed since"
+                           " the page was opened); reload")
+        return out
+    return edit
+
+
+def on_index(index: int, change: Change | None) -> Edit:
+    """Change (or, with None, remove) the entry at this position (shared criteria have no id)."""
+    def edit(entries: list[str]) -> list[str]:
+        if not 0 <= index < len(entries):
+            raise Conflict(f"entry {index + 1} is no longer in the file; reload")
+        if change is None:
+            return entries[:index] + entries[index + 1:]
+        data = load_entry(entries[index])
+        change(data)
+        return [*entries[:index], dump_entry(data), *entries[index + 1:]]
+    return edit
+
+
+def appended(data: dict[str, Any]) -> Edit:
+    def edit(entries: list[str]) -> list[str]:
+        return [*entries, dump_entry(_commented(data))]
+    return edit
+
+
+def _commented(value: Any) -> Any:
+    if isinstance(value, dict):
+        m = CommentedMap()
+        for k, v in value.items():
+            m[k] = _commented(v)
+        return m
+    if isinstance(value, list):
+        return CommentedSeq([_commented(v) for v in value])
+    return value
+
+
+def flow(value: dict[str, Any]) -> CommentedMap:
+    """A small mapping written on one line, `{a: 1, b: 2}`, as the files write contexts."""
+    m = _commented(value)
+    m.fa.set_flow_style()
+    return m
+
+
+# the forms' changes ---------------------------------------------------------------------------
+
+def case_fields(new_id: str, prompt: str, group: str, rubric: str, must_not: str) -> Change:
+    def change(data: Any) -> None:
+        data["id"] = new_id.strip()
+        data["prompt"] = text_value(prompt)
+        set_key(data, "group", group.strip(), after="id")
+        set_key(data, "rubric", text_value(rubric), after="prompt")
+        set_key(data, "must_not", text_value(must_not), after="rubric")
+    return change
+
+
+VISITOR_KEYS = ("who", "wants", "knows", "does_not_know", "will_say", "wont_say")
+
+
+def scenario_fields(new_id: str, group: str, opening: str, visitor: dict[str, str],
+                    criteria: list[tuple[str, str]]) -> Change:
+    """The scenario's own fields and its whole criteria list (statement, enforcement)."""
+    def change(data: Any) -> None:
+        data["id"] = new_id.strip()
+        set_key(data, "group", group.strip(), after="id")
+        who = data.get("visitor")
+        if not isinstance(who, CommentedMap):
+            who = CommentedMap()
+            data["visitor"] = who
+        for key in VISITOR_KEYS:
+            set_key(who, key, text_value(visitor.get(key, "")))
+        set_key(data, "opening", text_value(opening), after="visitor")
+        set_key(data, "criteria", _criteria(criteria, data.get("criteria")))
+    return change
+
+
+def _criteria(rows: list[tuple[str, str]], old: Any) -> CommentedSeq:
+    """The criteria rows as YAML, keeping each unchanged row's own mapping (and comments)."""
+    before = {(str(c.get("statement")), str(c.get("enforcement", "required"))): c
+              for c in old or [] if isinstance(c, CommentedMap)}
+    out = CommentedSeq()
+    for statement, enforcement in rows:
+        kept = before.get((statement, enforcement))
+        if kept is not None:
+            out.append(kept)
+            continue
+        row = CommentedMap(statement=statement)
+        if enforcement != "required":
+            row["enforcement"] = enforcement
+        out.append(row)
+    return out
+
+
+def add_criterion(statement: str, enforcement: str) -> Change:
+    def change(data: Any) -> None:
+        rows = data.get("criteria")
+        if not isinstance(rows, CommentedSeq):
+            rows = CommentedSeq()
+            data["criteria"] = rows
+        row = CommentedMap(statement=text_value(statement))
+        if enforcement != "required":
+            row["enforcement"] = enforcement
+        rows.append(row)
+    return change
+
+
+def shared_fields(statement: str, enforcement: str, applies_to: str) -> Change:
+    def change(data: Any) -> None:
+        data["statement"] = text_value(statement)
+        data["enforcement"] = enforcement
+        data["applies_to"] = parse_applies_to(applies_to)
+    return change
+
+
+def parse_applies_to(value: str) -> Any:
+    value = value.strip()
+    if value in ("", "all"):
+        return "all"
+    ids = CommentedSeq(v.strip() for v in value.split(",") if v.strip())
+    ids.fa.set_flow_style()
+    return ids
+
+
+def set_group(group: str) -> Change:
+    def change(data: Any) -> None:
+        set_key(data, "group", group.strip(), after="id")
+    return change
+
+
+def parse_json_object(text: str, what: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise Invalid(f"{what}: not JSON: {exc.msg} at line {exc.lineno} column"
+                      f" {exc.colno}") from exc
+    if not isinstance(value, dict):
+        raise Invalid(f"{what}: a response is a JSON object ({{...}}), or {{\"error\": \"...\"}}")
+    return value
+
+
+def tool_responses(tool: str, contract: str, responses: list[dict[str, Any]] | None,
+                   exhausted: str) -> Change:
+    """A tool's frozen responses, written as a sequence (or removed with None)."""
+    def change(data: Any) -> None:
+        frozen = data.get("tool_responses")
+        if responses is None:
+            if isinstance(frozen, CommentedMap):
+                frozen.pop(tool, None)
+                if not frozen:
+                    data.pop("tool_responses")
+            return
+        if not isinstance(frozen, CommentedMap):
+            frozen = CommentedMap()
+            data["tool_responses"] = frozen
+        entry = CommentedMap(contract=contract)
+        entry["responses"] = _commented(responses)
+        if exhausted != "error":
+            entry["exhausted"] = exhausted
+        frozen[tool] = entry
+    return change

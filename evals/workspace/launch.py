@@ -1,0 +1,161 @@
+"""Runs and comparisons started from the workspace: each is the CLI in a child process
+(`python -m evals run …` or `compare …`), so it behaves exactly as on the command line (the
+same models, guards, store and artifact) and a crash in it never takes the workspace down.
+
+The child is told a launch id (EVAL_LAUNCH); the runs it stores carry it in their settings, so
+the workspace finds them in the run store and shows their progress as cases finish. One launch
+at a time: the embedded model has few slots, and two runs would only slow each other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import os
+import re
+import signal
+import sys
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from evals.store import new_run_id
+
+ROOT = Path(__file__).resolve().parents[2]
+OUTPUT_LINES = 200
+POINT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+Mode = Literal["quick", "full"]
+
+
+class LaunchError(ValueError):
+    """A launch refused: the message says why."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the Overview form asks for."""
+
+    mode: Mode = "quick"
+    names: tuple[str, ...] = ()  # case and scenario files and ids (EVAL_CASES)
+    groups: tuple[str, ...] = ()
+    repeat: int = 1
+    kinds: Literal["both", "cases", "scenarios"] = "both"
+    compare_with: str | None = None  # a saved point
+    save_point: str | None = None  # save today's agent as this point first, then compare
+
+    def argv(self) -> list[str]:
+        """The run command's arguments (a comparison takes its selection from the point)."""
+        if self.compare_with:
+            return ["compare", self.compare_with]
+        args = ["run", f"--{self.mode}", "--repeat", str(self.repeat)]
+        if self.names:
+            args += ["--cases", ",".join(self.names)]
+        if self.groups:
+            args += ["--group", ",".join(self.groups)]
+        if self.kinds != "both":
+            args.append(f"--{self.kinds}-only")
+        return args
+
+    def point_argv(self) -> list[str]:
+        assert self.save_point
+        args = ["point", "save", self.save_point, "--repeat", str(self.repeat)]
+        if self.names:
+            args += ["--cases", ",".join(self.names)]
+        if self.groups:
+            args += ["--group", ",".join(self.groups)]
+        return args
+
+
+@dataclass
+class Job:
+    id: str
+    title: str
+    commands: list[list[str]]
+    started: dt.datetime
+    output: deque[str] = field(default_factory=lambda: deque(maxlen=OUTPUT_LINES))
+    process: asyncio.subprocess.Process | None = None
+    returncode: int | None = None
+    stopping: bool = False
+    task: asyncio.Task[None] | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.returncode is None
+
+    def shown_command(self) -> str:
+        return " && ".join("python -m evals " + " ".join(c) for c in self.commands)
+
+
+class Launcher:
+    def __init__(self, env: dict[str, str] | None = None, artifacts: Path | None = None
+                 ) -> None:
+        self.env = dict(env if env is not None else os.environ)
+        self.artifacts = artifacts
+        self.jobs: dict[str, Job] = {}
+        self.latest: Job | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self.latest is not None and self.latest.running
+
+    def start(self, request: Request, title: str) -> Job:
+        if self.busy:
+            raise LaunchError("a run is under way: wait for it or stop it first")
+        commands = ([request.point_argv()] if request.save_point else []) + [request.argv()]
+        job = Job(new_run_id(), title, commands, dt.datetime.now(dt.UTC))
+        if self.artifacts is not None:
+            self.artifacts.mkdir(parents=True, exist_ok=True)
+            job.commands[-1] += ["--artifact", str(self.artifacts / f"{job.id}.json")]
+        self.jobs[job.id] = job
+        self.latest = job
+        job.task = asyncio.create_task(self._run(job))
+        return job
+
+    async def _run(self, job: Job) -> None:
+        env = {**self.env, "EVAL_LAUNCH": job.id, "PYTHONUNBUFFERED": "1"}
+        try:
+            for argv in job.commands:
+                if job.stopping:
+                    break
+                job.output.append("$ python -m evals " + " ".join(argv))
+                job.process = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "evals", *argv, cwd=ROOT, env=env,
+                    stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.STDOUT)
+                assert job.process.stdout is not None
+                async for raw in job.process.stdout:
+                    job.output.append(raw.decode("utf-8", "replace").rstrip())
+                code = await job.process.wait()
+                if code != 0:
+                    job.returncode = code
+                    return
+            job.returncode = 0
+        except OSError as exc:
+            job.output.append(f"could not start: {exc}")
+            job.returncode = 2
+        finally:
+            if job.returncode is None:
+                job.returncode = 1
+
+    def stop(self, job_id: str) -> None:
+        """Stop as Ctrl-C does: no new model call, what finished is kept (resumable)."""
+        job = self.jobs.get(job_id)
+        if job is None or not job.running:
+            raise LaunchError("no such run under way")
+        job.stopping = True
+        if job.process is not None and job.process.returncode is None:
+            job.process.send_signal(signal.SIGINT)
+
+    async def close(self) -> None:
+        """Stop what runs when the workspace stops; give it the run's grace to store."""
+        job = self.latest
+        if job is None or not job.running:
+            return
+        self.stop(job.id)
+        if job.task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(job.task), 20)
+            except TimeoutError:
+                if job.process is not None and job.process.returncode is None:
+                    job.process.kill()

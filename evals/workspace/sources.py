@@ -1,0 +1,272 @@
+"""The workspace's writes to the case and scenario files: all-or-nothing, revision-checked,
+validated by the loaders, and leaving every entry it did not touch byte for byte as it was.
+
+A file is a YAML list whose entries start with `- ` at the first column. An edit replaces only
+the text of the entries it changes (each dumped by ruamel.yaml, which keeps the comments and
+the key order inside that entry), so comments, blank lines and quoting elsewhere stay as they
+were and the change reads as a small diff.
+
+A save (`Writer.commit`) names the revision (a hash of the content) of each file the form was
+rendered from. Under a lock (a thread lock and an flock on `.workspace.lock`, for a second
+workspace on the same checkout) it re-reads those files, refuses a stale revision (`Stale`,
+409), applies the edits, runs the case and scenario loaders on the resulting tree (`Invalid`,
+422, with the loader's message), then writes each file to a temporary beside it and renames
+them into place; if any step fails the files already renamed are put back as they were.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import fcntl
+import hashlib
+import io
+import os
+import re
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from evals.cases import CASES_DIR, PHOTOS_DIR, load_cases_by_file
+from evals.scenarios import SCENARIOS_DIR, load_scenarios
+from evals.yamlfile import YamlFileError
+
+LOCK_FILE = ".workspace.lock"
+_ITEM = re.compile(r"^- ")
+Edit = Callable[[list[str]], list[str]]  # a file's entries (texts) -> its new entries
+
+
+class WriteRefused(Exception):
+    status = 400
+
+
+class Stale(WriteRefused):
+    """A file changed since the form was opened."""
+
+    status = 409
+
+
+class Invalid(WriteRefused):
+    """The edit would leave the files invalid; the message is the loader's."""
+
+    status = 422
+
+
+class Conflict(WriteRefused):
+    """The edit contradicts what the files hold now (a name taken, a membership changed)."""
+
+    status = 409
+
+
+def revision(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Sources:
+    """Where the case and scenario files are (the evals' own by default; a copy in tests)."""
+
+    cases: Path = CASES_DIR
+    scenarios: Path = SCENARIOS_DIR
+    photos: Path = PHOTOS_DIR
+
+    def files(self) -> list[str]:
+        """Every file the workspace may write, as `cases/x.yaml` or `scenarios/y.yaml`."""
+        return ([f"cases/{p.name}" for p in sorted(self.cases.glob("*.yaml"))]
+                + [f"scenarios/{p.name}" for p in sorted(self.scenarios.glob("*.yaml"))])
+
+    def path(self, name: str) -> Path:
+        if name not in self.files():
+            raise WriteRefused(f"{name}: not a case or scenario file")
+        folder, _, file = name.partition("/")
+        return (self.cases if folder == "cases" else self.scenarios) / file
+
+    def read(self, name: str) -> str:
+        return self.path(name).read_text(encoding="utf-8")
+
+    def revisions(self) -> dict[str, str]:
+        return {name: revision(self.read(name)) for name in self.files()}
+
+
+# entries --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Layout:
+    """A list file cut into its head (text before the first entry), entries, and the text
+    between and after them (comments and blank lines that belong to no entry's body)."""
+
+    head: str
+    entries: list[str]
+    gaps: list[str]  # gaps[i] follows entries[i]
+
+    def join(self) -> str:
+        return self.head + "".join(e + g for e, g in zip(self.entries, self.gaps, strict=True))
+
+
+def layout(text: str, name: str) -> Layout:
+    lines = text.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if _ITEM.match(line) or line.rstrip() == "-"]
+    if not starts:
+        if any(line.strip() and not line.lstrip().startswith("#") for line in lines):
+            raise WriteRefused(f"{name}: the workspace edits lists written as `- ` entries"
+                               " only; edit this file by hand")
+        return Layout(text, [], [])
+    entries, gaps = [], []
+    for n, start in enumerate(starts):
+        stop = starts[n + 1] if n + 1 < len(starts) else len(lines)
+        end = start + 1  # the entry's body: its indented lines (blank lines inside kept)
+        for i in range(start + 1, stop):
+            if lines[i][:1] in (" ", "\t"):
+                end = i + 1
+        entries.append("".join(lines[start:end]))
+        gaps.append("".join(lines[end:stop]))
+    if not entries[-1].endswith("\n"):
+        entries[-1] += "\n"
+    return Layout("".join(lines[:starts[0]]), entries, gaps)
+
+
+def _yaml() -> YAML:
+    y = YAML()
+    y.preserve_quotes = True
+    y.width = 4096
+    y.indent(mapping=2, sequence=4, offset=2)
+    return y
+
+
+def load_entry(text: str) -> Any:
+    """One entry's text as ruamel's round-trip mapping."""
+    try:
+        data = _yaml().load(text)
+    except YAMLError as exc:
+        raise Invalid(f"not YAML: {exc}") from exc
+    if not isinstance(data, list) or len(data) != 1:
+        raise Invalid("an entry must be one list item")
+    return data[0]
+
+
+def dump_entry(data: Any) -> str:
+    """One mapping as a top-level list item, indented as the files are (`- key:` at column
+    0, nested lists two spaces in)."""
+    out = io.StringIO()
+    _yaml().dump([data], out)
+    lines = out.getvalue().splitlines(keepends=True)
+    return "".join(line[2:] if line.startswith("  ") else line for line in lines)
+
+
+def entry_id(text: str) -> str | None:
+    data = load_entry(text)
+    value = data.get("id") if hasattr(data, "get") else None
+    return str(value) if value is not None else None
+
+
+def edit_entries(text: str, name: str, edit: Edit) -> str:
+    """The file with its entries replaced by `edit`'s: unchanged entries keep their text and
+    what follows them; a removed entry takes what followed it along; a new entry is followed
+    by a blank line, or by nothing at the end of the file."""
+    cut = layout(text, name)
+    new = edit(list(cut.entries))
+    following = dict(zip(cut.entries, cut.gaps, strict=True))
+    gaps = [following.get(e, "") for e in new]
+    for i in range(len(gaps) - 1):
+        gaps[i] = gaps[i] or "\n"
+    head = cut.head if not new or not cut.head or cut.head.endswith("\n") else cut.head + "\n"
+    return Layout(head, new, gaps).join()
+
+
+def diff(name: str, before: str, after: str) -> str:
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True),
+                                        after.splitlines(keepends=True),
+                                        f"a/evals/{name}", f"b/evals/{name}"))
+
+
+# the write ------------------------------------------------------------------------------------
+
+def check_tree(sources: Sources, changed: dict[str, str]) -> None:
+    """Load the cases and scenarios as they would be after the change; Invalid if they fail."""
+    with tempfile.TemporaryDirectory(prefix="workspace-check-") as tmp:
+        root = Path(tmp)
+        shutil.copytree(sources.cases, root / "cases")
+        shutil.copytree(sources.scenarios, root / "scenarios")
+        for name, text in changed.items():
+            (root / name).write_text(text, encoding="utf-8")
+        cases, errors = load_cases_by_file(root / "cases", sources.photos)
+        if errors:
+            raise Invalid("\n".join(line for lines in errors.values() for line in lines))
+        try:
+            scenarios, _ = load_scenarios(root / "scenarios")
+        except YamlFileError as exc:
+            raise Invalid(str(exc)) from exc
+        clash = {c.id for c in cases} & {s.id for s in scenarios}
+        if clash:
+            raise Invalid(f"a case and a scenario share the id {sorted(clash)[0]!r}")
+
+
+class Writer:
+    def __init__(self, sources: Sources) -> None:
+        self.sources = sources
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        with self._lock, open(self.sources.cases.parent / LOCK_FILE, "a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def commit(self, revisions: dict[str, str], edits: dict[str, Edit]) -> dict[str, str]:
+        """Apply `edits` (file -> entries edit) if every file is at the revision given; returns
+        each changed file's diff. Writes every file or none."""
+        with self._locked():
+            before: dict[str, str] = {}
+            for name in edits:
+                text = self.sources.read(name)
+                given = revisions.get(name)
+                if given is None:
+                    raise WriteRefused(f"{name}: the form did not say which revision it edits")
+                if given != revision(text):
+                    raise Stale(f"{name} changed since this form was opened (someone saved"
+                                " it, or it was edited on disk); reload and make the change"
+                                " again. Nothing was written.")
+                before[name] = text
+            after = {name: edit_entries(before[name], name, edit)
+                     for name, edit in edits.items()}
+            changed = {n: t for n, t in after.items() if t != before[n]}
+            if not changed:
+                return {}
+            check_tree(self.sources, changed)
+            self._write_all(changed, before)
+            return {n: diff(n, before[n], t) for n, t in changed.items()}
+
+    def _write_all(self, changed: dict[str, str], before: dict[str, str]) -> None:
+        temps: dict[str, Path] = {}
+        done: list[str] = []
+        try:
+            for name, text in changed.items():
+                target = self.sources.path(name)
+                fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+                temps[name] = Path(temp)
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(text)
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.chmod(temp, target.stat().st_mode & 0o777)
+            for name in changed:
+                os.replace(temps[name], self.sources.path(name))
+                done.append(name)
+        except OSError as exc:
+            for name in done:  # put back what was already renamed
+                self.sources.path(name).write_text(before[name], encoding="utf-8")
+            raise WriteRefused(f"could not write {', '.join(changed)}: {exc}; nothing was"
+                               " changed") from exc
+        finally:
+            for left in temps.values():
+                left.unlink(missing_ok=True)
