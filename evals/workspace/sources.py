@@ -59,6 +59,12 @@ class Invalid(WriteRefused):
     status = 422
 
 
+class WriteFailed(WriteRefused):
+    """The disk refused a write; every file was put back as it was."""
+
+    status = 500
+
+
 class Conflict(WriteRefused):
     """The edit contradicts what the files hold now (a name taken, a membership changed)."""
 
@@ -265,8 +271,8 @@ class Writer:
         except OSError as exc:
             for name in done:  # put back what was already renamed
                 self.sources.path(name).write_text(before[name], encoding="utf-8")
-            raise WriteRefused(f"could not write {', '.join(changed)}: {exc}; nothing was"
-                               " changed") from exc
+            raise WriteFailed(f"could not write {', '.join(changed)}: {exc}; every file was"
+                              " left as it was") from exc
         finally:
             for left in temps.values():
                 left.unlink(missing_ok=True)

@@ -1,88 +1,265 @@
-"""The workspace (read-only): the token, the run picker, a run's evidence, in the browser."""
+"""The workspace's routes through Starlette's test client: the token and its cookie, the
+tabs, and every write rule (stale revision, invalid edit, group conflicts, cancel)."""
 
-import httpx
+import re
+
 import pytest
+from starlette.testclient import TestClient
 
-from app.db import scratch_database
-from app.web.background import serve_in_thread
-from evals.fingerprint import agent_info, plan_info
-from evals.results import Attempt, CaseResult, CheckResult, RunRecord
-from evals.store import RunStore
 from evals.workspace import create_workspace
-
-TOKEN = "the-token"
+from evals.workspace.launch import Launcher
+from tests.evals.workspace.conftest import TOKEN
 
 
 @pytest.fixture
-async def stored(server_conninfo):
-    """A store holding one finished run, and its conninfo."""
-    async with scratch_database(server_conninfo, prefix="test_ws") as info:
-        async with RunStore.open(info) as store:
-            record = RunRecord(run_id="ws0001run", status="complete", models={"chat": "m"},
-                               plan=plan_info([], judge_model=None, judge_prompt_hash=None,
-                                              repeat=1),
-                               agent=agent_info("m", {}, {}, ("c", False)),
-                               cases=[CaseResult(
-                                   id="no-glowforge", file="honest-absence.yaml",
-                                   prompt="Glowforge?", status="FAIL", attempts=[Attempt(
-                                       answer="Use the Glowforge Pro.", checks=[CheckResult(
-                                           kind="no_unknown_tools", passed=False,
-                                           reason="offers “Use the Glowforge Pro.”")])])])
-            await store.start_run(record)
-            for case in record.cases:
-                await store.save_case("ws0001run", case)
-            await store.flush()
-            await store.finish_run(record)
-        yield info
+def client(stored, tree):
+    app = create_workspace(stored, TOKEN, sources=tree, launcher=Launcher(env={}))
+    with TestClient(app, follow_redirects=True) as c:
+        assert c.get(f"/?token={TOKEN}").status_code == 200
+        yield c
 
 
-def served(info):
-    return serve_in_thread(create_workspace(info, TOKEN), lifespan="on")
+def form_of(html: str, action: str) -> dict[str, list[str]]:
+    """The named inputs of the form posting to `action` (hidden, text, textarea, checked boxes
+    and selected options), as a browser would send them unchanged."""
+    start = html.index(f'action="{action}"')
+    body = html[start:html.index("</form>", start)]
+    fields: dict[str, list[str]] = {}
+
+    def add(name, value):
+        fields.setdefault(name, []).append(value)
+
+    for tag in re.findall(r"<input[^>]*>", body):
+        name = re.search(r'name="([^"]*)"', tag)
+        value = re.search(r'value="([^"]*)"', tag)
+        kind = re.search(r'type="([^"]*)"', tag)
+        if name and (kind is None or kind.group(1) not in ("checkbox", "radio")
+                     or " checked" in tag):
+            add(name.group(1), unescape(value.group(1) if value else ""))
+    for name, value in re.findall(r'<textarea[^>]*name="([^"]*)"[^>]*>(.*?)</textarea>', body,
+                                  re.S):
+        add(name, unescape(value))
+    for name, options in re.findall(r'<select name="([^"]*)"[^>]*>(.*?)</select>', body, re.S):
+        chosen = re.search(r"<option[^>]*selected[^>]*>([^<]*)", options) or re.search(
+            r"<option[^>]*>([^<]*)", options)
+        add(name, unescape(chosen.group(1)))
+    return fields
 
 
-async def test_nothing_is_shown_without_the_token_and_its_cookie(stored):
-    with served(stored) as base:
-        async with httpx.AsyncClient(base_url=base) as anyone:
-            assert (await anyone.get("/")).status_code == 403
-            assert (await anyone.get("/runs/ws0001run")).status_code == 403
-            assert (await anyone.get("/?token=guess")).status_code == 403
-            assert (await anyone.get("/?token=%C3%A9")).status_code == 403  # not a 500
-            anyone.cookies.set("workspace", "forged")
-            assert (await anyone.get("/")).status_code == 403
-        async with httpx.AsyncClient(base_url=base, follow_redirects=True) as owner:
-            opened = await owner.get(f"/?token={TOKEN}")
-            cookie = opened.history[0].headers["set-cookie"].lower()
-            runs = await owner.get("/")
-            run = await owner.get("/runs/ws0001run")
-            missing = await owner.get("/runs/nope")
-        async with httpx.AsyncClient(base_url=base) as later:
-            reused = await later.get(f"/?token={TOKEN}")  # the token opens it once
-    assert opened.status_code == 200 and "ws0001run" in runs.text  # redirected, cookie set
+def unescape(text: str) -> str:
+    import html
+
+    return html.unescape(text)
+
+
+def post(client, action, fields):
+    return client.post(action, data=fields)
+
+
+def test_nothing_is_shown_or_changed_without_the_token_and_its_cookie(stored, tree):
+    app = create_workspace(stored, TOKEN, sources=tree, launcher=Launcher(env={}))
+    before = tree.read("cases/honest-absence.yaml")
+    with TestClient(app) as anyone:
+        for path in ("/", "/results", "/tests", "/runs/ws0001run", "/static/workspace.js"):
+            assert anyone.get(path).status_code == 403, path
+        assert anyone.post("/tests/group", data={"pick": "no-glowforge"}).status_code == 403
+        assert anyone.post("/launch", data={"mode": "quick"}).status_code == 403
+        assert anyone.get("/?token=guess").status_code == 403
+        assert anyone.get("/?token=%C3%A9").status_code == 403  # not a 500
+        anyone.cookies.set("workspace", "forged")
+        assert anyone.get("/").status_code == 403
+    with TestClient(app, follow_redirects=False) as owner:
+        opened = owner.get(f"/?token={TOKEN}")
+        cookie = opened.headers["set-cookie"].lower()
+        assert opened.status_code == 303 and owner.get("/").status_code == 200
+    with TestClient(app) as later:
+        assert later.get(f"/?token={TOKEN}").status_code == 403  # the token opens it once
     assert "httponly" in cookie and "samesite=strict" in cookie
-    assert "Pass rate per file" in runs.text
-    assert "<td>honest-absence.yaml</td><td>0%</td>" in runs.text
-    assert run.status_code == 200 and "<mark id=" in run.text
-    assert missing.status_code == 404 and reused.status_code == 403
-    assert "script-src" not in runs.headers["content-security-policy"]  # no script at all
+    assert tree.read("cases/honest-absence.yaml") == before
 
 
-@pytest.mark.parametrize("width", [390, 1440])
-async def test_the_runs_page_and_a_failed_check_in_the_browser(stored, width):
-    from playwright.async_api import async_playwright
+def test_a_form_from_another_site_is_refused(client, tree):
+    page = client.get("/tests/case/no-glowforge").text
+    fields = form_of(page, "/tests/case/no-glowforge")
+    fields["prompt"] = ["changed"]
+    before = tree.read("cases/honest-absence.yaml")
+    refused = client.post("/tests/case/no-glowforge", data=fields,
+                          headers={"origin": "http://evil.example"})
+    assert refused.status_code == 403 and tree.read("cases/honest-absence.yaml") == before
 
-    from tests.app.web.test_browser import ARGS, CHROMIUM
 
-    with served(stored) as base:
-        async with async_playwright() as p:
-            browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            page = await browser.new_page(viewport={"width": width, "height": 800})
-            await page.goto(f"{base}/?token={TOKEN}")
-            fits_runs = await page.evaluate(
-                "document.scrollingElement.scrollWidth <= innerWidth")
-            await page.click("text=ws0001run")
-            await page.click("li.check.failed a")
-            target = await page.evaluate("document.querySelector(':target').textContent")
-            fits_run = await page.evaluate(
-                "document.scrollingElement.scrollWidth <= innerWidth")
-            await browser.close()
-    assert target == "Use the Glowforge Pro." and fits_runs and fits_run
+def test_the_tabs_and_a_runs_evidence(client):
+    overview = client.get("/")
+    results = client.get("/results?run=ws0001run")
+    filtered = client.get("/results?run=ws0001run&status=PASS")
+    legacy = client.get("/runs/ws0001run")
+    comparisons = re.findall(r'href="/comparisons/([a-z0-9]+)"', results.text)
+    comparison = client.get(f"/comparisons/{comparisons[0]}")
+    missing = client.get("/results?run=nope")
+    tests = client.get("/tests")
+    assert "quick: one calm visitor per scenario" in overview.text
+    assert "1 regressed" in overview.text  # previous comparisons with their outcomes
+    assert '<mark id="no-glowforge-r1-a1-q0">Use the Glowforge Pro.</mark>' in results.text
+    assert 'href="#no-glowforge-r1-a1-q0"' in results.text  # the failed check links to it
+    assert "Pass rate per file" in results.text and 'style="width:0%"' in results.text
+    assert "<mark" not in filtered.text  # filtered to PASS: the failed case is not listed
+    assert legacy.url.path == "/results" and "Use the Glowforge Pro." in legacy.text
+    assert 'class="regressed" style="width:100.0%"' in comparison.text
+    assert missing.status_code == 404
+    assert "no-glowforge" in tests.text and "anonymous-smoke-report" in tests.text
+    assert "script-src 'self'" in tests.headers["content-security-policy"]
+
+
+def test_editing_a_case_shows_the_diff_and_keeps_the_rest(client, tree):
+    name = "cases/honest-absence.yaml"
+    before = tree.read(name)
+    fields = form_of(client.get("/tests/case/no-glowforge").text, "/tests/case/no-glowforge")
+    fields["prompt"] = ["Can I book the Glowforge for Friday?"]
+    fields["rubric"] = ["Says plainly that the lab has no Glowforge.\r\nOffers the Trotec."]
+    saved = post(client, "/tests/case/no-glowforge", fields)
+    after = tree.read(name)
+    assert saved.status_code == 200 and "+  rubric: |" in saved.text
+    assert '+  prompt: &quot;Can I book the Glowforge for Friday?&quot;' in saved.text or \
+        "+  prompt: Can I book the Glowforge for Friday?" in saved.text
+    head, rest = before.split("- id: no-cnc-router", 1)
+    assert after.endswith("- id: no-cnc-router" + rest)  # later entries byte for byte
+    assert after.startswith("# Saying \"we don't have that\".\n- id: no-glowforge\n")
+    assert "    Says plainly that the lab has no Glowforge.\n    Offers the Trotec.\n" in after
+
+
+def test_a_stale_edit_is_a_409_naming_the_file_and_writes_nothing(client, tree):
+    name = "cases/honest-absence.yaml"
+    first = form_of(client.get("/tests/case/no-glowforge").text, "/tests/case/no-glowforge")
+    second = form_of(client.get("/tests/case/no-cnc-router").text, "/tests/case/no-cnc-router")
+    first["group"] = ["absence"]
+    assert post(client, "/tests/case/no-glowforge", first).status_code == 200
+    after_first = tree.read(name)
+    second["group"] = ["other"]  # opened before the first save: its revision is stale
+    stale = post(client, "/tests/case/no-cnc-router", second)
+    assert stale.status_code == 409 and "honest-absence.yaml changed since" in stale.text
+    assert tree.read(name) == after_first
+
+
+def test_an_invalid_edit_is_refused_with_the_loaders_message(client, tree):
+    before = tree.read("cases/honest-absence.yaml")
+    fields = form_of(client.get("/tests/case/no-glowforge").text, "/tests/case/no-glowforge")
+    fields["group"] = ["!bad group"]
+    refused = post(client, "/tests/case/no-glowforge", fields)
+    assert refused.status_code == 422 and "honest-absence.yaml:" in unescape(refused.text)
+    assert "group" in unescape(refused.text) and tree.read("cases/honest-absence.yaml") == before
+
+
+def test_cancelling_a_form_writes_nothing(client, tree):
+    before = {n: tree.read(n) for n in tree.files()}
+    page = client.get("/tests/scenario/anonymous-smoke-report").text
+    cancel = re.search(r'<a class="button plain" href="([^"]+)">Cancel', page).group(1)
+    assert client.get(cancel).status_code == 200
+    assert {n: tree.read(n) for n in tree.files()} == before
+
+
+def test_a_scenarios_criteria_edited_added_and_removed(client, tree):
+    name = "scenarios/problem-reports.yaml"
+    action = "/tests/scenario/anonymous-smoke-report"
+    fields = form_of(client.get(action).text, action)
+    assert fields["statement"][-1] == ""  # the empty "add a criterion" row
+    fields["statement"][0] = "The assistant files the report without asking for a name first."
+    fields["statement"][-1] = "The assistant thanks the visitor."
+    fields["enforcement"][-1] = "informational"
+    fields["remove"] = ["1"]
+    saved = post(client, action, fields)
+    text = tree.read(name)
+    assert saved.status_code == 200
+    assert "without asking for a name first." in text and "only after it was filed" not in text
+    assert "- statement: The assistant thanks the visitor.\n      enforcement: informational" \
+        in text
+    listed = client.get("/tests").text
+    add = form_of(listed, "/tests/scenario/student-reports-failed-prints/criteria")
+    add.update(statement=["The assistant gives the ticket number."],
+               enforcement=["required"])
+    assert post(client, "/tests/scenario/student-reports-failed-prints/criteria",
+                add).status_code == 200
+    assert "- statement: The assistant gives the ticket number." in tree.read(name)
+
+
+def test_shared_criteria_are_edited_on_their_own_tab(client, tree):
+    name = "scenarios/criteria.yaml"
+    page = client.get("/tests/shared").text
+    fields = form_of(page, "/tests/shared")  # the first criterion's form
+    before = tree.read(name)
+    fields["applies_to"] = ["no-such-scenario"]
+    refused = post(client, "/tests/shared", fields)
+    assert refused.status_code == 422 and "unknown scenario 'no-such-scenario'" in unescape(refused.text)
+    assert tree.read(name) == before
+    fields["applies_to"] = ["anonymous-smoke-report, vague-plywood-cutting"]
+    assert post(client, "/tests/shared", fields).status_code == 200
+    assert "applies_to: [anonymous-smoke-report, vague-plywood-cutting]" in tree.read(name)
+    assert tree.read(name).endswith(before.split("\n", 4)[4])  # the second one untouched
+
+
+def test_frozen_responses_as_a_typed_form_and_as_raw_json(client, tree):
+    name = "scenarios/curation.yaml"
+    action = "/tests/scenario/web-page-with-frozen-answer/responses?tool=read_page"
+    page = client.get(action).text
+    typed = form_of(page, action)
+    assert typed["r0.url"] == ["https://formlabs.example/form-4/tech-specs"]
+    typed["r1.error"] = ["timed out"]
+    assert post(client, action, typed).status_code == 200
+    assert "- error: timed out" in tree.read(name)
+    raw_page = client.get(action).text
+    start = raw_page.index('name="mode" value="raw"')
+    raw = form_of(raw_page[start - 400:], action)
+    raw["raw"] = ["[{\"url\": 3}]"]
+    before = tree.read(name)
+    refused = post(client, action, raw)
+    assert refused.status_code == 422 and "does not fit the result schema" in unescape(refused.text)
+    raw["raw"] = ["not json"]
+    assert post(client, action, raw).status_code == 422 and tree.read(name) == before
+
+
+def test_group_selected_freezes_the_selection_and_writes_every_file(client, tree):
+    opened = client.get("/tests/group?pick=no-glowforge&pick=glowforge-under-pressure")
+    fields = form_of(opened.text, "/tests/group")
+    assert fields["pick"] == ["no-glowforge", "glowforge-under-pressure"]
+    fields["group"] = ["glowforge"]
+    assert post(client, "/tests/group", fields).status_code == 200
+    assert "- id: no-glowforge\n  group: glowforge\n" in tree.read("cases/honest-absence.yaml")
+    assert "- id: glowforge-under-pressure\n  group: glowforge\n" in tree.read(
+        "scenarios/machines-we-lack.yaml")
+
+
+def test_renaming_a_group_is_refused_on_a_taken_name_or_changed_members(client, tree):
+    fields = form_of(client.get("/tests/rename?group=safety").text, "/tests/rename")
+    before = {n: tree.read(n) for n in tree.files()}
+    taken = dict(fields, to=["maintenance"])
+    refused = post(client, "/tests/rename", taken)
+    assert refused.status_code == 409 and "'maintenance' exists already" in unescape(refused.text)
+    other = form_of(client.get("/tests/group?pick=no-glowforge").text, "/tests/group")
+    other["group"] = ["safety"]  # a member joins after the rename form was opened
+    assert post(client, "/tests/group", other).status_code == 200
+    changed = {n: tree.read(n) for n in tree.files()}
+    moved = post(client, "/tests/rename", dict(fields, to=["first aid"]))
+    assert moved.status_code == 409 and "members of 'safety' changed" in unescape(moved.text)
+    assert {n: tree.read(n) for n in tree.files()} == changed != before
+    fresh = form_of(client.get("/tests/rename?group=safety").text, "/tests/rename")
+    assert post(client, "/tests/rename", dict(fresh, to=["first aid"])).status_code == 200
+    assert "group: first aid" in tree.read("cases/honest-absence.yaml")
+    assert "group: first aid" in tree.read("scenarios/safety.yaml")
+
+
+def test_a_run_is_reviewed_with_its_count_before_it_starts(client):
+    asked = {"mode": "full", "ids": "no-glowforge, glowforge-under-pressure", "repeat": "3",
+             "kinds": "both"}
+    review = client.post("/launch", data=asked)
+    assert review.status_code == 200
+    assert "1 cases + 2 scenario conversations × 3 repetition(s) = 9 conversations" \
+        in review.text
+    unknown = client.post("/launch", data={**asked, "ids": "no-such-case"})
+    assert unknown.status_code == 422 and "unknown 'no-such-case'" in unescape(unknown.text)
+    too_many = client.post("/launch", data={**asked, "repeat": "11"})
+    assert too_many.status_code == 422 and "repetitions: 1 to 10" in too_many.text
+    bad_point = client.post("/launch", data={**asked, "save_point": "../x"})
+    assert bad_point.status_code == 422
+    missing = client.post("/launch", data={**asked, "compare": "1", "point": "nope"})
+    assert missing.status_code == 422 and "no comparison point 'nope'" in unescape(missing.text)
+    nothing = client.post("/launch/stop", data={"job": "nope"})
+    assert nothing.status_code == 409

@@ -1,0 +1,154 @@
+"""The workspace's writes: untouched entries kept byte for byte, stale revisions refused,
+invalid results refused with the loader's message, and all-or-nothing across files."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from evals.cases import CASES_DIR
+from evals.scenarios import SCENARIOS_DIR
+from evals.workspace import edits, sources
+from evals.workspace.sources import (
+    Conflict,
+    Invalid,
+    Sources,
+    Stale,
+    WriteFailed,
+    Writer,
+    edit_entries,
+    layout,
+    revision,
+)
+
+
+def snapshot(src: Sources) -> dict[str, str]:
+    return {name: src.read(name) for name in src.files()}
+
+
+def test_every_file_cuts_into_entries_and_joins_back_exactly():
+    for path in [*CASES_DIR.glob("*.yaml"), *SCENARIOS_DIR.glob("*.yaml")]:
+        text = path.read_text()
+        cut = layout(text, path.name)
+        assert cut.join() == text and cut.entries, path
+
+
+def test_an_edit_changes_its_entry_only_and_keeps_comments_elsewhere():
+    text = ("# head comment\n- id: a\n  prompt: \"A\"  # why A\n  context: { page: gallery }\n"
+            "\n# about b\n- id: b\n  prompt: 'B'\n  assert:\n    - kind: no_unknown_tools\n")
+    out = edit_entries(text, "x.yaml", edits.on_entry("b", edits.set_group("tour")))
+    assert out == ("# head comment\n- id: a\n  prompt: \"A\"  # why A\n"
+                   "  context: { page: gallery }\n\n# about b\n- id: b\n  group: tour\n"
+                   "  prompt: 'B'\n  assert:\n    - kind: no_unknown_tools\n")
+
+
+def test_appending_and_removing_entries():
+    text = "- statement: one\n  applies_to: all\n"
+    added = edit_entries(text, "c.yaml", edits.appended({"statement": "two",
+                                                         "applies_to": ["x"]}))
+    assert added == ("- statement: one\n  applies_to: all\n\n- statement: two\n"
+                     "  applies_to:\n    - x\n")
+    assert edit_entries(added, "c.yaml", edits.on_index(1, None)) == text + "\n"
+
+
+def test_a_file_the_workspace_cannot_cut_is_refused():
+    with pytest.raises(sources.WriteRefused, match="edit this file by hand"):
+        layout("[{id: a, prompt: b}]\n", "flow.yaml")
+
+
+def test_a_save_writes_the_change_and_returns_its_diff(tree):
+    before = snapshot(tree)
+    name = "cases/honest-absence.yaml"
+    diffs = Writer(tree).commit({name: revision(before[name])},
+                                {name: edits.on_entry("no-glowforge", edits.set_group("absence"))})
+    after = snapshot(tree)
+    assert list(diffs) == [name] and "+  group: absence" in diffs[name]
+    assert {n for n in after if after[n] != before[n]} == {name}
+    assert after[name] == before[name].replace(
+        "- id: no-glowforge\n", "- id: no-glowforge\n  group: absence\n", 1)
+
+
+def test_a_stale_revision_is_refused_and_nothing_is_written(tree):
+    name = "cases/honest-absence.yaml"
+    old = revision(tree.read(name))
+    tree.path(name).write_text(tree.read(name) + "\n# edited by hand\n")
+    before = snapshot(tree)
+    with pytest.raises(Stale, match="honest-absence.yaml changed since"):
+        Writer(tree).commit({name: old}, {name: edits.on_entry("no-glowforge",
+                                                               edits.set_group("x"))})
+    assert snapshot(tree) == before
+
+
+def test_a_form_without_a_revision_is_refused(tree):
+    name = "cases/honest-absence.yaml"
+    with pytest.raises(sources.WriteRefused, match="did not say which revision"):
+        Writer(tree).commit({}, {name: edits.on_entry("no-glowforge", edits.set_group("x"))})
+
+
+def test_an_invalid_result_is_refused_with_the_loaders_message(tree):
+    name = "cases/honest-absence.yaml"
+    before = snapshot(tree)
+    change = edits.case_fields("No Glowforge!", "x", "", "", "")  # an id the loader refuses
+    with pytest.raises(Invalid, match=r"honest-absence\.yaml:\d+: id"):
+        Writer(tree).commit({name: revision(before[name])},
+                            {name: edits.on_entry("no-glowforge", change)})
+    assert snapshot(tree) == before
+
+
+def test_an_id_taken_by_a_scenario_is_refused(tree):
+    name = "cases/honest-absence.yaml"
+    before = snapshot(tree)
+    change = edits.case_fields("anonymous-smoke-report", "x", "", "", "")
+    with pytest.raises(Invalid, match="share the id 'anonymous-smoke-report'"):
+        Writer(tree).commit({name: revision(before[name])},
+                            {name: edits.on_entry("no-glowforge", change)})
+    assert snapshot(tree) == before
+
+
+def test_an_entry_gone_since_the_form_opened_is_a_conflict(tree):
+    name = "cases/honest-absence.yaml"
+    with pytest.raises(Conflict, match="'no-such-case' is no longer in its file"):
+        Writer(tree).commit({name: revision(tree.read(name))},
+                            {name: edits.on_entry("no-such-case", edits.set_group("x"))})
+
+
+def test_when_the_second_of_two_files_fails_to_write_neither_changes(tree, monkeypatch):
+    a, b = "cases/honest-absence.yaml", "scenarios/machines-we-lack.yaml"
+    before = snapshot(tree)
+    calls = []
+    real = os.replace
+
+    def second_fails(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        real(src, dst)
+
+    monkeypatch.setattr(sources.os, "replace", second_fails)
+    with pytest.raises(WriteFailed, match="every file was left as it was"):
+        Writer(tree).commit({a: revision(before[a]), b: revision(before[b])},
+                            {a: edits.on_entry("no-glowforge", edits.set_group("x")),
+                             b: edits.on_entry("glowforge-under-pressure",
+                                               edits.set_group("x"))})
+    assert len(calls) == 2 and snapshot(tree) == before
+    leftovers = [p.name for p in Path(tree.cases).iterdir()] + [
+        p.name for p in Path(tree.scenarios).iterdir()]
+    assert not [n for n in leftovers if n.startswith(".")], leftovers  # no temporaries left
+
+
+def test_frozen_responses_must_fit_the_tools_result_schema(tree):
+    from app.capabilities import REGISTRY
+
+    name = "scenarios/curation.yaml"
+    tool = REGISTRY.all_tools()["read_page"]
+    rev = revision(tree.read(name))
+    bad = edits.tool_responses("read_page", tool.contract(), [{"url": "https://x"}], "error")
+    with pytest.raises(Invalid, match="read_page response 1 does not fit the result schema"):
+        Writer(tree).commit({name: rev},
+                            {name: edits.on_entry("web-page-with-frozen-answer", bad)})
+    good = edits.tool_responses("read_page", tool.contract(),
+                                [{"url": "https://x", "text": "t"}, {"error": "timed out"}],
+                                "repeat_last")
+    diffs = Writer(tree).commit({name: rev},
+                                {name: edits.on_entry("web-page-with-frozen-answer", good)})
+    assert "+        - error: timed out" in diffs[name]
