@@ -74,9 +74,13 @@ def create_workspace(conninfo: str, token: str, *, sources: Sources | None = Non
             return page("overview", "Not allowed", "<p>Open the address that <code>python -m"
                         " evals workspace</code> printed.</p>", status=403)
         if request.method not in ("GET", "HEAD"):
+            # The pages send no referrer, so a browser's Origin may be "null"; Sec-Fetch-Site
+            # still says where a form came from.
             origin = request.headers.get("origin")
             own = f"{request.url.scheme}://{request.url.netloc}"
-            if origin is not None and origin != own:
+            site = request.headers.get("sec-fetch-site")
+            if (origin not in (None, "null", own)
+                    or site not in (None, "same-origin", "none")):
                 return page("overview", "Not allowed", "<p>A form from another site.</p>",
                             status=403)
             if int(request.headers.get("content-length") or 0) > MAX_BODY:
@@ -87,7 +91,11 @@ def create_workspace(conninfo: str, token: str, *, sources: Sources | None = Non
     async def script(request: Request) -> Response:
         return FileResponse(SCRIPT, media_type="text/javascript", headers=HEADERS)
 
+    async def no_icon(request: Request) -> Response:
+        return Response(status_code=204, headers=HEADERS)
+
     routes = [*OverviewTab(launcher, sources).routes(), *ResultsTab(launcher).routes(),
-              *TestsTab(sources).routes(), Route("/static/workspace.js", script)]
+              *TestsTab(sources).routes(), Route("/static/workspace.js", script),
+              Route("/favicon.ico", no_icon)]
     return Starlette(routes=routes, lifespan=lifespan,
                      middleware=[Middleware(BaseHTTPMiddleware, dispatch=guard)])

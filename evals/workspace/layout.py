@@ -57,11 +57,12 @@ def e(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
 
-def page(tab: str, title: str, body: str, *, status: int = 200, refresh: int | None = None,
+def page(tab: str, title: str, body: str, *, status: int = 200, refresh: str | None = None,
          script: bool = False) -> HTMLResponse:
+    """A tab's page; `refresh` is an address to load again in two seconds (progress)."""
     tabs = "".join(f'<a href="{href}" class="{"on" if name == tab else ""}">{label}</a>'
                    for name, href, label in TABS)
-    meta = f'<meta http-equiv="refresh" content="{refresh}">' if refresh else ""
+    meta = f'<meta http-equiv="refresh" content="2; url={e(refresh)}">' if refresh else ""
     js = '<script src="/static/workspace.js" defer></script>' if script else ""
     return HTMLResponse(
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'

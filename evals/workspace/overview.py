@@ -106,7 +106,7 @@ class OverviewTab:
         except LaunchError as exc:
             return page("overview", "Cannot run that", f'<p class="error">{e(exc)}</p>',
                         status=409)
-        return RedirectResponse("/results#progress", 303, headers=HEADERS)
+        return RedirectResponse("/results", 303, headers=HEADERS)
 
     async def stop(self, request: Request) -> Response:
         form = await request.form(max_files=0, max_fields=10)
@@ -115,7 +115,7 @@ class OverviewTab:
         except LaunchError as exc:
             return page("results", "Nothing to stop", f'<p class="error">{e(exc)}</p>',
                         status=409)
-        return RedirectResponse("/results#progress", 303, headers=HEADERS)
+        return RedirectResponse("/results", 303, headers=HEADERS)
 
     async def _count(self, store: RunStore, asked: LaunchRequest) -> str:
         """How many conversations the run holds: items × repetitions × versions."""

@@ -55,7 +55,8 @@ class ResultsTab:
                 + await _rates(store, rows[:RATE_RUNS]) + _comparisons(comparisons)
                 + evidence)
         return page("results", "Results", body, status=status,
-                    refresh=2 if job and job.running else None)
+                    refresh=str(request.url.replace(fragment="")) if job and job.running
+                    else None)
 
     async def comparison(self, request: Request) -> Response:
         store: RunStore = request.app.state.store

@@ -148,13 +148,13 @@ class TestsTab:
         body = (
             '<p><a href="/tests/shared">Shared criteria</a> (criteria that apply to several'
             " scenarios)</p>"
-            '<form method="get" action="/tests/group" id="pick">'
             '<div class="row"><div><label for="search"><strong>Search</strong></label>'
             '<input type="text" id="search" placeholder="id, file, group or text"'
             ' autocomplete="off"></div></div>'
-            '<p><button type="submit">Group selected</button> <span class="note">(the'
-            " selection is kept when a search hides a row)</span></p>"
-            f'<table class="list" id="tests">{"".join(rows)}</table></form>'
+            '<form method="get" action="/tests/group" id="pick"><p><button type="submit">'
+            'Group selected</button> <span class="note">(the selection is kept when a search'
+            " hides a row)</span></p></form>"
+            f'<table class="list" id="tests">{"".join(rows)}</table>'
             f"<h3>Groups</h3><ul>{rename or '<li>none yet</li>'}</ul>")
         return page("tests", "Tests", body, script=True)
 
@@ -461,7 +461,7 @@ def _row(kind: str, tid: str, file: str, group: str | None, text_: str, criteria
          href: str) -> str:
     words = " ".join([tid, file, group or "", text_]).lower()
     return (f'<tr data-search="{e(words)}"><td class="pick"><input type="checkbox"'
-            f' name="pick" value="{e(tid)}" aria-label="select {e(tid)}"></td><td>'
+            f' name="pick" form="pick" value="{e(tid)}" aria-label="select {e(tid)}"></td><td>'
             f'<details><summary><a href="{e(href)}" class="id">{e(tid)}</a> <span'
             f' class="note">{kind} · {e(file)}{" · " + e(group) if group else ""}</span>'
             f"</summary><p>{e(text_)}</p>{criteria}</details></td></tr>")

@@ -2,25 +2,20 @@
 desktop widths: it works under its own Content-Security-Policy and the Origin check, and
 shows the sign-in the server offers."""
 
-import shutil
-
 import pytest
 from playwright.async_api import Page, async_playwright
 
 from app.web import create_app
 from app.web.background import serve_in_thread
+from tests.browser import ARGS, CHROMIUM, need_chromium
 from tests.fakes import ScriptedModel, say
 
-CHROMIUM = "/usr/bin/chromium"
-# As root in a closed network: no sandbox, and nothing reaching for Google's hosts.
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 WIDTHS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
 
 
 @pytest.fixture(scope="module")
 async def browser():
-    assert shutil.which(CHROMIUM), "Debian's chromium is needed: `make test` installs it"
+    need_chromium()
     async with async_playwright() as p:
         b = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield b

@@ -188,7 +188,8 @@ def test_shared_criteria_are_edited_on_their_own_tab(client, tree):
     before = tree.read(name)
     fields["applies_to"] = ["no-such-scenario"]
     refused = post(client, "/tests/shared", fields)
-    assert refused.status_code == 422 and "unknown scenario 'no-such-scenario'" in unescape(refused.text)
+    assert refused.status_code == 422
+    assert "unknown scenario 'no-such-scenario'" in unescape(refused.text)
     assert tree.read(name) == before
     fields["applies_to"] = ["anonymous-smoke-report, vague-plywood-cutting"]
     assert post(client, "/tests/shared", fields).status_code == 200

@@ -1,0 +1,34 @@
+"""Browser tests' shared parts: Debian's chromium driven by Playwright (its own browser builds
+are never downloaded), and the git-ignored folder the tests save screenshots in."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+# As root in a closed network: no sandbox, and nothing reaching for Google's hosts.
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SCREENSHOTS = Path(__file__).resolve().parents[1] / ".screenshots"
+
+
+def need_chromium() -> None:
+    """In CI (and under `make test`, which installs it) a missing browser fails the run;
+    elsewhere the browser tests skip, saying why."""
+    if shutil.which(CHROMIUM):
+        return
+    message = f"Debian's chromium ({CHROMIUM}) is needed: `make test` installs it"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+async def screenshot(page, name: str) -> Path:
+    SCREENSHOTS.mkdir(exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    await page.screenshot(path=str(path), full_page=False)
+    return path
