@@ -47,7 +47,10 @@ bench-manuals: $(STAMP)  ## ingest synthetic manuals to 50,000 passages; search 
 bench-evals: $(STAMP)  ## the runner on the real path against a fake 200 ms model, N=200 at C=50
 	$(BIN)/python -m evals.bench
 
-workspace: $(STAMP)  ## the stored runs and their evidence in the browser (127.0.0.1)
+# The runs it starts use the embedded model unless a provider is configured.
+workspace: $(STAMP)  ## run, read and author evals in the browser (127.0.0.1)
+	@if $(BIN)/python -m evals needs-local-model; then \
+		$(MAKE) --no-print-directory $(LOCAL_STAMP); fi
 	$(BIN)/python -m evals workspace
 
 bench-compare: $(STAMP)  ## a point and a stored comparison of 200 cases × 2 vs two plain runs

@@ -9,6 +9,8 @@
     python -m evals list [--groups]
     python -m evals accuracy [LABELLED]
     python -m evals calibrate (RESULTS LABELS | --set makerspace | --set mrbench --file F) [--save]
+    python -m evals prompt [--as ROLE] [--page PATH] [--selection NAMES] [--json]
+    python -m evals draft [--as ROLE] [--page PATH] [--capability NAME] [--count 8] [--out F]
 
 Every run flag has an environment variable: EVAL_CASES, EVAL_GROUPS, EVAL_MODEL,
 EVAL_CONCURRENCY, EVAL_REPEAT, EVAL_VISION, EVAL_JUDGE_MODEL, EVAL_TRUST_JUDGE,
@@ -108,7 +110,7 @@ def _parser() -> argparse.ArgumentParser:
     res.add_argument("--fail-on-skip", action=argparse.BooleanOptionalAction, default=None)
     res.add_argument("--max-cost", type=float, default=None)
     sub.add_parser("runs", help="list the stored runs")
-    ws = sub.add_parser("workspace", help="the stored runs and their evidence in the browser")
+    ws = sub.add_parser("workspace", help="run, read and author evals in the browser")
     ws.add_argument("--port", type=int, default=int(os.environ.get("WORKSPACE_PORT") or 8010))
     rep = sub.add_parser("report", help="a run as one self-contained HTML page")
     rep.add_argument("run", nargs="?", help="a stored run's or comparison's id, or a run"
@@ -164,6 +166,9 @@ def _parser() -> argparse.ArgumentParser:
     cal.add_argument("--judge-model", default=os.environ.get("EVAL_JUDGE_MODEL"))
     cal.add_argument("--limit", type=int, default=30, help="tutor replies to rate")
     cal.add_argument("--json", action="store_true", help="print JSON")
+    from evals.cli_authoring import add_parsers
+
+    add_parsers(sub)
     return p
 
 
@@ -185,6 +190,10 @@ def main(argv: list[str] | None = None) -> int:
         return _accuracy(args)
     if args.command == "rescore":
         return _rescore(args)
+    if args.command in ("prompt", "draft", "from-conversations", "mcp"):
+        from evals import cli_authoring
+
+        return int(getattr(cli_authoring, args.command.replace("-", "_"))(args))
     if args.command == "workspace":
         from evals.cli_runs import workspace
 

@@ -405,7 +405,10 @@ async def _stored_report(settings: Settings, ref: str) -> tuple[str, str]:
             try:
                 row = await store.load_comparison(ref)
             except StoreError:
-                raise StoreError(f"{not_a_run} (nor a stored comparison)") from None
+                if "ambiguous" in str(not_a_run):
+                    raise not_a_run from None
+                raise StoreError(f"no stored run or comparison {ref!r} (python -m evals runs"
+                                 " lists the runs)") from None
             result = Comparison.model_validate(row["result"])
             base = await store.load_run(row["baseline_run"])
             cur = await store.load_run(row["current_run"])

@@ -23,6 +23,7 @@ from pathlib import Path
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -74,16 +75,17 @@ def create_workspace(conninfo: str, token: str, *, sources: Sources | None = Non
             return page("overview", "Not allowed", "<p>Open the address that <code>python -m"
                         " evals workspace</code> printed.</p>", status=403)
         if request.method not in ("GET", "HEAD"):
-            # The pages send no referrer, so a browser's Origin may be "null"; Sec-Fetch-Site
-            # still says where a form came from.
+            # A form is taken only from the workspace's own pages: its Origin, or (a browser
+            # that sends no Origin) Sec-Fetch-Site. Other servers on 127.0.0.1 are the same
+            # *site* (the cookie goes there too) but never the same *origin*.
             origin = request.headers.get("origin")
             own = f"{request.url.scheme}://{request.url.netloc}"
             site = request.headers.get("sec-fetch-site")
-            if (origin not in (None, "null", own)
-                    or site not in (None, "same-origin", "none")):
+            if origin != own and not (origin is None and site in (None, "same-origin")):
                 return page("overview", "Not allowed", "<p>A form from another site.</p>",
                             status=403)
-            if int(request.headers.get("content-length") or 0) > MAX_BODY:
+            length = request.headers.get("content-length") or "0"
+            if not length.isdigit() or int(length) > MAX_BODY:
                 return page("overview", "Too large", "<p>That form is too large.</p>",
                             status=413)
         return await call_next(request)
@@ -97,5 +99,7 @@ def create_workspace(conninfo: str, token: str, *, sources: Sources | None = Non
     routes = [*OverviewTab(launcher, sources).routes(), *ResultsTab(launcher).routes(),
               *TestsTab(sources).routes(), Route("/static/workspace.js", script),
               Route("/favicon.ico", no_icon)]
-    return Starlette(routes=routes, lifespan=lifespan,
-                     middleware=[Middleware(BaseHTTPMiddleware, dispatch=guard)])
+    return Starlette(routes=routes, lifespan=lifespan, middleware=[
+        # the Host header builds the own origin and the progress page's address: only ours
+        Middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost"]),
+        Middleware(BaseHTTPMiddleware, dispatch=guard)])

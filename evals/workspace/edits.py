@@ -16,16 +16,30 @@ from evals.workspace.sources import Conflict, Edit, Invalid, dump_entry, load_en
 Change = Callable[[Any], None]  # changes one entry's mapping in place
 
 
-def text_value(value: str) -> str:
+def text_value(value: str | None) -> str | None:
     """A form's text as YAML will keep it: CRLF made LF, outer blanks trimmed, several lines
-    as a literal block."""
+    as a literal block; None (no such field in the form) stays None."""
+    if value is None:
+        return None
     value = value.replace("\r\n", "\n").replace("\r", "\n").strip()
     return LiteralScalarString(value + "\n") if "\n" in value else value
 
 
+def same(old: Any, new: Any) -> bool:
+    """Whether a form's value says what the file says already (text compared as a person
+    reads it: a block scalar's final line break and outer blanks do not count)."""
+    if isinstance(old, str) and isinstance(new, str):
+        return old.strip() == new.strip()
+    return bool(old == new)
+
+
 def set_key(data: Any, key: str, value: Any, *, after: str | None = None) -> None:
-    """Set (or, for an empty value, remove) a key; a new key goes after `after` if present."""
-    if value in (None, "", [], {}):
+    """Set (or, for an empty value, remove) a key; a new key goes after `after` if present.
+    None leaves the key alone (the form did not have that field); a value the file already
+    says leaves its text as written."""
+    if value is None or same(data.get(key), value):
+        return
+    if value in ("", [], {}):
         data.pop(key, None)
         return
     if key in data or after is None or after not in data:
@@ -71,6 +85,11 @@ def appended(data: dict[str, Any]) -> Edit:
     return edit
 
 
+def _plain(value: Any) -> Any:
+    """A YAML value as plain JSON data, for comparing what two texts say."""
+    return json.loads(json.dumps(value, default=str))
+
+
 def _commented(value: Any) -> Any:
     if isinstance(value, dict):
         m = CommentedMap()
@@ -91,47 +110,75 @@ def flow(value: dict[str, Any]) -> CommentedMap:
 
 # the forms' changes ---------------------------------------------------------------------------
 
-def case_fields(new_id: str, prompt: str, group: str, rubric: str, must_not: str) -> Change:
+def case_fields(new_id: str | None, prompt: str | None, group: str | None,
+                rubric: str | None, must_not: str | None) -> Change:
+    """A case's own fields; a field the form did not send is left as it is."""
     def change(data: Any) -> None:
-        data["id"] = new_id.strip()
-        data["prompt"] = text_value(prompt)
-        set_key(data, "group", group.strip(), after="id")
+        if new_id is not None and not same(data.get("id"), new_id):
+            data["id"] = new_id.strip()
+        if prompt is not None and not same(data.get("prompt"), prompt):
+            data["prompt"] = text_value(prompt)
+        set_key(data, "group", _stripped(group), after="id")
         set_key(data, "rubric", text_value(rubric), after="prompt")
         set_key(data, "must_not", text_value(must_not), after="rubric")
     return change
 
 
+def _stripped(value: str | None) -> str | None:
+    return value.strip() if value is not None else None
+
+
 VISITOR_KEYS = ("who", "wants", "knows", "does_not_know", "will_say", "wont_say")
 
 
-def scenario_fields(new_id: str, group: str, opening: str, visitor: dict[str, str],
-                    criteria: list[tuple[str, str]]) -> Change:
-    """The scenario's own fields and its whole criteria list (statement, enforcement)."""
+def scenario_fields(new_id: str | None, group: str | None, opening: str | None,
+                    visitor: dict[str, str | None], criteria: list[tuple[str, str]] | None
+                    ) -> Change:
+    """The scenario's own fields and its whole criteria list (statement, enforcement); what
+    the form did not send (None) is left as it is."""
     def change(data: Any) -> None:
-        data["id"] = new_id.strip()
-        set_key(data, "group", group.strip(), after="id")
+        if new_id is not None and not same(data.get("id"), new_id):
+            data["id"] = new_id.strip()
+        set_key(data, "group", _stripped(group), after="id")
         who = data.get("visitor")
-        if not isinstance(who, CommentedMap):
+        if not isinstance(who, CommentedMap) and any(v for v in visitor.values()):
             who = CommentedMap()
             data["visitor"] = who
-        for key in VISITOR_KEYS:
-            set_key(who, key, text_value(visitor.get(key, "")))
+        if isinstance(who, CommentedMap):
+            for key in VISITOR_KEYS:
+                set_key(who, key, text_value(visitor.get(key)))
         set_key(data, "opening", text_value(opening), after="visitor")
-        set_key(data, "criteria", _criteria(criteria, data.get("criteria")))
+        if criteria is not None:
+            rows = _criteria(criteria, data.get("criteria"))
+            if rows != data.get("criteria"):
+                if rows:
+                    data["criteria"] = rows
+                else:
+                    data.pop("criteria", None)
     return change
 
 
-def _criteria(rows: list[tuple[str, str]], old: Any) -> CommentedSeq:
-    """The criteria rows as YAML, keeping each unchanged row's own mapping (and comments)."""
-    before = {(str(c.get("statement")), str(c.get("enforcement", "required"))): c
-              for c in old or [] if isinstance(c, CommentedMap)}
+def _criteria(rows: list[tuple[str, str]], old: Any) -> CommentedSeq | Any:
+    """The criteria rows as YAML, each unchanged row keeping its own mapping (and comments);
+    the old list itself when nothing changed."""
+    before: dict[tuple[str, str], list[Any]] = {}
+    for c in old or []:
+        if isinstance(c, CommentedMap):
+            key = (str(c.get("statement", "")).strip(), str(c.get("enforcement", "required")))
+            before.setdefault(key, []).append(c)
+    wanted = [(st.strip(), en) for st, en in rows]
+    if isinstance(old, CommentedSeq) and len(old) == len(wanted) and all(
+            isinstance(c, CommentedMap) and (str(c.get("statement", "")).strip(),
+                                             str(c.get("enforcement", "required"))) == w
+            for c, w in zip(old, wanted, strict=True)):
+        return old
     out = CommentedSeq()
-    for statement, enforcement in rows:
+    for statement, enforcement in wanted:
         kept = before.get((statement, enforcement))
-        if kept is not None:
-            out.append(kept)
+        if kept:
+            out.append(kept.pop(0))  # each old row used once: no YAML alias
             continue
-        row = CommentedMap(statement=statement)
+        row = CommentedMap(statement=text_value(statement))
         if enforcement != "required":
             row["enforcement"] = enforcement
         out.append(row)
@@ -151,12 +198,24 @@ def add_criterion(statement: str, enforcement: str) -> Change:
     return change
 
 
-def shared_fields(statement: str, enforcement: str, applies_to: str) -> Change:
+def shared_fields(statement: str | None, enforcement: str | None, applies_to: str | None
+                  ) -> Change:
     def change(data: Any) -> None:
-        data["statement"] = text_value(statement)
-        data["enforcement"] = enforcement
-        data["applies_to"] = parse_applies_to(applies_to)
+        if statement is not None and not same(data.get("statement"), statement):
+            data["statement"] = text_value(statement)
+        if enforcement is not None and enforcement != data.get("enforcement", "required"):
+            data["enforcement"] = enforcement
+        if applies_to is not None:
+            targets = parse_applies_to(applies_to)
+            old = data.get("applies_to")
+            if _targets(old) != _targets(targets):
+                data["applies_to"] = targets
     return change
+
+
+def _targets(value: Any) -> Any:
+    return "all" if value == "all" else [str(v) for v in value or []]
+
 
 
 def parse_applies_to(value: str) -> Any:
@@ -199,6 +258,11 @@ def tool_responses(tool: str, contract: str, responses: list[dict[str, Any]] | N
         if not isinstance(frozen, CommentedMap):
             frozen = CommentedMap()
             data["tool_responses"] = frozen
+        old = frozen.get(tool)
+        if isinstance(old, dict) and old.get("contract") == contract and \
+                old.get("exhausted", "error") == exhausted and \
+                _plain(old.get("responses") or [old.get("response")]) == _plain(responses):
+            return  # what the file says already: its text stays as written
         entry = CommentedMap(contract=contract)
         entry["responses"] = _commented(responses)
         if exhausted != "error":

@@ -24,6 +24,7 @@ from evals.store import new_run_id
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUT_LINES = 200
+SELECTION_ENV = ("EVAL_CASES", "EVAL_GROUPS", "EVAL_REPEAT", "EVAL_LAUNCH")
 POINT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 Mode = Literal["quick", "full"]
 
@@ -47,23 +48,24 @@ class Request:
     def argv(self) -> list[str]:
         """The run command's arguments (a comparison takes its selection from the point)."""
         if self.compare_with:
-            return ["compare", self.compare_with]
-        args = ["run", f"--{self.mode}", "--repeat", str(self.repeat)]
-        if self.names:
-            args += ["--cases", ",".join(self.names)]
+            return ["compare", "--", self.compare_with]
+        args = ["run", f"--{self.mode}", f"--repeat={self.repeat}"]
+        if self.names:  # one argument each: a name can never be read as an option
+            args.append(f"--cases={','.join(self.names)}")
         if self.groups:
-            args += ["--group", ",".join(self.groups)]
+            args.append(f"--group={','.join(self.groups)}")
         if self.kinds != "both":
             args.append(f"--{self.kinds}-only")
         return args
 
     def point_argv(self) -> list[str]:
         assert self.save_point
-        args = ["point", "save", self.save_point, "--repeat", str(self.repeat)]
+        args = ["point", "save", f"--repeat={self.repeat}"]
         if self.names:
-            args += ["--cases", ",".join(self.names)]
+            args.append(f"--cases={','.join(self.names)}")
         if self.groups:
-            args += ["--group", ",".join(self.groups)]
+            args.append(f"--group={','.join(self.groups)}")
+        args += ["--", self.save_point]
         return args
 
 
@@ -106,14 +108,19 @@ class Launcher:
         job = Job(new_run_id(), title, commands, dt.datetime.now(dt.UTC))
         if self.artifacts is not None:
             self.artifacts.mkdir(parents=True, exist_ok=True)
-            job.commands[-1] += ["--artifact", str(self.artifacts / f"{job.id}.json")]
+            last = job.commands[-1]
+            last.insert(1, f"--artifact={self.artifacts / f'{job.id}.json'}")
         self.jobs[job.id] = job
         self.latest = job
         job.task = asyncio.create_task(self._run(job))
         return job
 
     async def _run(self, job: Job) -> None:
-        env = {**self.env, "EVAL_LAUNCH": job.id, "PYTHONUNBUFFERED": "1"}
+        # The selection is the form's: EVAL_CASES, EVAL_GROUPS or EVAL_REPEAT in the
+        # workspace's own environment would change the run behind the review's back. (The
+        # models it was started with, EVAL_MODEL and the like, stay.)
+        env = {k: v for k, v in self.env.items() if k not in SELECTION_ENV}
+        env.update(EVAL_LAUNCH=job.id, PYTHONUNBUFFERED="1")
         try:
             for argv in job.commands:
                 if job.stopping:

@@ -16,7 +16,7 @@ TABS = (("overview", "/", "Overview"), ("results", "/results", "Results"),
 HEADERS = {"content-security-policy": "default-src 'none'; style-src 'unsafe-inline';"
                                       " script-src 'self'; img-src 'self'; form-action 'self';"
                                       " frame-ancestors 'none'; base-uri 'none'",
-           "x-content-type-options": "nosniff", "referrer-policy": "no-referrer",
+           "x-content-type-options": "nosniff", "referrer-policy": "same-origin",
            "cache-control": "no-store", "x-frame-options": "DENY"}
 CSS = STYLE + BAR_STYLE + """
 header .wrap{display:flex;flex-wrap:wrap;gap:6px 18px;align-items:baseline}

@@ -58,7 +58,7 @@ class OverviewTab:
         listed = "".join(
             f'<li><a href="/comparisons/{e(c["id"])}">{e(c["id"])}</a>'
             f' · {c["created_at"]:%Y-%m-%d %H:%M} · {e(c["point"] or "stored runs")} · '
-            + " · ".join(f"{v} {e(k)}" for k, v in (c["counts"] or {}).items())
+            + " · ".join(f"{int(v)} {e(k)}" for k, v in (c["counts"] or {}).items())
             + "</li>" for c in comparisons)
         body = (
             ('<p class="note">A run is under way: <a href="/results">follow it under'

@@ -55,8 +55,8 @@ class ResultsTab:
                 + await _rates(store, rows[:RATE_RUNS]) + _comparisons(comparisons)
                 + evidence)
         return page("results", "Results", body, status=status,
-                    refresh=str(request.url.replace(fragment="")) if job and job.running
-                    else None)
+                    refresh=request.url.path + (f"?{request.url.query}" if request.url.query
+                                                else "") if job and job.running else None)
 
     async def comparison(self, request: Request) -> Response:
         store: RunStore = request.app.state.store
@@ -84,7 +84,7 @@ async def _progress(store: RunStore, job: Job) -> str:
         counts: dict[str, int] = r["counts"] or {}
         total = (r["items"] or 0) * (r["repeat"] or 1)
         done = sum(counts.values())
-        shown = " ".join(f'<span class="{st}">{st} {counts[st]}</span>' for st in ORDER
+        shown = " ".join(f'<span class="{st}">{st} {int(counts[st])}</span>' for st in ORDER
                          if counts.get(st))
         cost = f"${r['cost']:.4f}" if r["cost"] is not None else "unknown (no price)"
         lines.append(f'<li><a href="/results?run={e(r["id"])}">{e(r["id"])}</a>'
@@ -151,7 +151,7 @@ def _comparisons(rows: list[dict[str, Any]]) -> str:
     items = "".join(
         f'<li><a href="/comparisons/{e(r["id"])}">{e(r["id"])}</a> ·'
         f' {r["created_at"]:%Y-%m-%d %H:%M} · {e(r["point"] or "stored runs")} · '
-        + " · ".join(f"{v} {e(k)}" for k, v in (r["counts"] or {}).items())
+        + " · ".join(f"{int(v)} {e(k)}" for k, v in (r["counts"] or {}).items())
         + f" · {e(r['verdict'])}</li>" for r in rows)
     return f"<h3>Comparisons</h3><ul>{items}</ul>"
 

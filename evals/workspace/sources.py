@@ -95,7 +95,9 @@ class Sources:
         return (self.cases if folder == "cases" else self.scenarios) / file
 
     def read(self, name: str) -> str:
-        return self.path(name).read_text(encoding="utf-8")
+        """The file's text exactly, line endings included."""
+        with open(self.path(name), encoding="utf-8", newline="") as f:
+            return f.read()
 
     def revisions(self) -> dict[str, str]:
         return {name: revision(self.read(name)) for name in self.files()}
@@ -105,37 +107,47 @@ class Sources:
 
 @dataclass(frozen=True)
 class Layout:
-    """A list file cut into its head (text before the first entry), entries, and the text
-    between and after them (comments and blank lines that belong to no entry's body)."""
+    """A list file cut into its head, its entries, and what lies between them. An entry's
+    `lead` is the run of column-0 comment lines right above it (its heading: it moves and goes
+    with the entry); `gaps[i]` (blank lines, other comments) follows entry i."""
 
     head: str
+    leads: list[str]
     entries: list[str]
-    gaps: list[str]  # gaps[i] follows entries[i]
+    gaps: list[str]
 
     def join(self) -> str:
-        return self.head + "".join(e + g for e, g in zip(self.entries, self.gaps, strict=True))
+        return self.head + "".join(lead + entry + gap for lead, entry, gap in
+                                   zip(self.leads, self.entries, self.gaps, strict=True))
 
 
 def layout(text: str, name: str) -> Layout:
     lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\r\n" if "\r\n" in text else "\n"  # a last line ends like the others
     starts = [i for i, line in enumerate(lines) if _ITEM.match(line) or line.rstrip() == "-"]
     if not starts:
         if any(line.strip() and not line.lstrip().startswith("#") for line in lines):
             raise WriteRefused(f"{name}: the workspace edits lists written as `- ` entries"
                                " only; edit this file by hand")
-        return Layout(text, [], [])
-    entries, gaps = [], []
+        return Layout("".join(lines), [], [], [])
+    leads, entries, gaps = [], [], []
+    lead_starts = []
+    for start in starts:
+        first = start
+        while first > 0 and lines[first - 1].startswith("#"):
+            first -= 1
+        lead_starts.append(first)
     for n, start in enumerate(starts):
-        stop = starts[n + 1] if n + 1 < len(starts) else len(lines)
+        stop = lead_starts[n + 1] if n + 1 < len(starts) else len(lines)
         end = start + 1  # the entry's body: its indented lines (blank lines inside kept)
         for i in range(start + 1, stop):
             if lines[i][:1] in (" ", "\t"):
                 end = i + 1
+        leads.append("".join(lines[lead_starts[n]:start]))
         entries.append("".join(lines[start:end]))
         gaps.append("".join(lines[end:stop]))
-    if not entries[-1].endswith("\n"):
-        entries[-1] += "\n"
-    return Layout("".join(lines[:starts[0]]), entries, gaps)
+    return Layout("".join(lines[:lead_starts[0]]), leads, entries, gaps)
 
 
 def _yaml() -> YAML:
@@ -173,17 +185,37 @@ def entry_id(text: str) -> str | None:
 
 
 def edit_entries(text: str, name: str, edit: Edit) -> str:
-    """The file with its entries replaced by `edit`'s: unchanged entries keep their text and
-    what follows them; a removed entry takes what followed it along; a new entry is followed
-    by a blank line, or by nothing at the end of the file."""
+    """The file with its entries replaced by `edit`'s. Entries are matched by position: an
+    edited one keeps its heading and what follows it; a removed one takes both along; an
+    appended one comes after a blank line. New text takes the file's line endings."""
     cut = layout(text, name)
-    new = edit(list(cut.entries))
-    following = dict(zip(cut.entries, cut.gaps, strict=True))
-    gaps = [following.get(e, "") for e in new]
-    for i in range(len(gaps) - 1):
-        gaps[i] = gaps[i] or "\n"
-    head = cut.head if not new or not cut.head or cut.head.endswith("\n") else cut.head + "\n"
-    return Layout(head, new, gaps).join()
+    old = cut.entries
+    crlf = "\r\n" in text
+    newline = "\r\n" if crlf else "\n"
+
+    def ending(entry: str) -> str:
+        return entry.replace("\r\n", "\n").replace("\n", "\r\n") if crlf else entry
+
+    new = [e if e in old else ending(e) for e in edit(list(old))]
+    if len(new) == len(old):
+        leads, gaps = list(cut.leads), list(cut.gaps)
+    elif len(new) == len(old) - 1:
+        gone = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b),
+                    len(new))
+        if new != old[:gone] + old[gone + 1:]:
+            raise Conflict(f"{name}: an edit may remove one entry and change nothing else")
+        leads = cut.leads[:gone] + cut.leads[gone + 1:]
+        gaps = cut.gaps[:gone] + cut.gaps[gone + 1:]
+    elif len(new) == len(old) + 1 and new[:-1] == old:
+        leads, gaps = [*cut.leads, ""], [*cut.gaps, ""]
+        if old and not gaps[-2].strip():
+            gaps[-2] = newline  # a blank line before the new entry
+    else:
+        raise Conflict(f"{name}: an edit may change, add or remove one entry at a time")
+    head = cut.head
+    if new and head and not head.endswith("\n"):
+        head += newline
+    return Layout(head, leads, new, gaps).join()
 
 
 def diff(name: str, before: str, after: str) -> str:
@@ -229,15 +261,17 @@ class Writer:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
     def commit(self, revisions: dict[str, str], edits: dict[str, Edit]) -> dict[str, str]:
-        """Apply `edits` (file -> entries edit) if every file is at the revision given; returns
-        each changed file's diff. Writes every file or none."""
+        """Apply `edits` (file -> entries edit) if every file the form names (each edited file
+        at least) is still at the revision given; returns each changed file's diff. Writes
+        every file or none."""
         with self._locked():
+            missing = sorted(set(edits) - set(revisions))
+            if missing:
+                raise WriteRefused(f"{missing[0]}: the form did not say which revision it"
+                                   " edits")
             before: dict[str, str] = {}
-            for name in edits:
+            for name, given in sorted(revisions.items()):  # every file the form relied on
                 text = self.sources.read(name)
-                given = revisions.get(name)
-                if given is None:
-                    raise WriteRefused(f"{name}: the form did not say which revision it edits")
                 if given != revision(text):
                     raise Stale(f"{name} changed since this form was opened (someone saved"
                                 " it, or it was edited on disk); reload and make the change"
@@ -253,26 +287,37 @@ class Writer:
             return {n: diff(n, before[n], t) for n, t in changed.items()}
 
     def _write_all(self, changed: dict[str, str], before: dict[str, str]) -> None:
+        targets = {name: self.sources.path(name) for name in changed}
         temps: dict[str, Path] = {}
         done: list[str] = []
         try:
             for name, text in changed.items():
-                target = self.sources.path(name)
-                fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-                temps[name] = Path(temp)
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    f.write(text)
-                    f.flush()
-                    os.fsync(f.fileno())
-                os.chmod(temp, target.stat().st_mode & 0o777)
+                temps[name] = _temporary(targets[name], text)
             for name in changed:
-                os.replace(temps[name], self.sources.path(name))
+                os.replace(temps[name], targets[name])
                 done.append(name)
-        except OSError as exc:
-            for name in done:  # put back what was already renamed
-                self.sources.path(name).write_text(before[name], encoding="utf-8")
-            raise WriteFailed(f"could not write {', '.join(changed)}: {exc}; every file was"
-                              " left as it was") from exc
+        except BaseException as exc:
+            for name in done:  # put back, the same way, what was already renamed
+                os.replace(_temporary(targets[name], before[name]), targets[name])
+            if isinstance(exc, OSError):
+                raise WriteFailed(f"could not write {', '.join(changed)}: {exc}; every file"
+                                  " was left as it was") from exc
+            raise
         finally:
             for left in temps.values():
                 left.unlink(missing_ok=True)
+
+
+def _temporary(target: Path, text: str) -> Path:
+    """`text` in a new file beside `target`, flushed to disk, with target's permissions."""
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(temp, target.stat().st_mode & 0o777)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return Path(temp)

@@ -78,9 +78,14 @@ def parse_revs(form: FormData) -> dict[str, str]:
     return out
 
 
-def text(form: FormData, name: str) -> str:
+def text(form: FormData, name: str) -> str | None:
+    """A form field's text; None when the form has no such field (then nothing changes)."""
     value = form.get(name)
-    return value if isinstance(value, str) else ""
+    return value if isinstance(value, str) else None
+
+
+def given(form: FormData, name: str) -> str:
+    return (text(form, name) or "").strip()
 
 
 class TestsTab:
@@ -127,10 +132,10 @@ class TestsTab:
             rows.append(_row("case", c.id, case_file(c), c.group, c.prompt,
                              _case_criteria(c), f"/tests/case/{c.id}"))
         for s in data.scenarios:
-            own = "".join(f"<li>{e(k.statement)} <span class=\"note\">({k.enforcement})</span>"
-                          "</li>" for k in s.criteria)
+            own = "".join(f"<li>{e(k.statement)} <span class=\"note\">({e(k.enforcement)})"
+                          "</span></li>" for k in s.criteria)
             extra = "".join(f"<li>{e(x.criterion.statement)} <span class=\"note\">(shared,"
-                            f" {x.criterion.enforcement})</span></li>"
+                            f" {e(x.criterion.enforcement)})</span></li>"
                             for x in shared if x.applies(s.id))
             add = (f'<form method="post" action="/tests/scenario/{e(s.id)}/criteria"'
                    ' class="stack">' + revs(data.revisions, [scenario_file(s)])
@@ -173,7 +178,7 @@ class TestsTab:
                                        text(form, "group"), text(form, "rubric"),
                                        text(form, "must_not"))
             return await self._save(form, {case_file(found): edits.on_entry(cid, change)},
-                                    f"/tests/case/{text(form, 'id').strip() or cid}",
+                                    f"/tests/case/{given(form, 'id') or cid}",
                                     f"Case {cid} saved.")
         body = (f'<p class="note">{e(case_file(found))}, line {found.line}. Structural checks:'
                 f" {e(', '.join(k.kind for k in found.checks) or 'none')} (edited in the"
@@ -200,31 +205,32 @@ class TestsTab:
             return refused(f"no scenario {sid!r} (renamed or removed?)", 404)
         if request.method == "POST":
             form = await self._form(request)
-            rows = [(st.strip(), en) for st, en, drop in zip(
-                form.getlist("statement"), form.getlist("enforcement"),
-                [str(i) in form.getlist("remove") for i in range(len(form.getlist("statement")))],
-                strict=False) if isinstance(st, str) and isinstance(en, str) and st.strip()
-                and not drop]
-            if any(en not in ENFORCEMENT for _, en in rows):
-                return refused("enforcement is required or informational", 422,
-                               f"/tests/scenario/{sid}")
+            statements = [str(v) for v in form.getlist("statement")]
+            levels = [str(v) for v in form.getlist("enforcement")]
+            removed = {str(v) for v in form.getlist("remove")}
+            if len(statements) != len(levels) or any(x not in ENFORCEMENT for x in levels):
+                return refused("each criterion needs an enforcement: required or"
+                               " informational", 422, f"/tests/scenario/{sid}")
+            rows = [(st, en) for i, (st, en) in enumerate(zip(statements, levels, strict=True))
+                    if st.strip() and str(i) not in removed]
             visitor = {k: text(form, f"visitor.{k}") for k in edits.VISITOR_KEYS}
             change = edits.scenario_fields(text(form, "id"), text(form, "group"),
-                                           text(form, "opening"), visitor, rows)
-            new_id = text(form, "id").strip() or sid
+                                           text(form, "opening"), visitor,
+                                           rows if "statement" in form else None)
+            new_id = given(form, "id") or sid
             return await self._save(form, {scenario_file(found): edits.on_entry(sid, change)},
                                     f"/tests/scenario/{new_id}", f"Scenario {sid} saved.")
         criteria = "".join(
-            f'<div class="row criterion"><div><input type="text" name="statement"'
-            f' value="{e(k.statement)}" aria-label="criterion {n + 1}"></div>'
+            f'<div class="row criterion"><div><textarea name="statement" rows="2"'
+            f' aria-label="criterion {n + 1}">{e(k.statement)}</textarea></div>'
             f'<div>{_enforcement_select("enforcement", k.enforcement)}'
             f'<label class="note"><input type="checkbox" name="remove" value="{n}">'
             " remove</label></div></div>" for n, k in enumerate(found.criteria))
-        criteria += ('<div class="row criterion"><div><input type="text" name="statement"'
+        criteria += ('<div class="row criterion"><div><textarea name="statement" rows="2"'
                      ' placeholder="add a criterion (this scenario only)"'
-                     ' aria-label="new criterion"></div>'
+                     ' aria-label="new criterion"></textarea></div>'
                      f'<div>{_enforcement_select("enforcement", "required")}</div></div>')
-        shared = "".join(f"<li>{e(x.criterion.statement)} ({x.criterion.enforcement})</li>"
+        shared = "".join(f"<li>{e(x.criterion.statement)} ({e(x.criterion.enforcement)})</li>"
                          for x in data.shared if x.applies(sid))
         frozen = "".join(f'<li><a href="/tests/scenario/{e(sid)}/responses?tool={e(t)}">'
                          f"{e(t)}</a>: {len(r.sequence)} response(s)</li>"
@@ -265,7 +271,9 @@ class TestsTab:
         enforcement = text(form, "enforcement")
         if enforcement not in ENFORCEMENT:
             return refused("enforcement is required or informational", 422, "/tests")
-        change = edits.add_criterion(text(form, "statement"), enforcement)
+        if not given(form, "statement"):
+            return refused("a criterion needs a statement", 422, "/tests")
+        change = edits.add_criterion(given(form, "statement"), enforcement)
         return await self._save(form, {scenario_file(found): edits.on_entry(sid, change)},
                                 f"/tests/scenario/{sid}", f"A criterion was added to {sid}.")
 
@@ -285,8 +293,8 @@ class TestsTab:
             form = await self._form(request)
             try:
                 responses = (None if text(form, "mode") == "remove" else
-                             _raw_responses(text(form, "raw")) if text(form, "mode") == "raw"
-                             else _typed_responses(form, schema))
+                             _raw_responses(text(form, "raw") or "")
+                             if text(form, "mode") == "raw" else _typed_responses(form, schema))
             except Invalid as exc:
                 return refused(str(exc), 422, back)
             exhausted = text(form, "exhausted") or "error"
@@ -340,11 +348,13 @@ class TestsTab:
                                "/tests/shared")
             index = text(form, "index")
             if index == "new":
-                edit = edits.appended({"statement": text(form, "statement").strip(),
+                if not given(form, "statement"):
+                    return refused("a criterion needs a statement", 422, "/tests/shared")
+                edit = edits.appended({"statement": given(form, "statement"),
                                        "enforcement": enforcement,
                                        "applies_to": edits.parse_applies_to(
-                                           text(form, "applies_to"))})
-            elif index.isdigit():
+                                           given(form, "applies_to"))})
+            elif index is not None and index.isdigit():
                 edit = edits.on_index(int(index), None if text(form, "remove") else
                                       edits.shared_fields(text(form, "statement"), enforcement,
                                                           text(form, "applies_to")))
@@ -383,10 +393,11 @@ class TestsTab:
             if not picked:
                 return refused("select at least one test (the boxes in the list)", 400,
                                "/tests")
-            touched = sorted({files[i] for i in picked})
             body = (f"<p>{len(picked)} selected: {e(', '.join(picked))}</p>"
                     '<form method="post" class="stack" action="/tests/group">'
-                    + revs(data.revisions, touched) + "".join(hidden("pick", i) for i in picked)
+                    # every file: a test added to or renamed in any file meanwhile is stale
+                    + revs(data.revisions, list(data.revisions))
+                    + "".join(hidden("pick", i) for i in picked)
                     + _field("group", "Group name", "")
                     + '<button type="submit">Group them</button>'
                     '<a class="button plain" href="/tests">Cancel</a></form>')
@@ -399,7 +410,9 @@ class TestsTab:
         by_file: dict[str, list[str]] = {}
         for i in picked:
             by_file.setdefault(files[i], []).append(i)
-        group = text(form, "group")
+        group = given(form, "group")
+        if not group:
+            return refused("give the group a name", 422, "/tests")
         return await self._save(form, {f: _each(ids, edits.set_group(group))
                                        for f, ids in by_file.items()},
                                 "/tests", f"{len(picked)} test(s) grouped as {group!r}.")
@@ -417,16 +430,19 @@ class TestsTab:
                 return refused(f"no group {name!r}", 404)
             body = (f"<p>{len(members)} member(s): {e(', '.join(members))}</p>"
                     '<form method="post" class="stack" action="/tests/rename">'
-                    + revs(data.revisions, sorted({files[i] for i in members}))
+                    + revs(data.revisions, list(data.revisions))
                     + hidden("from", name) + "".join(hidden("member", i) for i in members)
                     + _field("to", "New name", name)
                     + '<button type="submit">Rename</button>'
                     '<a class="button plain" href="/tests">Cancel</a></form>')
             return page("tests", f"Rename the group {name}", body)
         form = await self._form(request)
-        old, new = text(form, "from"), text(form, "to").strip()
+        old, new = given(form, "from"), given(form, "to")
         frozen = sorted(str(i) for i in form.getlist("member"))
         now = sorted(i for i, g in groups.items() if g == old)
+        if not new:
+            return refused("give the group a new name (an empty one would ungroup them)", 422,
+                           f"/tests/rename?group={old}")
         try:
             if new != old and new in groups.values():
                 raise Conflict(f"a group named {new!r} exists already; choose another name"
@@ -492,20 +508,27 @@ def _enforcement_select(name: str, value: str) -> str:
                       for x in ENFORCEMENT) + "</select>")
 
 
+def _types(spec: dict[str, Any]) -> list[Any]:
+    return [spec.get("type"), *(x.get("type") for x in spec.get("anyOf", []))]
+
+
 def _kind(spec: dict[str, Any]) -> str | None:
     """A simple field's input type; None for one edited as JSON."""
-    types = [spec.get("type")] + [x.get("type") for x in spec.get("anyOf", [])]
+    types = _types(spec)
     simple = [t for t in types if t in _SIMPLE]
     return _SIMPLE[simple[0]] if len(simple) == 1 and all(
         t in (simple[0], "null", None) for t in types) else None
 
 
 def _typed_response(n: int, response: dict[str, Any] | None, schema: dict[str, Any]) -> str:
+    """One response as a fieldset: an error, or a field per result property (keys the schema
+    does not name ride along unchanged)."""
     response = response or {}
+    properties = schema.get("properties", {})
     error = response.get("error", "") if set(response) == {"error"} else ""
     rows = [f'<legend>Response {n + 1}{" (new)" if not response else ""}</legend>',
             _field(f"r{n}.error", "error (instead of a result: the tool failed)", error)]
-    for name, spec in schema.get("properties", {}).items():
+    for name, spec in properties.items():
         value = response.get(name) if not error else None
         kind = _kind(spec)
         label = f"{name}{' *' if name in schema.get('required', []) else ''}"
@@ -521,51 +544,60 @@ def _typed_response(n: int, response: dict[str, Any] | None, schema: dict[str, A
             rows.append(f'<label for="f-r{n}.{e(name)}">{e(label)} (JSON)</label><textarea'
                         f' class="json" id="f-r{n}.{e(name)}" name="r{n}.{e(name)}">'
                         f"{e(shown)}</textarea>")
-    return (f'<fieldset class="response">{"".join(rows)}'
-            f'{hidden(f"r{n}.present", "1")}</fieldset>')
+    extra = {k: v for k, v in response.items() if k not in properties and not error}
+    return (f'<fieldset class="response">{"".join(rows)}{hidden(f"r{n}.present", "1")}'
+            + (hidden(f"r{n}.existing", "1") if response else "")
+            + (hidden(f"r{n}.extra", json.dumps(extra)) if extra else "") + "</fieldset>")
 
 
 def _typed_responses(form: FormData, schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """The typed form back as responses: an existing response is kept even when every field
+    is empty or false; a new one only once something is filled in."""
     out = []
     n = 0
     while text(form, f"r{n}.present"):
-        error = text(form, f"r{n}.error").strip()
-        response: dict[str, Any] = {}
-        for name, spec in schema.get("properties", {}).items():
-            raw = text(form, f"r{n}.{name}").strip()
-            kind = _kind(spec)
-            if kind == "checkbox":
-                if raw:
-                    response[name] = True
-                continue
-            if not raw:
-                continue
-            if kind == "number":
-                try:
-                    number = float(raw)
-                except ValueError:
-                    raise Invalid(f"response {n + 1}: {name}: not a number") from None
-                integer = "integer" in [spec.get("type"), *(x.get("type")
-                                                            for x in spec.get("anyOf", []))]
-                if integer and not number.is_integer():
-                    raise Invalid(f"response {n + 1}: {name}: a whole number")
-                response[name] = int(number) if integer else number
-            elif kind == "text":
-                response[name] = raw
-            else:
-                response[name] = _json_value(raw, f"response {n + 1}: {name}")
+        error = given(form, f"r{n}.error")
         if error:
             out.append({"error": error})
-        elif any(k for k in response):
-            # a checkbox left unticked is false, not missing, once the response has fields
-            for name, spec in schema.get("properties", {}).items():
-                if _kind(spec) == "checkbox":
-                    response.setdefault(name, False)
+            n += 1
+            continue
+        response: dict[str, Any] = {}
+        filled = False
+        for name, spec in schema.get("properties", {}).items():
+            raw = (text(form, f"r{n}.{name}") or "").replace("\r\n", "\n")
+            kind, nullable = _kind(spec), "null" in _types(spec)
+            what = f"response {n + 1}: {name}"
+            if kind == "checkbox":
+                response[name] = bool(raw)
+                filled = filled or bool(raw)
+            elif kind == "number":
+                if raw.strip():
+                    response[name] = _number(raw.strip(), "integer" in _types(spec), what)
+                    filled = True
+                elif nullable:
+                    response[name] = None
+            elif kind == "text":
+                response[name] = None if raw == "" and nullable else raw
+                filled = filled or bool(raw)
+            elif raw.strip():
+                response[name] = _json_value(raw, what)
+                filled = True
+        extra = text(form, f"r{n}.extra")
+        if extra:
+            response.update(edits.parse_json_object(extra, f"response {n + 1}"))
+        if filled or text(form, f"r{n}.existing"):
             out.append(response)
         n += 1
     if not out:
         raise Invalid("no response left: fill one in, or unfreeze the tool")
     return out
+
+
+def _number(raw: str, integer: bool, what: str) -> int | float:
+    try:
+        return int(raw) if integer else float(raw)
+    except ValueError:
+        raise Invalid(f"{what}: {'a whole number' if integer else 'a number'}") from None
 
 
 def _json_value(raw: str, what: str) -> Any:

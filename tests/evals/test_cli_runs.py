@@ -31,7 +31,7 @@ async def cli(server_conninfo, tmp_path, monkeypatch):
 
 
 @pytest.mark.usefixtures("cli")
-def test_point_compare_refuse_adopt_and_pair_runs(capsys, monkeypatch):
+def test_point_compare_refuse_adopt_and_pair_runs(capsys, monkeypatch, tmp_path):
     assert main(["point", "save", "base", *SELECTION]) == 0
     assert "saved point base" in capsys.readouterr().out
     assert main(["point", "list"]) == 0
@@ -60,7 +60,18 @@ def test_point_compare_refuse_adopt_and_pair_runs(capsys, monkeypatch):
     ids = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
     assert len(ids) == 4  # two comparisons, two runs each; newest first
     assert main(["compare", "--runs", ids[0], ids[1]]) == 0  # the adopted comparison's runs
-    assert "2 unchanged" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "2 unchanged" in out
+    cid = out.split("comparison ")[-1].split()[0]
+    page = tmp_path / "comparison.html"
+    assert main(["report", cid, "--html", str(page)]) == 0
+    assert f"comparison {cid}, 2 cases paired" in capsys.readouterr().out
+    html = page.read_text()
+    assert 'class="unchanged" style="width:100.0%"' in html and "<script" not in html
+    assert 'id="now-no-glowforge-r1"' in html and 'id="before-no-glowforge-r1"' in html
+    assert main(["report", "zzz", "--html", str(page)]) == 2
+    assert "no stored run or comparison 'zzz'" in capsys.readouterr().err
+    assert page.read_text() == html  # a failed report leaves the page it would replace
     assert main(["compare", "--runs", ids[3], ids[0]]) == 2
     assert "ran different plans" in capsys.readouterr().err
 

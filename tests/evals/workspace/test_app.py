@@ -11,10 +11,29 @@ from evals.workspace.launch import Launcher
 from tests.evals.workspace.conftest import TOKEN
 
 
+class Recording(Launcher):
+    """Records what it is asked to start, and starts nothing."""
+
+    def __init__(self):
+        super().__init__(env={})
+        self.asked = []
+
+    def start(self, request, title):
+        self.asked.append((request, title))
+
+
+BASE = "http://127.0.0.1:8010"
+
+
 @pytest.fixture
-def client(stored, tree):
-    app = create_workspace(stored, TOKEN, sources=tree, launcher=Launcher(env={}))
-    with TestClient(app, follow_redirects=True) as c:
+def launcher():
+    return Recording()
+
+
+@pytest.fixture
+def client(stored, tree, launcher):
+    app = create_workspace(stored, TOKEN, sources=tree, launcher=launcher)
+    with TestClient(app, base_url=BASE, follow_redirects=True) as c:
         assert c.get(f"/?token={TOKEN}").status_code == 200
         yield c
 
@@ -57,9 +76,9 @@ def post(client, action, fields):
 
 
 def test_nothing_is_shown_or_changed_without_the_token_and_its_cookie(stored, tree):
-    app = create_workspace(stored, TOKEN, sources=tree, launcher=Launcher(env={}))
+    app = create_workspace(stored, TOKEN, sources=tree, launcher=Recording())
     before = tree.read("cases/honest-absence.yaml")
-    with TestClient(app) as anyone:
+    with TestClient(app, base_url=BASE) as anyone:
         for path in ("/", "/results", "/tests", "/runs/ws0001run", "/static/workspace.js"):
             assert anyone.get(path).status_code == 403, path
         assert anyone.post("/tests/group", data={"pick": "no-glowforge"}).status_code == 403
@@ -68,24 +87,52 @@ def test_nothing_is_shown_or_changed_without_the_token_and_its_cookie(stored, tr
         assert anyone.get("/?token=%C3%A9").status_code == 403  # not a 500
         anyone.cookies.set("workspace", "forged")
         assert anyone.get("/").status_code == 403
-    with TestClient(app, follow_redirects=False) as owner:
+    with TestClient(app, base_url=BASE, follow_redirects=False) as owner:
         opened = owner.get(f"/?token={TOKEN}")
         cookie = opened.headers["set-cookie"].lower()
         assert opened.status_code == 303 and owner.get("/").status_code == 200
-    with TestClient(app) as later:
+    with TestClient(app, base_url=BASE) as later:
         assert later.get(f"/?token={TOKEN}").status_code == 403  # the token opens it once
+    with TestClient(app, base_url="http://evil.example") as rebound:
+        assert rebound.get(f"/?token={TOKEN}").status_code == 400  # another Host: refused
     assert "httponly" in cookie and "samesite=strict" in cookie
     assert tree.read("cases/honest-absence.yaml") == before
 
 
-def test_a_form_from_another_site_is_refused(client, tree):
-    page = client.get("/tests/case/no-glowforge").text
-    fields = form_of(page, "/tests/case/no-glowforge")
+@pytest.mark.parametrize("headers", [
+    {"origin": "http://evil.example"},
+    {"origin": "http://127.0.0.1:9999"},  # another local server: same site, not same origin
+    {"origin": "null"},
+    {"origin": "null", "sec-fetch-site": "same-origin"},
+    {"sec-fetch-site": "same-site"},
+    {"sec-fetch-site": "cross-site"},
+])
+def test_a_form_from_anywhere_but_the_workspace_is_refused(client, tree, headers):
+    fields = form_of(client.get("/tests/case/no-glowforge").text, "/tests/case/no-glowforge")
     fields["prompt"] = ["changed"]
     before = tree.read("cases/honest-absence.yaml")
-    refused = client.post("/tests/case/no-glowforge", data=fields,
-                          headers={"origin": "http://evil.example"})
+    refused = client.post("/tests/case/no-glowforge", data=fields, headers=headers)
     assert refused.status_code == 403 and tree.read("cases/honest-absence.yaml") == before
+
+
+def test_a_form_from_the_workspace_itself_is_taken(client, tree):
+    fields = form_of(client.get("/tests/case/no-glowforge").text, "/tests/case/no-glowforge")
+    fields["group"] = ["absence"]
+    taken = client.post("/tests/case/no-glowforge", data=fields,
+                        headers={"origin": BASE, "sec-fetch-site": "same-origin"})
+    assert taken.status_code == 200 and "group: absence" in tree.read(
+        "cases/honest-absence.yaml")
+
+
+def test_saving_an_unchanged_form_writes_nothing(client, tree):
+    before = {n: tree.read(n) for n in tree.files()}
+    for action in ("/tests/case/student-in-distress", "/tests/scenario/anonymous-smoke-report",
+                   "/tests/scenario/web-page-with-frozen-answer/responses?tool=read_page"):
+        saved = post(client, action, form_of(client.get(action).text, action))
+        assert saved.status_code == 200 and "No change" in saved.text, action
+    shared = form_of(client.get("/tests/shared").text, "/tests/shared")
+    assert "No change" in post(client, "/tests/shared", shared).text
+    assert {n: tree.read(n) for n in tree.files()} == before
 
 
 def test_the_tabs_and_a_runs_evidence(client):
@@ -119,8 +166,7 @@ def test_editing_a_case_shows_the_diff_and_keeps_the_rest(client, tree):
     saved = post(client, "/tests/case/no-glowforge", fields)
     after = tree.read(name)
     assert saved.status_code == 200 and "+  rubric: |" in saved.text
-    assert '+  prompt: &quot;Can I book the Glowforge for Friday?&quot;' in saved.text or \
-        "+  prompt: Can I book the Glowforge for Friday?" in saved.text
+    assert '+  prompt: "Can I book the Glowforge for Friday?"' in unescape(saved.text)
     head, rest = before.split("- id: no-cnc-router", 1)
     assert after.endswith("- id: no-cnc-router" + rest)  # later entries byte for byte
     assert after.startswith("# Saying \"we don't have that\".\n- id: no-glowforge\n")
@@ -264,3 +310,20 @@ def test_a_run_is_reviewed_with_its_count_before_it_starts(client):
     assert missing.status_code == 422 and "no comparison point 'nope'" in unescape(missing.text)
     nothing = client.post("/launch/stop", data={"job": "nope"})
     assert nothing.status_code == 409
+
+
+def test_a_confirmed_run_starts_what_was_reviewed(client, launcher):
+    asked = {"mode": "quick", "names": ["safety-and-care"], "groups": ["safety and care"],
+             "kinds": "cases", "repeat": "2", "save_point": "before-change"}
+    review = client.post("/launch", data=asked)
+    kept = form_of(review.text, "/launch")
+    assert kept["confirm"] == ["1"] and launcher.asked == []  # reviewing starts nothing
+    started = client.post("/launch", data=kept)
+    assert started.url.path == "/results"
+    (request, title), = launcher.asked
+    assert request.argv() == ["run", "--quick", "--repeat=2", "--cases=safety-and-care",
+                              "--group=safety and care", "--cases-only"]
+    assert request.point_argv() == ["point", "save", "--repeat=2", "--cases=safety-and-care",
+                                    "--group=safety and care", "--", "before-change"]
+    assert title == ("quick run of safety-and-care, group safety and care (cases only),"
+                     " saved first as point before-change")

@@ -71,7 +71,7 @@ async def test_a_quick_run_against_a_scripted_model_reaches_results(browser, ser
     assert "2 cases + 0 scenario conversations × 1 repetition(s) = 2 conversations" in review
     assert "2 of 2 finished" in progress and "PASS 2" in progress and "finished" in progress
     assert "2/2 passed" in listed and "honest-absence.yaml" in listed
-    assert (tmp_path / "runs").glob("*.json")
+    assert any((tmp_path / "runs").glob("*.json"))  # the run's artifact
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -102,7 +102,7 @@ async def test_editing_a_criterion_shows_the_yaml_diff(browser, stored, tree):
         await page.click("nav.tabs >> text=Tests")
         await page.fill("#search", "smoke")
         await page.click("a:text('anonymous-smoke-report')")
-        await page.fill("input[aria-label='criterion 2']",
+        await page.fill("[aria-label='criterion 2']",
                         "The assistant says the report was filed, and its number.")
         await page.click("button:text('Save')")
         diff = await page.inner_text("pre.diff")

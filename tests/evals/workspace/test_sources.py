@@ -130,7 +130,7 @@ def test_when_the_second_of_two_files_fails_to_write_neither_changes(tree, monke
                             {a: edits.on_entry("no-glowforge", edits.set_group("x")),
                              b: edits.on_entry("glowforge-under-pressure",
                                                edits.set_group("x"))})
-    assert len(calls) == 2 and snapshot(tree) == before
+    assert len(calls) == 3 and snapshot(tree) == before  # the first put back by a rename
     leftovers = [p.name for p in Path(tree.cases).iterdir()] + [
         p.name for p in Path(tree.scenarios).iterdir()]
     assert not [n for n in leftovers if n.startswith(".")], leftovers  # no temporaries left
@@ -152,3 +152,47 @@ def test_frozen_responses_must_fit_the_tools_result_schema(tree):
     diffs = Writer(tree).commit({name: rev},
                                 {name: edits.on_entry("web-page-with-frozen-answer", good)})
     assert "+        - error: timed out" in diffs[name]
+
+
+def test_a_heading_comment_stays_with_the_entry_below_it():
+    text = ("# cases about a\n- id: a\n  prompt: A\n\n# section two: about b\n- id: b\n"
+            "  prompt: B\n\n# about c\n- id: c\n  prompt: C\n")
+    edited = edit_entries(text, "x.yaml", edits.on_entry("a", edits.set_group("g")))
+    assert edited == text.replace("- id: a\n", "- id: a\n  group: g\n")
+    removed = edit_entries(text, "x.yaml", edits.on_index(1, None))
+    assert removed == ("# cases about a\n- id: a\n  prompt: A\n\n# about c\n- id: c\n"
+                       "  prompt: C\n")
+
+
+def test_crlf_files_keep_their_line_endings(tree):
+    name = "cases/honest-absence.yaml"
+    path = tree.path(name)
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    before = tree.read(name)
+    Writer(tree).commit({name: revision(before)},
+                        {name: edits.on_entry("no-cnc-router", edits.set_group("g"))})
+    after = path.read_bytes()
+    assert b"\n" not in after.replace(b"\r\n", b"")  # every line still ends in CRLF
+    assert after == before.encode().replace(b"- id: no-cnc-router\r\n",
+                                            b"- id: no-cnc-router\r\n  group: g\r\n")
+
+
+def test_a_file_without_a_final_newline_gets_an_appended_entry_on_its_own_line():
+    text = "- statement: one\n  applies_to: all\n# trailing note"
+    added = edit_entries(text, "c.yaml", edits.appended({"statement": "two",
+                                                         "applies_to": "all"}))
+    assert added.endswith("# trailing note\n- statement: two\n  applies_to: all\n")
+
+
+def test_two_identical_criteria_rows_write_no_yaml_alias():
+    text = "- id: s\n  criteria:\n    - statement: Same.\n    - statement: Other.\n"
+    change = edits.scenario_fields(None, None, None, {}, [("Same.", "required"),
+                                                         ("Same.", "required")])
+    out = edit_entries(text, "s.yaml", edits.on_entry("s", change))
+    assert "&" not in out and "*" not in out
+    assert out == "- id: s\n  criteria:\n    - statement: Same.\n    - statement: Same.\n"
+
+
+def test_the_workspace_writes_only_inside_its_folders(tree):
+    with pytest.raises(sources.WriteRefused, match="not a case or scenario file"):
+        Writer(tree).commit({"../secrets.yaml": "x"}, {"../secrets.yaml": edits.appended({})})

@@ -1,0 +1,117 @@
+"""The commands that help write cases: prompt (what the assistant is told), draft (cases
+drafted by a model), from-conversations (cases from stored conversations), mcp (the same as
+MCP tools)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from app.settings import Settings
+from evals.cli_runs import eval_settings, run_closing
+from evals.harness import EvalEnv
+
+
+@asynccontextmanager
+async def fixture_env(settings: Settings) -> AsyncIterator[EvalEnv]:
+    """The eval fixtures (demo catalogue, manuals served over HTTP) on a fresh database."""
+    from app.db import resolve_conninfo
+    from app.manuals.embed import default_embedder
+    from evals.harness import eval_env
+
+    url = settings.database_url.get_secret_value() if settings.database_url else None
+    async with eval_env(resolve_conninfo(url, settings.data_dir), settings,
+                        default_embedder()) as env:
+        yield env
+
+
+def prompt(args: argparse.Namespace) -> int:
+    """`python -m evals prompt [--as ROLE] [--page PATH] [--selection NAMES] [--json]`."""
+    import json
+
+    from evals.prompt import PromptError, told
+
+    async def body() -> int:
+        async with fixture_env(eval_settings()) as env:
+            try:
+                result = await told(env, args.as_, args.page, _names(args.selection))
+            except PromptError as exc:
+                print(exc, file=sys.stderr)
+                return 2
+        print(json.dumps(result.as_dict(), indent=2) if args.json else result.as_text())
+        return 0
+
+    return run_closing(body())
+
+
+def draft(args: argparse.Namespace) -> int:
+    """`python -m evals draft [--as ROLE] [--page PATH] [--capability NAME] [--count 8]
+    [--out FILE]`: drafts for a person to review."""
+    from app.chat.models import ModelCallError, model_for_job
+    from app.localmodel import local_model_settings, uses_local_model
+    from app.localmodel.server import LocalModelError
+    from evals.draft import DraftError, draft_cases, kinds_for, render
+    from evals.prompt import PromptError, told
+    from evals.report import write_atomically
+
+    try:
+        kinds_for(args.count, [])  # the count, before anything starts
+    except DraftError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    settings = eval_settings()
+
+    async def body(settings: Settings) -> int:
+        async with fixture_env(settings) as env:
+            try:
+                what = await told(env, args.as_, args.page)
+                model = model_for_job(settings, "draft")
+                result = await draft_cases(model, what, args.count, args.capability)
+            except (PromptError, DraftError, ModelCallError) as exc:
+                print(exc, file=sys.stderr)
+                return 2
+        text = render(result, what, dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
+        if args.out:
+            write_atomically(args.out, text)
+            print(f"drafts: {args.out}")
+        else:
+            print(text)
+        print(f"{len(result.cases)} valid · {len(result.rejected)} rejected · missing:"
+              f" {', '.join(result.missing) or 'none'}", file=sys.stderr)
+        return 0
+
+    try:
+        with local_model_settings(settings, uses_local_model(settings, None, "draft")) as s:
+            return run_closing(body(s))
+    except LocalModelError as exc:
+        print(f"local model: {exc}", file=sys.stderr)
+        return 2
+
+
+def _names(value: str | None) -> list[str] | None:
+    return [n.strip() for n in value.split(",") if n.strip()] if value else None
+
+
+def add_parsers(sub: Any) -> None:
+    roles = ["student", "staff", "super_admin"]
+    pr = sub.add_parser("prompt", help="what the assistant is told for an audience and page")
+    pr.add_argument("--as", dest="as_", choices=roles, help="the audience (default: anonymous)")
+    pr.add_argument("--page", default="/", help="the page path, e.g. /tools/form-4")
+    pr.add_argument("--selection", help="rows selected on the page, by name, comma-separated")
+    pr.add_argument("--json", action="store_true", help="print JSON")
+    dr = sub.add_parser("draft", help="draft cases with the draft model, for review")
+    dr.add_argument("--as", dest="as_", choices=roles, help="the audience (default: anonymous)")
+    dr.add_argument("--page", default="/", help="the page path, e.g. /tools/form-4")
+    dr.add_argument("--capability", help="further cases go to this capability's own risks")
+    dr.add_argument("--count", type=int, default=8, help="how many cases (1 to 25)")
+    dr.add_argument("--out", type=_path, help="write the drafts here (default: print them)")
+
+
+def _path(value: str) -> Any:
+    from pathlib import Path
+
+    return Path(value)
