@@ -44,9 +44,11 @@ async def load_history(db: Database, conversation_id: str, ref: str) -> list[dic
 
 
 async def record_turn(
-    db: Database, conversation_id: str | None, ref: str, user_text: str, result: TurnResult
+    db: Database, conversation_id: str | None, ref: str, user_text: str, result: TurnResult,
+    *, page_path: str | None = None, audience: str | None = None,
 ) -> str:
-    """Store one turn (creating the conversation when new); returns the conversation id."""
+    """Store one turn (creating the conversation when new) with the page and audience it was
+    asked from; returns the conversation id."""
     async with db.transaction() as conn:
         if conversation_id is None:
             conversation_id = str(uuid.uuid4())
@@ -56,7 +58,7 @@ async def record_turn(
         data = storable(result.to_dict())
         await conn.execute(
             "INSERT INTO turns (conversation_id, model, messages, answer, tool_calls, usage,"
-            " latency_ms) VALUES (%s,%s,%s,%s,%s,%s,%s)",
+            " latency_ms, page_path, audience) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s)",
             (
                 conversation_id,
                 result.model,
@@ -66,6 +68,8 @@ async def record_turn(
                 json.dumps(data["tool_calls"], default=str),
                 json.dumps(data["usage"]),
                 result.latency_ms,
+                page_path,
+                audience,
             ),
         )
     return conversation_id
@@ -83,3 +87,15 @@ def _redact_images(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             m = {**m, "content": parts}
         out.append(m)
     return out
+
+
+async def set_consent(db: Database, ref: str, consent: bool) -> None:
+    """Record whether this person lets the lab turn their conversations into test cases."""
+    await db.execute(
+        "INSERT INTO research_consent (user_ref, consent) VALUES (%s, %s) ON CONFLICT (user_ref)"
+        " DO UPDATE SET consent = EXCLUDED.consent, recorded_at = now()", (ref, consent))
+
+
+async def get_consent(db: Database, ref: str) -> bool:
+    row = await db.fetchone("SELECT consent FROM research_consent WHERE user_ref = %s", (ref,))
+    return bool(row and row["consent"])

@@ -92,6 +92,63 @@ def draft(args: argparse.Namespace) -> int:
         return 2
 
 
+def from_conversations(args: argparse.Namespace) -> int:
+    """`python -m evals from-conversations [--since DATE] [--count 10] [--out FILE]`: cases
+    from the app's stored conversations (those whose person consented), no model involved."""
+    import yaml
+
+    from app.db import Database, resolve_conninfo
+    from evals.from_conversations import NoConversations, make_cases
+    from evals.report import write_atomically
+
+    if not 1 <= args.count <= 200:
+        print(f"--count must be 1 to 200, not {args.count}", file=sys.stderr)
+        return 2
+    settings = eval_settings()
+    url = settings.database_url.get_secret_value() if settings.database_url else None
+
+    async def body() -> int:
+        db = Database(resolve_conninfo(url, settings.data_dir), max_size=2)
+        await db.open()
+        try:
+            made = await make_cases(db, args.count, args.since)
+        except NoConversations as exc:
+            print(exc, file=sys.stderr)
+            return 2
+        finally:
+            await db.close()
+        if made.photos and args.out is None:
+            dropped = [c for c in made.cases if "photos" in c[1]]
+            made.cases = [c for c in made.cases if "photos" not in c[1]]
+            made.left_out.append(f"{len(dropped)} photo case(s): their photos need --out to"
+                                 " be written beside the cases")
+        text = ("# Cases from stored conversations (people who consented); review each, then"
+                " move it to evals/cases/.\n"
+                + "".join(f"\n# kind: {kind}\n" + yaml.safe_dump(
+                    [case], allow_unicode=True, sort_keys=False, width=100)
+                    for kind, case in made.cases))
+        if args.out is not None:
+            write_atomically(args.out, text)
+            if made.photos:
+                folder = args.out.with_name(args.out.stem + "-photos")
+                folder.mkdir(exist_ok=True)
+                for name, data in made.photos.items():
+                    (folder / name).write_bytes(data)
+                print(f"photos: {folder} (move them to evals/fixtures/photos/ with their"
+                      " cases)")
+            print(f"cases: {args.out}")
+        else:
+            print(text)
+        scrubbed = ", ".join(f"{n} {what}" for what, n in sorted(made.scrubbed.items()))
+        print(f"{len(made.cases)} case(s) · contact details replaced: {scrubbed or 'none'}",
+              file=sys.stderr)
+        for line in made.left_out:
+            print(f"left out: {line}", file=sys.stderr)
+        return 0
+
+    return run_closing(body())
+
+
 def _names(value: str | None) -> list[str] | None:
     return [n.strip() for n in value.split(",") if n.strip()] if value else None
 
@@ -109,6 +166,18 @@ def add_parsers(sub: Any) -> None:
     dr.add_argument("--capability", help="further cases go to this capability's own risks")
     dr.add_argument("--count", type=int, default=8, help="how many cases (1 to 25)")
     dr.add_argument("--out", type=_path, help="write the drafts here (default: print them)")
+    fc = sub.add_parser("from-conversations",
+                        help="cases from stored conversations (with consent), no model")
+    fc.add_argument("--since", type=_date, help="only turns from this date (YYYY-MM-DD)")
+    fc.add_argument("--count", type=int, default=10, help="how many cases (1 to 200)")
+    fc.add_argument("--out", type=_path, help="write the cases here (default: print them)")
+
+
+def _date(value: str) -> dt.datetime:
+    try:
+        return dt.datetime.fromisoformat(value).replace(tzinfo=dt.UTC)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {value!r}") from None
 
 
 def _path(value: str) -> Any:

@@ -86,6 +86,7 @@ def create_app(
         Route("/healthz", health),
         Route("/api/me", chat_api.me),
         Route("/api/session", chat_api.session_post, methods=["POST"]),
+        Route("/api/consent", chat_api.consent, methods=["GET", "POST"]),
         Route("/auth/login", auth.login),
         Route("/auth/callback", auth.callback, name="auth_callback"),
         Route("/auth/logout", auth.logout, methods=["POST"]),

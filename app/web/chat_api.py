@@ -36,6 +36,11 @@ class SessionIn(BaseModel):
     role: str | None = Field(description="student, staff, super_admin, or null to sign out")
 
 
+class ConsentIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    consent: bool = Field(description="may the lab turn my conversations into test cases")
+
+
 class PageIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     path: str = Field(default="/", max_length=300)
@@ -98,6 +103,21 @@ async def me(request: Request) -> JSONResponse:
     return JSONResponse({"signed_in": _person(identity) if identity else None, "roles": ROLES,
                          "demo_signin": settings.demo_signin,
                          "sign_in": "/auth/login" if settings.oidc_issuer else None})
+
+
+async def consent(request: Request) -> JSONResponse:
+    """GET: whether this person (or anonymous session) lets the lab turn their conversations
+    into test cases; POST {"consent": bool}: record it. Kept against the pseudonymous
+    reference their conversations are stored under; off until they say yes."""
+    from app.conversations import get_consent, set_consent
+
+    identity = await current_identity(request)
+    ref = current_ref(request, identity)
+    db = request.app.state.db
+    if request.method == "POST":
+        body = await read_json(request, ConsentIn, limit=SESSION_BODY_BYTES)
+        await set_consent(db, ref, body.consent)
+    return JSONResponse({"consent": await get_consent(db, ref)})
 
 
 def _person(identity: Identity) -> dict[str, Any]:

@@ -97,5 +97,6 @@ async def serve_turn(
                 ([p.attachment_id for p in photos],),
             )
         raise
-    conversation_id = await record_turn(db, conversation_id, ref, text, result)
+    conversation_id = await record_turn(db, conversation_id, ref, text, result,
+                                        page_path=page.path, audience=audience_of(identity))
     return ServedTurn(conversation_id, turn.composed, result)

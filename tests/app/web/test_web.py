@@ -218,3 +218,21 @@ async def test_a_failed_model_call_is_a_502_and_keeps_no_photo(make_client, db):
     assert r.headers["x-request-id"] in r.json()["error"]
     assert (await db.fetchone("SELECT count(*) AS n FROM attachments"))["n"] == 0
     assert (await db.fetchone("SELECT count(*) AS n FROM turns"))["n"] == 0
+
+
+async def test_consent_is_off_until_the_person_says_yes(make_client, db):
+    client, _ = make_client(say("hello"))
+    async with client:
+        before = (await client.get("/api/consent")).json()
+        await client.post("/api/chat", json={"message": "hi", "page": {"path": "/tools/form-4"}})
+        yes = await client.post("/api/consent", json={"consent": True})
+        bad = await client.post("/api/consent", json={"consent": "maybe"})
+        after = (await client.get("/api/consent")).json()
+        no = (await client.post("/api/consent", json={"consent": False})).json()
+    row = await db.fetchone("SELECT c.user_ref, r.consent FROM conversations c"
+                            " JOIN research_consent r USING (user_ref)")
+    turn = await db.fetchone("SELECT page_path, audience FROM turns")
+    assert before == {"consent": False} and yes.json() == {"consent": True}
+    assert bad.status_code == 400 and after == {"consent": True} and no == {"consent": False}
+    assert row["user_ref"].startswith("u_") and row["consent"] is False  # the same person
+    assert turn == {"page_path": "/tools/form-4", "audience": "anonymous"}
