@@ -60,6 +60,9 @@ def _run_options(p: argparse.ArgumentParser, *, model_help: str) -> None:
     p.add_argument("--judge-model", default=os.environ.get("EVAL_JUDGE_MODEL"),
                    help="the judge for rubric/must_not cases (EVAL_JUDGE_MODEL; default: job"
                         " judge, MODEL_JUDGE)")
+    p.add_argument("--judge", dest="judge_pack", metavar="PACK/NAME",
+                   help="rate every judged case with this evaluator pack's prompt instead of"
+                        " its own rubric (packs: evals/judges/)")
     p.add_argument("--concurrency", type=int,
                    default=int(os.environ.get("EVAL_CONCURRENCY") or DEFAULT_CONCURRENCY),
                    help=f"cases in flight at once (EVAL_CONCURRENCY, default "

@@ -49,13 +49,20 @@ def judge_setup(settings: Any, cases: list[Case], args: argparse.Namespace
     """The run's judge (None without judged cases) and whether its verdicts decide."""
     from app.chat.models import model_for_job
     from evals.judge import MAKERSPACE
+    from evals.packs import load_pack_prompt
     from evals.trust import trust
 
     if not any(c.judged for c in cases):
         return None
     model = model_for_job(settings, "judge", args.judge_model)
-    setup = JudgeSetup(model, trust(model.model_id, MAKERSPACE.hash()), args.trust_judge)
+    ref = getattr(args, "judge_pack", None)
+    pack = load_pack_prompt(ref) if ref else None  # PackError: said by the caller
+    hashed = pack.hash(MAKERSPACE.hash()) if pack else MAKERSPACE.hash()
+    setup = JudgeSetup(model, trust(model.model_id, hashed), args.trust_judge, pack)
     n = sum(c.judged for c in cases)
+    if pack is not None:
+        print(f"judge: {n} judged cases rated with pack {pack.ref} ({pack.description}),"
+              f" prompt {hashed}, instead of their own rubrics")
     if setup.trust.trusted:
         print(f"judge: {model.model_id} decides {n} judged cases ({setup.trust.reason})")
     elif setup.forced:
@@ -72,11 +79,12 @@ def start_models(settings: Settings, cases: list[Case], args: argparse.Namespace
     """The chat models asked for and the run's judge; None, said on stderr, when one of them
     cannot be had."""
     from app.chat.models import ModelCallError, model_for_job
+    from evals.packs import PackError
 
     try:
         models = [model_for_job(settings, "chat", ref) for ref in refs]
         return models, judge_setup(settings, cases, args)
-    except ModelCallError as exc:
+    except (ModelCallError, PackError) as exc:
         print(f"cannot start: {exc}", file=sys.stderr)
         return None
 
@@ -169,11 +177,9 @@ def run_closing(body: Coroutine[Any, Any, T]) -> T:
 
 
 def plan_for(cases: list[Case], judge: JudgeSetup | None, repeat: int,
-          selection: str | None) -> PlanInfo:
-    from evals.judge import MAKERSPACE
-
+             selection: str | None) -> PlanInfo:
     return plan_info(cases, judge_model=judge.model.model_id if judge else None,
-                     judge_prompt_hash=MAKERSPACE.hash() if judge else None, repeat=repeat,
+                     judge_prompt_hash=judge.prompt_hash if judge else None, repeat=repeat,
                      selection=selection)
 
 
@@ -273,7 +279,7 @@ async def run_once(cases: list[Case], args: argparse.Namespace, settings: Settin
                 prep, cases, [Version("current", model, ref=asked_model(settings, args))], plan,
                 concurrency=args.concurrency, vision=env_bool("EVAL_VISION"), judge=judge,
                 progress=progress, settings_extra={**_extra(settings, model.model_id),
-                                                   "pid": os.getpid()},
+                                                   "pid": os.getpid(), **_pack(judge)},
                 controls=controls, resume=resume)
     progress(None)
     record = records["current"]
@@ -313,6 +319,7 @@ def resume(args: argparse.Namespace) -> int:
                         ("full", spec.get("styles") == "full"),
                         ("model", point_ref(run.agent)), ("judge_model", run.judge_model),
                         ("repeat", run.plan.repeat), ("junit", None),
+                        ("judge_pack", run.settings.get("judge_pack")),
                         ("trust_judge", run.judge_trusted_by_flag)):
         setattr(args, name, value)
     try:
@@ -352,6 +359,13 @@ def asked_model(settings: Settings, args: argparse.Namespace) -> str:
 def point_ref(agent: Any) -> str:
     """How to ask for a frozen agent's model again."""
     return str(agent.model_ref or agent.model)
+
+
+def _pack(judge: JudgeSetup | None) -> dict[str, Any]:
+    """The evaluator pack a run's judge used, and its prompt hash, for the run record."""
+    if judge is None or judge.pack is None:
+        return {}
+    return {"judge_pack": judge.pack.ref, "judge_prompt_hash": judge.prompt_hash}
 
 
 def _extra(settings: Settings, chat_model: str) -> dict[str, Any]:

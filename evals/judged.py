@@ -10,7 +10,7 @@ counted (required: false).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from app.chat.models import ModelCallError
@@ -20,6 +20,7 @@ from evals.results import CheckResult
 if TYPE_CHECKING:
     from evals.cases import Context
     from evals.executors import Transcript
+    from evals.packs import PackPrompt
     from evals.runner import JudgeSetup
 
 
@@ -49,7 +50,11 @@ def judged(kind: str) -> Callable[[Callable[[JudgedSpec, Transcript], Any]], Ask
 
         async def ask(spec: JudgedSpec, transcript: Transcript, judge: JudgeSetup | None
                       ) -> CheckResult:
-            return await _ask(spec, make_input(spec, transcript), judge)
+            item = make_input(spec, transcript)
+            pack = judge.pack if judge is not None else None
+            if pack is not None and kind == "rubric":  # a pack rates cases, not scenarios
+                item = replace(item, rubric=pack.rubric, must_not=pack.must_not)
+            return await _ask(spec, item, judge, pack if kind == "rubric" else None)
 
         JUDGED[kind] = ask
         return ask
@@ -96,16 +101,21 @@ def criterion_input(spec: JudgedSpec, transcript: Transcript) -> Any:
         reference=_reference(spec, transcript), pictures=list(spec.pictures))
 
 
-async def _ask(spec: JudgedSpec, item: Any, judge: JudgeSetup | None) -> CheckResult:
+async def _ask(spec: JudgedSpec, item: Any, judge: JudgeSetup | None,
+               pack: PackPrompt | None = None) -> CheckResult:
     from evals.judge import MAKERSPACE, UnreadableVerdict
     from evals.judge import judge as ask_judge
 
     if judge is None:
         return CheckResult(kind=spec.label, passed=False, error=True, required=spec.required,
                            reason="judged, but no judge model is set")
-    meta: dict[str, Any] = {"model": judge.model.model_id, "prompt_hash": MAKERSPACE.hash(),
+    meta: dict[str, Any] = {"model": judge.model.model_id,
+                            "prompt_hash": pack.hash(MAKERSPACE.hash()) if pack
+                            else MAKERSPACE.hash(),
                             "trust": judge.trust.reason,
                             "trusted_by_flag": judge.forced and not judge.trust.trusted}
+    if pack is not None:
+        meta["pack"] = pack.ref
     try:
         verdict = await ask_judge(judge.model, item, MAKERSPACE)
     except UnreadableVerdict as exc:

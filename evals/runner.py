@@ -24,6 +24,7 @@ from evals.fixtures.catalog import fixtures_for
 from evals.guard import CallGuard
 from evals.harness import ComposedCase, EvalEnv, stub_tools
 from evals.judged import JUDGED, JudgedSpec
+from evals.packs import PackPrompt
 from evals.record import RecordedTurn
 from evals.results import Attempt, CaseResult, CheckResult, classify
 from evals.trust import Trust
@@ -39,6 +40,14 @@ class JudgeSetup:
     model: ChatModel
     trust: Trust
     forced: bool = False  # --trust-judge: decides although calibration did not earn it
+    pack: PackPrompt | None = None  # --judge PACK/NAME: rates cases instead of their rubric
+
+    @property
+    def prompt_hash(self) -> str:
+        """The hash of what the judge is asked: the template, with the pack's prompt if any."""
+        from evals.judge import MAKERSPACE
+
+        return self.pack.hash(MAKERSPACE.hash()) if self.pack else MAKERSPACE.hash()
 
     @property
     def decides(self) -> bool:
