@@ -9,6 +9,7 @@
     python -m evals list [--groups]
     python -m evals accuracy [LABELLED]
     python -m evals calibrate (RESULTS LABELS | --set makerspace | --set mrbench --file F) [--save]
+    python -m evals run --suite mrbench --file F [--limit N] --endpoint URL --endpoint-model ID
     python -m evals prompt [--as ROLE] [--page PATH] [--selection NAMES] [--json]
     python -m evals draft [--as ROLE] [--page PATH] [--capability NAME] [--count 8] [--out F]
 
@@ -88,6 +89,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--endpoint", help="an OpenAI-compatible base URL: send each case there"
                      " directly (no app composition)")
     run.add_argument("--endpoint-model", help="the model id the endpoint serves")
+    run.add_argument("--suite", choices=["mrbench"],
+                     help="run a public rated set instead of the cases: mrbench sends each"
+                          " MRBench dialogue to --endpoint and judges the tutor's reply on"
+                          " MRBench's dimensions")
+    run.add_argument("--file", dest="suite_file", type=Path,
+                     help="the suite's data file (MRBench_V2.json)")
+    run.add_argument("--limit", type=int, default=20, help="dialogues to run (default 20)")
     _run_options(run, model_help="the chat model for this run, a litellm id (EVAL_MODEL)")
     run.add_argument("--repeat", type=int, default=int(os.environ.get("EVAL_REPEAT") or 1),
                      help="run each case K independent times (EVAL_REPEAT, default 1)")
@@ -213,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
         from evals import cli_versions
 
         return int(getattr(cli_versions, args.command)(args))
+    if getattr(args, "suite", None):
+        return _run_suite(args)
     try:
         source = getattr(args, "case_file", None)
         cases = load_cases(source) if source else load_cases()
@@ -430,6 +440,61 @@ def _rate_with_judge(args: argparse.Namespace, what: str,
     except (LocalModelError, ModelCallError) as exc:
         print(exc, file=sys.stderr)
         return None
+
+
+def _run_suite(args: argparse.Namespace) -> int:
+    """`run --suite mrbench --file PATH [--limit N] --endpoint URL --endpoint-model ID`."""
+    from app.chat.openai_wire import OpenAICompatModel
+    from evals.calibrate import CalibrationError
+    from evals.judge import TUTORING
+    from evals.mrbench import DIMENSIONS, load_dialogues, run_suite
+    from evals.trust import JudgesFileError, trust
+
+    if not (args.endpoint and args.endpoint_model and args.suite_file):
+        print("--suite mrbench needs --file PATH, --endpoint URL and --endpoint-model ID",
+              file=sys.stderr)
+        return 2
+    if args.limit < 1:
+        print("--limit must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        dialogues = load_dialogues(args.suite_file, args.limit)
+    except CalibrationError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    endpoint = OpenAICompatModel(f"openai/{args.endpoint_model}", api_base=args.endpoint,
+                                 api_key=os.environ.get("ENDPOINT_API_KEY") or "none",
+                                 timeout_s=get_settings().model_timeout_s,
+                                 retries=get_settings().model_retries)
+    started = dt.datetime.now(dt.UTC)
+    holder: dict[str, Any] = {}
+
+    async def rate(model: Any, parallel: int) -> list[Any]:
+        try:
+            holder["trust"] = trust(model.model_id, TUTORING.hash())
+        except JudgesFileError as exc:
+            holder["trust"] = None
+            print(exc, file=sys.stderr)
+        decides = bool(args.trust_judge or (holder["trust"] and holder["trust"].trusted))
+        print(f"judge: {'decides' if decides else 'advisory (verdicts stay UNDECIDED)'}"
+              + (f": {holder['trust'].reason}" if holder["trust"] else ""))
+        return await run_suite(dialogues, endpoint, model, decides,
+                               concurrency=max(1, min(args.concurrency, parallel * 2)))
+
+    rated = _rate_with_judge(args, f"{len(dialogues)} MRBench dialogues from {args.endpoint}"
+                             f" ({args.endpoint_model}) × {len(DIMENSIONS)} dimensions", rate)
+    if rated is None:
+        return 2
+    judge_id, results = rated
+    forced = bool(args.trust_judge and not (holder.get("trust") and holder["trust"].trusted))
+    print_report(results, sys.stdout, trusted_by_flag=forced)
+    meta = {"started": started.isoformat(), "ended": dt.datetime.now(dt.UTC).isoformat(),
+            "models": {"endpoint": f"{args.endpoint_model} at {args.endpoint}"},
+            "judge_model": judge_id, "judge_trusted_by_flag": forced,
+            "settings": {"suite": "mrbench", "file": args.suite_file.name,
+                         "limit": args.limit, "judge_prompt_hash": TUTORING.hash()}}
+    print(f"artifact: {write_artifact(results, meta, args.artifact)}")
+    return exit_code(results, fail_on_skip=False)
 
 
 def _calibrate_mrbench(args: argparse.Namespace) -> int:

@@ -1,4 +1,5 @@
-"""Calibrating the judge on MRBench: tutors' replies that trained annotators rated.
+"""MRBench: calibrating the judge on tutors' replies that trained annotators rated, and
+running the public set as a suite against a tutoring endpoint (`run --suite mrbench`).
 
 The data file (MRBench V2 JSON: dialogues, each with several tutors' replies and the
 annotators' labels per dimension) is not shipped; give its path. Each dimension becomes a
@@ -18,12 +19,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from app.chat.models import ChatModel, ModelCallError
 from evals.calibrate import Calibration, CalibrationError, Rated, calibrate
 from evals.judge import TUTORING, JudgeInput, UnreadableVerdict, judge
+from evals.results import Attempt, CaseResult, CheckResult, classify
 
 
 @dataclass(frozen=True)
@@ -122,4 +126,90 @@ def report(rated: dict[str, tuple[list[Rated], dict[str, str]]]) -> dict[str, Ca
     return {name: calibrate(r, labels) for name, (r, labels) in rated.items()}
 
 
-__all__ = ["DIMENSIONS", "load_items", "rate", "report"]
+
+
+# MRBench as a suite: a tutoring endpoint answers each dialogue, the judge rates the reply ----
+
+SUITE_SYSTEM = ("You are a maths tutor. Reply to the student's last message as their tutor:"
+                " help them find and fix their mistake without giving away the answer.")
+_SPEAKER = re.compile(r"(?:^|(?<=\s))(Tutor|Student)\s*:", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Dialogue:
+    id: str
+    messages: list[dict[str, str]]  # the conversation so far, the student's turn last
+    solution: str
+
+
+def dialogue_messages(history: str) -> list[dict[str, str]]:
+    """MRBench's "Tutor: … Student: …" history as chat messages (tutor = assistant); a
+    speaker starts a message at the start of the text or after white space."""
+    parts = _SPEAKER.split(history)
+    messages = [{"role": "assistant" if who.lower() == "tutor" else "user",
+                 "content": "\n".join(line.strip() for line in text.replace("\xa0", " ")
+                                      .splitlines() if line.strip())}
+                for who, text in zip(parts[1::2], parts[2::2], strict=True)]
+    messages = [m for m in messages if m["content"]]
+    return messages or [{"role": "user", "content": history.strip()}]
+
+
+def load_dialogues(path: Path, limit: int) -> list[Dialogue]:
+    """Each dialogue once (MRBench lists several tutors' replies per dialogue)."""
+    seen: dict[str, Dialogue] = {}
+    for item in load_items(path, 10**9):
+        key = item.id.rsplit(":", 1)[0]
+        if key not in seen:
+            seen[key] = Dialogue(key, dialogue_messages(item.history), item.solution)
+        if len(seen) >= limit:
+            break
+    if not seen:
+        raise CalibrationError(f"{path}: no dialogue")
+    return list(seen.values())
+
+
+async def run_suite(dialogues: list[Dialogue], endpoint: ChatModel, judge_model: ChatModel,
+                    decides: bool, *, concurrency: int = 2) -> list[CaseResult]:
+    """Each dialogue sent to the endpoint; its reply judged on every MRBench dimension (each
+    a check). An endpoint or judge failure is that dialogue's ERROR, never a FAIL."""
+    limit = asyncio.Semaphore(concurrency)
+
+    async def one(d: Dialogue) -> CaseResult:
+        prompt = d.messages[-1]["content"]
+        async with limit:
+            started = time.monotonic()
+            try:
+                reply = await endpoint.complete(
+                    [{"role": "system", "content": SUITE_SYSTEM}, *d.messages])
+            except ModelCallError as exc:
+                attempt = Attempt(error=f"the endpoint failed: {exc}")
+                return CaseResult(id=d.id, file="mrbench", prompt=prompt,
+                                  status=classify([attempt]), attempts=[attempt])
+            answer = reply.content or ""
+            latency = int((time.monotonic() - started) * 1000)
+            checks = [await _dimension(d, answer, dim, judge_model, decides)
+                      for dim in DIMENSIONS]
+        attempt = Attempt(answer=answer, checks=checks, latency_ms=latency,
+                          turns=[*d.messages, {"role": "assistant", "content": answer}])
+        return CaseResult(id=d.id, file="mrbench", prompt=prompt, status=classify([attempt]),
+                          attempts=[attempt])
+
+    return list(await asyncio.gather(*(one(d) for d in dialogues)))
+
+
+async def _dimension(d: Dialogue, answer: str, dim: Dimension, model: ChatModel,
+                     decides: bool) -> CheckResult:
+    item = JudgeInput(
+        rubric=dim.rubric, must_not=dim.must_not, conversation=d.messages, reply=answer,
+        tool_calls=[], pictures=[],
+        reference={"setting": "a maths tutoring dialogue; the reply is the tutor's next turn",
+                   "correct_solution": d.solution})
+    meta = {"model": model.model_id, "prompt_hash": TUTORING.hash()}
+    try:
+        verdict = await judge(model, item, TUTORING)
+    except (UnreadableVerdict, ModelCallError) as exc:
+        return CheckResult(kind=f"mrbench:{dim.name}", passed=False, error=True,
+                           reason=str(exc), judge={**meta, "verdict": None})
+    return CheckResult(kind=f"mrbench:{dim.name}", passed=verdict.passed,
+                       reason=verdict.reason, decided=decides,
+                       judge={**meta, "verdict": "pass" if verdict.passed else "fail"})
