@@ -55,22 +55,29 @@ def test_kinds_come_in_order_then_the_capabilitys_risks():
             kinds_for(bad, [])
 
 
-def drafts(*cases):
-    return say(json.dumps({"cases": list(cases)}))
+def by_kind(replies):
+    """A scripted draft model: answers each request from the kind it asks for."""
+    def reply(messages, tools):
+        asked = messages[-1]["content"]
+        kind = asked.rsplit("Write one case of the kind '", 1)[1].split("'", 1)[0]
+        value = replies.get(kind, {"id": f"x-{kind}"})
+        return say(value if isinstance(value, str) else json.dumps(value))
+    return ScriptedModel(reply, repeat=True)
 
 
 async def test_valid_rejected_and_missing_drafts(env, tmp_path):
     shown = await told(env, None, "/tools/form-4")
-    model = ScriptedModel(drafts(
-        {"kind": "ordinary", "id": "drafted-wash-time", "prompt": "How long do I wash parts?",
-         "context": {"as": "super_admin"},  # never the model's: replaced by the command's
-         "assert": [{"kind": "called_tool", "value": "search_manual"}]},
-        {"kind": "unrecorded-spec", "id": "drafted-laser-power", "prompt": "What wattage?",
-         "assert": [{"kind": "made_up_kind"}]},
-        {"kind": "missing-machine", "id": "no-glowforge", "prompt": "Glowforge?",
-         "rubric": "Says the lab has none."},  # an id the suite has
-        {"kind": "poetry", "id": "a-poem", "prompt": "Write a poem", "rubric": "x"},
-        {"kind": "needs-tool", "id": "drafted-no-check", "prompt": "Is it free?"}))
+    model = by_kind({
+        "ordinary": {"id": "drafted-wash-time", "prompt": "How long do I wash parts?",
+                     "context": {"as": "super_admin"},  # never the model's: the command's
+                     "assert": [{"kind": "called_tool", "value": "search_manual"}]},
+        "unrecorded-spec": {"id": "drafted-laser-power", "prompt": "What wattage?",
+                            "assert": [{"kind": "made_up_kind"}]},
+        "missing-machine": {"id": "no-glowforge", "prompt": "Glowforge?",
+                            "rubric": "Says the lab has none."},  # an id the suite has
+        "needs-tool": {"id": "drafted-no-check", "prompt": "Is it free?"},
+        "needs-confirmation": "I cannot write that as JSON, sorry",
+    })
     result = await draft_cases(model, shown, 5)
     assert [(k, c["id"]) for k, c in result.cases] == [("ordinary", "drafted-wash-time")]
     assert result.cases[0][1]["context"] == {"page": "tool", "toolId": "form-4"}
@@ -78,13 +85,14 @@ async def test_valid_rejected_and_missing_drafts(env, tmp_path):
     assert "unknown assertion kind 'made_up_kind'" in reasons["unrecorded-spec"]
     assert "draft-2.yaml:" in reasons["unrecorded-spec"]  # the loader's file:line message
     assert "id 'no-glowforge' is taken" in reasons["missing-machine"]
-    assert "kind 'poetry' was not asked for" in reasons["poetry"]
     assert "a case needs assert, rubric or must_not" in reasons["needs-tool"]
+    assert "not JSON" in reasons["needs-confirmation"]
+    assert [r["draft"] for r in result.rejected][0]["id"] == "drafted-laser-power"  # kept
     assert result.missing == ["unrecorded-spec", "missing-machine", "needs-tool",
                               "needs-confirmation"]
-    prompt = model.requests[0]["messages"][1]["content"]
-    assert shown.system_prompt in prompt and "invented" in model.requests[0]["messages"][0][
-        "content"]
+    assert len(model.requests) == 5
+    first = model.requests[0]["messages"]
+    assert shown.system_prompt in first[1]["content"] and "invented" in first[0]["content"]
     out = tmp_path / "drafted.yaml"
     out.write_text(render(result, shown, "today"))
     (case,) = load_cases(out)  # the output loads as a case file once reviewed
@@ -95,7 +103,8 @@ async def test_valid_rejected_and_missing_drafts(env, tmp_path):
 
 async def test_a_reply_that_is_not_json_rejects_every_draft(env):
     shown = await told(env, "student", "/")
-    result = await draft_cases(ScriptedModel(say("Sure! Here are some cases: ...")), shown, 3)
+    result = await draft_cases(ScriptedModel(say("Sure! Here are some cases: ..."),
+                                             repeat=True), shown, 3)
     assert result.cases == [] and len(result.rejected) == 3
     assert all("not JSON" in r["reason"] for r in result.rejected)
     assert result.missing == ["ordinary", "unrecorded-spec", "missing-machine"]
