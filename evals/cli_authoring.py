@@ -149,6 +149,13 @@ def from_conversations(args: argparse.Namespace) -> int:
     return run_closing(body())
 
 
+def mcp(args: argparse.Namespace) -> int:
+    """`python -m evals mcp`: the eval tools over MCP (stdio)."""
+    from evals.mcp_server import serve
+
+    return serve()
+
+
 def _names(value: str | None) -> list[str] | None:
     return [n.strip() for n in value.split(",") if n.strip()] if value else None
 
@@ -171,6 +178,7 @@ def add_parsers(sub: Any) -> None:
     fc.add_argument("--since", type=_date, help="only turns from this date (YYYY-MM-DD)")
     fc.add_argument("--count", type=int, default=10, help="how many cases (1 to 200)")
     fc.add_argument("--out", type=_path, help="write the cases here (default: print them)")
+    sub.add_parser("mcp", help="the eval tools as an MCP server on stdio")
 
 
 def _date(value: str) -> dt.datetime:
