@@ -2,6 +2,7 @@
 progress reported, answers from the store and the artifacts, no secret returned."""
 
 import json
+from pathlib import Path
 
 import pytest
 from mcp import Client
@@ -10,6 +11,7 @@ from app.db import scratch_database
 from evals.mcp_server import create_server
 from tests.fake_openai import completion, fake_openai_server
 
+ROOT = Path(__file__).resolve().parents[2]
 TOOLS = {"run_evals", "compare", "draft_cases", "show_prompt", "calibrate_judge", "list_runs"}
 SECRET = "sk-test-do-not-show-0123456789"
 
@@ -111,13 +113,11 @@ async def test_python_m_evals_mcp_answers_over_stdio(env):
     (anything else it prints must go to stderr, or the protocol breaks)."""
     import os
     import sys
-    from pathlib import Path
 
     from mcp import StdioServerParameters
 
-    root = Path(__file__).resolve().parents[2]
     params = StdioServerParameters(command=sys.executable, args=["-m", "evals", "mcp"],
-                                   cwd=str(root), env=dict(os.environ))
+                                   cwd=str(ROOT), env=dict(os.environ))
     async with Client(params) as client:
         listed = {t.name for t in (await client.list_tools()).tools}
         runs = data(await client.call_tool("list_runs", {"limit": 3}))
