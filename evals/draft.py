@@ -71,8 +71,12 @@ CASE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "id": {"type": "string"}, "prompt": {"type": "string"},
-        "history": {"type": "array", "items": {"type": "object", "properties": {
-            "user": {"type": "string"}, "assistant": {"type": "string"}}}},
+        # each earlier message is one object with one key, as the case loader reads it
+        "history": {"type": "array", "items": {"anyOf": [
+            {"type": "object", "properties": {"user": {"type": "string"}},
+             "required": ["user"], "additionalProperties": False},
+            {"type": "object", "properties": {"assistant": {"type": "string"}},
+             "required": ["assistant"], "additionalProperties": False}]}},
         "assert": {"type": "array", "items": {"type": "object"}},
         "rubric": {"type": "string"}, "must_not": {"type": "string"}},
     "required": ["id", "prompt"],
@@ -141,8 +145,9 @@ def draft_messages(told: Told, kind: tuple[str, str], capabilities: list[str]
         " never use a real person's name, email address or phone number.\n\n"
         'Answer with one JSON object: {"id", "prompt", "history"?, "assert"?, "rubric"?,'
         ' "must_not"?}. id: lowercase words joined by hyphens. prompt: the visitor\'s'
-        " message. history (optional): earlier turns, [{\"user\": ...}, {\"assistant\":"
-        " ...}]. assert: structural checks, each {\"kind\": NAME, ...its arguments}, using"
+        " message. history (optional): the earlier messages, oldest first, each an object with"
+        " exactly one key: [{\"user\": ...}, {\"assistant\": ...}]. assert: structural"
+        " checks, each {\"kind\": NAME, ...its arguments}, using"
         " only the kinds listed below; and/or rubric (what a good reply does) and must_not"
         " (what it must not do), judged by a person's standard. Do not write a context: it"
         f" is fixed.\n\nCheck kinds:\n{assertion_text()}")
