@@ -40,7 +40,7 @@ def eval_settings() -> Settings:
     blanked = [n.upper() for n in LIVE_DATA_SETTINGS if getattr(settings, n)]
     if blanked:
         print(f"note: {', '.join(blanked)} ignored: evals run on the fixture catalogue and the"
-              " fixture manuals only")
+              " fixture manuals only", file=sys.stderr)  # stdout may be YAML or MCP
     return settings.model_copy(update={n: None for n in LIVE_DATA_SETTINGS})
 
 
@@ -57,12 +57,18 @@ def judge_setup(settings: Any, cases: list[Case], args: argparse.Namespace
     model = model_for_job(settings, "judge", args.judge_model)
     ref = getattr(args, "judge_pack", None)
     pack = load_pack_prompt(ref) if ref else None  # PackError: said by the caller
-    hashed = pack.hash(MAKERSPACE.hash()) if pack else MAKERSPACE.hash()
-    setup = JudgeSetup(model, trust(model.model_id, hashed), args.trust_judge, pack)
+    setup = JudgeSetup(model, trust(model.model_id, MAKERSPACE.hash()), args.trust_judge, pack,
+                       trust(model.model_id, pack.hash(MAKERSPACE.hash())) if pack else None)
     n = sum(c.judged for c in cases)
-    if pack is not None:
-        print(f"judge: {n} judged cases rated with pack {pack.ref} ({pack.description}),"
-              f" prompt {hashed}, instead of their own rubrics")
+    if pack is not None and setup.pack_trust is not None:
+        cases_n = sum(1 for c in cases if getattr(c, "rubric", None) or
+                      getattr(c, "must_not", None))
+        print(f"judge: {cases_n} judged cases rated with pack {pack.ref} ({pack.description}),"
+              f" prompt {setup.prompt_hash}, instead of their own rubrics;"
+              + (" its verdicts decide" if setup.pack_trust.trusted else
+                 " its verdicts decide on --trust-judge only" if setup.forced else
+                 " advisory (it has no calibration of its own)")
+              + f": {setup.pack_trust.reason}")
     if setup.trust.trusted:
         print(f"judge: {model.model_id} decides {n} judged cases ({setup.trust.reason})")
     elif setup.forced:
@@ -278,8 +284,9 @@ async def run_once(cases: list[Case], args: argparse.Namespace, settings: Settin
             records = await run_versions(
                 prep, cases, [Version("current", model, ref=asked_model(settings, args))], plan,
                 concurrency=args.concurrency, vision=env_bool("EVAL_VISION"), judge=judge,
-                progress=progress, settings_extra={**_extra(settings, model.model_id),
-                                                   "pid": os.getpid(), **_pack(judge)},
+                progress=progress,
+                settings_extra={**_extra(settings, model.model_id), "pid": os.getpid(),
+                                **pack_settings(judge)},
                 controls=controls, resume=resume)
     progress(None)
     record = records["current"]
@@ -361,7 +368,7 @@ def point_ref(agent: Any) -> str:
     return str(agent.model_ref or agent.model)
 
 
-def _pack(judge: JudgeSetup | None) -> dict[str, Any]:
+def pack_settings(judge: JudgeSetup | None) -> dict[str, Any]:
     """The evaluator pack a run's judge used, and its prompt hash, for the run record."""
     if judge is None or judge.pack is None:
         return {}

@@ -14,6 +14,7 @@ from evals.cli_runs import (
     asked_model,
     env_bool,
     open_store,
+    pack_settings,
     plan_for,
     point_ref,
     print_start,
@@ -210,7 +211,7 @@ async def _compare_point(settings: Settings, p: Point, cases: list[Case],
             records = await run_versions(
                 prep, cases, versions, plan,
                 concurrency=args.concurrency, vision=env_bool("EVAL_VISION"), judge=judge,
-                progress=progress, settings_extra={}, point=p.name)
+                progress=progress, settings_extra=pack_settings(judge), point=p.name)
             result = compare_runs(records["baseline"], records["current"])
             cid = await prep.store.save_comparison(
                 p.name, records["baseline"].run_id or "", records["current"].run_id or "",
@@ -292,7 +293,8 @@ async def _gate(settings: Settings, cases: list[Case], args: argparse.Namespace,
             records = await run_versions(prep, cases, versions, plan,
                                          concurrency=args.concurrency,
                                          vision=env_bool("EVAL_VISION"), judge=judge,
-                                         progress=progress, settings_extra={"gate": True},
+                                         progress=progress,
+                                         settings_extra={"gate": True, **pack_settings(judge)},
                                          point=against.name if against else None)
         except PlanMismatch as exc:
             print(exc, file=sys.stderr)

@@ -240,7 +240,9 @@ def _check(draft: dict[str, Any], known: set[str], context: dict[str, Any], n: i
     """The draft as a case (context from the command line), or why it is rejected."""
     case = {k: draft[k] for k in CASE_KEYS if k in draft and draft[k] not in (None, "", [])}
     case["context"] = context  # never the model's
-    if case.get("id") in known:
+    if not isinstance(case.get("id"), str):
+        return f"id must be text, not {type(case.get('id')).__name__}"
+    if case["id"] in known:
         return f"id {case.get('id')!r} is taken by another case"
     with tempfile.TemporaryDirectory(prefix="draft-") as tmp:
         path = Path(tmp) / f"draft-{n + 1}.yaml"
@@ -264,11 +266,12 @@ def render(result: Drafted, told: Told, when: str) -> str:
     rejected = "".join(
         f"\n#   - kind: {r['kind']}\n#     reason: {_comment(r['reason'])}\n"
         f"#     draft: {_comment(json.dumps(r['draft'], ensure_ascii=False))}"
-        for r in result.rejected)
+        for r in result.rejected)  # in full: a rejected draft is never dropped
     return (head + (body or "\n[]\n")
             + f"\n# rejected: {len(result.rejected)}{rejected}\n"
             + f"# missing: {', '.join(result.missing) or 'none'}\n")
 
 
 def _comment(text: str) -> str:
-    return " ".join(text.split())[:600]
+    """One comment line: the text whole, its line breaks as spaces."""
+    return " ".join(text.split())

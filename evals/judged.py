@@ -112,8 +112,9 @@ async def _ask(spec: JudgedSpec, item: Any, judge: JudgeSetup | None,
     meta: dict[str, Any] = {"model": judge.model.model_id,
                             "prompt_hash": pack.hash(MAKERSPACE.hash()) if pack
                             else MAKERSPACE.hash(),
-                            "trust": judge.trust.reason,
-                            "trusted_by_flag": judge.forced and not judge.trust.trusted}
+                            "trust": judge.trust_for(pack is not None).reason,
+                            "trusted_by_flag": judge.forced and not judge.trust_for(
+                                pack is not None).trusted}
     if pack is not None:
         meta["pack"] = pack.ref
     try:
@@ -127,6 +128,7 @@ async def _ask(spec: JudgedSpec, item: Any, judge: JudgeSetup | None,
     else:
         return CheckResult(kind=spec.label, passed=verdict.passed, reason=verdict.reason,
                            judge={**meta, "verdict": "pass" if verdict.passed else "fail"},
-                           decided=judge.decides, required=spec.required)
+                           decided=judge.trust_for(pack is not None).trusted or judge.forced,
+                           required=spec.required)
     return CheckResult(kind=spec.label, passed=False, error=True, reason=reason,
                        required=spec.required, judge={**meta, "verdict": None})

@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -74,12 +74,29 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
         " the assistant is told, and check the judge. Runs use the configured models (the"
         " embedded one by default) and can take minutes."))
 
-    def launcher(artifacts: Path) -> Launcher:
-        return Launcher(env=env, artifacts=artifacts)
+    # One launcher for the server: one run at a time, whichever tool started it. Its runs'
+    # artifacts go to the data folder (git-ignored), as the workspace's do.
+    shared = Launcher(env=env)
+
+    def ready(model: str | None = None) -> Path:
+        from evals.cli_runs import eval_settings
+
+        if shared.busy:
+            raise ToolError("a run is under way: wait for it")
+        shared.env = dict(env if env is not None else os.environ)
+        if model:
+            shared.env["EVAL_MODEL"] = model
+        shared.artifacts = Path(eval_settings().data_dir) / "mcp-runs"
+        return shared.artifacts
+
+    def failed(what: str, job: Any) -> ToolError:
+        return ToolError(redact(f"{what}: " + "\n".join(list(job.output)[-15:])))
 
     @server.tool()
     async def run_evals(cases: Names = None, groups: Names = None,
-                        model: Annotated[str | None, Field(default=None, max_length=200)] = None,
+                        model: Annotated[str | None, Field(
+                            default=None, max_length=200,
+                            pattern=r"^[A-Za-z0-9][A-Za-z0-9_./:@-]*$")] = None,
                         repeat: Annotated[int, Field(ge=1, le=10)] = 1,
                         mode: Literal["quick", "full"] = "quick",
                         ctx: Context | None = None) -> dict[str, Any]:
@@ -94,19 +111,16 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
                 cases=",".join(names) or None, group=",".join(wanted) or None,
                 case_file=None, full=mode == "full"))
         except CaseFileError as exc:
-            raise ToolError(str(exc)) from exc
+            raise ToolError(redact(str(exc))) from exc
         if not items:
             raise ToolError("that selection holds no case and no scenario")
-        with tempfile.TemporaryDirectory(prefix="evals-mcp-") as tmp:
-            runner = launcher(Path(tmp))
-            if model:
-                runner.env["EVAL_MODEL"] = model
-            job, _ = await _follow(runner, Request(mode=mode, names=names, groups=wanted,
-                                                   repeat=repeat), "run", ctx)
-            artifact = Path(tmp) / f"{job.id}.json"
-            record = json.loads(artifact.read_text()) if artifact.exists() else None
+        artifacts = ready(model)
+        job, _ = await _follow(shared, Request(mode=mode, names=names, groups=wanted,
+                                               repeat=repeat), "run", ctx)
+        artifact = artifacts / f"{job.id}.json"
+        record = await asyncio.to_thread(_read_json, artifact)
         if record is None or not record.get("run_id"):
-            raise ToolError("the run did not finish: " + "\n".join(list(job.output)[-15:]))
+            raise failed("the run did not finish", job)
         failures = [{"id": c["id"], "file": c["file"], "status": c["status"],
                      "checks": [{"kind": k["kind"], "reason": k["reason"]}
                                 for k in (c["attempts"][-1]["checks"] if c["attempts"] else [])
@@ -132,17 +146,17 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
             try:
                 await store.load_point(point)
             except StoreError as exc:
-                raise ToolError(str(exc)) from exc
-            before = {r["id"] for r in await store.list_comparisons(1000)}
-        with tempfile.TemporaryDirectory(prefix="evals-mcp-") as tmp:
-            job, runs = await _follow(launcher(Path(tmp)), Request(compare_with=point),
-                                      f"comparison with {point}", ctx)
+                raise ToolError(redact(str(exc))) from exc
+        ready()
+        job, runs = await _follow(shared, Request(compare_with=point),
+                                  f"comparison with {point}", ctx)
+        ours = {r["id"] for r in runs}  # the runs this launch stored
         async with await _store() as store:
-            new = [r for r in await store.list_comparisons(1000) if r["id"] not in before]
-            if not new:
-                raise ToolError("the comparison did not finish: "
-                                + "\n".join(list(job.output)[-15:]))
-            row = await store.load_comparison(new[0]["id"])
+            mine = [r for r in await store.list_comparisons(1000)
+                    if r["baseline_run"] in ours and r["current_run"] in ours]
+            if not mine:
+                raise failed("the comparison did not finish", job)
+            row = await store.load_comparison(mine[0]["id"])
         result = row["result"]
         return _clean({"comparison_id": row["id"], "point": row["point"],
                        "baseline_run": row["baseline_run"], "current_run": row["current_run"],
@@ -166,7 +180,7 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
             try:
                 shown = await told(env, role, page, names)
             except PromptError as exc:
-                raise ToolError(str(exc)) from exc
+                raise ToolError(redact(str(exc))) from exc
         return _clean(shown.as_dict())
 
     @server.tool()
@@ -179,6 +193,7 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
         reason, and the kinds still missing."""
         from app.chat.models import ModelCallError, model_for_job
         from app.localmodel import local_model_settings, uses_local_model
+        from app.localmodel.server import LocalModelError
         from evals.cli_authoring import fixture_env
         from evals.cli_runs import eval_settings
         from evals.draft import DraftError, render
@@ -193,8 +208,8 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
                     shown = await told(env, role, page)
                     result = await draft(model_for_job(settings, "draft"), shown, count,
                                          capability)
-        except (PromptError, DraftError, ModelCallError) as exc:
-            raise ToolError(str(exc)) from exc
+        except (PromptError, DraftError, ModelCallError, LocalModelError) as exc:
+            raise ToolError(redact(str(exc))) from exc
         return _clean({"yaml": render(result, shown, "via MCP"),
                        "valid": [{"kind": k, "id": c["id"]} for k, c in result.cases],
                        "rejected": result.rejected, "missing": result.missing})
@@ -211,10 +226,10 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
         if set == "mrbench":
             if not file or not await asyncio.to_thread(Path(file).is_file):
                 raise ToolError("set mrbench needs file: the MRBench V2 JSON's path")
-            args += ["--file", file]
-        runner = launcher(Path(tempfile.gettempdir()))
+            args.append(f"--file={file}")  # one argument: a path is never read as an option
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "evals", *args, env=runner.env,
+            sys.executable, "-m", "evals", *args, env=dict(env if env is not None else
+                                                           os.environ),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         out, err = await process.communicate()
         text = out.decode("utf-8", "replace")
@@ -234,6 +249,10 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
                                  "totals": r["totals"], "point": r["point"]} for r in rows]})
 
     return server
+
+
+def _read_json(path: Path) -> Any:
+    return json.loads(path.read_text()) if path.exists() else None
 
 
 def serve() -> int:

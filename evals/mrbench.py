@@ -132,7 +132,7 @@ def report(rated: dict[str, tuple[list[Rated], dict[str, str]]]) -> dict[str, Ca
 
 SUITE_SYSTEM = ("You are a maths tutor. Reply to the student's last message as their tutor:"
                 " help them find and fix their mistake without giving away the answer.")
-_SPEAKER = re.compile(r"(?:^|(?<=\s))(Tutor|Student)\s*:", re.IGNORECASE)
+_SPEAKER = re.compile(r"(?:^|(?<=\s))(Tutor|Student)\s*:")  # as MRBench writes them
 
 
 @dataclass(frozen=True)
@@ -146,6 +146,8 @@ def dialogue_messages(history: str) -> list[dict[str, str]]:
     """MRBench's "Tutor: … Student: …" history as chat messages (tutor = assistant); a
     speaker starts a message at the start of the text or after white space."""
     parts = _SPEAKER.split(history)
+    if parts[0].strip():  # text before the first speaker: what the student was shown
+        parts = ["", "Student", *parts]
     messages = [{"role": "assistant" if who.lower() == "tutor" else "user",
                  "content": "\n".join(line.strip() for line in text.replace("\xa0", " ")
                                       .splitlines() if line.strip())}

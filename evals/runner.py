@@ -41,6 +41,7 @@ class JudgeSetup:
     trust: Trust
     forced: bool = False  # --trust-judge: decides although calibration did not earn it
     pack: PackPrompt | None = None  # --judge PACK/NAME: rates cases instead of their rubric
+    pack_trust: Trust | None = None  # the pack prompt's own calibration: the base's is not it
 
     @property
     def prompt_hash(self) -> str:
@@ -52,6 +53,10 @@ class JudgeSetup:
     @property
     def decides(self) -> bool:
         return self.trust.trusted or self.forced
+
+    def trust_for(self, packed: bool) -> Trust:
+        """The trust of the prompt a verdict was given under: the pack's, or the base's."""
+        return self.pack_trust if packed and self.pack_trust is not None else self.trust
 
 
 def run_checks(case: Case, turn: RecordedTurn) -> list[CheckResult]:

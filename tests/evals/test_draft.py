@@ -2,7 +2,6 @@
 rejected (with the loader's reason) and missing kinds; the context never the model's."""
 
 import json
-from pathlib import Path
 
 import httpx
 import pytest
@@ -77,8 +76,9 @@ async def test_valid_rejected_and_missing_drafts(env, tmp_path):
                             "rubric": "Says the lab has none."},  # an id the suite has
         "needs-tool": {"id": "drafted-no-check", "prompt": "Is it free?"},
         "needs-confirmation": "I cannot write that as JSON, sorry",
+        "off-topic": {"id": ["not", "text"], "prompt": "poem?", "rubric": "Declines."},
     })
-    result = await draft_cases(model, shown, 5)
+    result = await draft_cases(model, shown, 6)
     assert [(k, c["id"]) for k, c in result.cases] == [("ordinary", "drafted-wash-time")]
     assert result.cases[0][1]["context"] == {"page": "tool", "toolId": "form-4"}
     reasons = {r["kind"]: r["reason"] for r in result.rejected}
@@ -87,10 +87,11 @@ async def test_valid_rejected_and_missing_drafts(env, tmp_path):
     assert "id 'no-glowforge' is taken" in reasons["missing-machine"]
     assert "a case needs assert, rubric or must_not" in reasons["needs-tool"]
     assert "not JSON" in reasons["needs-confirmation"]
+    assert reasons["off-topic"] == "id must be text, not list"
     assert [r["draft"] for r in result.rejected][0]["id"] == "drafted-laser-power"  # kept
     assert result.missing == ["unrecorded-spec", "missing-machine", "needs-tool",
-                              "needs-confirmation"]
-    assert len(model.requests) == 5
+                              "needs-confirmation", "off-topic"]
+    assert len(model.requests) == 6
     first = model.requests[0]["messages"]
     assert shown.system_prompt in first[1]["content"] and "invented" in first[0]["content"]
     out = tmp_path / "drafted.yaml"
@@ -98,7 +99,8 @@ async def test_valid_rejected_and_missing_drafts(env, tmp_path):
     (case,) = load_cases(out)  # the output loads as a case file once reviewed
     text = out.read_text()
     assert case.id == "drafted-wash-time" and "# kind: ordinary" in text
-    assert "# rejected: 4" in text and "# missing: unrecorded-spec" in text
+    assert "# rejected: 5" in text and "# missing: unrecorded-spec" in text
+    assert '"prompt": "What wattage?", "assert": [{"kind": "made_up_kind"}]' in text  # whole
 
 
 async def test_a_reply_that_is_not_json_rejects_every_draft(env):
@@ -116,9 +118,10 @@ async def test_an_unknown_capability_is_refused(env):
         await draft_cases(ScriptedModel(), shown, 3, "lasers")
 
 
-def test_the_draft_command_checks_its_count_first(capsys):
+def test_the_draft_command_checks_its_count_first(capsys, tmp_path):
     from evals.__main__ import main
 
-    assert main(["draft", "--count", "30"]) == 2
+    out = tmp_path / "drafts.yaml"
+    assert main(["draft", "--count", "30", "--out", str(out)]) == 2
     assert "--count must be 1 to 25" in capsys.readouterr().err
-    assert not Path("drafted.yaml").exists()
+    assert not out.exists()  # refused before any model or database was started

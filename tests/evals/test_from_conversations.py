@@ -4,10 +4,11 @@ consent, contact details scrubbed, history cut as documented, checks from the ki
 import datetime as dt
 import json
 import uuid
+from collections import Counter
 
 import pytest
 
-from evals.from_conversations import NoConversations, make_cases
+from evals.from_conversations import NoConversations, _loads, make_cases, scrub
 
 T0 = dt.datetime(2026, 11, 1, 9, 0, tzinfo=dt.UTC)
 
@@ -29,16 +30,36 @@ class Records:
         return cid
 
     async def turn(self, cid: str, user: str, answer: str = "ok", calls=(), *,
-                   page="/", audience=None, photo: str | None = None) -> None:
+                   page="/", audience="anonymous", photo: str | None = None) -> None:
         self.n += 1
-        messages = {"user": user, "all": [{"role": "user", "content": user + (
-            f" attachment_id={photo} name=p.jpg" if photo else "")}]}
+        content = user if not photo else [
+            {"type": "text", "text": f"{user}\n\n[Attached photos: attachment_id={photo}"
+                                     " name=p.jpg]"},
+            {"type": "image_url", "image_url": "[photo]"}]
+        messages = {"user": user, "all": [{"role": "user", "content": content}]}
         await self.db.execute(
             "INSERT INTO turns (conversation_id, model, messages, answer, tool_calls, usage,"
             " latency_ms, page_path, audience, created_at) VALUES"
             " (%s, 'm', %s, %s, %s, '{}', 1, %s, %s, %s)",
             (cid, json.dumps(messages), answer, json.dumps(list(calls)), page, audience,
              T0 + dt.timedelta(minutes=self.n)))
+
+
+def made_photos(made):
+    return made.photos
+
+
+def jpeg_with_gps() -> bytes:
+    import io
+
+    from PIL import Image
+
+    image = Image.new("RGB", (8, 8), "red")
+    exif = Image.Exif()
+    exif[0x8825] = {2: (51.0, 30.0, 0.0)}  # GPS latitude
+    out = io.BytesIO()
+    image.save(out, "PNG", exif=exif)
+    return out.getvalue()
 
 
 def failed(name="get_unit_status"):
@@ -79,6 +100,7 @@ async def records(db):
 
 async def test_the_same_records_give_the_same_cases_fairly(records, db):
     first = await make_cases(db, 6)
+    assert all(_loads(case, made_photos(first)) is None for _, case in first.cases)
     again = await make_cases(db, 6)
     assert first.cases == again.cases
     kinds = [k for k, _ in first.cases]
@@ -89,6 +111,8 @@ async def test_the_same_records_give_the_same_cases_fairly(records, db):
     assert tool_errors[0]["prompt"] == "is unit 0 free?"  # the talkative person first...
     assert tool_errors[1]["prompt"].startswith("is the form 4 free?")  # ...then the other one
     assert "kind photo: none in the consented conversations" in " ".join(first.left_out)
+    cut = await make_cases(db, 1)  # a kind cut by --count is not reported as absent
+    assert not any("correction: none" in x for x in cut.left_out)
 
 
 async def test_only_consented_conversations_are_used(records, db):
@@ -126,17 +150,63 @@ async def test_history_checks_and_context_come_from_the_records_never_the_words(
     assert staff["assert"] == [{"kind": "proposed_action", "value": "update_ticket"}]
 
 
-async def test_a_photo_turn_brings_its_photo(db):
+async def test_a_photo_turn_brings_its_photo_without_its_metadata(db):
+    import io
+
+    from PIL import Image
+
     r = Records(db)
-    photo = str(uuid.uuid4())
-    await db.execute("INSERT INTO attachments (id, name, content_type, data) VALUES"
-                     " (%s, 'p.jpg', 'image/jpeg', %s)", (photo, b"\xff\xd8jpeg"))
+    photo, other = str(uuid.uuid4()), str(uuid.uuid4())
+    for pid in (photo, other):
+        await db.execute("INSERT INTO attachments (id, name, content_type, data, created_at)"
+                         " VALUES (%s, 'p.png', 'image/png', %s, %s)",
+                         (pid, jpeg_with_gps(), T0))
     cid = await r.conversation("u_photo", True)
     await r.turn(cid, "what is this machine?", photo=photo)
+    # someone typing another upload's id names no photo: only the chat's own hint does
+    await r.turn(cid, f"and [Attached photos: attachment_id={other} name=x.jpg]")
     made = await make_cases(db, 5)
     (kind, case), = made.cases
     assert kind == "photo" and case["photos"] == ["conversation-1-0.jpg"]
-    assert made.photos == {"conversation-1-0.jpg": b"\xff\xd8jpeg"}
+    data = made.photos["conversation-1-0.jpg"]
+    with Image.open(io.BytesIO(data)) as image:
+        assert image.format == "JPEG" and not image.getexif()  # no GPS, no EXIF at all
+
+
+async def test_people_are_taken_one_at_a_time_within_a_kind(db):
+    r = Records(db)
+    for person, n in (("u_a", 5), ("u_b", 1), ("u_c", 1)):
+        cid = await r.conversation(person, True)
+        for i in range(n):
+            await r.turn(cid, f"{person} {i}", calls=[failed()])
+    made = await make_cases(db, 4)
+    assert [c["prompt"] for _, c in made.cases] == ["u_a 0", "u_b 0", "u_c 0", "u_a 1"]
+
+
+async def test_names_and_contact_details_go_but_dates_and_sizes_stay(db):
+    counts = Counter()
+    text = ("Alex Kim (alex) said call 020 7946 0958 or +44 7700 900123 on 2026-11-01 at"
+            " 10:30; cut 0.05 - 0.3 mm; SuperMaker helped")
+    out = scrub(text, counts, ["Alex Kim", "alex", "Alex", "Kim"])
+    assert out == ("[name] ([name]) said call [phone] or [phone] on 2026-11-01 at 10:30; cut"
+                   " 0.05 - 0.3 mm; SuperMaker helped")
+    assert counts == Counter(name=2, phone=2)
+    r = Records(db)
+    cid = await r.conversation("u_alex", True)
+    await r.turn(cid, "is unit 2 free?", "Sure, Alex Kim: unit 2 is free.", calls=[failed()])
+    await r.turn(cid, "no, wrong: I am alex and I meant unit 3")
+    made = await make_cases(db, 5)
+    text = json.dumps([c for _, c in made.cases])
+    assert "Alex" not in text and "alex" not in text and made.scrubbed["name"] >= 2
+
+
+async def test_turns_stored_before_pages_were_recorded_are_left_out(db):
+    r = Records(db)
+    cid = await r.conversation("u_old", True)
+    await r.turn(cid, "is it free?", calls=[failed()], audience=None)
+    made = await make_cases(db, 5)
+    assert made.cases == []
+    assert any("stored before turns recorded their page" in x for x in made.left_out)
 
 
 async def test_nothing_stored_or_nothing_consented_is_a_clear_message(db):

@@ -21,7 +21,10 @@ def answer(body):
         return 200, completion(json.dumps({"id": "drafted-one", "prompt": "Is a Form 4 free?",
                                            "assert": [{"kind": "called_tool",
                                                        "value": "get_unit_status"}]}))
-    return 200, completion(f"We don't have a Glowforge here. {SECRET}")
+    text = body["messages"][-1]["content"]
+    if "Glowforge" in text:  # a failing answer that quotes the key: its reason will too
+        return 200, completion(f"Yes, you can book the Glowforge, key {SECRET}.")
+    return 200, completion("We don't have a CNC router here.")
 
 
 @pytest.fixture
@@ -101,11 +104,14 @@ async def test_a_run_reports_progress_and_returns_no_secret(env):
         runs = data(await client.call_tool("list_runs", {"limit": 5}))["runs"]
     text = ran.content[0].text
     result = data(ran)
-    assert SECRET not in text and SECRET not in json.dumps(runs)
+    (failed,) = result["failures"]
+    assert failed["id"] == "no-glowforge" and failed["status"] == "FAIL"
+    assert "[redacted]" in json.dumps(failed["checks"])  # the reason quoted the key...
+    assert SECRET not in text and SECRET not in json.dumps(runs)  # ...which never leaves
     assert result["totals"]["cases"] == 2 and result["run_id"] == runs[0]["run_id"]
-    assert result["exit_code"] == 0 and result["failures"] == []
+    assert result["exit_code"] == 1
     assert progress and progress[-1][1] == 2 and all(d <= 2 for d, _ in progress)
-    assert runs[0]["status"] == "complete" and runs[0]["totals"]["passed"] == 2
+    assert runs[0]["status"] == "complete" and runs[0]["totals"]["passed"] == 1
 
 
 async def test_python_m_evals_mcp_answers_over_stdio(env):
@@ -116,9 +122,14 @@ async def test_python_m_evals_mcp_answers_over_stdio(env):
 
     from mcp import StdioServerParameters
 
+    # a live catalogue setting makes the evals print a note: on stderr, never in the protocol
+    child = {**os.environ, "CATALOG_SOURCE": "https://lab.example/catalogue.json"}
     params = StdioServerParameters(command=sys.executable, args=["-m", "evals", "mcp"],
-                                   cwd=str(ROOT), env=dict(os.environ))
+                                   cwd=str(ROOT), env=child)
     async with Client(params) as client:
         listed = {t.name for t in (await client.list_tools()).tools}
         runs = data(await client.call_tool("list_runs", {"limit": 3}))
+        shown = data(await client.call_tool("show_prompt", {"page": "/tools/form-4"}))
     assert listed == TOOLS and runs == {"runs": []}
+    assert shown["role"] == "anonymous" and "report_issue" in [
+        t["function"]["name"] for t in shown["tools"]]

@@ -19,6 +19,9 @@ def test_an_mrbench_history_becomes_chat_messages():
         {"role": "assistant", "content": "Hmm?"}, {"role": "user", "content": "8"}]
     assert dialogue_messages("no speakers here") == [{"role": "user",
                                                       "content": "no speakers here"}]
+    assert dialogue_messages("Q: 2+2?\nTutor: go on, my student: try") == [
+        {"role": "user", "content": "Q: 2+2?"},
+        {"role": "assistant", "content": "go on, my student: try"}]
 
 
 def answer(body):
