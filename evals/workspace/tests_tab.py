@@ -27,7 +27,6 @@ from evals.workspace.sources import (
     Sources,
     Writer,
     WriteRefused,
-    check_tree,
 )
 from evals.yamlfile import YamlFileError
 
@@ -46,15 +45,19 @@ class Loaded:
 
 
 def load(sources: Sources) -> Loaded:
-    revisions = sources.revisions()
-    try:
-        check_tree(sources, {})  # the same checks a save must pass
-        from evals.cases import load_cases_by_file
-        from evals.scenarios import load_scenarios
+    """The files as they are now, loaded as a run loads them (an error in any file: nothing
+    can be edited until it is fixed, since a save must leave every file loading)."""
+    from evals.cases import load_cases_by_file
+    from evals.scenarios import load_scenarios
 
-        cases, _ = load_cases_by_file(sources.cases, sources.photos)
+    revisions = sources.revisions()
+    cases, errors = load_cases_by_file(sources.cases, sources.photos)
+    if errors:
+        return Loaded([], [], [], revisions,
+                      "\n".join(e for lines in errors.values() for e in lines))
+    try:
         scenarios, shared = load_scenarios(sources.scenarios)
-    except (Invalid, YamlFileError) as exc:
+    except YamlFileError as exc:
         return Loaded([], [], [], revisions, str(exc))
     return Loaded(cases, scenarios, shared, revisions)
 

@@ -19,7 +19,7 @@ from tests.fake_openai import completion, fake_openai_server
 WIDTHS = (390, 1440)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 async def browser():
     need_chromium()
     async with async_playwright() as p:
