@@ -8,6 +8,7 @@ import datetime as dt
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -106,22 +107,46 @@ def env_bool(name: str) -> bool | None:
     return value.strip().lower() in ("1", "true", "yes", "on")
 
 
-def progress_bar(total: int) -> Callable[[str | None], None]:
-    """A progress bar on a terminal; silent otherwise."""
-    if not sys.stderr.isatty():
-        return lambda case_id: None
-    from tqdm import tqdm
+def progress_bar(total: int, stream: Any = None,
+                 clock: Callable[[], float] = time.monotonic) -> Callable[[str | None], None]:
+    """Progress on stderr, called with "STATUS id" per finished case (None at the end). On a
+    terminal, a bar with the time left; otherwise (a CI log) one line per finished case:
+    status, id, elapsed, cases left and the estimated time left."""
+    stream = stream or sys.stderr
+    if stream.isatty():
+        from tqdm import tqdm
 
-    bar = tqdm(total=total, unit="case", file=sys.stderr, leave=False)
+        bar = tqdm(total=total, unit="case", file=stream, leave=False,
+                   bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}, {remaining} left]"
+                              " {postfix}")
 
-    def tick(case_id: str | None) -> None:
-        if case_id is None:
-            bar.close()
-        else:
-            bar.set_postfix_str(case_id)
-            bar.update(1)
+        def tick(item: str | None) -> None:
+            if item is None:
+                bar.close()
+            else:
+                bar.set_postfix_str(item)
+                bar.update(1)
 
-    return tick
+        return tick
+    started = clock()
+    done = [0]
+
+    def line(item: str | None) -> None:
+        if item is None:
+            return
+        done[0] += 1
+        elapsed = clock() - started
+        left = max(total - done[0], 0)
+        eta = elapsed / done[0] * left
+        print(f"[{done[0]}/{total}] {item}  {_clock(elapsed)} elapsed · {left} left ·"
+              f" about {_clock(eta)} to go", file=stream, flush=True)
+
+    return line
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(round(seconds)), 60)
+    return f"{minutes}:{secs:02d}"
 
 
 def selected_cases(args: argparse.Namespace) -> list[Case]:

@@ -175,7 +175,8 @@ async def run_versions(
     async def done(label: str, result: CaseResult) -> None:
         await prep.store.save_case(records[label].run_id or "", result)
         if progress is not None:
-            progress(f"{label}: {result.id}" if len(versions) > 1 else result.id)
+            name = f"{label}: {result.id}" if len(versions) > 1 else result.id
+            progress(f"{result.status:<9} {name}")
 
     async def on_lab() -> None:
         current.update(await compose_contexts(prep.env, [c for c in cases

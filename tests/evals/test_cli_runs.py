@@ -116,3 +116,20 @@ def test_the_gate_passes_and_fails(capsys, tmp_path):
     out = capsys.readouterr().out
     assert "honest-absence         yes    2 miss   2 miss  FAIL" in out
     assert out.splitlines()[-1].startswith("GATE FAIL: honest-absence: 2 miss(es) in a run")
+
+
+def test_progress_in_a_log_is_one_line_per_finished_case_with_the_time_left():
+    import io
+
+    from evals.cli_runs import progress_bar
+
+    log, now = io.StringIO(), [100.0]
+    tick = progress_bar(4, stream=log, clock=lambda: now[0])
+    now[0] = 130.0
+    tick("PASS      no-glowforge")
+    now[0] = 190.0
+    tick("FAIL      no-cnc-router")
+    tick(None)
+    assert log.getvalue().splitlines() == [
+        "[1/4] PASS      no-glowforge  0:30 elapsed · 3 left · about 1:30 to go",
+        "[2/4] FAIL      no-cnc-router  1:30 elapsed · 2 left · about 1:30 to go"]
