@@ -393,6 +393,20 @@ def point_ref(agent: Any) -> str:
     return str(agent.model_ref or agent.model)
 
 
+def cut_lines(cases: list[Any]) -> list[str]:
+    """The replies a model ended at its token cap: a looping model is cut, and said so."""
+    from app.chat.models import LOCAL_MAX_TOKENS
+
+    cut = [(r.id, a.usage.get("cut_at_cap", 0)) for r in cases for a in r.attempts
+           if a.usage.get("cut_at_cap")]
+    if not cut:
+        return []
+    ids = ", ".join(sorted({i for i, _ in cut})[:8])
+    return [f"cut at the token cap: {sum(n for _, n in cut)} model repl(ies) in {len(cut)}"
+            f" attempt(s) ended at the cap (the embedded model's is {LOCAL_MAX_TOKENS}"
+            f" tokens): {ids}{' …' if len({i for i, _ in cut}) > 8 else ''}"]
+
+
 def pack_settings(judge: JudgeSetup | None) -> dict[str, Any]:
     """The evaluator pack a run's judge used, and its prompt hash, for the run record."""
     if judge is None or judge.pack is None:
@@ -407,7 +421,8 @@ def _extra(settings: Settings, chat_model: str) -> dict[str, Any]:
 
 def report_run(record: RunRecord) -> None:
     print_report(record.cases, sys.stdout, trusted_by_flag=record.judge_trusted_by_flag)
-    for line in [*stats_lines(record.cases), *conversation_lines(record.cases)]:
+    for line in [*stats_lines(record.cases), *conversation_lines(record.cases),
+                 *cut_lines(record.cases)]:
         print(line)
     costs = [a.cost_usd for r in record.cases for a in r.attempts]
     known = [c for c in costs if c is not None]

@@ -285,8 +285,7 @@ class ScenarioConversation:
                 messages = turn.messages
                 result = await run_turn(model, composed, messages, turn.ctx,
                                         max_steps=env.settings.max_tool_steps)
-                usage = Usage(usage.prompt_tokens + result.usage.prompt_tokens,
-                              usage.completion_tokens + result.usage.completion_tokens)
+                usage = usage + result.usage
                 calls += _calls(result.tool_calls)
                 conversation += [{"role": "user", "content": text},
                                  {"role": "assistant", "content": result.answer}]

@@ -33,11 +33,13 @@ class ToolCallRequest:
 class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cut: int = 0  # replies the model ended at its token cap (finish_reason "length")
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
+            self.cut + other.cut,
         )
 
 
@@ -206,7 +208,8 @@ def _reply(data: dict[str, Any]) -> ModelReply:
     return ModelReply(
         content=storable(content),
         tool_calls=calls,
-        usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
+        usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
+                    int(choices[0].get("finish_reason") == "length")),
     )
 
 

@@ -133,3 +133,20 @@ def test_progress_in_a_log_is_one_line_per_finished_case_with_the_time_left():
     assert log.getvalue().splitlines() == [
         "[1/4] PASS      no-glowforge  0:30 elapsed · 3 left · about 1:30 to go",
         "[2/4] FAIL      no-cnc-router  1:30 elapsed · 2 left · about 1:30 to go"]
+
+
+def test_replies_cut_at_the_token_cap_are_reported():
+    from app.chat.models import _reply
+    from evals.cli_runs import cut_lines
+    from evals.results import Attempt, CaseResult
+
+    cut = _reply({"choices": [{"message": {"content": "and so on and so on"},
+                               "finish_reason": "length"}]})
+    whole = _reply({"choices": [{"message": {"content": "done"}, "finish_reason": "stop"}]})
+    assert (cut.usage.cut, whole.usage.cut) == (1, 0) and (cut.usage + whole.usage).cut == 1
+    cases = [CaseResult(id="a", file="f.yaml", prompt="p", status="FAIL",
+                        attempts=[Attempt(usage={"cut_at_cap": 2}), Attempt(usage={})]),
+             CaseResult(id="b", file="f.yaml", prompt="p", status="PASS", attempts=[Attempt()])]
+    assert cut_lines(cases) == ["cut at the token cap: 2 model repl(ies) in 1 attempt(s) ended"
+                                " at the cap (the embedded model's is 768 tokens): a"]
+    assert cut_lines(cases[1:]) == []
