@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,6 +28,20 @@ def need_chromium() -> None:
     if os.environ.get("CI"):
         pytest.fail(message)
     pytest.skip(message)
+
+
+@asynccontextmanager
+async def chromium() -> AsyncIterator[Any]:
+    """Debian's chromium, launched by Playwright (skipped or failed as need_chromium says)."""
+    from playwright.async_api import async_playwright
+
+    need_chromium()
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield browser
+        finally:
+            await browser.close()
 
 
 async def screenshot(page, name: str) -> Path:

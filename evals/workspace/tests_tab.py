@@ -166,6 +166,10 @@ class TestsTab:
             f"<h3>Groups</h3><ul>{rename or '<li>none yet</li>'}</ul>")
         return page("tests", "Tests", body, script=True)
 
+    async def _scenario(self, sid: str) -> tuple[Loaded, Scenario | None]:
+        data = await run_in_threadpool(load, self.sources)
+        return data, next((s for s in data.scenarios if s.id == sid), None)
+
     # one case ---------------------------------------------------------------------------------
 
     async def case(self, request: Request) -> Response:
@@ -202,8 +206,7 @@ class TestsTab:
 
     async def scenario(self, request: Request) -> Response:
         sid = request.path_params["id"]
-        data = await run_in_threadpool(load, self.sources)
-        found = next((s for s in data.scenarios if s.id == sid), None)
+        data, found = await self._scenario(sid)
         if found is None:
             return refused(f"no scenario {sid!r} (renamed or removed?)", 404)
         if request.method == "POST":
@@ -266,8 +269,7 @@ class TestsTab:
 
     async def add_criterion(self, request: Request) -> Response:
         sid = request.path_params["id"]
-        data = await run_in_threadpool(load, self.sources)
-        found = next((s for s in data.scenarios if s.id == sid), None)
+        data, found = await self._scenario(sid)
         if found is None:
             return refused(f"no scenario {sid!r} (renamed or removed?)", 404)
         form = await self._form(request)
@@ -285,8 +287,7 @@ class TestsTab:
     async def responses(self, request: Request) -> Response:
         sid = request.path_params["id"]
         tool_name = request.query_params.get("tool", "")
-        data = await run_in_threadpool(load, self.sources)
-        found = next((s for s in data.scenarios if s.id == sid), None)
+        data, found = await self._scenario(sid)
         tool = REGISTRY.all_tools().get(tool_name)
         if found is None or tool is None or tool.result is None:
             return refused(f"no scenario {sid!r} or no tool {tool_name!r}", 404)

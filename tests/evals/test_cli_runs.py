@@ -4,6 +4,7 @@ import pytest
 
 from app.db import scratch_database
 from evals.__main__ import main
+from tests.evals.conftest import cli_environment
 from tests.fake_openai import completion, fake_openai_server
 
 ANSWER = {"text": "We don't have a Glowforge or a CNC router here."}
@@ -13,21 +14,13 @@ SELECTION = ["--cases", "no-glowforge,no-cnc-router"]
 @pytest.fixture
 async def cli(server_conninfo, tmp_path, monkeypatch):
     """The CLI pointed at a scratch database and a fake OpenAI-compatible model."""
-    from app.manuals import embed
-    from app.settings import get_settings
-
     async with scratch_database(server_conninfo, prefix="test_cli") as info:
         with fake_openai_server(lambda body: (200, completion(ANSWER["text"]))) as (base, _):
-            for name, value in {"DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",
-                                "MODEL_API_BASE": base, "OPENAI_API_KEY": "sk-test",
-                                "DATA_DIR": str(tmp_path)}.items():
-                monkeypatch.setenv(name, value)
-            monkeypatch.setattr(embed, "default_embedder", embed.HashEmbedder)
-            get_settings.cache_clear()
-            try:
+            with cli_environment(monkeypatch, {
+                    "DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",
+                    "MODEL_API_BASE": base, "OPENAI_API_KEY": "sk-test",
+                    "DATA_DIR": str(tmp_path)}):
                 yield
-            finally:
-                get_settings.cache_clear()
 
 
 @pytest.mark.usefixtures("cli")

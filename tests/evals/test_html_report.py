@@ -51,21 +51,17 @@ def test_the_command_writes_the_page_and_refuses_what_it_cannot_read(tmp_path, c
 
 @pytest.mark.parametrize("width", [390, 1440])
 async def test_in_the_browser_a_failed_check_highlights_its_sentence(tmp_path, width):
-    from playwright.async_api import async_playwright
-
-    from tests.app.web.test_browser import ARGS, CHROMIUM
+    from tests.browser import chromium, screenshot
 
     page_file = tmp_path / "run.html"
     page_file.write_text(render_run(record()))
-    async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    async with chromium() as browser:
         page = await browser.new_page(viewport={"width": width, "height": 800})
         await page.goto(page_file.as_uri())
         await page.click("li.check.failed a >> nth=0")
         target = await page.evaluate("document.querySelector(':target').textContent")
         fits = await page.evaluate("document.scrollingElement.scrollWidth <= innerWidth")
-        await page.screenshot(path=str(tmp_path / f"report-{width}.png"))
-        await browser.close()
+        await screenshot(page, f"report-{width}")
     assert target == SENTENCE and fits
 
 

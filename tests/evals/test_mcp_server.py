@@ -9,6 +9,7 @@ from mcp import Client
 
 from app.db import scratch_database
 from evals.mcp_server import create_server
+from tests.evals.conftest import cli_environment
 from tests.fake_openai import completion, fake_openai_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,27 +31,14 @@ def answer(body):
 @pytest.fixture
 async def env(server_conninfo, tmp_path, monkeypatch):
     """The process environment a coding assistant would start `python -m evals mcp` with."""
-    import os
-
-    from app.manuals import embed
-    from app.settings import get_settings
-
     async with scratch_database(server_conninfo, prefix="test_mcp") as info:
         with fake_openai_server(answer) as (base, received):
-            for name in [k for k in os.environ if k.startswith(("MODEL_", "EVAL_"))]:
-                monkeypatch.delenv(name)
             values = {"DATABASE_URL": info, "MODEL_CHAT": "openai/fake",
                       "MODEL_DRAFT": "openai/fake-draft", "MODEL_API_BASE": base,
                       "OPENAI_API_KEY": SECRET, "DATA_DIR": str(tmp_path / "data"),
                       "EVAL_CONCURRENCY": "1", "PYTHONWARNINGS": "ignore"}
-            for name, value in values.items():
-                monkeypatch.setenv(name, value)
-            monkeypatch.setattr(embed, "default_embedder", embed.HashEmbedder)
-            get_settings.cache_clear()
-            try:
+            with cli_environment(monkeypatch, values):
                 yield received
-            finally:
-                get_settings.cache_clear()
 
 
 def data(result):

@@ -9,6 +9,7 @@ from app.db import scratch_database
 from evals.__main__ import main
 from evals.judge import MAKERSPACE
 from evals.packs import PackError, load_pack_prompt, packs
+from tests.evals.conftest import cli_environment
 from tests.fake_openai import completion, fake_openai_server
 
 
@@ -50,22 +51,13 @@ def answer(body):
 
 @pytest.fixture
 async def served(server_conninfo, tmp_path, monkeypatch):
-    from app.manuals import embed
-    from app.settings import get_settings
-
     async with scratch_database(server_conninfo, prefix="test_packs") as info:
         with fake_openai_server(answer) as (base, received):
-            for name, value in {"DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",
-                                "MODEL_JUDGE": "openai/fake-judge", "MODEL_API_BASE": base,
-                                "OPENAI_API_KEY": "sk-test",
-                                "DATA_DIR": str(tmp_path)}.items():
-                monkeypatch.setenv(name, value)
-            monkeypatch.setattr(embed, "default_embedder", embed.HashEmbedder)
-            get_settings.cache_clear()
-            try:
+            with cli_environment(monkeypatch, {
+                    "DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",
+                    "MODEL_JUDGE": "openai/fake-judge", "MODEL_API_BASE": base,
+                    "OPENAI_API_KEY": "sk-test", "DATA_DIR": str(tmp_path)}):
                 yield received
-            finally:
-                get_settings.cache_clear()
 
 
 def test_a_pack_replaces_the_rubric_and_is_recorded(served, tmp_path, capsys):

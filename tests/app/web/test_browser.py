@@ -3,11 +3,11 @@ desktop widths: it works under its own Content-Security-Policy and the Origin ch
 shows the sign-in the server offers."""
 
 import pytest
-from playwright.async_api import Page, async_playwright
+from playwright.async_api import Page
 
 from app.web import create_app
 from app.web.background import serve_in_thread
-from tests.browser import ARGS, CHROMIUM, need_chromium
+from tests.browser import chromium
 from tests.fakes import ScriptedModel, say
 
 WIDTHS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
@@ -15,11 +15,8 @@ WIDTHS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "he
 
 @pytest.fixture(scope="module")
 async def browser():
-    need_chromium()
-    async with async_playwright() as p:
-        b = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    async with chromium() as b:
         yield b
-        await b.close()
 
 
 async def open_page(browser, base: str, width: str) -> tuple[Page, list[str]]:

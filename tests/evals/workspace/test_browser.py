@@ -6,13 +6,13 @@ and 1440 px. Screenshots go to the git-ignored .screenshots/ folder."""
 import os
 
 import pytest
-from playwright.async_api import Page, async_playwright
+from playwright.async_api import Page
 
 from app.db import scratch_database
 from app.web.background import serve_in_thread
 from evals.workspace import create_workspace
 from evals.workspace.launch import Launcher
-from tests.browser import ARGS, CHROMIUM, need_chromium, screenshot
+from tests.browser import chromium, screenshot
 from tests.evals.workspace.conftest import TOKEN
 from tests.fake_openai import completion, fake_openai_server
 
@@ -21,11 +21,8 @@ WIDTHS = (390, 1440)
 
 @pytest.fixture(scope="module")
 async def browser():
-    need_chromium()
-    async with async_playwright() as p:
-        b = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    async with chromium() as b:
         yield b
-        await b.close()
 
 
 async def opened(browser, base: str, width: int = 1440) -> Page:
