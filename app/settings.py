@@ -80,6 +80,11 @@ class Settings(BaseSettings):
     local_model_url: str | None = None
     local_model_parallel: int = Field(default=DEFAULT_LOCAL_PARALLEL, ge=1, le=8)
     local_model_ctx: int = Field(default=DEFAULT_LOCAL_CTX, ge=2048, le=32768)
+    # Saved prompt prefixes of the embedded model (set when this process starts it) and the
+    # bound on their folder (LOCAL_PREFIX_CACHE_MB).
+    local_prefix_cache: str | None = None
+    local_model_sha: str = ""
+    local_prefix_cache_mb: int = Field(default=2048, ge=0)
 
     max_photo_bytes: int = Field(default=DEFAULT_MAX_PHOTO_BYTES, gt=0)
     max_photos: int = Field(default=DEFAULT_MAX_PHOTOS, gt=0)

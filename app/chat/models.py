@@ -7,6 +7,7 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from app.chat import model_info
@@ -213,6 +214,19 @@ def _reply(data: dict[str, Any]) -> ModelReply:
     )
 
 
+_CACHES: dict[str, Any] = {}
+
+
+def prefix_cache(settings: Settings) -> Any:
+    """The embedded model's prefix cache (one per folder, shared by every job's model)."""
+    from app.localmodel.prefix_cache import PrefixCache
+
+    folder = str(settings.local_prefix_cache)
+    if folder not in _CACHES:
+        _CACHES[folder] = PrefixCache(Path(folder), settings.local_prefix_cache_mb << 20)
+    return _CACHES[folder]
+
+
 def model_for_job(settings: Settings, job: str, override: str | None = None) -> ChatModel:
     """The model for a job (chat, judge, draft, sim_user), honouring env overrides.
     OpenAI-compatible endpoints (the embedded model, MODEL_API_BASE, `openai/…`) are spoken
@@ -224,7 +238,7 @@ def model_for_job(settings: Settings, job: str, override: str | None = None) -> 
                 "no model configured: set MODEL_CHAT (any litellm model id), or run through"
                 " `make eval` / `make serve`, which start the embedded local model"
             )
-        return OpenAICompatModel(
+        local = OpenAICompatModel(
             "openai/" + (model_id.partition("/")[2] or settings.local_model),
             api_base=settings.local_model_url,
             api_key=LOCAL_API_KEY,
@@ -233,6 +247,13 @@ def model_for_job(settings: Settings, job: str, override: str | None = None) -> 
             tool_calls_in_content=True,
             max_tokens=LOCAL_MAX_TOKENS,
         )
+        if not settings.local_prefix_cache or not settings.local_prefix_cache_mb:
+            return local
+        from app.localmodel.prefix_cache import PinnedModel, pool_for
+
+        root = settings.local_model_url.rstrip("/").removesuffix("/v1")
+        return PinnedModel(local, root, pool_for(root, settings.local_model_parallel),
+                           prefix_cache(settings), settings.local_model_sha)
     if settings.model_api_base or model_id.startswith("openai/"):
         return OpenAICompatModel(
             model_id, api_base=settings.model_api_base or OPENAI_BASE,

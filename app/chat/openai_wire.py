@@ -143,7 +143,9 @@ class OpenAICompatModel:
         temperature: float | None = None,
         tool_choice: str | dict[str, Any] | None = None,
         response_format: dict[str, Any] | None = None,
+        slot: int | None = None,
     ) -> Any:
+        """One completion; `slot` pins it to a llama.cpp slot (the embedded model only)."""
         import aiohttp
 
         from app.chat.models import reply_from_openai
@@ -151,6 +153,8 @@ class OpenAICompatModel:
         body = {"model": self._wire_name, "messages": messages, **request_options(
             tools, tool_choice=tool_choice, temperature=temperature,
             max_tokens=self._max_tokens, response_format=response_format)}
+        if slot is not None:
+            body["id_slot"] = slot
         session = _session(self._api_base, self._timeout_s, self._pool)
         url = self._api_base.rstrip("/") + "/chat/completions"
 

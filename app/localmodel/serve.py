@@ -20,6 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ctx", type=int, default=8192, help="context tokens per slot")
     p.add_argument("--parallel", type=int, default=2, help="slots (requests served at once)")
     p.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    p.add_argument("--slot-save-path", help="the folder slots are saved to and restored from")
     args = p.parse_args(argv)
 
     import xllamacpp as xlc
@@ -34,6 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     params.cpuparams_batch.n_threads = args.threads
     params.cache_prompt = True  # each slot keeps its prompt: the shared prefix is reused
     params.warmup = False
+    if args.slot_save_path:  # llama.cpp joins it to a file name as it is: end it with /
+        params.slot_save_path = os.path.join(args.slot_save_path, "")
+        params.endpoint_slots = True
     server = xlc.Server(params)
     print(f"serving on {server.listening_address}", flush=True)
 

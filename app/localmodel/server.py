@@ -49,6 +49,8 @@ class LocalModelServer:
         self.log_path = log_path
         self.ready_timeout_s = ready_timeout_s
         self.process: subprocess.Popen[bytes] | None = None
+        self.prefix_cache: Path | None = None  # where its slots are saved, if anywhere
+        self.model_sha = ""
 
     @property
     def base_url(self) -> str:
@@ -97,6 +99,10 @@ class LocalModelServer:
         return lines[-1] if lines else "(empty log)"
 
 
+def prefix_cache_folder(data_dir: Path, model_sha: str) -> Path:
+    return data_dir / "prefix-cache" / model_sha[:16]
+
+
 @contextmanager
 def local_model(data_dir: Path, name: str, *, parallel: int, ctx: int,
                 say: Say = print) -> Iterator[LocalModelServer]:
@@ -119,11 +125,16 @@ def local_model(data_dir: Path, name: str, *, parallel: int, ctx: int,
     port = free_port()
     say(f"local model: starting {spec.name} on 127.0.0.1:{port}"
         f" ({parallel} slots × {ctx} tokens)")
+    # Saved prompt prefixes, per model file (see prefix_cache.py).
+    slots = prefix_cache_folder(data_dir, spec.sha256 or spec.name)
+    slots.mkdir(parents=True, exist_ok=True)
     server = LocalModelServer(
         [sys.executable, "-m", "app.localmodel.serve", "--model", str(path), "--port",
          str(port), "--ctx", str(ctx), "--parallel", str(parallel),
-         "--threads", str(os.cpu_count() or 2)],
+         "--threads", str(os.cpu_count() or 2), "--slot-save-path", str(slots)],
         port, data_dir / "logs" / "local-model.log")
+    server.prefix_cache = slots
+    server.model_sha = spec.sha256 or spec.name
     server.start()
     say(f"local model: ready in {time.monotonic() - started:.1f} s")
     try:

@@ -1,0 +1,181 @@
+"""The embedded model's prompt prefixes, computed once and kept on disk.
+
+Every request of an audience and page starts with the same long prefix: the system prompt
+and the tool schemas (about 1,800 tokens for an anonymous visitor; 38 s of prefill on 2
+cores). llama.cpp can save a slot's KV cache to a file and restore it into a slot later, in
+another process (measured: 0.04 s to restore 1,812 tokens, then 0.6 s for the rest of the
+prompt). So each request is pinned to a slot; when the slot holds another prefix and this
+one's file exists, the file is restored first; after a request whose prefix had no file, the
+slot is saved. A second run with unchanged prompts computes none of its prefixes.
+
+A file is named by a hash of the prefix's exact tokens (the server's chat template applied to
+the first system message and the tools, then tokenized) and lives in a folder named by the
+model file's sha256, under the git-ignored data folder. A changed prompt gets a new name and
+leaves the others valid; the folder is kept under a size bound, least recently used out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+SUFFIX = ".slot"
+
+
+class PrefixCache:
+    """The files in one model's folder, bounded in size (least recently used out)."""
+
+    def __init__(self, folder: Path, max_bytes: int) -> None:
+        self.folder = folder
+        self.max_bytes = max_bytes
+        self.hits = 0  # prefixes restored from disk
+        self.saves = 0  # prefixes computed and saved
+        self.failures: list[str] = []
+
+    def name(self, key: str) -> str:
+        return key + SUFFIX
+
+    def has(self, key: str) -> bool:
+        return (self.folder / self.name(key)).is_file()
+
+    def touch(self, key: str) -> None:
+        try:
+            os.utime(self.folder / self.name(key))
+        except OSError:
+            pass
+
+    def evict(self) -> list[str]:
+        """Remove the least recently used files until the folder is under its bound."""
+        files = sorted(self.folder.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime)
+        total = sum(p.stat().st_size for p in files)
+        removed = []
+        while files and total > self.max_bytes:
+            oldest = files.pop(0)
+            total -= oldest.stat().st_size
+            oldest.unlink(missing_ok=True)
+            removed.append(oldest.name)
+        return removed
+
+
+class SlotPool:
+    """One server's slots, shared by every model object that talks to it (chat, judge,
+    visitor): a request takes a free slot, preferring one that already holds its prefix."""
+
+    def __init__(self, slots: int) -> None:
+        self.free = set(range(slots))
+        self.held: dict[int, str | None] = {s: None for s in range(slots)}
+        self.changed = asyncio.Condition()
+
+    async def take(self, key: str) -> int:
+        async with self.changed:
+            await self.changed.wait_for(lambda: bool(self.free))
+            same = [s for s in sorted(self.free) if self.held[s] == key]
+            slot = same[0] if same else min(self.free)
+            self.free.discard(slot)
+            return slot
+
+    async def give(self, slot: int) -> None:
+        async with self.changed:
+            self.free.add(slot)
+            self.changed.notify()
+
+
+_POOLS: dict[str, SlotPool] = {}
+
+
+def pool_for(root: str, slots: int) -> SlotPool:
+    """The slot pool of the server at `root` (one per server, made on first use)."""
+    if root not in _POOLS:
+        _POOLS[root] = SlotPool(slots)
+    return _POOLS[root]
+
+
+class PinnedModel:
+    """The embedded model with each request pinned to a slot whose prefix comes from disk
+    when it can. It is a ChatModel: the same `complete` as the model it wraps."""
+
+    def __init__(self, inner: Any, root: str, pool: SlotPool, cache: PrefixCache,
+                 model_sha: str, post: Callable[..., Any] | None = None) -> None:
+        self._inner = inner
+        self.model_id = inner.model_id
+        self._root = root.rstrip("/")
+        self._pool = pool
+        self._cache = cache
+        self._sha = model_sha
+        self._keys: dict[str, str] = {}
+        self._post = post or _post
+
+    def __getattr__(self, name: str) -> Any:  # accepts_pdf, on_retry, …
+        return getattr(self._inner, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "on_retry":
+            setattr(self._inner, name, value)
+        else:
+            super().__setattr__(name, value)
+
+    async def key(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+                  ) -> str:
+        """The hash of the prefix's exact tokens (and the model file), computed once per
+        distinct prefix."""
+        first = messages[0] if messages and messages[0].get("role") == "system" else None
+        material = json.dumps([first, tools], sort_keys=True)
+        if material not in self._keys:
+            body: dict[str, Any] = {"messages": [first] if first else []}
+            if tools:
+                body["tools"] = tools
+            prompt = (await self._post(f"{self._root}/apply-template", body))["prompt"]
+            tokens = (await self._post(f"{self._root}/tokenize", {"content": prompt}))["tokens"]
+            digest = hashlib.sha256(json.dumps([self._sha, tokens]).encode()).hexdigest()
+            self._keys[material] = digest[:32]
+        return self._keys[material]
+
+    async def complete(self, messages: list[dict[str, Any]],
+                       tools: list[dict[str, Any]] | None = None, **kw: Any) -> Any:
+        """One request on a slot of its own. The cache only ever saves time: a restore or a
+        save that fails is noted (`failures`) and the request goes on as it would without."""
+        try:
+            key = await self.key(messages, tools)
+        except (OSError, RuntimeError, KeyError, ValueError, aiohttp.ClientError) as exc:
+            self._cache.failures.append(f"prefix key: {exc}")
+            return await self._inner.complete(messages, tools, **kw)
+        slot = await self._pool.take(key)
+        try:
+            if self._pool.held[slot] != key and self._cache.has(key):
+                if await self._slot(slot, "restore", key):
+                    self._cache.touch(key)
+                    self._cache.hits += 1
+            self._pool.held[slot] = None  # the request rewrites the slot, whatever happens
+            reply = await self._inner.complete(messages, tools, slot=slot, **kw)
+            self._pool.held[slot] = key
+            if not self._cache.has(key) and await self._slot(slot, "save", key):
+                self._cache.saves += 1
+                await asyncio.to_thread(self._cache.evict)
+            return reply
+        finally:
+            await self._pool.give(slot)
+
+    async def _slot(self, slot: int, action: str, key: str) -> bool:
+        try:
+            await self._post(f"{self._root}/slots/{slot}?action={action}",
+                             {"filename": self._cache.name(key)})
+            return True
+        except (OSError, RuntimeError, ValueError, aiohttp.ClientError) as exc:
+            self._cache.failures.append(f"{action} slot {slot}: {exc}")
+            return False
+
+
+async def _post(url: str, body: dict[str, Any]) -> Any:
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120)) as session:
+        async with session.post(url, json=body) as response:
+            text = await response.text()
+            if response.status != 200:
+                raise RuntimeError(f"{url}: HTTP {response.status}: {text[:200]}")
+            return json.loads(text)
