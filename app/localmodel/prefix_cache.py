@@ -69,9 +69,21 @@ class SlotPool:
     visitor): a request takes a free slot, preferring one that already holds its prefix."""
 
     def __init__(self, slots: int) -> None:
+        self.slots = slots
         self.free = set(range(slots))
         self.held: dict[int, str | None] = {s: None for s in range(slots)}
-        self.changed = asyncio.Condition()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._changed: asyncio.Condition | None = None
+
+    @property
+    def changed(self) -> asyncio.Condition:
+        """The condition, made on the running loop (a later asyncio.run in the same process
+        gets its own; the requests of the loop before are gone, so every slot is free)."""
+        loop = asyncio.get_running_loop()
+        if self._changed is None or self._loop is not loop:
+            self._loop, self._changed = loop, asyncio.Condition()
+            self.free = set(range(self.slots))
+        return self._changed
 
     async def take(self, key: str) -> int:
         async with self.changed:
