@@ -145,7 +145,9 @@ class PinnedModel:
                 body["tools"] = tools
             prompt = (await self._post(f"{self._root}/apply-template", body))["prompt"]
             tokens = (await self._post(f"{self._root}/tokenize", {"content": prompt}))["tokens"]
-            digest = hashlib.sha256(json.dumps([self._sha, tokens]).encode()).hexdigest()
+            # the tools too, in case a template leaves them out of what it renders here
+            digest = hashlib.sha256(json.dumps([self._sha, tokens, tools],
+                                               sort_keys=True).encode()).hexdigest()
             self._keys[material] = digest[:32]
         return self._keys[material]
 
