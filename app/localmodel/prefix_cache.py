@@ -6,7 +6,8 @@ cores). llama.cpp can save a slot's KV cache to a file and restore it into a slo
 another process (measured: 0.04 s to restore 1,812 tokens, then 0.6 s for the rest of the
 prompt). So each request is pinned to a slot; when the slot holds another prefix and this
 one's file exists, the file is restored first; after a request whose prefix had no file, the
-slot is saved. A second run with unchanged prompts computes none of its prefixes.
+prefix alone (no visitor's words) is saved. A second run with unchanged prompts computes none
+of its prefixes.
 
 A file is named by a hash of the prefix's exact tokens (the server's chat template applied to
 the first system message and the tools, then tokenized) and lives in a folder named by the
@@ -20,6 +21,7 @@ import asyncio
 import hashlib
 import json
 import os
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ from typing import Any
 import aiohttp
 
 SUFFIX = ".slot"
+MAX_FAILURES = 20  # the first ones say what is wrong; the rest would only grow
 
 
 class PrefixCache:
@@ -38,6 +41,11 @@ class PrefixCache:
         self.hits = 0  # prefixes restored from disk
         self.saves = 0  # prefixes computed and saved
         self.failures: list[str] = []
+        self.keys: dict[str, str] = {}  # prefix material -> key, for every model object
+
+    def failed(self, what: str) -> None:
+        if len(self.failures) < MAX_FAILURES:
+            self.failures.append(what)
 
     def name(self, key: str) -> str:
         return key + SUFFIX
@@ -52,15 +60,24 @@ class PrefixCache:
             pass
 
     def evict(self) -> list[str]:
-        """Remove the least recently used files until the folder is under its bound."""
-        files = sorted(self.folder.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime)
-        total = sum(p.stat().st_size for p in files)
+        """Remove the least recently used files until the folder is under its bound (a file
+        another process removed meanwhile is simply gone)."""
+        files = []
+        for path in self.folder.glob(f"*{SUFFIX}"):
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            files.append((stat.st_mtime, stat.st_size, path))
+        files.sort()
+        total = sum(size for _, size, _ in files)
         removed = []
-        while files and total > self.max_bytes:
-            oldest = files.pop(0)
-            total -= oldest.stat().st_size
-            oldest.unlink(missing_ok=True)
-            removed.append(oldest.name)
+        for _, size, path in files:
+            if total <= self.max_bytes:
+                break
+            path.unlink(missing_ok=True)
+            total -= size
+            removed.append(path.name)
         return removed
 
 
@@ -86,17 +103,22 @@ class SlotPool:
         return self._changed
 
     async def take(self, key: str) -> int:
-        async with self.changed:
-            await self.changed.wait_for(lambda: bool(self.free))
-            same = [s for s in sorted(self.free) if self.held[s] == key]
-            slot = same[0] if same else min(self.free)
+        """A free slot: one holding this prefix, else an empty one, else the lowest."""
+        changed = self.changed
+        async with changed:
+            await changed.wait_for(lambda: bool(self.free))
+            free = sorted(self.free)
+            same = [s for s in free if self.held[s] == key]
+            empty = [s for s in free if self.held[s] is None]
+            slot = (same or empty or free)[0]
             self.free.discard(slot)
             return slot
 
     async def give(self, slot: int) -> None:
-        async with self.changed:
+        changed = self.changed
+        async with changed:
             self.free.add(slot)
-            self.changed.notify()
+            changed.notify()
 
 
 _POOLS: dict[str, SlotPool] = {}
@@ -121,7 +143,7 @@ class PinnedModel:
         self._pool = pool
         self._cache = cache
         self._sha = model_sha
-        self._keys: dict[str, str] = {}
+        self._keys: dict[str, str] = cache.keys
         self._post = post or _post
 
     def __getattr__(self, name: str) -> Any:  # accepts_pdf, on_retry, …
@@ -139,7 +161,7 @@ class PinnedModel:
         distinct prefix."""
         first = messages[0] if messages and messages[0].get("role") == "system" else None
         material = json.dumps([first, tools], sort_keys=True)
-        if material not in self._keys:
+        if material not in self._keys:  # shared by every model object on this cache
             body: dict[str, Any] = {"messages": [first] if first else []}
             if tools:
                 body["tools"] = tools
@@ -158,31 +180,58 @@ class PinnedModel:
         try:
             key = await self.key(messages, tools)
         except (OSError, RuntimeError, KeyError, ValueError, aiohttp.ClientError) as exc:
-            self._cache.failures.append(f"prefix key: {exc}")
+            self._cache.failed(f"prefix key: {exc}")
             return await self._inner.complete(messages, tools, **kw)
         slot = await self._pool.take(key)
         try:
             if self._pool.held[slot] != key and self._cache.has(key):
-                if await self._slot(slot, "restore", key):
+                self._pool.held[slot] = None  # until the restore is known to have happened
+                if await self._slot(slot, "restore", self._cache.name(key)):
                     self._cache.touch(key)
                     self._cache.hits += 1
             self._pool.held[slot] = None  # the request rewrites the slot, whatever happens
             reply = await self._inner.complete(messages, tools, slot=slot, **kw)
             self._pool.held[slot] = key
-            if not self._cache.has(key) and await self._slot(slot, "save", key):
-                self._cache.saves += 1
-                await asyncio.to_thread(self._cache.evict)
+            if not self._cache.has(key):
+                await self._save(slot, key, messages, tools)
             return reply
         finally:
             await self._pool.give(slot)
 
-    async def _slot(self, slot: int, action: str, key: str) -> bool:
+    async def _save(self, slot: int, key: str, messages: list[dict[str, Any]],
+                    tools: list[dict[str, Any]] | None) -> None:
+        """Save the prefix alone: first the slot is brought back to the system message and
+        tools (a one-token request; the rest is already there), so no visitor's words go to
+        disk. Written under a temporary name, then renamed: a reader never sees half a file."""
+        first = [messages[0]] if messages and messages[0].get("role") == "system" else []
+        body: dict[str, Any] = {"messages": first, "max_tokens": 1, "id_slot": slot,
+                                "temperature": 0}
+        if tools:
+            body["tools"] = tools
+        temporary = f"{key}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+        try:
+            await self._post(f"{self._root}/v1/chat/completions", body)
+        except (OSError, RuntimeError, ValueError, aiohttp.ClientError) as exc:
+            self._cache.failed(f"save slot {slot}: {exc}")
+            return
+        self._pool.held[slot] = key
+        if not await self._slot(slot, "save", temporary):
+            return
+        try:
+            os.replace(self._cache.folder / temporary, self._cache.folder / self._cache.name(key))
+            self._cache.saves += 1
+            await asyncio.to_thread(self._cache.evict)
+        except OSError as exc:
+            self._cache.failed(f"save slot {slot}: {exc}")
+            (self._cache.folder / temporary).unlink(missing_ok=True)
+
+    async def _slot(self, slot: int, action: str, filename: str) -> bool:
         try:
             await self._post(f"{self._root}/slots/{slot}?action={action}",
-                             {"filename": self._cache.name(key)})
+                             {"filename": filename})
             return True
         except (OSError, RuntimeError, ValueError, aiohttp.ClientError) as exc:
-            self._cache.failures.append(f"{action} slot {slot}: {exc}")
+            self._cache.failed(f"{action} slot {slot}: {exc}")
             return False
 
 

@@ -6,7 +6,6 @@ import asyncio
 import os
 from pathlib import Path
 
-import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -26,12 +25,24 @@ class FakeLlama:
         self.delay = delay
         self.log: list[tuple] = []
         self.fail_restore = False
+        self.busy: dict[int, int] = {}
+        self.most_at_once = 0
 
     def app(self) -> Starlette:
         async def chat(request: Request) -> JSONResponse:
             body = await request.json()
-            self.log.append(("chat", body.get("id_slot"), body["messages"][-1]["content"]))
-            await asyncio.sleep(self.delay)
+            slot = body.get("id_slot")
+            last = body["messages"][-1]
+            # the prefix alone (a one-token request before a save), or a case's request
+            kind = "prefix" if last["role"] == "system" and len(body["messages"]) == 1 \
+                else "chat"
+            self.log.append((kind, slot, last["content"]))
+            self.busy[slot] = self.busy.get(slot, 0) + 1
+            self.most_at_once = max(self.most_at_once, self.busy[slot])
+            try:
+                await asyncio.sleep(self.delay)
+            finally:
+                self.busy[slot] -= 1
             return JSONResponse(completion("ok"))
 
         async def template(request: Request) -> JSONResponse:
@@ -49,8 +60,8 @@ class FakeLlama:
             self.log.append((action, slot, name))
             if action == "save":
                 (self.folder / name).write_bytes(b"kv" * 100)
-            elif self.fail_restore:
-                return JSONResponse({"error": "bad file"}, status_code=400)
+            elif self.fail_restore or not (self.folder / name).is_file():
+                return JSONResponse({"error": "failed to load slot"}, status_code=400)
             return JSONResponse({"id_slot": slot, "filename": name})
 
         return Starlette(routes=[
@@ -84,8 +95,14 @@ async def test_a_prefix_is_saved_once_then_restored_in_a_new_process(tmp_path):
         await second.complete(ask("three"), [])
     saved = [e for e in fake.log if e[0] == "save"]
     restored = [e for e in fake.log if e[0] == "restore"]
-    assert len(saved) == 1 and first._cache.saves == 1 and first._cache.hits == 0
-    assert restored == [("restore", 0, saved[0][2])] and second._cache.hits == 1
+    name = first._cache.name(await first.key(ask("x"), []))
+    assert len(saved) == 1 and saved[0][2].endswith(".tmp")  # written aside, then renamed
+    assert [p.name for p in tmp_path.iterdir()] == [name]
+    assert first._cache.saves == 1 and first._cache.hits == 0
+    assert restored == [("restore", 0, name)] and second._cache.hits == 1
+    # what was saved is the prefix alone: the one-token request right before the save
+    at = fake.log.index(saved[0])
+    assert fake.log[at - 1] == ("prefix", 0, SYSTEM["content"])
     assert [e for e in fake.log if e[0] == "chat"] == [("chat", 0, "one"), ("chat", 0, "two"),
                                                       ("chat", 0, "three")]
     assert fake.log.index(restored[0]) < fake.log.index(("chat", 0, "three"))
@@ -101,10 +118,10 @@ async def test_a_changed_prompt_gets_its_own_file_and_the_others_stay(tmp_path):
         await model.complete(ask("three"), [])  # back to the first: restored into the slot
         tools = [{"type": "function", "function": {"name": "t", "parameters": {}}}]
         await model.complete(ask("four"), tools)  # the tools are part of the prefix
-    names = [e[2] for e in fake.log if e[0] == "save"]
-    assert len(names) == 3 and len(set(names)) == 3
-    assert {p.name for p in tmp_path.iterdir()} == set(names)
-    assert ("restore", 0, names[0]) in fake.log and model._cache.hits == 1
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert len(names) == 3 and model._cache.saves == 3
+    first = model._cache.name(await model.key(ask("x"), []))
+    assert ("restore", 0, first) in fake.log and model._cache.hits == 1
 
 
 async def test_concurrent_requests_take_different_slots(tmp_path):
@@ -113,7 +130,7 @@ async def test_concurrent_requests_take_different_slots(tmp_path):
         model = pinned(base, tmp_path, slots=2)
         await asyncio.gather(*(model.complete(ask(str(i)), []) for i in range(4)))
     slots = [e[1] for e in fake.log if e[0] == "chat"]
-    assert sorted(slots) == [0, 0, 1, 1]
+    assert sorted(slots) == [0, 0, 1, 1] and fake.most_at_once == 1  # never two on one slot
 
 
 def test_the_folder_is_kept_under_its_bound_least_recently_used_out(tmp_path):
@@ -125,6 +142,8 @@ def test_the_folder_is_kept_under_its_bound_least_recently_used_out(tmp_path):
     cache.touch("old")  # used just now: the middle one is the least recently used
     assert cache.evict() == [cache.name("mid")]
     assert cache.has("old") and cache.has("new") and not cache.has("mid")
+    (tmp_path / cache.name("new")).unlink()  # removed by another process meanwhile
+    assert PrefixCache(tmp_path, max_bytes=0).evict() == [cache.name("old")]
 
 
 async def test_a_cache_failure_costs_time_never_the_request(tmp_path):
@@ -139,17 +158,17 @@ async def test_a_cache_failure_costs_time_never_the_request(tmp_path):
         reply_without_key = await broken.complete(ask("three"), [])
     assert reply.content == "ok" and reply_without_key.content == "ok"
     assert model._cache.hits == 0 and "restore slot 0" in model._cache.failures[0]
+    assert model._pool.held[0] is not None  # the request itself filled the slot
     assert broken._cache.failures[0].startswith("prefix key:")
 
 
-@pytest.mark.parametrize("parallel", [2])
-def test_the_local_model_is_pinned_only_when_its_prefix_folder_is_known(tmp_path, parallel):
+def test_the_local_model_is_pinned_only_when_its_prefix_folder_is_known(tmp_path):
     from app.chat.models import model_for_job
     from app.settings import Settings
 
     plain = Settings(data_dir=tmp_path, local_model_url="http://127.0.0.1:1/v1")
     cached = plain.model_copy(update={"local_prefix_cache": str(tmp_path),
-                                      "local_model_parallel": parallel})
+                                      "local_model_parallel": 2})
     off = cached.model_copy(update={"local_prefix_cache_mb": 0})
     assert type(model_for_job(plain, "chat")).__name__ == "OpenAICompatModel"
     assert type(model_for_job(cached, "chat")).__name__ == "PinnedModel"
