@@ -64,6 +64,9 @@ class Settings(BaseSettings):
     # Base URL for an OpenAI-compatible endpoint (the embedded model sets it itself).
     model_api_base: str | None = None
     model_timeout_s: float = Field(default=DEFAULT_MODEL_TIMEOUT_S, gt=0)
+    # The temperature of every model call that names none (the chat turns, the visitor):
+    # unset, each provider's default; 0 makes the embedded model's runs repeatable.
+    model_temperature: float | None = Field(default=None, ge=0, le=2)
     model_retries: int = Field(default=DEFAULT_MODEL_RETRIES, ge=0, le=10)
     max_tool_steps: int = Field(default=DEFAULT_MAX_TOOL_STEPS, ge=1, le=50)
 

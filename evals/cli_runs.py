@@ -393,6 +393,18 @@ def point_ref(agent: Any) -> str:
     return str(agent.model_ref or agent.model)
 
 
+def prefix_lines() -> list[str]:
+    """What the embedded model's saved prompt prefixes did in this process."""
+    from app.chat.models import PREFIX_CACHES
+
+    lines = []
+    for cache in PREFIX_CACHES.values():
+        lines.append(f"prefix cache: {cache.hits} restored from disk, {cache.saves} computed"
+                     f" and saved ({cache.folder})")
+        lines += [f"prefix cache: {failure}" for failure in cache.failures[:3]]
+    return lines
+
+
 def cut_lines(cases: list[Any]) -> list[str]:
     """The replies a model ended at its token cap: a looping model is cut, and said so."""
     from app.chat.models import LOCAL_MAX_TOKENS
@@ -422,7 +434,7 @@ def _extra(settings: Settings, chat_model: str) -> dict[str, Any]:
 def report_run(record: RunRecord) -> None:
     print_report(record.cases, sys.stdout, trusted_by_flag=record.judge_trusted_by_flag)
     for line in [*stats_lines(record.cases), *conversation_lines(record.cases),
-                 *cut_lines(record.cases)]:
+                 *cut_lines(record.cases), *prefix_lines()]:
         print(line)
     costs = [a.cost_usd for r in record.cases for a in r.attempts]
     known = [c for c in costs if c is not None]

@@ -35,12 +35,20 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cut: int = 0  # replies the model ended at its token cap (finish_reason "length")
+    # llama.cpp's own timings (the embedded model): prompt tokens taken from its cache, and
+    # the milliseconds spent on the prompt (prefill) and on generating.
+    cached_tokens: int = 0
+    prefill_ms: int = 0
+    generation_ms: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.cut + other.cut,
+            self.cached_tokens + other.cached_tokens,
+            self.prefill_ms + other.prefill_ms,
+            self.generation_ms + other.generation_ms,
         )
 
 
@@ -114,8 +122,10 @@ class LiteLLMModel:
         retries: int,
         tool_calls_in_content: bool = False,
         max_tokens: int | None = None,
+        temperature: float | None = None,
     ) -> None:
         self.model_id = model_id
+        self._temperature = temperature  # when a call names none (MODEL_TEMPERATURE)
         # Only for the embedded local model: its tool calls arrive as text.
         self._tool_calls_in_content = tool_calls_in_content
         self._max_tokens = max_tokens
@@ -154,6 +164,8 @@ class LiteLLMModel:
             "max_retries": 0,
             "num_retries": 0,
         }
+        if temperature is None:
+            temperature = self._temperature
         kwargs.update(request_options(tools, tool_choice=tool_choice, temperature=temperature,
                                       max_tokens=self._max_tokens,
                                       response_format=response_format))
@@ -210,11 +222,21 @@ def _reply(data: dict[str, Any]) -> ModelReply:
         content=storable(content),
         tool_calls=calls,
         usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
-                    int(choices[0].get("finish_reason") == "length")),
+                    int(choices[0].get("finish_reason") == "length"), *_timings(data)),
     )
 
 
-_CACHES: dict[str, Any] = {}
+def _timings(data: dict[str, Any]) -> tuple[int, int, int]:
+    """llama.cpp's `timings` (cached prompt tokens, prefill ms, generation ms); zeros from
+    any other provider."""
+    t = data.get("timings")
+    if not isinstance(t, dict):
+        return 0, 0, 0
+    return (int(t.get("cache_n") or 0), int(float(t.get("prompt_ms") or 0)),
+            int(float(t.get("predicted_ms") or 0)))
+
+
+PREFIX_CACHES: dict[str, Any] = {}
 
 
 def prefix_cache(settings: Settings) -> Any:
@@ -222,9 +244,9 @@ def prefix_cache(settings: Settings) -> Any:
     from app.localmodel.prefix_cache import PrefixCache
 
     folder = str(settings.local_prefix_cache)
-    if folder not in _CACHES:
-        _CACHES[folder] = PrefixCache(Path(folder), settings.local_prefix_cache_mb << 20)
-    return _CACHES[folder]
+    if folder not in PREFIX_CACHES:
+        PREFIX_CACHES[folder] = PrefixCache(Path(folder), settings.local_prefix_cache_mb << 20)
+    return PREFIX_CACHES[folder]
 
 
 def model_for_job(settings: Settings, job: str, override: str | None = None) -> ChatModel:
@@ -246,6 +268,7 @@ def model_for_job(settings: Settings, job: str, override: str | None = None) -> 
             retries=settings.model_retries,
             tool_calls_in_content=True,
             max_tokens=LOCAL_MAX_TOKENS,
+            temperature=settings.model_temperature,
         )
         if not settings.local_prefix_cache or not settings.local_prefix_cache_mb:
             return local
@@ -258,11 +281,12 @@ def model_for_job(settings: Settings, job: str, override: str | None = None) -> 
         return OpenAICompatModel(
             model_id, api_base=settings.model_api_base or OPENAI_BASE,
             api_key=os.environ.get("OPENAI_API_KEY"), timeout_s=settings.model_timeout_s,
-            retries=settings.model_retries)
+            retries=settings.model_retries, temperature=settings.model_temperature)
     return LiteLLMModel(
         model_id,
         api_base=settings.model_api_base,
         timeout_s=settings.model_timeout_s,
         retries=settings.model_retries,
+        temperature=settings.model_temperature,
     )
 

@@ -113,7 +113,8 @@ class OpenAICompatModel:
 
     def __init__(self, model_id: str, *, api_base: str, api_key: str | None, timeout_s: float,
                  retries: int, tool_calls_in_content: bool = False,
-                 max_tokens: int | None = None, pool: int = 256) -> None:
+                 max_tokens: int | None = None, pool: int = 256,
+                 temperature: float | None = None) -> None:
         self.model_id = model_id
         # The name the server knows the model by: "openai/gpt-4o" is "gpt-4o" there.
         self._wire_name = model_id.partition("/")[2] if model_id.startswith("openai/") \
@@ -124,6 +125,7 @@ class OpenAICompatModel:
         self._retries = retries
         self._tool_calls_in_content = tool_calls_in_content
         self._max_tokens = max_tokens
+        self._temperature = temperature  # when a call names none (MODEL_TEMPERATURE)
         self._pool = pool
         # Told of every transient failure before it is retried (the runner adapts to 429s).
         self.on_retry: Callable[[BaseException], None] | None = None
@@ -150,6 +152,8 @@ class OpenAICompatModel:
 
         from app.chat.models import reply_from_openai
 
+        if temperature is None:
+            temperature = self._temperature
         body = {"model": self._wire_name, "messages": messages, **request_options(
             tools, tool_choice=tool_choice, temperature=temperature,
             max_tokens=self._max_tokens, response_format=response_format)}

@@ -143,3 +143,18 @@ def test_replies_cut_at_the_token_cap_are_reported():
     assert cut_lines(cases) == ["cut at the token cap: 2 model repl(ies) in 1 attempt(s) ended"
                                 " at the cap (the embedded model's is 768 tokens): a"]
     assert cut_lines(cases[1:]) == []
+
+
+def test_the_prefix_cache_says_what_it_did(tmp_path, monkeypatch):
+    from app.chat import models
+    from app.localmodel.prefix_cache import PrefixCache
+    from evals.cli_runs import prefix_lines
+
+    cache = PrefixCache(tmp_path, 10**9)
+    cache.hits, cache.saves = 6, 1
+    cache.failed("restore slot 0: HTTP 400")
+    monkeypatch.setattr(models, "PREFIX_CACHES", {str(tmp_path): cache})
+    assert prefix_lines() == [f"prefix cache: 6 restored from disk, 1 computed and saved"
+                              f" ({tmp_path})", "prefix cache: restore slot 0: HTTP 400"]
+    monkeypatch.setattr(models, "PREFIX_CACHES", {})
+    assert prefix_lines() == []

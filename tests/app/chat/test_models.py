@@ -65,3 +65,27 @@ def test_a_provider_key_picks_that_providers_default(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
     assert Settings().model_for("judge") == "openai/gpt-4.1-mini"
     assert Settings(model_chat="anthropic/claude-x").model_for("chat") == "anthropic/claude-x"
+
+
+async def test_model_temperature_applies_when_a_call_names_none(tmp_path):
+    settings = Settings(data_dir=tmp_path, model_temperature=0.0, model_chat="openai/fake")
+    with fake_openai_server(lambda body: (200, completion("ok"))) as (base, received):
+        model = model_for_job(settings.model_copy(update={"model_api_base": base}), "chat")
+        await model.complete([{"role": "user", "content": "hi"}])
+        await model.complete([{"role": "user", "content": "hi"}], temperature=0.7)
+        plain = model_for_job(settings.model_copy(update={"model_api_base": base,
+                                                          "model_temperature": None}), "chat")
+        await plain.complete([{"role": "user", "content": "hi"}])
+    assert received[0]["temperature"] == 0 and received[1]["temperature"] == 0.7
+    assert "temperature" not in received[2]  # unset: the provider's own default
+
+
+def test_llama_cpp_timings_are_read_and_others_give_zeros():
+    llama = {"choices": [{"message": {"content": "x"}, "finish_reason": "stop"}],
+             "usage": {"prompt_tokens": 1812, "completion_tokens": 3},
+             "timings": {"cache_n": 1801, "prompt_ms": 590.4, "predicted_ms": 210.9}}
+    reply = reply_from_openai(llama)
+    assert (reply.usage.cached_tokens, reply.usage.prefill_ms, reply.usage.generation_ms) == (
+        1801, 590, 210)
+    other = reply_from_openai({**llama, "timings": None})
+    assert (other.usage.cached_tokens, other.usage.prefill_ms) == (0, 0)
