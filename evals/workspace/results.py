@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from app.redact import redact
 from evals.compare import Comparison
 from evals.html_report import ORDER, comparison_body, run_body, run_title
 from evals.results import CaseResult
@@ -94,7 +95,7 @@ async def _progress(store: RunStore, job: Job) -> str:
     stop = (f'<form method="post" action="/launch/stop">'
             f'<input type="hidden" name="job" value="{e(job.id)}"><button type="submit"'
             ' class="plain">Stop (keeps what finished)</button></form>' if job.running else "")
-    log = "\n".join(list(job.output)[-12:])
+    log = redact("\n".join(list(job.output)[-12:]))  # as the artifact: no secret shown
     return (f'<section class="panel" id="progress"><h3>{e(job.title)}: <span'
             f' class="state">{state}</span></h3>'
             f"<ul>{''.join(lines) or '<li>starting…</li>'}</ul>{stop}"

@@ -45,10 +45,6 @@ class Records:
              T0 + dt.timedelta(minutes=self.n)))
 
 
-def made_photos(made):
-    return made.photos
-
-
 def jpeg_with_gps() -> bytes:
     import io
 
@@ -100,7 +96,7 @@ async def records(db):
 
 async def test_the_same_records_give_the_same_cases_fairly(records, db):
     first = await make_cases(db, 6)
-    assert all(_loads(case, made_photos(first)) is None for _, case in first.cases)
+    assert all(_loads(case, first.photos) is None for _, case in first.cases)
     again = await make_cases(db, 6)
     assert first.cases == again.cases
     kinds = [k for k, _ in first.cases]

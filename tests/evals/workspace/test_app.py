@@ -327,3 +327,18 @@ def test_a_confirmed_run_starts_what_was_reviewed(client, launcher):
                                     "--group=safety and care", "--", "before-change"]
     assert title == ("quick run of safety-and-care, group safety and care (cases only),"
                      " saved first as point before-change")
+
+
+def test_a_runs_output_is_shown_without_its_secrets(client, launcher, monkeypatch):
+    import datetime as dt
+
+    from evals.workspace.launch import Job
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-abcdef123456")
+    job = Job("job1", "quick run of everything", [["run"]], dt.datetime.now(dt.UTC))
+    job.output.append("provider said: bad key sk-live-abcdef123456")
+    job.returncode = 1
+    launcher.latest = job
+    shown = client.get("/results").text
+    assert "quick run of everything" in shown and "finished" in shown
+    assert "sk-live-abcdef123456" not in shown and "[redacted]" in shown
