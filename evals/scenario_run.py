@@ -144,7 +144,8 @@ def scenario_items(scenarios: list[Scenario], shared: list[Any], *, full: bool,
 
 async def _clone(env: EvalEnv) -> str:
     assert env.server_conninfo is not None and env.template is not None
-    name = f"{DB_PREFIX}{os.getpid()}_c{uuid.uuid4().hex[:10]}"
+    # "_conv_": never mistaken for a run's own database (DB_PREFIX, pid, then 12 hex digits)
+    name = f"{DB_PREFIX}{os.getpid()}_conv_{uuid.uuid4().hex[:10]}"
     async with await psycopg.AsyncConnection.connect(env.server_conninfo,
                                                      autocommit=True) as admin:
         await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{env.template}"')

@@ -199,7 +199,7 @@ async def test_a_conversation_writes_for_real_in_its_own_database(env, tmp_path)
     ahead = await env.next_clone
     async with await psycopg.AsyncConnection.connect(env.server_conninfo) as conn:
         cur = await conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s",
-                                 (f"eval\\_p{__import__('os').getpid()}\\_c%",))
+                                 (f"eval\\_p{__import__('os').getpid()}\\_conv\\_%",))
         assert [r[0] for r in await cur.fetchall()] == [ahead]
 
 
@@ -229,7 +229,7 @@ async def test_two_conversations_at_once_do_not_see_each_others_rows(env, tmp_pa
     ahead = await env.next_clone
     async with await psycopg.AsyncConnection.connect(env.server_conninfo) as conn:
         cur = await conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s",
-                                 (f"eval\\_p{__import__('os').getpid()}\\_c%",))
+                                 (f"eval\\_p{__import__('os').getpid()}\\_conv\\_%",))
         assert [r[0] for r in await cur.fetchall()] == [ahead]
 
 
