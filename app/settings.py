@@ -83,6 +83,7 @@ class Settings(BaseSettings):
     local_model_url: str | None = None
     local_model_parallel: int = Field(default=DEFAULT_LOCAL_PARALLEL, ge=1, le=8)
     local_model_ctx: int = Field(default=DEFAULT_LOCAL_CTX, ge=2048, le=32768)
+    local_model_kv_unified: bool = False  # one KV cache shared by the slots
     # Saved prompt prefixes of the embedded model (set when this process starts it) and the
     # bound on their folder (LOCAL_PREFIX_CACHE_MB).
     local_prefix_cache: str | None = None

@@ -21,6 +21,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--parallel", type=int, default=2, help="slots (requests served at once)")
     p.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     p.add_argument("--slot-save-path", help="the folder slots are saved to and restored from")
+    p.add_argument("--kv-unified", action="store_true",
+                   help="one KV cache shared by the slots (not split between them)")
     args = p.parse_args(argv)
 
     import xllamacpp as xlc
@@ -31,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     params.port = args.port
     params.n_parallel = args.parallel
     params.n_ctx = args.ctx * args.parallel  # llama.cpp splits n_ctx across the slots
+    params.kv_unified = args.kv_unified
     params.cpuparams.n_threads = args.threads
     params.cpuparams_batch.n_threads = args.threads
     params.cache_prompt = True  # each slot keeps its prompt: the shared prefix is reused

@@ -105,7 +105,7 @@ def prefix_cache_folder(data_dir: Path, model_sha: str) -> Path:
 
 @contextmanager
 def local_model(data_dir: Path, name: str, *, parallel: int, ctx: int,
-                say: Say = print) -> Iterator[LocalModelServer]:
+                say: Say = print, kv_unified: bool = False) -> Iterator[LocalModelServer]:
     """Assemble and verify the model, serve it on a free loopback port, stop it on exit
     (normal end, error or Ctrl-C)."""
     spec = MODELS.get(name)
@@ -131,7 +131,8 @@ def local_model(data_dir: Path, name: str, *, parallel: int, ctx: int,
     server = LocalModelServer(
         [sys.executable, "-m", "app.localmodel.serve", "--model", str(path), "--port",
          str(port), "--ctx", str(ctx), "--parallel", str(parallel),
-         "--threads", str(os.cpu_count() or 2), "--slot-save-path", str(slots)],
+         "--threads", str(os.cpu_count() or 2), "--slot-save-path", str(slots),
+         *(["--kv-unified"] if kv_unified else [])],
         port, data_dir / "logs" / "local-model.log")
     server.prefix_cache = slots
     server.model_sha = spec.sha256 or spec.name

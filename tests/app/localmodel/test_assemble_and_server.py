@@ -81,3 +81,24 @@ def test_not_ready_in_time_is_stopped_and_reported(tmp_path):
     with pytest.raises(LocalModelError, match="not ready after"):
         server.start()
     assert server.process is not None and server.process.poll() is not None
+
+
+def test_the_server_is_told_where_prefixes_go_and_how_to_share_its_kv_cache(tmp_path,
+                                                                           monkeypatch):
+    from app.localmodel import local_model_settings
+    from app.localmodel import server as srv
+    from app.settings import Settings
+
+    started = []
+    monkeypatch.setattr(srv, "assemble", lambda spec, folder, say: tmp_path / "m.gguf")
+    monkeypatch.setattr(srv.LocalModelServer, "start", lambda self: started.append(self))
+    monkeypatch.setattr(srv.LocalModelServer, "stop", lambda self: None)
+    settings = Settings(data_dir=tmp_path, local_model_parallel=2, local_model_kv_unified=True)
+    with local_model_settings(settings, True, say=lambda *a: None) as running:
+        (server,) = started
+        spec = srv.MODELS[settings.local_model]
+    folder = tmp_path / "prefix-cache" / spec.sha256[:16]
+    command = server.command
+    assert command[command.index("--slot-save-path") + 1] == str(folder) and folder.is_dir()
+    assert "--kv-unified" in command and command[command.index("--parallel") + 1] == "2"
+    assert running.local_prefix_cache == str(folder) and running.local_model_sha == spec.sha256
