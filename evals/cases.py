@@ -87,6 +87,21 @@ class Context(BaseModel):
         return self.path or "/"
 
 
+def context_for(page: str, role: str | None) -> dict[str, Any]:
+    """A case's `context:` for a page path and an audience: the inverse of page_path."""
+    context: dict[str, Any] = {}
+    parts = page.strip("/").split("/")
+    if len(parts) >= 2 and parts[0] == "tools":
+        context.update(page="tool", toolId=parts[1])
+        if len(parts) == 3 and parts[2] == "curate":
+            context["curate"] = True
+    elif page not in ("", "/"):
+        context["path"] = page
+    if role:
+        context["as"] = role
+    return context
+
+
 # Kinds whose value names a model tool: a tool the case's audience is never offered on its page
 # would make them pass (or fail) vacuously.
 TOOL_CALL_KINDS = frozenset({"called_tool", "not_called_tool", "proposed_action"})
@@ -212,6 +227,25 @@ def _validate_case(raw: dict[str, Any], file: str, base: tuple[Any, ...],
     return Case(model.id, file, line_of(base, lines), model.prompt, model.context,
                 tuple(model.history), tuple(model.photos), tuple(checks), model.rubric,
                 model.must_not, model.group), []
+
+
+def case_errors(case: dict[str, Any], name: str = "case.yaml",
+                photos: dict[str, bytes] | None = None) -> list[str]:
+    """What the loader says of one case written as a file of its own (`name`, with these
+    photos beside it, or the fixture photos): its `file:line` errors, none if it loads."""
+    import tempfile
+
+    import yaml
+
+    with tempfile.TemporaryDirectory(prefix="case-") as tmp:
+        folder = Path(tmp)
+        for photo, data in (photos or {}).items():
+            (folder / photo).write_bytes(data)
+        path = folder / name
+        path.write_text(yaml.safe_dump([case], allow_unicode=True, sort_keys=False),
+                        encoding="utf-8")
+        _, errors = load_cases_by_file(path, folder if photos is not None else PHOTOS_DIR)
+    return [e for lines in errors.values() for e in lines]
 
 
 def load_cases(directory: Path = CASES_DIR, photos_dir: Path = PHOTOS_DIR) -> list[Case]:

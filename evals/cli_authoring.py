@@ -9,6 +9,7 @@ import datetime as dt
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from app.settings import Settings
@@ -29,19 +30,39 @@ async def fixture_env(settings: Settings) -> AsyncIterator[EvalEnv]:
         yield env
 
 
+async def told_for(settings: Settings, role: str | None, page: str,
+                   selection: list[str] | None = None) -> Any:
+    """What the assistant is told for this audience and page, composed on the fixtures
+    (PromptError for an unknown role, page or selection)."""
+    from evals.prompt import told
+
+    async with fixture_env(settings) as env:
+        return await told(env, role, page, selection)
+
+
+async def draft_for(settings: Settings, role: str | None, page: str, count: int,
+                    capability: str | None) -> tuple[Any, Any]:
+    """What the assistant is told, and the drafts the `draft` job writes from it."""
+    from app.chat.models import model_for_job
+    from evals.draft import draft_cases
+
+    what = await told_for(settings, role, page)
+    return what, await draft_cases(model_for_job(settings, "draft"), what, count, capability)
+
+
 def prompt(args: argparse.Namespace) -> int:
     """`python -m evals prompt [--as ROLE] [--page PATH] [--selection NAMES] [--json]`."""
     import json
 
-    from evals.prompt import PromptError, told
+    from evals.prompt import PromptError
 
     async def body() -> int:
-        async with fixture_env(eval_settings()) as env:
-            try:
-                result = await told(env, args.as_, args.page, _names(args.selection))
-            except PromptError as exc:
-                print(exc, file=sys.stderr)
-                return 2
+        try:
+            result = await told_for(eval_settings(), args.as_, args.page,
+                                    _names(args.selection))
+        except PromptError as exc:
+            print(exc, file=sys.stderr)
+            return 2
         print(json.dumps(result.as_dict(), indent=2) if args.json else result.as_text())
         return 0
 
@@ -51,11 +72,11 @@ def prompt(args: argparse.Namespace) -> int:
 def draft(args: argparse.Namespace) -> int:
     """`python -m evals draft [--as ROLE] [--page PATH] [--capability NAME] [--count 8]
     [--out FILE]`: drafts for a person to review."""
-    from app.chat.models import ModelCallError, model_for_job
+    from app.chat.models import ModelCallError
     from app.localmodel import local_model_settings, uses_local_model
     from app.localmodel.server import LocalModelError
-    from evals.draft import DraftError, draft_cases, kinds_for, render
-    from evals.prompt import PromptError, told
+    from evals.draft import DraftError, kinds_for, render
+    from evals.prompt import PromptError
     from evals.report import write_atomically
 
     try:
@@ -66,14 +87,12 @@ def draft(args: argparse.Namespace) -> int:
     settings = eval_settings()
 
     async def body(settings: Settings) -> int:
-        async with fixture_env(settings) as env:
-            try:
-                what = await told(env, args.as_, args.page)
-                model = model_for_job(settings, "draft")
-                result = await draft_cases(model, what, args.count, args.capability)
-            except (PromptError, DraftError, ModelCallError) as exc:
-                print(exc, file=sys.stderr)
-                return 2
+        try:
+            what, result = await draft_for(settings, args.as_, args.page, args.count,
+                                           args.capability)
+        except (PromptError, DraftError, ModelCallError) as exc:
+            print(exc, file=sys.stderr)
+            return 2
         text = render(result, what, dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
         if args.out:
             write_atomically(args.out, text)
@@ -172,12 +191,12 @@ def add_parsers(sub: Any) -> None:
     dr.add_argument("--page", default="/", help="the page path, e.g. /tools/form-4")
     dr.add_argument("--capability", help="further cases go to this capability's own risks")
     dr.add_argument("--count", type=int, default=8, help="how many cases (1 to 25)")
-    dr.add_argument("--out", type=_path, help="write the drafts here (default: print them)")
+    dr.add_argument("--out", type=Path, help="write the drafts here (default: print them)")
     fc = sub.add_parser("from-conversations",
                         help="cases from stored conversations (with consent), no model")
     fc.add_argument("--since", type=_date, help="only turns from this date (YYYY-MM-DD)")
     fc.add_argument("--count", type=int, default=10, help="how many cases (1 to 200)")
-    fc.add_argument("--out", type=_path, help="write the cases here (default: print them)")
+    fc.add_argument("--out", type=Path, help="write the cases here (default: print them)")
     sub.add_parser("mcp", help="the eval tools as an MCP server on stdio")
 
 
@@ -186,9 +205,3 @@ def _date(value: str) -> dt.datetime:
         return dt.datetime.fromisoformat(value).replace(tzinfo=dt.UTC)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {value!r}") from None
-
-
-def _path(value: str) -> Any:
-    from pathlib import Path
-
-    return Path(value)

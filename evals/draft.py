@@ -13,9 +13,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -23,7 +21,7 @@ import yaml
 from app.capabilities import REGISTRY
 from app.chat.models import ChatModel, ModelCallError
 from evals.assertions import ASSERTIONS
-from evals.cases import CaseFileError, load_cases, load_cases_by_file
+from evals.cases import CaseFileError, case_errors, context_for, load_cases
 from evals.prompt import Told
 
 MAX_COUNT = 25
@@ -184,7 +182,7 @@ async def draft_cases(model: ChatModel, told: Told, count: int,
 
     replies = await asyncio.gather(*(ask(k) for k in kinds))
     result = Drafted(model=model.model_id)
-    context = _context(told)
+    context = context_for(told.page, told.role)
     known = _existing_ids()
     for n, ((kind, _), draft) in enumerate(zip(kinds, replies, strict=True)):
         if isinstance(draft, Exception):
@@ -213,21 +211,6 @@ def _parse(text: str) -> dict[str, Any]:
     return data
 
 
-def _context(told: Told) -> dict[str, Any]:
-    """The case context for the command line's audience and page."""
-    context: dict[str, Any] = {}
-    parts = told.page.strip("/").split("/")
-    if len(parts) >= 2 and parts[0] == "tools":
-        context.update(page="tool", toolId=parts[1])
-        if len(parts) == 3 and parts[2] == "curate":
-            context["curate"] = True
-    elif told.page not in ("", "/"):
-        context["path"] = told.page
-    if told.role:
-        context["as"] = told.role
-    return context
-
-
 def _existing_ids() -> set[str]:
     try:
         return {c.id for c in load_cases()}
@@ -244,14 +227,8 @@ def _check(draft: dict[str, Any], known: set[str], context: dict[str, Any], n: i
         return f"id must be text, not {type(case.get('id')).__name__}"
     if case["id"] in known:
         return f"id {case.get('id')!r} is taken by another case"
-    with tempfile.TemporaryDirectory(prefix="draft-") as tmp:
-        path = Path(tmp) / f"draft-{n + 1}.yaml"
-        path.write_text(yaml.safe_dump([case], allow_unicode=True, sort_keys=False),
-                        encoding="utf-8")
-        _, errors = load_cases_by_file(path)
-    if errors:
-        return "; ".join(e for lines in errors.values() for e in lines)
-    return case
+    errors = case_errors(case, f"draft-{n + 1}.yaml")
+    return "; ".join(errors) if errors else case
 
 
 def render(result: Drafted, told: Told, when: str) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 
 from app.capabilities import REGISTRY
 from app.db import Database
+from evals.cases import case_errors, context_for
 from evals.fixtures.catalog import fixtures_for
 
 HISTORY_MESSAGES = 11
@@ -249,19 +250,11 @@ def context_of(turn: StoredTurn) -> dict[str, Any] | None:
     and audiences were recorded (a case on the wrong page would mislead)."""
     if turn.page_path is None or turn.audience is None:
         return None
-    context: dict[str, Any] = {}
-    path = turn.page_path or "/"
-    parts = path.strip("/").split("/")
-    if len(parts) >= 2 and parts[0] == "tools":
-        context.update(page="tool", toolId=parts[1])
-        if len(parts) == 3 and parts[2] == "curate":
-            context["curate"] = True
-        if parts[1] not in fixtures_for("demo").slugs and parts[1] in fixtures_for("lab").slugs:
-            context["catalog"] = "lab"  # a machine of the fuller lab catalogue
-    elif path != "/":
-        context["path"] = path
-    if turn.audience in ("student", "staff", "super_admin"):
-        context["as"] = turn.audience
+    role = turn.audience if turn.audience in ("student", "staff", "super_admin") else None
+    context = context_for(turn.page_path or "/", role)
+    slug = context.get("toolId")
+    if slug and slug not in fixtures_for("demo").slugs and slug in fixtures_for("lab").slugs:
+        context["catalog"] = "lab"  # a machine of the fuller lab catalogue
     return context
 
 
@@ -294,21 +287,7 @@ def _photo(data: bytes) -> bytes | None:
 
 def _loads(case: dict[str, Any], photos: dict[str, bytes]) -> str | None:
     """The case loader's verdict on one case: None, or its reason."""
-    import tempfile
-    from pathlib import Path
-
-    import yaml
-
-    from evals.cases import load_cases_by_file
-
-    with tempfile.TemporaryDirectory(prefix="from-conversations-") as tmp:
-        folder = Path(tmp)
-        for name, data in photos.items():
-            (folder / name).write_bytes(data)
-        path = folder / "case.yaml"
-        path.write_text(yaml.safe_dump([case], allow_unicode=True, sort_keys=False))
-        _, errors = load_cases_by_file(path, folder)
-    return "; ".join(e for lines in errors.values() for e in lines) or None
+    return "; ".join(case_errors(case, photos=photos)) or None
 
 
 async def make_cases(db: Database, count: int, since: dt.datetime | None = None) -> Made:

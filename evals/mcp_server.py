@@ -40,13 +40,9 @@ def _clean(value: Any) -> Any:
 
 
 async def _store() -> Any:
-    from app.db import resolve_conninfo
-    from evals.cli_runs import eval_settings
-    from evals.store import RunStore
+    from evals.cli_runs import eval_settings, open_store
 
-    settings = eval_settings()
-    url = settings.database_url.get_secret_value() if settings.database_url else None
-    return RunStore.open(resolve_conninfo(url, settings.data_dir))
+    return await open_store(eval_settings())
 
 
 async def _follow(launcher: Launcher, request: Request, title: str, ctx: Context | None
@@ -171,16 +167,15 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
                           selection: Names = None) -> dict[str, Any]:
         """What the assistant is told for an audience and page: the system prompt, this
         turn's context and the tools with their schemas (as /api/chat composes them)."""
-        from evals.cli_authoring import fixture_env
+        from evals.cli_authoring import told_for
         from evals.cli_runs import eval_settings
-        from evals.prompt import PromptError, told
+        from evals.prompt import PromptError
 
         names = [n.strip() for n in (selection or "").split(",") if n.strip()] or None
-        async with fixture_env(eval_settings()) as env:
-            try:
-                shown = await told(env, role, page, names)
-            except PromptError as exc:
-                raise ToolError(redact(str(exc))) from exc
+        try:
+            shown = await told_for(eval_settings(), role, page, names)
+        except PromptError as exc:
+            raise ToolError(redact(str(exc))) from exc
         return _clean(shown.as_dict())
 
     @server.tool()
@@ -191,23 +186,19 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
         """Draft cases with the draft model for an audience and page, one per kind: the
         valid ones as case YAML (for a person to review), the rejected ones with the loader's
         reason, and the kinds still missing."""
-        from app.chat.models import ModelCallError, model_for_job
+        from app.chat.models import ModelCallError
         from app.localmodel import local_model_settings, uses_local_model
         from app.localmodel.server import LocalModelError
-        from evals.cli_authoring import fixture_env
+        from evals.cli_authoring import draft_for
         from evals.cli_runs import eval_settings
         from evals.draft import DraftError, render
-        from evals.draft import draft_cases as draft
-        from evals.prompt import PromptError, told
+        from evals.prompt import PromptError
 
         settings = eval_settings()
         try:
             with local_model_settings(settings, uses_local_model(settings, None, "draft"),
                                       say=lambda *a: None) as settings:
-                async with fixture_env(settings) as env:
-                    shown = await told(env, role, page)
-                    result = await draft(model_for_job(settings, "draft"), shown, count,
-                                         capability)
+                shown, result = await draft_for(settings, role, page, count, capability)
         except (PromptError, DraftError, ModelCallError, LocalModelError) as exc:
             raise ToolError(redact(str(exc))) from exc
         return _clean({"yaml": render(result, shown, "via MCP"),

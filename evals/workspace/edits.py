@@ -48,13 +48,13 @@ def set_key(data: Any, key: str, value: Any, *, after: str | None = None) -> Non
     data.insert(list(data).index(after) + 1, key, value)
 
 
-def on_entry(entry_id: str, change: Change, *, id_key: str = "id") -> Edit:
+def on_entry(entry_id: str, change: Change) -> Edit:
     """Apply `change` to the entry with this id; Conflict if the file has none."""
     def edit(entries: list[str]) -> list[str]:
         out, found = [], False
         for text in entries:
             data = load_entry(text)
-            if isinstance(data, CommentedMap) and str(data.get(id_key)) == entry_id:
+            if isinstance(data, CommentedMap) and str(data.get("id")) == entry_id:
                 found = True
                 change(data)
                 text = dump_entry(data)
@@ -99,13 +99,6 @@ def _commented(value: Any) -> Any:
     if isinstance(value, list):
         return CommentedSeq([_commented(v) for v in value])
     return value
-
-
-def flow(value: dict[str, Any]) -> CommentedMap:
-    """A small mapping written on one line, `{a: 1, b: 2}`, as the files write contexts."""
-    m = _commented(value)
-    m.fa.set_flow_style()
-    return m
 
 
 # the forms' changes ---------------------------------------------------------------------------

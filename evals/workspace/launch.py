@@ -49,23 +49,22 @@ class Request:
         """The run command's arguments (a comparison takes its selection from the point)."""
         if self.compare_with:
             return ["compare", "--", self.compare_with]
-        args = ["run", f"--{self.mode}", f"--repeat={self.repeat}"]
-        if self.names:  # one argument each: a name can never be read as an option
-            args.append(f"--cases={','.join(self.names)}")
-        if self.groups:
-            args.append(f"--group={','.join(self.groups)}")
+        args = ["run", f"--{self.mode}", *self._selection()]
         if self.kinds != "both":
             args.append(f"--{self.kinds}-only")
         return args
 
     def point_argv(self) -> list[str]:
         assert self.save_point
-        args = ["point", "save", f"--repeat={self.repeat}"]
+        return ["point", "save", *self._selection(), "--", self.save_point]
+
+    def _selection(self) -> list[str]:
+        """Repetitions, names and groups, one argument each: a name is never an option."""
+        args = [f"--repeat={self.repeat}"]
         if self.names:
             args.append(f"--cases={','.join(self.names)}")
         if self.groups:
             args.append(f"--group={','.join(self.groups)}")
-        args += ["--", self.save_point]
         return args
 
 
