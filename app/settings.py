@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -84,6 +85,10 @@ class Settings(BaseSettings):
     local_model_parallel: int = Field(default=DEFAULT_LOCAL_PARALLEL, ge=1, le=8)
     local_model_ctx: int = Field(default=DEFAULT_LOCAL_CTX, ge=2048, le=32768)
     local_model_kv_unified: bool = False  # one KV cache shared by the slots
+    # Speculative decoding (measured in the README's "The embedded local model"): "draft"
+    # (LOCAL_MODEL_DRAFT proposes tokens), "ngram" (n-grams already in the context), or off.
+    local_model_speculative: Literal["off", "draft", "ngram"] = "off"
+    local_model_draft: str = "qwen2.5-coder-0.5b-instruct"
     # Saved prompt prefixes of the embedded model (set when this process starts it) and the
     # bound on their folder (LOCAL_PREFIX_CACHE_MB).
     local_prefix_cache: str | None = None

@@ -9,7 +9,8 @@ times in a row, to see what a second run with no change costs; `--cold` empties 
 saved prompt prefixes first), samples the RSS of that process and its children (the model
 server included) for the peak, then reads the run's artifact. Prints wall time, CPU time,
 per-attempt latency p50/p95, tokens (and how many prompt tokens came from llama.cpp's cache),
-time in prefill and in generation, the prefix cache's restores and saves, peak RAM and the
+time in prefill and in generation (the chat model's calls, and the server's own counters over
+every job: chat, judge and visitor), the prefix cache's restores and saves, peak RAM and the
 totals. The runs are at MODEL_TEMPERATURE 0 by default, so two runs can give the same answers.
 """
 
@@ -90,6 +91,8 @@ def bench(model: str, extra_args: list[str], keep: Path | None, label: str = "",
     q = statistics.quantiles(latencies, n=20) if len(latencies) >= 2 else latencies * 19
     cache = next((line for line in output.splitlines() if line.startswith("prefix cache:")),
                  "prefix cache: (no line)")
+    served = next((line for line in output.splitlines()
+                   if line.startswith("local model: served")), "")
     print(f"== {model}{label}")
     print(f"wall {wall / 60:.1f} min · CPU {cpu / 60:.1f} min · {len(attempts)} attempts ·"
           f" latency per attempt p50 {statistics.median(latencies):.1f} s, p95 {q[18]:.1f} s")
@@ -99,6 +102,8 @@ def bench(model: str, extra_args: list[str], keep: Path | None, label: str = "",
           f" {used['generation_ms'] / 60000:.1f} min (the chat model's calls) · replies cut"
           f" at the cap: {used['cut_at_cap']}")
     print(f"{cache} · peak RAM (runner + model server) {peak / 2**30:.2f} GiB")
+    if served:
+        print(served)
     print(f"{totals_line(record.cases)} (exit {code})")
 
 

@@ -32,7 +32,9 @@ def local_model_settings(settings: Settings, needed: bool, say: object = print
     with local_model(settings.data_dir, settings.local_model,
                      parallel=settings.local_model_parallel, ctx=settings.local_model_ctx,
                      say=say,  # type: ignore[arg-type]
-                     kv_unified=settings.local_model_kv_unified) as server:
+                     kv_unified=settings.local_model_kv_unified,
+                     speculative=settings.local_model_speculative,
+                     draft=settings.local_model_draft) as server:
         yield settings.model_copy(update={
             "local_model_url": server.base_url,
             "local_prefix_cache": str(server.prefix_cache) if server.prefix_cache else None,

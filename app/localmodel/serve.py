@@ -1,6 +1,7 @@
 """The local model server process: llama.cpp's own OpenAI-compatible server via xllamacpp.
 
     python -m app.localmodel.serve --model FILE.gguf --port N [--ctx 8192] [--parallel 2]
+                                  [--kv-unified] [--draft-model FILE | --ngram]
 
 Binds 127.0.0.1 only. Exits on SIGTERM/SIGINT, or when the process that started it is gone.
 """
@@ -23,6 +24,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--slot-save-path", help="the folder slots are saved to and restored from")
     p.add_argument("--kv-unified", action="store_true",
                    help="one KV cache shared by the slots (not split between them)")
+    p.add_argument("--draft-model", help="speculative decoding: a small model of the same"
+                   " family proposes tokens, the model checks them in one batch")
+    p.add_argument("--ngram", action="store_true",
+                   help="speculative decoding from n-grams already in the context")
+    p.add_argument("--draft-max", type=int, default=8,
+                   help="tokens the draft model proposes at a time")
     args = p.parse_args(argv)
 
     import xllamacpp as xlc
@@ -38,6 +45,16 @@ def main(argv: list[str] | None = None) -> int:
     params.cpuparams_batch.n_threads = args.threads
     params.cache_prompt = True  # each slot keeps its prompt: the shared prefix is reused
     params.warmup = False
+    params.endpoint_metrics = True  # /metrics: prefill and generation time, every request
+    spec = params.speculative
+    if args.draft_model:
+        spec.types = [xlc.common_speculative_type.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
+        spec.draft.mparams.path = args.draft_model
+        spec.draft.n_max = args.draft_max
+        spec.draft.cpuparams.n_threads = args.threads
+        spec.draft.cpuparams_batch.n_threads = args.threads
+    elif args.ngram:
+        spec.types = [xlc.common_speculative_type.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
     if args.slot_save_path:  # llama.cpp joins it to a file name as it is: end it with /
         params.slot_save_path = os.path.join(args.slot_save_path, "")
         params.endpoint_slots = True

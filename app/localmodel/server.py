@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import psutil
 
-from app.localmodel.assemble import MODELS, ModelAssemblyError, assemble
+from app.localmodel.assemble import MODELS, ModelAssemblyError, ModelSpec, assemble
 from app.web.background import free_port
 
 READY_TIMEOUT_S = 180.0
@@ -103,20 +103,28 @@ def prefix_cache_folder(data_dir: Path, model_sha: str) -> Path:
     return data_dir / "prefix-cache" / model_sha[:16]
 
 
-@contextmanager
-def local_model(data_dir: Path, name: str, *, parallel: int, ctx: int,
-                say: Say = print, kv_unified: bool = False) -> Iterator[LocalModelServer]:
-    """Assemble and verify the model, serve it on a free loopback port, stop it on exit
-    (normal end, error or Ctrl-C)."""
+def _spec(name: str, setting: str) -> ModelSpec:
     spec = MODELS.get(name)
     if spec is None:
-        raise LocalModelError(f"unknown LOCAL_MODEL {name!r}; known: {', '.join(MODELS)}")
+        raise LocalModelError(f"unknown {setting} {name!r}; known: {', '.join(MODELS)}")
+    return spec
+
+
+@contextmanager
+def local_model(data_dir: Path, name: str, *, parallel: int, ctx: int,
+                say: Say = print, kv_unified: bool = False, speculative: str = "off",
+                draft: str = "") -> Iterator[LocalModelServer]:
+    """Assemble and verify the model (and, for speculative="draft", the draft model), serve
+    it on a free loopback port, stop it on exit (normal end, error or Ctrl-C)."""
+    spec = _spec(name, "LOCAL_MODEL")
+    draft_spec = _spec(draft, "LOCAL_MODEL_DRAFT") if speculative == "draft" else None
     started = time.monotonic()
     try:
         path = assemble(spec, data_dir / "models", say)
+        draft_path = assemble(draft_spec, data_dir / "models", say) if draft_spec else None
     except ModelAssemblyError as exc:
         raise LocalModelError(f"assembling: {exc}") from exc
-    need = spec.size + MEMORY_HEADROOM_BYTES
+    need = spec.size + (draft_spec.size if draft_spec else 0) + MEMORY_HEADROOM_BYTES
     available = psutil.virtual_memory().available
     if available < need:
         raise LocalModelError(f"starting: not enough memory: {available >> 20} MiB available,"
@@ -124,7 +132,8 @@ def local_model(data_dir: Path, name: str, *, parallel: int, ctx: int,
                               " MODEL_CHAT to a hosted model")
     port = free_port()
     say(f"local model: starting {spec.name} on 127.0.0.1:{port}"
-        f" ({parallel} slots × {ctx} tokens)")
+        f" ({parallel} slots × {ctx} tokens"
+        + (f", speculative decoding: {speculative}" if speculative != "off" else "") + ")")
     # Saved prompt prefixes, per model file (see prefix_cache.py).
     slots = prefix_cache_folder(data_dir, spec.sha256 or spec.name)
     slots.mkdir(parents=True, exist_ok=True)
@@ -132,7 +141,9 @@ def local_model(data_dir: Path, name: str, *, parallel: int, ctx: int,
         [sys.executable, "-m", "app.localmodel.serve", "--model", str(path), "--port",
          str(port), "--ctx", str(ctx), "--parallel", str(parallel),
          "--threads", str(os.cpu_count() or 2), "--slot-save-path", str(slots),
-         *(["--kv-unified"] if kv_unified else [])],
+         *(["--kv-unified"] if kv_unified else []),
+         *(["--draft-model", str(draft_path)] if draft_path else []),
+         *(["--ngram"] if speculative == "ngram" else [])],
         port, data_dir / "logs" / "local-model.log")
     server.prefix_cache = slots
     server.model_sha = spec.sha256 or spec.name
@@ -141,4 +152,35 @@ def local_model(data_dir: Path, name: str, *, parallel: int, ctx: int,
     try:
         yield server
     finally:
+        served = served_line(f"http://127.0.0.1:{server.port}")
         server.stop()
+        if served:
+            say(served)
+
+
+# llama.cpp's own counters (its /metrics endpoint), over every request the server answered.
+METRICS = ("prompt_tokens_total", "prompt_seconds_total", "tokens_predicted_total",
+           "tokens_predicted_seconds_total")
+
+
+def served_line(base_url: str) -> str | None:
+    """What the server spent its time on, every job included (chat, judge, visitor):
+    prefill and generation, from its counters; None if it cannot say."""
+    try:
+        text = httpx.get(f"{base_url}/metrics", timeout=2).raise_for_status().text
+    except httpx.HTTPError:
+        return None
+    found: dict[str, float] = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name.startswith("llamacpp:") and name[9:] in METRICS:
+            try:
+                found[name[9:]] = float(value)
+            except ValueError:
+                return None
+    if len(found) < len(METRICS):
+        return None
+    return (f"local model: served {found['prompt_tokens_total']:,.0f} prompt tokens in"
+            f" {found['prompt_seconds_total'] / 60:.1f} min of prefill and generated"
+            f" {found['tokens_predicted_total']:,.0f} tokens in"
+            f" {found['tokens_predicted_seconds_total'] / 60:.1f} min (every job)")

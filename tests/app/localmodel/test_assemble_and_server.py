@@ -102,3 +102,119 @@ def test_the_server_is_told_where_prefixes_go_and_how_to_share_its_kv_cache(tmp_
     assert command[command.index("--slot-save-path") + 1] == str(folder) and folder.is_dir()
     assert "--kv-unified" in command and command[command.index("--parallel") + 1] == "2"
     assert running.local_prefix_cache == str(folder) and running.local_model_sha == spec.sha256
+
+
+def test_a_missing_part_of_another_extra_names_that_extra(tmp_path):
+    from app.localmodel.assemble import assemble
+
+    spec = ModelSpec("m", "m.gguf", "no_such_model_part_pkg", 1, 1, "x", "local-model-small")
+    with pytest.raises(ModelAssemblyError, match=r"pip install -e '\.\[local-model-small\]'"):
+        assemble(spec, tmp_path, say=lambda s: None)
+
+
+def _started_command(tmp_path, monkeypatch, **settings_fields):
+    from app.localmodel import local_model_settings
+    from app.localmodel import server as srv
+    from app.settings import Settings
+
+    started, assembled = [], []
+
+    def fake_assemble(spec, folder, say):
+        assembled.append(spec.name)
+        return tmp_path / spec.file_name
+
+    monkeypatch.setattr(srv, "assemble", fake_assemble)
+    monkeypatch.setattr(srv.LocalModelServer, "start", lambda self: started.append(self))
+    monkeypatch.setattr(srv.LocalModelServer, "stop", lambda self: None)
+    said = []
+    with local_model_settings(Settings(data_dir=tmp_path, **settings_fields), True,
+                              say=said.append):
+        (server,) = started
+    return server.command, assembled, said
+
+
+def test_speculative_decoding_with_a_draft_model_assembles_and_passes_the_draft(tmp_path,
+                                                                                monkeypatch):
+    command, assembled, said = _started_command(tmp_path, monkeypatch,
+                                                local_model_speculative="draft")
+    assert assembled == ["qwen2.5-coder-1.5b-instruct", "qwen2.5-coder-0.5b-instruct"]
+    draft = command[command.index("--draft-model") + 1]
+    assert draft == str(tmp_path / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
+    assert "--ngram" not in command
+    assert any("speculative decoding: draft" in line for line in said)
+
+
+def test_ngram_speculation_needs_no_draft_model(tmp_path, monkeypatch):
+    command, assembled, _ = _started_command(tmp_path, monkeypatch,
+                                             local_model_speculative="ngram")
+    assert assembled == ["qwen2.5-coder-1.5b-instruct"]
+    assert "--ngram" in command and "--draft-model" not in command
+
+
+def test_speculation_is_off_by_default(tmp_path, monkeypatch):
+    command, assembled, said = _started_command(tmp_path, monkeypatch)
+    assert assembled == ["qwen2.5-coder-1.5b-instruct"]
+    assert "--ngram" not in command and "--draft-model" not in command
+    assert not any("speculative" in line for line in said)
+
+
+def test_an_unknown_draft_model_is_refused_naming_the_setting(tmp_path, monkeypatch):
+    from app.localmodel.server import LocalModelError
+
+    with pytest.raises(LocalModelError, match="unknown LOCAL_MODEL_DRAFT 'nope'; known: qwen"):
+        _started_command(tmp_path, monkeypatch, local_model_speculative="draft",
+                         local_model_draft="nope")
+
+
+def test_an_unknown_speculative_mode_is_refused_by_the_settings(tmp_path):
+    from pydantic import ValidationError
+
+    from app.settings import Settings
+
+    with pytest.raises(ValidationError, match="local_model_speculative"):
+        Settings(data_dir=tmp_path, local_model_speculative="eagle")
+
+
+METRICS_SERVER = textwrap.dedent("""
+    import sys, http.server
+    BODY = sys.argv[2].encode()
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            found = self.path == "/metrics" and BODY
+            self.send_response(200 if found or self.path == "/health" else 404)
+            self.end_headers()
+            if found:
+                self.wfile.write(BODY)
+        def log_message(self, *a): pass
+    http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+""")
+LLAMA_METRICS = """# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed.
+# TYPE llamacpp:prompt_tokens_total counter
+llamacpp:prompt_tokens_total 250000
+llamacpp:prompt_seconds_total 738
+llamacpp:tokens_predicted_total 12345
+llamacpp:tokens_predicted_seconds_total 1086
+llamacpp:requests_processing 0
+"""
+
+
+@pytest.mark.parametrize("body, expected", [
+    (LLAMA_METRICS, "local model: served 250,000 prompt tokens in 12.3 min of prefill and"
+                    " generated 12,345 tokens in 18.1 min (every job)"),
+    ("", None),  # no /metrics endpoint (404)
+    (LLAMA_METRICS.replace("1086", "many"), None),  # a counter that is not a number
+    ("\n".join(LLAMA_METRICS.splitlines()[:4]), None),  # counters missing
+])
+def test_what_the_server_spent_its_time_on_comes_from_its_own_counters(tmp_path, body,
+                                                                       expected):
+    from app.localmodel.server import served_line
+
+    port = free_port()
+    server = LocalModelServer([sys.executable, "-c", METRICS_SERVER, str(port), body], port,
+                              tmp_path / "l.log")
+    server.start()
+    try:
+        assert served_line(f"http://127.0.0.1:{port}") == expected
+    finally:
+        server.stop()
+    assert served_line(f"http://127.0.0.1:{port}") is None  # a server that is gone
