@@ -89,6 +89,8 @@ class SlotPool:
         self.slots = slots
         self.free = set(range(slots))
         self.held: dict[int, str | None] = {s: None for s in range(slots)}
+        self.released: dict[int, int] = {s: 0 for s in range(slots)}  # when, in gives
+        self._gives = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._changed: asyncio.Condition | None = None
 
@@ -103,20 +105,24 @@ class SlotPool:
         return self._changed
 
     async def take(self, key: str) -> int:
-        """A free slot: one holding this prefix, else an empty one, else the lowest."""
+        """A free slot: one holding this prefix, else an empty one, else the one released
+        longest ago (so a conversation's slot keeps its words while a judge or a visitor
+        uses another)."""
         changed = self.changed
         async with changed:
             await changed.wait_for(lambda: bool(self.free))
             free = sorted(self.free)
             same = [s for s in free if self.held[s] == key]
             empty = [s for s in free if self.held[s] is None]
-            slot = (same or empty or free)[0]
+            slot = (same or empty or sorted(free, key=self.released.__getitem__))[0]
             self.free.discard(slot)
             return slot
 
     async def give(self, slot: int) -> None:
         changed = self.changed
         async with changed:
+            self._gives += 1
+            self.released[slot] = self._gives
             self.free.add(slot)
             changed.notify()
 

@@ -186,3 +186,21 @@ def test_a_pool_serves_one_event_loop_after_another():
 
     assert asyncio.run(use()) == 0
     assert asyncio.run(use()) == 0  # a later loop: the slot is free again, no loop error
+
+
+def test_a_pool_keeps_a_conversations_slot_while_other_prefixes_come_and_go():
+    pool = SlotPool(2)
+
+    async def use(key: str) -> int:
+        slot = await pool.take(key)
+        pool.held[slot] = key
+        await pool.give(slot)
+        return slot
+
+    async def conversation() -> list[int]:
+        # the chat's turns, with the visitor and the judge in between: chat keeps slot 0,
+        # the others share slot 1 (the slot released longest ago is the one reused)
+        return [await use(k) for k in ("chat", "visitor", "chat", "judge", "chat", "visitor",
+                                       "chat")]
+
+    assert asyncio.run(conversation()) == [0, 1, 0, 1, 0, 1, 0]
