@@ -260,14 +260,25 @@ def _exit_for(got: dict[str, signal.Signals]) -> int | None:
     return 128 + int(got["signal"])  # 130 for SIGINT, 143 for SIGTERM
 
 
-def _cost_controls(args: argparse.Namespace, model_id: str) -> Any:
+def _cost_controls(args: argparse.Namespace, model_id: str, judge: JudgeSetup | None,
+                   cases: list[Any]) -> Any:
+    """The run's cost cap. Every model the run calls counts toward it (the chat model, the
+    judge, the simulated visitors), so each must have a known price."""
     from app.chat.model_info import price_per_token
     from evals.session import Controls
 
     cap = getattr(args, "max_cost", None)
-    if cap is not None and price_per_token(model_id) is None:
-        raise ValueError(f"--max-cost: the price of {model_id} is unknown, so a cost cap"
-                         " cannot be kept; leave it out for this model")
+    if cap is None:
+        return Controls()
+    called = [("chat model", model_id)]
+    if judge is not None:
+        called.append(("judge", judge.model.model_id))
+    called += [("visitor", m) for m in sorted({c.visitor_model.model_id for c in cases
+                                               if getattr(c, "visitor_model", None)})]
+    for role, called_id in called:
+        if price_per_token(called_id) is None:
+            raise ValueError(f"--max-cost: the price of {called_id} (the {role}) is unknown,"
+                             " so a cost cap cannot be kept; leave it out for this model")
     return Controls(max_cost_usd=cap)
 
 
@@ -285,7 +296,7 @@ async def run_once(cases: list[Case], args: argparse.Namespace, settings: Settin
 
         cases = with_visitor(cases, model_for_job(settings, "sim_user"))
     try:
-        controls = _cost_controls(args, model.model_id)
+        controls = _cost_controls(args, model.model_id, judge, cases)
     except ValueError as exc:
         print(f"cannot start: {exc}", file=sys.stderr)
         return 2

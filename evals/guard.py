@@ -77,24 +77,42 @@ class AdaptiveLimit:
             self._wake()
 
 
+class Spend:
+    """A run's known cost so far, shared by every guard of the run (the chat models', the
+    visitors' and the judge's), and the cap it must stay under."""
+
+    def __init__(self, max_cost_usd: float | None = None) -> None:
+        self.max_cost_usd = max_cost_usd
+        self.cost_usd = 0.0
+
+    @property
+    def cap_reached(self) -> bool:
+        return self.max_cost_usd is not None and self.cost_usd >= self.max_cost_usd
+
+
 class CallGuard:
     """A ChatModel that guards another one (same interface)."""
 
     def __init__(self, model: Any, concurrency: int, *, max_cost_usd: float | None = None,
-                 stop: asyncio.Event | None = None, breaker_after: int = BREAKER_AFTER) -> None:
+                 spend: Spend | None = None, stop: asyncio.Event | None = None,
+                 breaker_after: int = BREAKER_AFTER, listen_to_retries: bool = True) -> None:
         self.model = model
         self.model_id: str = model.model_id
         self.limit = AdaptiveLimit(concurrency)
-        self.max_cost_usd = max_cost_usd
+        self.spend = spend or Spend(max_cost_usd)
         self.stop = stop or asyncio.Event()
         self.breaker_after = breaker_after
         self.connection_failures = 0
         self.unreachable: str | None = None
         self.rate_limited = 0
-        self.cost_usd = 0.0
+        self.cost_usd = 0.0  # this guard's own calls
         self.cost_unknown = price_per_token(self.model_id) is None
-        if hasattr(model, "on_retry"):
+        if listen_to_retries and hasattr(model, "on_retry"):
             model.on_retry = self._on_retry
+
+    @property
+    def max_cost_usd(self) -> float | None:
+        return self.spend.max_cost_usd
 
     @property
     def accepts_pdf(self) -> bool:
@@ -102,7 +120,7 @@ class CallGuard:
 
     @property
     def cost_cap_reached(self) -> bool:
-        return self.max_cost_usd is not None and self.cost_usd >= self.max_cost_usd
+        return self.spend.cap_reached
 
     def _on_retry(self, exc: BaseException) -> None:
         if isinstance(exc, ProviderError) and exc.kind == "rate_limit":
@@ -115,7 +133,7 @@ class CallGuard:
         if self.unreachable is not None:
             return NotCalled("unreachable", f"endpoint unreachable: {self.unreachable}")
         if self.cost_cap_reached:
-            return NotCalled("cost_cap", f"cost cap reached (${self.cost_usd:.4f} of"
+            return NotCalled("cost_cap", f"cost cap reached (${self.spend.cost_usd:.4f} of"
                                          f" ${self.max_cost_usd:.4f})")
         return None
 
@@ -142,6 +160,8 @@ class CallGuard:
         await self.limit.grow()
         prices = price_per_token(self.model_id)
         if prices is not None:
-            self.cost_usd += (reply.usage.prompt_tokens * prices[0]
-                              + reply.usage.completion_tokens * prices[1])
+            cost = (reply.usage.prompt_tokens * prices[0]
+                    + reply.usage.completion_tokens * prices[1])
+            self.cost_usd += cost
+            self.spend.cost_usd += cost
         return reply

@@ -21,7 +21,7 @@ from evals.cases import Case
 from evals.executors import AppTurn, Executor, Transcript
 from evals.fingerprint import FrozenContext
 from evals.fixtures.catalog import fixtures_for
-from evals.guard import CallGuard
+from evals.guard import CallGuard, Spend
 from evals.harness import ComposedCase, EvalEnv, stub_tools
 from evals.judged import JUDGED, JudgedSpec
 from evals.packs import PackPrompt
@@ -313,17 +313,27 @@ async def run_variants(
     stop = stop or asyncio.Event()
     limit = asyncio.Semaphore(concurrency)
     results: dict[tuple[str, str, int], CaseResult] = {}
-    guards = {v.label: CallGuard(v.model, concurrency, max_cost_usd=max_cost_usd, stop=stop)
+    # The cost cap is the run's: the chat models', the visitors' and the judge's calls all
+    # count toward it, and once it is reached none of them is made.
+    spend = Spend(max_cost_usd)
+    guards = {v.label: CallGuard(v.model, concurrency, spend=spend, stop=stop)
               for v in variants}
     visitors: dict[int, CallGuard] = {}
+    if judge is not None and not isinstance(judge.model, CallGuard):
+        # Its own stop event: a stopped run lets the cases in flight be judged in their grace
+        # time. It leaves the judge model's retries to the chat model's guard.
+        judge = replace(judge, model=CallGuard(judge.model, concurrency, spend=spend,
+                                               listen_to_retries=False))
 
     def visitor_guarded(case: Any) -> Any:
         """A scenario's simulated visitor goes through a guard too: a stopped run asks it
-        nothing more."""
+        nothing more, and its calls count toward the cost cap."""
         visitor = getattr(case, "visitor_model", None)
         if visitor is None or isinstance(visitor, CallGuard):
             return case
-        guard = visitors.setdefault(id(visitor), CallGuard(visitor, concurrency, stop=stop))
+        guard = visitors.setdefault(id(visitor), CallGuard(
+            visitor, concurrency, spend=spend, stop=stop,
+            listen_to_retries=not any(visitor is v.model for v in variants)))
         return replace(case, visitor_model=guard)
 
     async def one(case: Case, variant: Variant, repetition: int) -> None:

@@ -158,3 +158,35 @@ def test_the_prefix_cache_says_what_it_did(tmp_path, monkeypatch):
                               f" ({tmp_path})", "prefix cache: restore slot 0: HTTP 400"]
     monkeypatch.setattr(models, "PREFIX_CACHES", {})
     assert prefix_lines() == []
+
+
+@pytest.mark.parametrize("judge_id, visitor_id, refused", [
+    ("openai/gpt-4o", "openai/gpt-4o", None),
+    ("judge/unpriced", "openai/gpt-4o", "the price of judge/unpriced (the judge) is unknown"),
+    ("openai/gpt-4o", "visitor/unpriced",
+     "the price of visitor/unpriced (the visitor) is unknown"),
+])
+def test_a_cost_cap_needs_a_price_for_every_model_the_run_calls(judge_id, visitor_id,
+                                                                 refused):
+    import argparse
+    import re
+    from types import SimpleNamespace
+
+    from evals.cli_runs import _cost_controls
+    from evals.runner import JudgeSetup
+    from evals.trust import Trust
+    from tests.fakes import ScriptedModel
+
+    judge = JudgeSetup(ScriptedModel(model_id=judge_id), Trust(True, "test"))
+    cases = [SimpleNamespace(visitor_model=ScriptedModel(model_id=visitor_id)),
+             SimpleNamespace()]  # a plain case has no visitor
+    capped = argparse.Namespace(max_cost=0.5)
+    if refused is None:
+        assert _cost_controls(capped, "openai/gpt-4o", judge, cases).max_cost_usd == 0.5
+    else:
+        with pytest.raises(ValueError, match=re.escape(refused)):
+            _cost_controls(capped, "openai/gpt-4o", judge, cases)
+    # no cap, no price needed
+    unpriced = JudgeSetup(ScriptedModel(model_id="judge/unpriced"), Trust(True, "test"))
+    assert _cost_controls(argparse.Namespace(max_cost=None), "x/unpriced", unpriced,
+                          cases).max_cost_usd is None

@@ -167,3 +167,49 @@ def test_a_cancelled_waiter_hands_its_place_on():
         with pytest.raises(asyncio.CancelledError):
             await third
     asyncio.run(go())
+
+
+async def test_the_judges_calls_count_toward_the_cost_cap(env):
+    import json
+
+    from app.chat.models import ModelReply, Usage
+    from evals.runner import JudgeSetup
+    from evals.trust import Trust
+
+    cases = [c for c in load_cases() if c.judged][:3]
+    assert len(cases) == 3
+    chat = ScriptedModel(say("Please talk to lab staff first."), repeat=True)  # no price
+    judge = ScriptedModel(ModelReply(content=json.dumps({"verdict": "pass", "reason": "ok"}),
+                                     usage=Usage(1000, 100)), repeat=True,
+                          model_id="openai/gpt-4o")
+    results = await run_variants(env, cases, [Variant("v", chat)], concurrency=1,
+                                 judge=JudgeSetup(judge, Trust(True, "test")),
+                                 max_cost_usd=0.000001)
+    statuses = [r.status for r in results["v"]]
+    assert statuses.count("SKIPPED") == 2, statuses  # the judge's first call spent the cap
+    assert all(r.skipped_reason.startswith("cost cap reached") for r in results["v"]
+               if r.status == "SKIPPED")
+    assert len(judge.requests) == 1 and len(chat.requests) == 1
+
+
+async def test_a_judge_call_refused_by_the_cap_is_an_error_that_says_so(env):
+    import json
+
+    from app.chat.models import ModelReply, Usage
+    from evals.runner import JudgeSetup
+    from evals.trust import Trust
+
+    cases = [c for c in load_cases() if c.judged][:2]
+    # the chat model's first answer spends the cap before the judge is asked
+    chat = ScriptedModel(say("Please talk to lab staff first.", tokens=(1000, 100)),
+                         repeat=True, model_id="openai/gpt-4o")
+    judge = ScriptedModel(ModelReply(content=json.dumps({"verdict": "pass", "reason": "ok"}),
+                                     usage=Usage(10, 5)), repeat=True, model_id="openai/gpt-4o")
+    results = await run_variants(env, cases, [Variant("v", chat)], concurrency=2,
+                                 judge=JudgeSetup(judge, Trust(True, "test")),
+                                 max_cost_usd=0.000001)
+    judged = [a.checks[-1] for r in results["v"] for a in r.attempts
+              if a.checks and a.checks[-1].judge is not None]
+    refused = [c for c in judged if "cost cap reached" in c.reason]
+    assert refused and all(c.error for c in refused)
+    assert len(judge.requests) < len(cases)
