@@ -270,7 +270,11 @@ def model_for_job(settings: Settings, job: str, override: str | None = None) -> 
             max_tokens=LOCAL_MAX_TOKENS,
             temperature=settings.model_temperature,
         )
-        if not settings.local_prefix_cache or not settings.local_prefix_cache_mb:
+        # With a draft model the prefix cache is off: llama.cpp restores a slot's cache but
+        # not its draft model's, and the next request fails ("failed to process speculative
+        # batch", measured).
+        if not settings.local_prefix_cache or not settings.local_prefix_cache_mb or \
+                settings.local_model_speculative == "draft":
             return local
         from app.localmodel.prefix_cache import PinnedModel, pool_for
 

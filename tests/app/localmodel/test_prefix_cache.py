@@ -170,7 +170,9 @@ def test_the_local_model_is_pinned_only_when_its_prefix_folder_is_known(tmp_path
     cached = plain.model_copy(update={"local_prefix_cache": str(tmp_path),
                                       "local_model_parallel": 2})
     off = cached.model_copy(update={"local_prefix_cache_mb": 0})
+    drafted = cached.model_copy(update={"local_model_speculative": "draft"})
     assert type(model_for_job(plain, "chat")).__name__ == "OpenAICompatModel"
+    assert type(model_for_job(drafted, "chat")).__name__ == "OpenAICompatModel"
     assert type(model_for_job(cached, "chat")).__name__ == "PinnedModel"
     assert type(model_for_job(off, "chat")).__name__ == "OpenAICompatModel"
     judge = model_for_job(cached, "judge")
