@@ -34,8 +34,10 @@ DEFAULT_MAX_PHOTO_PIXELS = 50_000_000
 DEFAULT_MAX_MESSAGE_CHARS = 8000
 MODEL_JOBS = ("chat", "judge", "draft", "sim_user")
 DEFAULT_LOCAL_MODEL = "qwen2.5-coder-1.5b-instruct"
-# One slot: on two cores a second slot measured no gain (two prompts processed together ran at
-# 17 tokens/s each against 38 alone), and one slot keeps one prompt cache warm.
+# The embedded server's configuration: one slot, no speculative decoding, prefixes saved to disk
+# (LOCAL_PREFIX_CACHE_MB). Measured on two cores against 2 and 4 slots, a shared KV cache,
+# n-gram and draft-model speculation: none was faster, and prefill (~32 tokens/s, bound by the
+# arithmetic) is most of the time. The figures: README, "Choosing the server's configuration".
 DEFAULT_LOCAL_PARALLEL = 1
 # Per slot: the system prompt and tool schemas (~1.8k tokens) plus a multi-step turn.
 DEFAULT_LOCAL_CTX = 8192

@@ -321,7 +321,8 @@ async def run_variants(
     visitors: dict[int, CallGuard] = {}
     if judge is not None and not isinstance(judge.model, CallGuard):
         # Its own stop event: a stopped run lets the cases in flight be judged in their grace
-        # time. It leaves the judge model's retries to the chat model's guard.
+        # time. It does not take the model's retry hook, which the chat model's guard holds
+        # when the judge is the same model object.
         judge = replace(judge, model=CallGuard(judge.model, concurrency, spend=spend,
                                                listen_to_retries=False))
 
