@@ -144,8 +144,7 @@ def _empty_prefix_cache(model: str) -> None:
     from app.localmodel.server import prefix_cache_folder
     from app.settings import get_settings
 
-    spec = MODELS[model]
-    folder = prefix_cache_folder(Path(get_settings().data_dir), spec.sha256 or spec.name)
+    folder = prefix_cache_folder(Path(get_settings().data_dir), MODELS[model])
     shutil.rmtree(folder, ignore_errors=True)
     print(f"emptied {folder}")
 

@@ -424,10 +424,10 @@ def cut_lines(cases: list[Any]) -> list[str]:
            if a.usage.get("cut_at_cap")]
     if not cut:
         return []
-    ids = ", ".join(sorted({i for i, _ in cut})[:8])
+    ids = sorted({i for i, _ in cut})
     return [f"cut at the token cap: {sum(n for _, n in cut)} model repl(ies) in {len(cut)}"
             f" attempt(s) ended at the cap (the embedded model's is {LOCAL_MAX_TOKENS}"
-            f" tokens): {ids}{' …' if len({i for i, _ in cut}) > 8 else ''}"]
+            f" tokens): {', '.join(ids[:8])}{' …' if len(ids) > 8 else ''}"]
 
 
 def pack_settings(judge: JudgeSetup | None) -> dict[str, Any]:

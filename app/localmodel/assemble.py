@@ -24,6 +24,11 @@ class ModelSpec:
     sha256: str
     extra: str = "local-model"  # the pyproject extra that installs the parts
 
+    @property
+    def identity(self) -> str:
+        """What names this model file in the prefix cache: its sha256 (its name if unpinned)."""
+        return self.sha256 or self.name
+
 
 MODELS = {
     "qwen2.5-coder-1.5b-instruct": ModelSpec(

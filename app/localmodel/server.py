@@ -99,8 +99,8 @@ class LocalModelServer:
         return lines[-1] if lines else "(empty log)"
 
 
-def prefix_cache_folder(data_dir: Path, model_sha: str) -> Path:
-    return data_dir / "prefix-cache" / model_sha[:16]
+def prefix_cache_folder(data_dir: Path, spec: ModelSpec) -> Path:
+    return data_dir / "prefix-cache" / spec.identity[:16]
 
 
 def _spec(name: str, setting: str) -> ModelSpec:
@@ -135,7 +135,7 @@ def local_model(data_dir: Path, name: str, *, parallel: int, ctx: int,
         f" ({parallel} slots × {ctx} tokens"
         + (f", speculative decoding: {speculative}" if speculative != "off" else "") + ")")
     # Saved prompt prefixes, per model file (see prefix_cache.py).
-    slots = prefix_cache_folder(data_dir, spec.sha256 or spec.name)
+    slots = prefix_cache_folder(data_dir, spec)
     slots.mkdir(parents=True, exist_ok=True)
     server = LocalModelServer(
         [sys.executable, "-m", "app.localmodel.serve", "--model", str(path), "--port",
@@ -146,7 +146,7 @@ def local_model(data_dir: Path, name: str, *, parallel: int, ctx: int,
          *(["--ngram"] if speculative == "ngram" else [])],
         port, data_dir / "logs" / "local-model.log")
     server.prefix_cache = slots
-    server.model_sha = spec.sha256 or spec.name
+    server.model_sha = spec.identity
     server.start()
     say(f"local model: ready in {time.monotonic() - started:.1f} s")
     try:
@@ -173,9 +173,10 @@ def served_line(base_url: str) -> str | None:
     found: dict[str, float] = {}
     for line in text.splitlines():
         name, _, value = line.partition(" ")
-        if name.startswith("llamacpp:") and name[9:] in METRICS:
+        metric = name.removeprefix("llamacpp:")
+        if metric != name and metric in METRICS:
             try:
-                found[name[9:]] = float(value)
+                found[metric] = float(value)
             except ValueError:
                 return None
     if len(found) < len(METRICS):

@@ -83,25 +83,44 @@ def test_not_ready_in_time_is_stopped_and_reported(tmp_path):
     assert server.process is not None and server.process.poll() is not None
 
 
-def test_the_server_is_told_where_prefixes_go_and_how_to_share_its_kv_cache(tmp_path,
-                                                                           monkeypatch):
+def _started(tmp_path, monkeypatch, **settings_fields):
+    """Start the embedded model with these settings, its assembly and process faked: what it
+    was told (command), what it assembled, what it said and the settings it yielded."""
+    from types import SimpleNamespace
+
     from app.localmodel import local_model_settings
     from app.localmodel import server as srv
     from app.settings import Settings
 
-    started = []
-    monkeypatch.setattr(srv, "assemble", lambda spec, folder, say: tmp_path / "m.gguf")
+    started, assembled, said = [], [], []
+
+    def fake_assemble(spec, folder, say):
+        assembled.append(spec.name)
+        return tmp_path / spec.file_name
+
+    monkeypatch.setattr(srv, "assemble", fake_assemble)
     monkeypatch.setattr(srv.LocalModelServer, "start", lambda self: started.append(self))
     monkeypatch.setattr(srv.LocalModelServer, "stop", lambda self: None)
-    settings = Settings(data_dir=tmp_path, local_model_parallel=2, local_model_kv_unified=True)
-    with local_model_settings(settings, True, say=lambda *a: None) as running:
+    with local_model_settings(Settings(data_dir=tmp_path, **settings_fields), True,
+                              say=said.append) as running:
         (server,) = started
-        spec = srv.MODELS[settings.local_model]
+    return SimpleNamespace(command=server.command, assembled=assembled, said=said,
+                           running=running)
+
+
+def test_the_server_is_told_where_prefixes_go_and_how_to_share_its_kv_cache(tmp_path,
+                                                                           monkeypatch):
+    from app.localmodel.server import MODELS
+
+    started = _started(tmp_path, monkeypatch, local_model_parallel=2,
+                       local_model_kv_unified=True)
+    spec = MODELS[started.running.local_model]
     folder = tmp_path / "prefix-cache" / spec.sha256[:16]
-    command = server.command
+    command = started.command
     assert command[command.index("--slot-save-path") + 1] == str(folder) and folder.is_dir()
     assert "--kv-unified" in command and command[command.index("--parallel") + 1] == "2"
-    assert running.local_prefix_cache == str(folder) and running.local_model_sha == spec.sha256
+    assert started.running.local_prefix_cache == str(folder)
+    assert started.running.local_model_sha == spec.sha256
 
 
 def test_a_missing_part_of_another_extra_names_that_extra(tmp_path):
@@ -112,31 +131,10 @@ def test_a_missing_part_of_another_extra_names_that_extra(tmp_path):
         assemble(spec, tmp_path, say=lambda s: None)
 
 
-def _started_command(tmp_path, monkeypatch, **settings_fields):
-    from app.localmodel import local_model_settings
-    from app.localmodel import server as srv
-    from app.settings import Settings
-
-    started, assembled = [], []
-
-    def fake_assemble(spec, folder, say):
-        assembled.append(spec.name)
-        return tmp_path / spec.file_name
-
-    monkeypatch.setattr(srv, "assemble", fake_assemble)
-    monkeypatch.setattr(srv.LocalModelServer, "start", lambda self: started.append(self))
-    monkeypatch.setattr(srv.LocalModelServer, "stop", lambda self: None)
-    said = []
-    with local_model_settings(Settings(data_dir=tmp_path, **settings_fields), True,
-                              say=said.append):
-        (server,) = started
-    return server.command, assembled, said
-
-
 def test_speculative_decoding_with_a_draft_model_assembles_and_passes_the_draft(tmp_path,
                                                                                 monkeypatch):
-    command, assembled, said = _started_command(tmp_path, monkeypatch,
-                                                local_model_speculative="draft")
+    started = _started(tmp_path, monkeypatch, local_model_speculative="draft")
+    command, assembled, said = started.command, started.assembled, started.said
     assert assembled == ["qwen2.5-coder-1.5b-instruct", "qwen2.5-coder-0.5b-instruct"]
     draft = command[command.index("--draft-model") + 1]
     assert draft == str(tmp_path / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
@@ -145,14 +143,15 @@ def test_speculative_decoding_with_a_draft_model_assembles_and_passes_the_draft(
 
 
 def test_ngram_speculation_needs_no_draft_model(tmp_path, monkeypatch):
-    command, assembled, _ = _started_command(tmp_path, monkeypatch,
-                                             local_model_speculative="ngram")
+    started = _started(tmp_path, monkeypatch, local_model_speculative="ngram")
+    command, assembled = started.command, started.assembled
     assert assembled == ["qwen2.5-coder-1.5b-instruct"]
     assert "--ngram" in command and "--draft-model" not in command
 
 
 def test_speculation_is_off_by_default(tmp_path, monkeypatch):
-    command, assembled, said = _started_command(tmp_path, monkeypatch)
+    started = _started(tmp_path, monkeypatch)
+    command, assembled, said = started.command, started.assembled, started.said
     assert assembled == ["qwen2.5-coder-1.5b-instruct"]
     assert "--ngram" not in command and "--draft-model" not in command
     assert not any("speculative" in line for line in said)
@@ -162,8 +161,8 @@ def test_an_unknown_draft_model_is_refused_naming_the_setting(tmp_path, monkeypa
     from app.localmodel.server import LocalModelError
 
     with pytest.raises(LocalModelError, match="unknown LOCAL_MODEL_DRAFT 'nope'; known: qwen"):
-        _started_command(tmp_path, monkeypatch, local_model_speculative="draft",
-                         local_model_draft="nope")
+        _started(tmp_path, monkeypatch, local_model_speculative="draft",
+                 local_model_draft="nope")
 
 
 def test_an_unknown_speculative_mode_is_refused_by_the_settings(tmp_path):
