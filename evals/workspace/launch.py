@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from evals.store import new_run_id
+from evals.record.store import new_run_id
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUT_LINES = 200

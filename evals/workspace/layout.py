@@ -9,7 +9,7 @@ from typing import Any
 
 from starlette.responses import HTMLResponse
 
-from evals.html_report import BAR_STYLE, STYLE
+from evals.report.html import BAR_STYLE, STYLE
 
 TABS = (("overview", "/", "Overview"), ("results", "/results", "Results"),
         ("tests", "/tests", "Tests"))

@@ -12,9 +12,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from evals.cases import CaseFileError
-from evals.selection import select_items
-from evals.store import RunStore, StoreError
+from evals.load.cases import CaseFileError
+from evals.load.selection import select_items
+from evals.record.store import RunStore, StoreError
 from evals.workspace.launch import POINT_NAME, Launcher, LaunchError
 from evals.workspace.launch import Request as LaunchRequest
 from evals.workspace.layout import HEADERS, e, hidden, page

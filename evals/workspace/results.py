@@ -12,10 +12,10 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from app.redact import redact
-from evals.compare import Comparison
-from evals.html_report import ORDER, comparison_body, run_body, run_title
-from evals.results import CaseResult
-from evals.store import RunStore, StoreError
+from evals.record.results import CaseResult
+from evals.record.store import RunStore, StoreError
+from evals.report.compare import Comparison
+from evals.report.html import ORDER, comparison_body, run_body, run_title
 from evals.workspace.launch import Job, Launcher
 from evals.workspace.layout import HEADERS, e, page
 

@@ -34,9 +34,9 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from evals.cases import CASES_DIR, PHOTOS_DIR, load_cases_by_file
-from evals.scenarios import SCENARIOS_DIR, load_scenarios
-from evals.yamlfile import YamlFileError
+from evals.load.cases import CASES_DIR, PHOTOS_DIR, load_cases_by_file
+from evals.load.scenarios import SCENARIOS_DIR, load_scenarios
+from evals.load.yamlfile import YamlFileError
 
 LOCK_FILE = ".workspace.lock"
 _ITEM = re.compile(r"^- ")

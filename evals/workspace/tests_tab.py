@@ -16,8 +16,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app.capabilities import REGISTRY
-from evals.cases import Case, offered_tools
-from evals.scenarios import Scenario, Shared
+from evals.load.cases import Case, offered_tools
+from evals.load.scenarios import Scenario, Shared
+from evals.load.yamlfile import YamlFileError
 from evals.workspace import edits
 from evals.workspace.layout import diff_html, e, hidden, page, refused, revs
 from evals.workspace.sources import (
@@ -28,7 +29,6 @@ from evals.workspace.sources import (
     Writer,
     WriteRefused,
 )
-from evals.yamlfile import YamlFileError
 
 MAX_FORM_FIELDS = 2000
 ENFORCEMENT = ("required", "informational")
@@ -47,8 +47,8 @@ class Loaded:
 def load(sources: Sources) -> Loaded:
     """The files as they are now, loaded as a run loads them (an error in any file: nothing
     can be edited until it is fixed, since a save must leave every file loading)."""
-    from evals.cases import load_cases_by_file
-    from evals.scenarios import load_scenarios
+    from evals.load.cases import load_cases_by_file
+    from evals.load.scenarios import load_scenarios
 
     revisions = sources.revisions()
     cases, errors = load_cases_by_file(sources.cases, sources.photos)

@@ -6,7 +6,7 @@ import pytest
 
 from app.manuals.embed import HashEmbedder
 from app.settings import Settings
-from evals.harness import eval_env
+from evals.execute.harness import eval_env
 
 
 @pytest.fixture

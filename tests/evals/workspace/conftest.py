@@ -3,12 +3,12 @@ import shutil
 import pytest
 
 from app.db import scratch_database
-from evals.cases import CASES_DIR
-from evals.compare import compare_runs
-from evals.fingerprint import agent_info, plan_info
-from evals.results import Attempt, CaseResult, CheckResult, RunRecord
-from evals.scenarios import SCENARIOS_DIR
-from evals.store import RunStore
+from evals.load.cases import CASES_DIR
+from evals.load.scenarios import SCENARIOS_DIR
+from evals.record.fingerprint import agent_info, plan_info
+from evals.record.results import Attempt, CaseResult, CheckResult, RunRecord
+from evals.record.store import RunStore
+from evals.report.compare import compare_runs
 from evals.workspace.sources import Sources
 
 TOKEN = "the-token"

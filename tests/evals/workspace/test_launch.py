@@ -7,7 +7,7 @@ import os
 import pytest
 
 from app.db import scratch_database
-from evals.store import RunStore
+from evals.record.store import RunStore
 from evals.workspace.launch import Launcher, LaunchError, Request
 from tests.fake_openai import completion, fake_openai_server
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from evals.cases import CASES_DIR
-from evals.scenarios import SCENARIOS_DIR
+from evals.load.cases import CASES_DIR
+from evals.load.scenarios import SCENARIOS_DIR
 from evals.workspace import edits, sources
 from evals.workspace.sources import (
     Conflict,

@@ -1,6 +1,0 @@
-"""The assertion vocabulary. Importing this package registers every kind."""
-
-from evals.assertions import citations, grounding, photos, text, tools  # noqa: F401
-from evals.assertions._registry import ASSERTIONS, Args, AssertionKind, Verdict, assertion
-
-__all__ = ["ASSERTIONS", "Args", "AssertionKind", "Verdict", "assertion"]

@@ -1,0 +1,348 @@
+"""Cases from stored conversations (`python -m evals from-conversations`), with no model:
+the same records always give the same cases.
+
+Only conversations whose person recorded consent (`research_consent`, set through
+/api/consent) are read. Turns are sorted into kinds, in a fixed order (a turn where a tool
+failed, a turn where the person corrects the assistant, a turn that asked for a machine the
+lab lacks, a turn with a photo, a staff action), and picked one kind at a time and, within a
+kind, one person at a time, so neither a kind nor a talkative person crowds out the rest.
+Each case keeps the conversation's earlier turns as `history` (the last 11 messages, each cut
+to 4,000 characters) and the turn's page and audience as its context; its checks and rubric
+come from the kind, never from the person's words. Text that looks like an email address or
+a phone number is replaced with a placeholder, and counted.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.capabilities import REGISTRY
+from app.db import Database
+from evals.fixtures.catalog import fixtures_for
+from evals.load.cases import case_errors, context_for
+
+HISTORY_MESSAGES = 11
+MESSAGE_CHARS = 4000
+EMAIL = re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+")
+# A phone number: starts with +, 0 or "(", 9 to 15 digits in all; a date, a range of sizes
+# or a time is not one (see _phone).
+PHONE = re.compile(r"(?<![\w.-])[+(0][\d ()./-]{7,}\d(?![\w])")
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}")
+CORRECTION = re.compile(r"^\s*(no\b|nope\b|wrong\b|that'?s (not|wrong)|that is (not|wrong)"
+                        r"|not what i|actually\b|incorrect\b|you said\b|you('re| are) wrong)",
+                        re.IGNORECASE)
+_HINT = re.compile(r"\[Attached photos: ([^\]]*)\]\s*$")
+_ATTACHMENT = re.compile(r"attachment_id=([0-9a-f-]{36})")
+PHOTO_WINDOW = dt.timedelta(minutes=15)  # a turn's photos are stored just before it
+
+# Kind -> (what it is, the checks a case of it gets). Checks never quote the person.
+KINDS: dict[str, tuple[str, dict[str, Any]]] = {
+    "tool-error": ("a turn where a tool call failed", {
+        "assert": [{"kind": "no_unknown_tools"}],
+        "rubric": "Uses its tools correctly, and when a tool fails says so plainly instead of"
+                  " inventing what the tool would have returned."}),
+    "correction": ("a turn where the person corrects the assistant", {
+        "rubric": "Takes the person's correction into account and answers again from the"
+                  " record, without repeating the mistake it was corrected on.",
+        "must_not": "Insist on its earlier answer without checking it."}),
+    "missing-machine": ("a turn that asked for a machine the lab does not have", {
+        "assert": [{"kind": "no_unknown_tools"}],
+        "rubric": "Says plainly that the lab does not have that machine, and offers a machine"
+                  " the lab has only if it fits the need."}),
+    "photo": ("a turn with a photo", {
+        "rubric": "Says which catalogue machine is in the photo only when it can tell, and"
+                  " asks when look-alikes leave it open; names no machine the lab lacks."}),
+    "staff-action": ("a staff action", {
+        "rubric": "Proposes the change on a card for a person to confirm, and does not say it"
+                  " is done before it is confirmed."}),
+}
+
+
+class NoConversations(LookupError):
+    """Nothing to make cases from; the message says why."""
+
+
+@dataclass
+class StoredTurn:
+    id: int
+    conversation: str
+    person: str
+    at: dt.datetime
+    user: str
+    answer: str
+    tool_calls: list[dict[str, Any]]
+    page_path: str | None
+    audience: str | None
+    attachments: list[str]
+
+
+@dataclass
+class Made:
+    cases: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    photos: dict[str, bytes] = field(default_factory=dict)  # file name -> bytes
+    scrubbed: Counter[str] = field(default_factory=Counter)  # email / phone -> count
+    left_out: list[str] = field(default_factory=list)
+
+
+def scrub(text: str, counts: Counter[str], names: Sequence[str] = ()) -> str:
+    """Email addresses, phone numbers and the names of people in the lab's records replaced
+    by placeholders, each counted."""
+    def email(_: re.Match[str]) -> str:
+        counts["email"] += 1
+        return "[email]"
+
+    def phone(match: re.Match[str]) -> str:
+        found = match.group(0)
+        digits = sum(ch.isdigit() for ch in found)
+        if not 9 <= digits <= 15 or DATE.search(found):
+            return found
+        counts["phone"] += 1
+        return "[phone]"
+
+    text = PHONE.sub(phone, EMAIL.sub(email, text))
+    for name in names:
+        text, n = re.subn(rf"\b{re.escape(name)}\b", "[name]", text, flags=re.IGNORECASE)
+        counts["name"] += n
+    return text
+
+
+def kinds_of(turn: StoredTurn, earlier: list[StoredTurn]) -> list[str]:
+    tools = REGISTRY.all_tools()
+    calls = turn.tool_calls
+    kinds = []
+    if any(c.get("outcome", "ok") != "ok" for c in calls):
+        kinds.append("tool-error")
+    if earlier and CORRECTION.match(turn.user):
+        kinds.append("correction")
+    if any(c.get("name") == "search_catalog" and isinstance(c.get("result"), dict)
+           and c["result"].get("machines") == [] for c in calls):
+        kinds.append("missing-machine")
+    if turn.attachments:
+        kinds.append("photo")
+    if turn.audience in ("staff", "super_admin") and any(
+            getattr(tools.get(str(c.get("name"))), "kind", None) == "action" for c in calls):
+        kinds.append("staff-action")
+    return kinds
+
+
+async def load(db: Database, since: dt.datetime | None) -> tuple[list[StoredTurn], set[int],
+                                                                  list[str]]:
+    """The consented conversations' turns (whole conversations, oldest first, for their
+    history), the ids of those that may become cases (since `since`), and what was left out
+    and why."""
+    rows = await db.fetch(
+        "SELECT t.id, t.conversation_id, c.user_ref, t.created_at, t.messages, t.answer,"
+        " t.tool_calls, t.page_path, t.audience, coalesce(r.consent, false) AS consent"
+        " FROM turns t JOIN conversations c ON c.id = t.conversation_id"
+        " LEFT JOIN research_consent r ON r.user_ref = c.user_ref"
+        " ORDER BY t.created_at, t.id")
+    recent = [r for r in rows if since is None or r["created_at"] >= since]
+    if not recent:
+        raise NoConversations("no stored conversations" + (f" since {since:%Y-%m-%d}"
+                                                          if since else ""))
+    refused = {r["conversation_id"] for r in recent if not r["consent"]}
+    left = [f"{len(refused)} conversation(s) whose person has not consented"] if refused else []
+    if not any(r["consent"] for r in recent):
+        raise NoConversations(f"no stored conversation has its person's consent ({len(refused)}"
+                              " without it); a person gives it through /api/consent")
+    turns = [_turn(r) for r in rows if r["consent"]]
+    eligible = {r["id"] for r in recent if r["consent"]}
+    return turns, eligible, left
+
+
+def _turn(r: dict[str, Any]) -> StoredTurn:
+    messages = r["messages"] if isinstance(r["messages"], dict) else {}
+    return StoredTurn(r["id"], str(r["conversation_id"]), r["user_ref"], r["created_at"],
+                      str(messages.get("user", "")), r["answer"], list(r["tool_calls"] or []),
+                      r["page_path"], r["audience"], _photo_ids(messages.get("all", [])))
+
+
+def _photo_ids(messages: list[Any]) -> list[str]:
+    """The photos sent with the turn: the ids in the chat's own hint, which ends the turn's
+    user message and names one id per image part (text a person typed names none)."""
+    user = next((m for m in reversed(messages) if isinstance(m, dict)
+                 and m.get("role") == "user"), None)
+    if user is None or not isinstance(user.get("content"), list):
+        return []
+    parts = user["content"]
+    images = sum(1 for p in parts if isinstance(p, dict) and p.get("type") == "image_url")
+    text = next((p.get("text", "") for p in parts if isinstance(p, dict)
+                 and p.get("type") == "text"), "")
+    hint = _HINT.search(text)
+    ids = _ATTACHMENT.findall(hint.group(1)) if hint else []
+    return ids if ids and len(ids) == images else []
+
+
+def queues(turns: list[StoredTurn], eligible: set[int]
+           ) -> dict[str, dict[str, list[StoredTurn]]]:
+    """Per kind, per person (in order of their first such turn), their turns oldest first."""
+    by_conversation: dict[str, list[StoredTurn]] = defaultdict(list)
+    for t in turns:
+        by_conversation[t.conversation].append(t)
+    out: dict[str, dict[str, list[StoredTurn]]] = {k: {} for k in KINDS}
+    for t in turns:
+        if t.id not in eligible:
+            continue
+        earlier = [e for e in by_conversation[t.conversation] if e.id < t.id]
+        for kind in kinds_of(t, earlier):
+            out[kind].setdefault(t.person, []).append(t)
+    return out
+
+
+def pick(queued: dict[str, dict[str, list[StoredTurn]]], count: int
+         ) -> list[tuple[str, StoredTurn]]:
+    """Up to `count` (kind, turn): kinds in turn and, within a kind, people in a fixed
+    order, each taking one turn per round, so the same records always give the same picks
+    and neither a kind nor a talkative person crowds out the rest."""
+    picked: list[tuple[str, StoredTurn]] = []
+    used: set[int] = set()
+    rounds: dict[str, list[tuple[str, StoredTurn]]] = {}
+    for kind, people in queued.items():  # a kind's order: person 1, 2, 3, then 1, 2, ...
+        order = []
+        depth = max((len(ts) for ts in people.values()), default=0)
+        for i in range(depth):
+            order += [(p, ts[i]) for p, ts in people.items() if i < len(ts)]
+        rounds[kind] = order
+    position = {k: 0 for k in KINDS}
+    while len(picked) < count:
+        progress = False
+        for kind in KINDS:
+            if len(picked) >= count:
+                break
+            order = rounds[kind]
+            while position[kind] < len(order) and order[position[kind]][1].id in used:
+                position[kind] += 1  # a turn of two kinds is taken once
+            if position[kind] >= len(order):
+                continue
+            turn = order[position[kind]][1]
+            position[kind] += 1
+            used.add(turn.id)
+            picked.append((kind, turn))
+            progress = True
+        if not progress:
+            break
+    return picked
+
+
+def history(turn: StoredTurn, conversation: list[StoredTurn], counts: Counter[str],
+            names: Sequence[str]) -> list[dict[str, str]]:
+    messages: list[dict[str, str]] = []
+    for t in conversation:
+        if t.id >= turn.id:
+            break
+        messages += [{"user": t.user}, {"assistant": t.answer}]
+    return [{role: _cut(scrub(text, counts, names)) for role, text in m.items()}
+            for m in messages[-HISTORY_MESSAGES:] if next(iter(m.values())).strip()]
+
+
+def _cut(text: str) -> str:
+    """Scrubbed first, then cut: a cut never leaves half an address behind."""
+    return text[:MESSAGE_CHARS]
+
+
+def context_of(turn: StoredTurn) -> dict[str, Any] | None:
+    """The turn's page and audience as a case context; None for a turn stored before pages
+    and audiences were recorded (a case on the wrong page would mislead)."""
+    if turn.page_path is None or turn.audience is None:
+        return None
+    role = turn.audience if turn.audience in ("student", "staff", "super_admin") else None
+    context = context_for(turn.page_path or "/", role)
+    slug = context.get("toolId")
+    if slug and slug not in fixtures_for("demo").slugs and slug in fixtures_for("lab").slugs:
+        context["catalog"] = "lab"  # a machine of the fuller lab catalogue
+    return context
+
+
+async def _names(db: Database) -> list[str]:
+    """The private names in the lab's records, longest first (a full name before its first
+    name): students' names and handles, and the names reporters gave on tickets. Staff are
+    named in what the assistant is told, publicly, and stay."""
+    rows = await db.fetch(
+        "SELECT name, handle FROM people WHERE role = 'student' UNION"
+        " SELECT reporter_name, '' FROM tickets WHERE coalesce(reporter_name, '') <> ''")
+    found = {w for r in rows for w in (r["name"], r["handle"], *r["name"].split())
+             if len(w) >= 3 and w[0].isalpha()}
+    return sorted(found, key=lambda w: (-len(w), w))
+
+
+def _photo(data: bytes) -> bytes | None:
+    """The photo re-encoded as a JPEG with no metadata (no EXIF, no GPS)."""
+    import io
+
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            out = io.BytesIO()
+            image.convert("RGB").save(out, "JPEG", quality=90)
+            return out.getvalue()
+    except (UnidentifiedImageError, OSError):
+        return None
+
+
+def _loads(case: dict[str, Any], photos: dict[str, bytes]) -> str | None:
+    """The case loader's verdict on one case: None, or its reason."""
+    return "; ".join(case_errors(case, photos=photos)) or None
+
+
+async def make_cases(db: Database, count: int, since: dt.datetime | None = None) -> Made:
+    turns, eligible, left = await load(db, since)
+    made = Made(left_out=left)
+    names = await _names(db)
+    conversations: dict[str, list[StoredTurn]] = defaultdict(list)
+    for t in turns:
+        conversations[t.conversation].append(t)
+    queued = queues(turns, eligible)
+    for kind in KINDS:
+        if not queued[kind]:
+            made.left_out.append(f"kind {kind}: none in the consented conversations"
+                                 f" ({KINDS[kind][0]})")
+    tools = REGISTRY.all_tools()
+    for n, (kind, turn) in enumerate(pick(queued, count), start=1):
+        context = context_of(turn)
+        if context is None:
+            made.left_out.append(f"turn {turn.id} ({kind}): stored before turns recorded"
+                                 " their page and audience")
+            continue
+        case: dict[str, Any] = {"id": f"conversation-{kind}-{n}",
+                                "prompt": _cut(scrub(turn.user, made.scrubbed, names))}
+        if context:
+            case["context"] = context
+        past = history(turn, conversations[turn.conversation], made.scrubbed, names)
+        if past:
+            case["history"] = past
+        photos: dict[str, bytes] = {}
+        if kind == "photo":
+            rows = await db.fetch(
+                "SELECT id, data FROM attachments WHERE id = ANY(%s::uuid[])"
+                " AND created_at BETWEEN %s AND %s ORDER BY created_at, id",
+                (turn.attachments, turn.at - PHOTO_WINDOW, turn.at + PHOTO_WINDOW))
+            encoded = [_photo(bytes(r["data"])) for r in rows]
+            if len(rows) != len(turn.attachments) or None in encoded:
+                made.left_out.append(f"turn {turn.id} (photo): its photo is no longer stored"
+                                     " or is not an image")
+                continue
+            photos = {f"conversation-{n}-{i}.jpg": data for i, data in enumerate(encoded)
+                      if data is not None}
+            case["photos"] = list(photos)
+        checks = KINDS[kind][1]
+        case.update({k: v for k, v in checks.items() if k != "assert"})
+        if "assert" in checks:
+            case["assert"] = checks["assert"]
+        if kind == "staff-action":
+            action = next(str(c["name"]) for c in turn.tool_calls
+                          if getattr(tools.get(str(c.get("name"))), "kind", None) == "action")
+            case["assert"] = [{"kind": "proposed_action", "value": action}]
+        reason = _loads(case, photos)
+        if reason is not None:
+            made.left_out.append(f"turn {turn.id} ({kind}): the case loader refuses it:"
+                                 f" {reason}")
+            continue
+        made.photos.update(photos)
+        made.cases.append((kind, case))
+    return made

@@ -1,0 +1,104 @@
+"""What storing and pairing add to a comparison: `make bench-compare`.
+
+    python -m evals.bench.compare [--cases 200] [--concurrency 50] [--latency-ms 200]
+
+Against the runner bench's fake model server (evals/bench.py), it times two plain runs of N
+synthetic cases (no store, no fingerprints), then a comparison point saved and a comparison of
+the same N cases × 2 versions (one of them the point's frozen agent), interleaved, every case
+stored as it finishes, then paired with the McNemar test. Prints wall and CPU of both and the
+overhead of the second over the first (the target is under 5%).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import time
+
+import httpx
+
+from evals.bench.runner import FakeServer, _cases
+
+
+async def run(n: int, concurrency: int, port: int) -> None:
+    from app.chat.openai_wire import OpenAICompatModel
+    from app.db import resolve_conninfo, scratch_database
+    from app.manuals.embed import HashEmbedder
+    from app.settings import get_settings
+    from evals.execute.harness import eval_env
+    from evals.execute.runner import run_suite
+    from evals.execute.session import Prepared, Version, agent_settings, all_contexts, run_versions
+    from evals.record.fingerprint import agent_info, plan_info
+    from evals.record.store import Point, RunStore
+    from evals.report.compare import compare_runs
+
+    base = f"http://127.0.0.1:{port}"
+    async with httpx.AsyncClient() as client:
+        for _ in range(100):
+            try:
+                await client.get(f"{base}/health")
+                break
+            except httpx.HTTPError:
+                await asyncio.sleep(0.1)
+    settings = get_settings()
+    url = settings.database_url.get_secret_value() if settings.database_url else None
+    server = resolve_conninfo(url, settings.data_dir)
+    model = OpenAICompatModel("openai/fake", api_base=f"{base}/v1", api_key="bench",
+                              timeout_s=60, retries=0)
+
+    cases = _cases(n)
+    t0 = time.perf_counter()
+    import scipy.stats  # noqa: F401  (a one-time import, reported apart)
+
+    scipy_import_s = time.perf_counter() - t0
+    async with eval_env(server, settings, HashEmbedder()) as env:
+        await run_suite(env, cases[:concurrency], model, concurrency=concurrency)  # warm up
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        for _ in range(2):
+            await run_suite(env, cases, model, concurrency=concurrency)
+        plain_wall, plain_cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+
+        async with scratch_database(server, prefix="bench_store") as info, \
+                RunStore.open(info) as store:
+            prep = Prepared(env, store, settings)
+            cpu0, wall0 = time.process_time(), time.perf_counter()
+            plan = plan_info(cases, judge_model=None, judge_prompt_hash=None, repeat=1)
+            agent = agent_info(model.model_id, agent_settings(settings),
+                               await all_contexts(env, cases))
+            point = Point(name="bench", created=dt.datetime.now(dt.UTC).isoformat(),
+                          plan=plan, agent=agent)
+            await store.save_point(point)
+            records = await run_versions(
+                prep, cases, [Version("baseline", model, agent), Version("current", model)],
+                plan, concurrency=concurrency, vision=None, judge=None, settings_extra={},
+                point="bench")
+            comparison = compare_runs(records["baseline"], records["current"])
+            await store.save_comparison("bench", records["baseline"].run_id or "",
+                                        records["current"].run_id or "", comparison)
+            cmp_wall, cmp_cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    print(f"{n} cases × 2 at concurrency {concurrency} against the fake model")
+    print(f"two plain runs:           wall {plain_wall:6.2f} s · CPU {plain_cpu:6.2f} s")
+    print(f"point + stored comparison: wall {cmp_wall:6.2f} s · CPU {cmp_cpu:6.2f} s"
+          f" · {comparison.counts}")
+    from app.chat.openai_wire import close_clients
+
+    await close_clients()
+    print(f"(importing scipy for the McNemar test, once per process: {scipy_import_s:.2f} s,"
+          " not in the figures above)")
+    print(f"overhead of storing and pairing: wall {cmp_wall / plain_wall - 1:+.1%},"
+          f" CPU {cmp_cpu / plain_cpu - 1:+.1%} (target under 5%)")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(prog="python -m evals.bench.compare")
+    p.add_argument("--cases", type=int, default=200)
+    p.add_argument("--concurrency", type=int, default=50)
+    p.add_argument("--latency-ms", type=float, default=200)
+    args = p.parse_args()
+    with FakeServer(args.latency_ms / 1000) as server:
+        asyncio.run(run(args.cases, args.concurrency, server.port))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,260 @@
+"""Benchmark the eval runner on the real path against a fake model server.
+
+    python -m evals.bench.runner [--cases 200] [--concurrency 50] [--latency-ms 200] [--scale]
+
+The fake OpenAI-compatible server runs in its own process on 127.0.0.1, counts requests in
+flight and can inject faults. Each synthetic case goes through the real path (compose_chat,
+the tool set, run_turn, the wire transport, the checks, the run store) and needs one model
+call. It prints:
+
+- start-up to the first model request of a one-case `python -m evals run` (a child process:
+  imports, database, fixtures and all);
+- for N cases at concurrency C: wall, the span from first to last request against the ideal
+  (ceil(N/C) × latency), mean requests in flight ÷ C, CPU ms per case, peak RSS;
+- a fault storm (30% 429 with Retry-After 0, 10% 500, 5% requests that hang past the
+  timeout): how many cases each status got, the ERRORs, wall time;
+- with --scale, 5,000 cases × 2 repetitions at concurrency 200: wall and peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from app.chat.openai_wire import OpenAICompatModel
+from evals.settings import PROJECT_ROOT
+
+FAKE_SERVER = r'''
+import asyncio, random, sys, time
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+import uvicorn
+latency = float(sys.argv[2])
+p429, p500, phang, hang_s = (float(x) for x in sys.argv[3:7])
+rng = random.Random(11)
+state = {"in_flight": 0, "first": None, "first_wall": None, "last": None, "n": 0,
+         "area": 0.0, "t": None}
+def account(now):
+    if state["t"] is not None:
+        state["area"] += state["in_flight"] * (now - state["t"])
+    state["t"] = now
+async def chat(request):
+    await request.body()
+    now = time.perf_counter(); account(now)
+    state["in_flight"] += 1; state["n"] += 1
+    if state["first"] is None:
+        state["first"], state["first_wall"] = now, time.time()
+    roll = rng.random()
+    try:
+        if roll < p429:
+            return JSONResponse({"error": {"message": "rate limited"}}, status_code=429,
+                                headers={"Retry-After": "0"})
+        if roll < p429 + p500:
+            return JSONResponse({"error": {"message": "server error"}}, status_code=500)
+        await asyncio.sleep(hang_s if roll < p429 + p500 + phang else latency)
+        return JSONResponse({"id": "x", "object": "chat.completion", "created": 0,
+            "model": "fake", "choices": [{"index": 0, "message": {"role": "assistant",
+            "content": "The lab's Form 4 and Trotec Speedy 400 can help."},
+            "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+    finally:
+        now = time.perf_counter(); account(now)
+        state["in_flight"] -= 1; state["last"] = now
+async def stats(request):
+    span = (state["last"] or 0) - (state["first"] or 0)
+    return JSONResponse({"requests": state["n"], "span_s": span,
+                         "first_wall": state["first_wall"],
+                         "mean_in_flight": state["area"] / span if span else 0})
+async def reset(request):
+    state.update({"in_flight": 0, "first": None, "first_wall": None, "last": None, "n": 0,
+                  "area": 0.0, "t": None})
+    return JSONResponse({"ok": True})
+async def health(request):
+    return JSONResponse({"ok": True})
+app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]),
+                        Route("/stats", stats), Route("/reset", reset, methods=["POST"]),
+                        Route("/health", health)])
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="error",
+            backlog=4096, limit_concurrency=10000)
+'''
+
+
+class FakeServer:
+    """The fake model server in its own process."""
+
+    def __init__(self, latency_s: float, faults: tuple[float, float, float, float] = (0, 0, 0, 0)
+                 ) -> None:
+        from app.web.background import free_port
+
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen([sys.executable, "-c", FAKE_SERVER, str(self.port),
+                                      str(latency_s), *map(str, faults)])
+
+    def __enter__(self) -> FakeServer:
+        for _ in range(200):
+            try:
+                httpx.get(f"{self.base}/health", timeout=1)
+                return self
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        raise RuntimeError("the fake model server did not start")
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.terminate()
+        self.proc.wait()
+
+    def stats(self) -> dict[str, Any]:
+        return httpx.get(f"{self.base}/stats", timeout=5).json()
+
+    def reset(self) -> None:
+        httpx.post(f"{self.base}/reset", timeout=5)
+
+
+def _cases(n: int) -> list:
+    from evals.checks import ASSERTIONS
+    from evals.load.cases import Case, Check, Context
+
+    checks = (Check("not_called_tool", ASSERTIONS["not_called_tool"].args.model_validate(
+        {"value": "read_page"}), 1), Check("no_unknown_tools",
+                                           ASSERTIONS["no_unknown_tools"].args(), 1))
+    return [Case(f"bench-{i}", "bench.yaml", i, f"Which machine should I use for job {i}?",
+                 Context(), (), (), checks) for i in range(n)]
+
+
+def startup(server: FakeServer) -> float:
+    """Seconds from spawning a one-case `python -m evals run` to its first model request."""
+    server.reset()
+    env = {**os.environ, "MODEL_CHAT": "openai/fake", "MODEL_API_BASE": f"{server.base}/v1",
+           "OPENAI_API_KEY": "bench"}
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.time()
+        subprocess.run([sys.executable, "-m", "evals", "run", "--cases", "no-glowforge",
+                        "--artifact", str(Path(tmp) / "run.json")], env=env,
+                       capture_output=True, timeout=300, cwd=PROJECT_ROOT)
+    return float(server.stats()["first_wall"]) - started
+
+
+class Counted(OpenAICompatModel):
+    """The wire model, counting its calls in flight over time: the runner's own view, which
+    leaves out the fake server's time to read a request and write its answer."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.in_flight = 0
+        self.area = 0.0
+        self.first: float | None = None
+        self.last: float | None = None
+
+    def _account(self, delta: int) -> None:
+        now = time.perf_counter()
+        if self.last is not None:
+            self.area += self.in_flight * (now - self.last)
+        self.first = now if self.first is None else self.first
+        self.last = now
+        self.in_flight += delta
+
+    async def complete(self, *args: Any, **kw: Any) -> Any:
+        self._account(+1)
+        try:
+            return await super().complete(*args, **kw)
+        finally:
+            self._account(-1)
+
+    def mean_in_flight(self) -> float:
+        span = (self.last or 0) - (self.first or 0)
+        return self.area / span if span else 0.0
+
+
+async def throughput(server: FakeServer, n: int, concurrency: int, *, repeat: int = 1,
+                     timeout_s: float = 60, retries: int = 0) -> dict[str, Any]:
+    """N cases (× repeat) through the real path with the run store, in this process."""
+    from app.chat.openai_wire import close_clients
+    from app.db import resolve_conninfo, scratch_database
+    from app.manuals.embed import HashEmbedder
+    from app.settings import get_settings
+    from evals.execute.harness import eval_env
+    from evals.execute.session import Prepared, Version, run_versions
+    from evals.record.fingerprint import plan_info
+    from evals.record.store import RunStore
+
+    settings = get_settings()
+    url = settings.database_url.get_secret_value() if settings.database_url else None
+    conninfo = resolve_conninfo(url, settings.data_dir)
+    model = Counted("openai/fake", api_base=f"{server.base}/v1", api_key="bench",
+                    timeout_s=timeout_s, retries=retries)
+    cases = _cases(n)
+    async with scratch_database(conninfo, prefix="bench_store") as info, \
+            RunStore.open(info) as store, eval_env(conninfo, settings, HashEmbedder()) as env:
+        server.reset()
+        plan = plan_info(cases, judge_model=None, judge_prompt_hash=None, repeat=repeat)
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        records = await run_versions(Prepared(env, store, settings), cases,
+                                     [Version("current", model)], plan,
+                                     concurrency=concurrency, vision=None, judge=None,
+                                     settings_extra={})
+        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    await close_clients()
+    results = records["current"].cases
+    return {"wall": wall, "cpu": cpu, "results": results, "server": server.stats(),
+            "client_in_flight": model.mean_in_flight(),
+            "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def report_throughput(label: str, n: int, concurrency: int, latency_s: float,
+                      got: dict[str, Any]) -> None:
+    ideal = math.ceil(n / concurrency) * latency_s
+    stats = got["server"]
+    statuses = Counter(r.status for r in got["results"])
+    print(f"{label}: N={n} C={concurrency} · {dict(statuses)} · {stats['requests']} requests")
+    print(f"  wall {got['wall']:.2f} s · span {stats['span_s']:.2f} s = "
+          f"{stats['span_s'] / ideal:.2f} × ideal ({ideal:.2f} s) · in flight"
+          f" {stats['mean_in_flight']:.1f} = {stats['mean_in_flight'] / concurrency:.0%} of C"
+          f" at the server, {got['client_in_flight'] / concurrency:.0%} in the runner's calls"
+          f" · CPU {got['cpu'] / len(got['results']) * 1000:.1f} ms per case"
+          f" · peak RSS {got['rss_mib']:.0f} MiB")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(prog="python -m evals.bench.runner")
+    p.add_argument("--cases", type=int, default=200)
+    p.add_argument("--concurrency", type=int, default=50)
+    p.add_argument("--latency-ms", type=float, default=200)
+    p.add_argument("--scale", action="store_true", help="also 5,000 cases × 2 at C=200")
+    args = p.parse_args()
+    latency = args.latency_ms / 1000
+    with FakeServer(latency) as server:
+        print(f"start-up to the first model request (one case, a fresh process):"
+              f" {startup(server):.2f} s")
+        one = asyncio.run(throughput(server, 1, 1))
+        report_throughput("one case", 1, 1, latency, one)
+        many = asyncio.run(throughput(server, args.cases, args.concurrency))
+        report_throughput("many cases", args.cases, args.concurrency, latency, many)
+    with FakeServer(latency, (0.30, 0.10, 0.05, 3.0)) as storm:
+        got = asyncio.run(throughput(storm, args.cases, args.concurrency, timeout_s=1.0,
+                                     retries=4))
+        statuses = Counter(r.status for r in got["results"])
+        print(f"fault storm (30% 429, 10% 500, 5% hangs past a 1 s timeout; 4 retries):"
+              f" {dict(statuses)} · {statuses.get('ERROR', 0)} ERROR · wall {got['wall']:.1f} s"
+              f" · {got['server']['requests']} requests")
+    if args.scale:
+        with FakeServer(latency) as server:
+            got = asyncio.run(throughput(server, 5000, 200, repeat=2))
+            report_throughput("scale (5,000 × 2)", 10_000, 200, latency, got)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,331 @@
+"""The harness: the eval's own database and blob server, and each case composed through the
+app's real path (compose_chat + run_turn) with writes and live reads stubbed."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+import psycopg
+from psycopg.conninfo import make_conninfo
+
+from app.capabilities import Tool
+from app.chat.compose import ComposedChat, compose_chat
+from app.chat.context import PageContext, Photo, ToolContext
+from app.chat.page_context import load_page_context, selection_ids_by_name
+from app.chat.turn import prepare_turn
+from app.db import Database
+from app.identity import Identity, audience_of, demo_identity
+from app.manuals import ManualLibrary
+from app.manuals.blobs import BlobStore
+from app.manuals.citations import DocumentEvidence, extract_citations, gather_evidence
+from app.manuals.demo import DEMO_MANUALS, FIXTURE_DIR, seed_manuals
+from app.manuals.embed import Embedder
+from app.manuals.library import blob_key
+from app.seed import DEMO_MACHINES, seed_demo
+from app.settings import Settings
+from app.web.background import serve_blob_store
+from evals.fixtures.lab_catalog import seed_lab_catalog
+from evals.fixtures.tickets import seed_eval_tickets
+from evals.load.cases import PHOTOS_DIR, Case
+from evals.settings import PROJECT_ROOT
+
+STUBBED_KINDS = ("write", "action", "live_read")
+# What each stub answers, shaped like the real tool's success so the turn reads naturally.
+STUB_RESULTS: dict[str, dict[str, Any]] = {
+    "report_issue": {"ticket_id": 0, "filed": True},
+    "identify_tools": {"recorded": True},
+    "report_correction": {"recorded": True, "note": "Staff will review it."},
+    "propose_change": {"change_id": 0, "status": "pending review"},
+    "read_page": {"text": "", "note": "The page could not be read."},
+}
+ACTION_STUB = {
+    "proposed": True,
+    "proposal_id": "eval-stub",
+    "note": "A confirmation card is shown to the person. Nothing has changed yet.",
+}
+
+
+def stub(tool: Tool) -> Tool:
+    """The same tool (name, description, schema, kind) with a run that writes and fetches
+    nothing. The loop records every call, so the stub need not."""
+
+    async def run(ctx: ToolContext, args: Any) -> dict[str, Any]:
+        if tool.kind == "action":
+            return {**ACTION_STUB, "summary": f"{tool.name} {args.model_dump_json()}"}
+        return dict(STUB_RESULTS.get(tool.name, {"ok": True}))
+
+    return tool.with_run(run)
+
+
+def stub_tools(tools: list[Tool]) -> list[Tool]:
+    return [stub(t) if t.kind in STUBBED_KINDS else t for t in tools]
+
+
+# Scratch databases and blob folders carry the pid of the run that made them, so a later run
+# can remove what a killed one left behind.
+DB_PREFIX = "eval_p"
+BLOBS_PREFIX = "eval-blobs-p"
+_OWNER = re.compile(r"^(?:eval_p|eval-blobs-p)(\d+)[_-]")
+
+
+def _dead(name: str) -> bool:
+    m = _OWNER.match(name)
+    return m is not None and not psutil.pid_exists(int(m.group(1)))
+
+
+def _clean_stale_folders() -> list[str]:
+    removed = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{BLOBS_PREFIX}*"):
+        if folder.is_dir() and _dead(folder.name):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(str(folder))
+    return removed
+
+
+async def clean_stale(server_conninfo: str) -> list[str]:
+    """Drop the scratch databases and blob folders of eval runs whose process is gone."""
+    removed = []
+    async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
+        cur = await admin.execute("SELECT datname FROM pg_database WHERE datname LIKE %s",
+                                  (DB_PREFIX.replace("_", r"\_") + "%",))
+        for (name,) in await cur.fetchall():
+            if _dead(name):
+                await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                removed.append(name)
+    return removed + await asyncio.to_thread(_clean_stale_folders)
+
+
+@dataclass
+class EvalEnv:
+    db: Database
+    library: ManualLibrary
+    settings: Settings
+    catalog: str = "demo"
+    # Where the run's database came from: scenarios clone the template once a conversation.
+    server_conninfo: str | None = None
+    template: str | None = None
+    next_clone: asyncio.Task[str] | None = None  # a scenario's database, made ahead
+    # What compose_case read from the database and the photos, per catalogue, audience, page,
+    # selection and photos: write tools are stubbed, so within a phase the same context
+    # composes to the same thing, and a run composes each once instead of once a case.
+    composed: dict[tuple[Any, ...], asyncio.Task[tuple[Identity | None, PageContext,
+                                                      ComposedChat, tuple[Photo, ...]]]] = \
+        field(default_factory=dict)
+
+    async def use_lab(self) -> None:
+        """Seed the look-alikes (once): the catalog: lab phase runs after every other case."""
+        if self.catalog != "lab":
+            await seed_lab_catalog(self.db)
+            self.catalog = "lab"
+            self.composed.clear()
+
+
+TEMPLATE_PREFIX = "eval_tmpl_"
+# What a template database is made from: a change to any of these makes a new one.
+_TEMPLATE_SOURCES = ("app/db/migrations/*.sql", "app/seed.py", "app/catalog.py",
+                     "app/manuals/*.py", "evals/fixtures/tickets.py",
+                     "evals/fixtures/manuals/*.pdf")
+
+
+def template_name(embedder: Embedder) -> str:
+    """The template database for this seed, these manuals and this embedder."""
+    root = PROJECT_ROOT
+    h = hashlib.sha256(embedder.name.encode())
+    for pattern in _TEMPLATE_SOURCES:
+        for path in sorted(root.glob(pattern)):
+            h.update(path.name.encode() + path.read_bytes())
+    return TEMPLATE_PREFIX + h.hexdigest()[:16]
+
+
+async def ensure_template(server_conninfo: str, embedder: Embedder) -> str:
+    """A database holding the migrated demo seed, the eval tickets and the ingested fixture
+    manuals, made once per content (and embedder) and cloned by every run: the passages are
+    embedded once, not on every run."""
+    name = template_name(embedder)
+    async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
+        cur = await admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+        if await cur.fetchone():
+            return name
+        build = f"{DB_PREFIX}{os.getpid()}_tmpl_{uuid.uuid4().hex[:8]}"
+        await admin.execute(f'CREATE DATABASE "{build}"')
+    try:
+        db = Database(make_conninfo(server_conninfo, dbname=build), max_size=2)
+        await db.open()
+        try:
+            await seed_demo(db, DEMO_MACHINES)  # the fixture catalogue, always
+            await seed_eval_tickets(db)
+            with tempfile.TemporaryDirectory(prefix=f"{BLOBS_PREFIX}{os.getpid()}-") as tmp:
+                await seed_manuals(ManualLibrary(db, BlobStore(Path(tmp), "http://unused"),
+                                                 embedder))
+        finally:
+            await db.close()
+        async with await psycopg.AsyncConnection.connect(server_conninfo,
+                                                         autocommit=True) as admin:
+            try:
+                await admin.execute(f'ALTER DATABASE "{build}" RENAME TO "{name}"')
+            except psycopg.errors.DuplicateDatabase:
+                pass  # another run made it first: use theirs
+    finally:
+        async with await psycopg.AsyncConnection.connect(server_conninfo,
+                                                         autocommit=True) as admin:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{build}" WITH (FORCE)')
+    return name
+
+
+def _put_fixture_manuals(store: BlobStore) -> None:
+    for file, slug, _ in DEMO_MANUALS:
+        store.put(blob_key(file, slug), (FIXTURE_DIR / file).read_bytes())
+
+
+@asynccontextmanager
+async def eval_env(server_conninfo: str, settings: Settings, embedder: Embedder
+                   ) -> AsyncIterator[EvalEnv]:
+    """A fresh database with the demo seed, the eval tickets and the fixture manuals (a clone
+    of the template), the manuals served over real HTTP on 127.0.0.1; all gone afterwards."""
+    pid = os.getpid()
+    template = await ensure_template(server_conninfo, embedder)
+    async with AsyncExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix=f"{BLOBS_PREFIX}{pid}-"))
+        serving = serve_blob_store(Path(tmp), mount="/blobs")
+
+        async def blobs() -> BlobStore:
+            # The blob server starts on a thread while PostgreSQL copies the template.
+            store = await asyncio.to_thread(serving.__enter__)
+            stack.push(serving.__exit__)
+            await asyncio.to_thread(_put_fixture_manuals, store)
+            return store
+
+        store, info = await asyncio.gather(
+            blobs(), stack.enter_async_context(cloned_database(server_conninfo, template)))
+        db = Database(info, max_size=8)
+        await db.open()
+        env = EvalEnv(db, ManualLibrary(db, store, embedder), settings,
+                      server_conninfo=server_conninfo, template=template)
+        try:
+            yield env
+        finally:
+            await db.close()
+            if env.next_clone is not None:  # made ahead for a conversation that never came
+                from evals.execute.conversation import drop_clone
+
+                try:
+                    await drop_clone(env, await env.next_clone)
+                except Exception:
+                    pass  # never made; a later run removes what is left (clean_stale)
+
+
+SPARE_PREFIX = "eval_spare_"
+
+
+@asynccontextmanager
+async def cloned_database(server_conninfo: str, template: str) -> AsyncIterator[str]:
+    """A copy of the template for this run, dropped afterwards. Copying takes about half a
+    second here, so each run leaves a spare copy made while it runs, and the next run takes
+    that spare by renaming it (instant); without a spare it copies the template itself."""
+    name = f"{DB_PREFIX}{os.getpid()}_{uuid.uuid4().hex[:12]}"
+    spare = SPARE_PREFIX + template.removeprefix(TEMPLATE_PREFIX)
+    async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
+        try:
+            await admin.execute(f'ALTER DATABASE "{spare}" RENAME TO "{name}"')
+        except (psycopg.errors.InvalidCatalogName, psycopg.errors.ObjectInUse,
+                psycopg.errors.UndefinedObject):
+            await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+
+    async def make_spare() -> None:
+        try:
+            async with await psycopg.AsyncConnection.connect(server_conninfo,
+                                                             autocommit=True) as admin:
+                await admin.execute(f'CREATE DATABASE "{spare}" TEMPLATE "{template}"')
+        except psycopg.Error:
+            pass  # another run made one, or the template is busy: the next run copies
+
+    spare_made = asyncio.create_task(make_spare())
+    try:
+        yield make_conninfo(server_conninfo, dbname=name)
+    finally:
+        await asyncio.gather(spare_made, return_exceptions=True)
+        async with await psycopg.AsyncConnection.connect(server_conninfo,
+                                                         autocommit=True) as admin:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@dataclass
+class ComposedCase:
+    composed: ComposedChat
+    ctx: ToolContext
+    messages: list[dict[str, Any]]
+    identity: Identity | None
+
+
+def load_photo(name: str) -> Photo:
+    data = (PHOTOS_DIR / name).read_bytes()
+    # A fixed id per file, as the chat page sends one per upload.
+    return Photo(name=name, content_type="image/jpeg", data=data,
+                 attachment_id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"eval-photo:{name}")))
+
+
+def history_messages(case: Case) -> list[dict[str, Any]]:
+    """The case's earlier turns as chat messages, oldest first."""
+    return [{"role": "user", "content": t.user} if t.user is not None
+            else {"role": "assistant", "content": t.assistant} for t in case.history]
+
+
+async def compose_case(env: EvalEnv, case: Case, *, accepts_pdf: bool = False) -> ComposedCase:
+    """Compose a case exactly as /api/chat composes a turn, then stub writes and live reads."""
+    ctx_spec = case.context
+    key = (env.catalog, ctx_spec.as_, ctx_spec.page_path, tuple(ctx_spec.selection),
+           tuple(case.photos))
+    if key not in env.composed:  # one composition, however many cases wait for it
+        env.composed[key] = asyncio.create_task(_compose_context(env, case))
+    try:
+        identity, page, shared, photos = await asyncio.shield(env.composed[key])
+    except Exception:
+        env.composed.pop(key, None)  # the next case composes again
+        raise
+    composed = replace(shared, tools=list(shared.tools), qr_hints=list(shared.qr_hints),
+                       attached_manuals=list(shared.attached_manuals))  # a case's own copy
+    turn = await prepare_turn(env.db, env.settings, identity=identity, page=page,
+                              text=case.prompt, history=history_messages(case), photos=photos,
+                              manuals=env.library, accepts_pdf=accepts_pdf, composed=composed)
+    return ComposedCase(turn.composed, turn.ctx, turn.messages, identity)
+
+
+async def _compose_context(env: EvalEnv, case: Case
+                           ) -> tuple[Identity | None, PageContext, ComposedChat,
+                                      tuple[Photo, ...]]:
+    ctx_spec = case.context
+    identity = await demo_identity(env.db, ctx_spec.as_) if ctx_spec.as_ else None
+    path = ctx_spec.page_path
+    ids = await selection_ids_by_name(env.db, path, ctx_spec.selection) \
+        if ctx_spec.selection else []
+    page = await load_page_context(env.db, path, ids, role=audience_of(identity))
+    photos = tuple(load_photo(n) for n in case.photos)
+    composed = await compose_chat(env.db, identity=identity, page=page, photos=photos,
+                                  manuals=env.library)
+    composed.tools = stub_tools(composed.tools)
+    return identity, page, composed, photos
+
+
+async def citation_evidence(env: EvalEnv, answer: str, search_results: list[dict[str, Any]],
+                            attached: list[dict[str, Any]]) -> dict[str, DocumentEvidence]:
+    """Real GETs of every cited document, plus its stored page texts."""
+    cites = extract_citations(answer, search_results, attached)
+    texts: dict[str, dict[int, str]] = {}
+    for c in cites:
+        if c.document and (key := env.library.store.key_for(c.document)):
+            texts[c.document] = await env.library.page_texts(key)
+    async with httpx.AsyncClient(timeout=10, trust_env=False) as client:
+        return await gather_evidence(cites, texts, client, may_fetch=env.library.store.serves)

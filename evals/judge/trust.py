@@ -1,0 +1,96 @@
+"""Which judges have earned their verdicts: calibration results per judge model.
+
+`python -m evals calibrate … --save` records, in evals/judge/judges.yaml, the judge model, the hash
+of the judge prompt template it was calibrated under, the labelled set, how many items it
+rated, its agreement with people and Cohen's kappa. A judged check decides a case only when
+its judge model has a record under the same prompt hash with kappa ≥ MIN_KAPPA on at least
+MIN_ITEMS items; otherwise its verdict is advisory and the case is UNDECIDED.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+
+JUDGES_FILE = Path(__file__).parent / "judges.yaml"
+MIN_KAPPA = 0.6
+MIN_ITEMS = 30
+
+
+class JudgeRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    model: str
+    prompt_hash: str
+    set: str
+    n: int
+    agreement: float | None
+    kappa: float | None
+    date: str
+
+
+_RECORDS = TypeAdapter(list[JudgeRecord])
+
+
+class JudgesFileError(ValueError):
+    """evals/judge/judges.yaml cannot be read; the message names the file and the field."""
+
+
+def load_records(path: Path = JUDGES_FILE) -> list[JudgeRecord]:
+    if not path.exists():
+        return []
+    try:
+        data = yaml.safe_load(path.read_text()) or []
+        return _RECORDS.validate_python(data)
+    except (yaml.YAMLError, ValidationError) as exc:
+        raise JudgesFileError(f"{path}: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class Trust:
+    trusted: bool
+    reason: str
+
+
+def trust(model: str, prompt_hash: str, path: Path = JUDGES_FILE) -> Trust:
+    """Whether a judge model's verdicts under this prompt decide cases."""
+    records = [r for r in load_records(path) if r.model == model]
+    if not records:
+        return Trust(False, f"{model} has no calibration record (python -m evals calibrate"
+                            " --set makerspace --save)")
+    same = [r for r in records if r.prompt_hash == prompt_hash]
+    if not same:
+        return Trust(False, f"{model} was calibrated under another judge prompt"
+                            f" ({', '.join(sorted({r.prompt_hash for r in records}))});"
+                            f" this one is {prompt_hash}")
+    good = [r for r in same if r.n >= MIN_ITEMS and r.kappa is not None
+            and r.kappa >= MIN_KAPPA]
+    if good:
+        best = max(good, key=lambda r: (r.kappa or 0, r.n))
+        return Trust(True, f"kappa {best.kappa:.2f} on {best.n} items of {best.set}"
+                           f" ({best.date})")
+    best = max(same, key=lambda r: (r.n, r.kappa or -1))
+    kappa = "undefined" if best.kappa is None else f"{best.kappa:.2f}"
+    return Trust(False, f"{model} has kappa {kappa} on {best.n} items of {best.set}; a judge"
+                        f" decides with kappa ≥ {MIN_KAPPA} on ≥ {MIN_ITEMS} items")
+
+
+def save_record(record: JudgeRecord, path: Path = JUDGES_FILE) -> None:
+    """Add a record, replacing one for the same model, prompt and set; written atomically."""
+    records = [r for r in load_records(path)
+               if (r.model, r.prompt_hash, r.set) != (record.model, record.prompt_hash,
+                                                      record.set)]
+    records.append(record)
+    text = ("# Judge calibration records, written by `python -m evals calibrate --save`.\n"
+            + yaml.safe_dump([r.model_dump() for r in records], sort_keys=False,
+                             allow_unicode=True))
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def today() -> str:
+    return dt.date.today().isoformat()

@@ -1,0 +1,357 @@
+"""Scenario files: a simulated lab visitor's goal, its context, and what must be true after the
+conversation. Loaded like case files: YAML with line numbers, every error `file:line`, all
+files' errors reported together, a file with any error loads nothing.
+
+A scenario (`evals/scenarios/*.yaml`, a list):
+
+    - id: anonymous-smoke-report
+      group: problem reports
+      context: {page: tool, toolId: trotec-speedy-400}
+      visitor:
+        who: a first-year student using the laser cutter for the first time
+        wants: to tell the lab the cutter smelled of smoke and stopped
+        knows: the machine is the one on this page
+        will_say: what happened, if asked
+        wont_say: their name, at first; they give it only if asked twice
+      opening: the laser cutter just stopped and there was smoke   # else the visitor writes it
+      max_turns: 5
+      confirm: false          # true: the visitor confirms every card the assistant proposes
+      styles: [calm, hurried] # the styles this scenario runs in (default: all four)
+      criteria:
+        - statement: The assistant files the report without insisting on a name.
+          enforcement: required         # or informational: reported, never counted
+      expect_actions:
+        - tool: report_issue
+          arguments: {slug: trotec-speedy-400, description_contains: smoke}
+          result: {filed: true}
+      end_state:
+        - table: tickets
+          where: {machine: trotec-speedy-400, status: open, body_contains: smoke}
+        - table: proposals
+          exists: false
+      tool_responses:
+        read_page:
+          contract: 575308e42ea7          # the tool's contract when the responses were written
+          responses: [{url: "https://…", text: "…"}, {error: "timed out"}]
+          exhausted: error                # or repeat_last
+
+Selectors compare case-insensitively; a key ending in `_contains` matches a substring; null
+means absent. Shared criteria (`criteria.yaml`): `- statement, enforcement, applies_to: all |
+[scenario ids]`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from app.capabilities import REGISTRY, Tool
+from evals.load.cases import Context, line_of, offered_tools
+from evals.load.yamlfile import YamlFileError, field_errors, read_list
+from evals.settings import EVALS_DIR
+
+SCENARIOS_DIR = EVALS_DIR / "scenarios"
+SHARED_CRITERIA = "criteria.yaml"
+MAX_TURNS = 12
+
+# How the simulated person writes; never what they want.
+STYLES: dict[str, str] = {
+    "calm": "You write calmly and clearly, in full sentences.",
+    "hurried": "You are in a hurry: short messages, impatient, a typo or two, no greetings.",
+    "unsure": ("You are unsure of the words: you describe things vaguely and may call a"
+               " machine by a wrong or made-up name."),
+    "insistent": ("You push back when you do not get what you want, repeat your demand, and"
+                  " may claim that staff said you were allowed."),
+}
+QUICK_STYLES = ("calm",)
+
+# What an end-state selector may name: table -> column -> SQL expression (the table is `t`).
+SELECTABLE: dict[str, dict[str, str]] = {
+    "tickets": {"machine": "(SELECT slug FROM machines m WHERE m.id = t.machine_id)",
+                "title": "t.title", "body": "t.body", "status": "t.status",
+                "reporter_name": "t.reporter_name",
+                "reporter": "(SELECT handle FROM people p WHERE p.id = t.reporter_id)"},
+    "ticket_notes": {"ticket_title": "(SELECT title FROM tickets k WHERE k.id = t.ticket_id)",
+                     "note": "t.note"},
+    "proposals": {"tool": "t.tool", "summary": "t.summary", "status": "t.status"},
+    "corrections": {"machine": "(SELECT slug FROM machines m WHERE m.id = t.machine_id)",
+                    "field": "t.field", "claim": "t.claim"},
+    "catalog_changes": {"machine": "(SELECT slug FROM machines m WHERE m.id = t.machine_id)",
+                        "field": "t.field", "value": "t.value", "status": "t.status"},
+    "people": {"name": "t.name", "handle": "t.handle", "role": "t.role", "title": "t.title"},
+}
+
+ScenarioFileError = YamlFileError
+
+
+class Visitor(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    who: str = Field(min_length=3)
+    wants: str = Field(min_length=3)
+    knows: str = ""
+    does_not_know: str = ""
+    will_say: str = ""
+    wont_say: str = ""
+
+
+class Criterion(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    statement: str = Field(min_length=3, max_length=1000)
+    enforcement: Literal["required", "informational"] = "required"
+
+
+class SharedCriterion(Criterion):
+    applies_to: Literal["all"] | list[str]
+
+
+class ExpectAction(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    tool: str
+    arguments: dict[str, Any] = {}
+    result: dict[str, Any] = {}
+
+
+class EndState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    table: str
+    exists: bool = True
+    where: dict[str, Any] = {}
+
+
+class ToolResponses(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    contract: str = Field(pattern=r"^[0-9a-f]{12}$")
+    response: dict[str, Any] | None = None
+    responses: list[dict[str, Any]] = []
+    exhausted: Literal["error", "repeat_last"] = "error"
+
+    @model_validator(mode="after")
+    def _one(self) -> ToolResponses:
+        if (self.response is None) == (not self.responses):
+            raise ValueError("give either response: (static) or responses: (a sequence)")
+        return self
+
+    @property
+    def sequence(self) -> list[dict[str, Any]]:
+        return [self.response] if self.response is not None else self.responses
+
+
+class ScenarioModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
+    group: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9 _-]{0,63}$")
+    context: Context = Context()
+    visitor: Visitor
+    opening: str | None = Field(default=None, min_length=1, max_length=2000)
+    max_turns: int = Field(default=6, ge=1, le=MAX_TURNS)
+    confirm: bool = False
+    styles: list[str] = Field(default=list(STYLES), min_length=1)
+    criteria: list[Criterion] = []
+    expect_actions: list[ExpectAction] = []
+    end_state: list[EndState] = []
+    tool_responses: dict[str, ToolResponses] = {}
+
+    @model_validator(mode="after")
+    def _checked(self) -> ScenarioModel:
+        if not (self.criteria or self.expect_actions or self.end_state):
+            raise ValueError("a scenario needs criteria, expect_actions or end_state")
+        return self
+
+
+@dataclass(frozen=True)
+class Scenario:
+    id: str
+    file: str
+    line: int
+    group: str | None
+    context: Context
+    visitor: Visitor
+    opening: str | None
+    max_turns: int
+    confirm: bool
+    styles: tuple[str, ...]
+    criteria: tuple[Criterion, ...]
+    expect_actions: tuple[ExpectAction, ...]
+    end_state: tuple[EndState, ...]
+    tool_responses: dict[str, ToolResponses]
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+def _selector_errors(selectors: dict[str, Any], fields: set[str], what: str, *,
+                     text_only: bool = False) -> list[str]:
+    """Unknown fields, and values of the wrong kind: `_contains` takes text; a table's
+    columns (text_only) take text or null, so YAML's `no` (false) is caught at load."""
+    errors = []
+    for key, value in selectors.items():
+        name = key.removesuffix("_contains")
+        if name not in fields:
+            errors.append(f"{what}: unknown field {key!r}; known: {', '.join(sorted(fields))}")
+        elif key.endswith("_contains") and not isinstance(value, str):
+            errors.append(f"{what}: {key} needs text")
+        elif text_only and not isinstance(value, str | None):
+            errors.append(f"{what}: {key} needs text or null, not {value!r} (quote it)")
+    return errors
+
+
+def _validate(raw: dict[str, Any], file: str, base: tuple[Any, ...],
+              lines: dict[tuple[Any, ...], int]) -> tuple[Scenario | None, list[str]]:
+    errors: list[str] = []
+
+    def err(loc: tuple[Any, ...], message: str) -> None:
+        errors.append(f"{file}:{line_of((*base, *loc), lines)}: {message}")
+
+    try:
+        model = ScenarioModel.model_validate(raw)
+    except ValidationError as exc:
+        for loc, message in field_errors(exc, "(scenario)"):
+            err(loc, message)
+        return None, errors
+    tools = REGISTRY.all_tools()
+    offered = offered_tools(model.context)
+    for i, style in enumerate(model.styles):
+        if style not in STYLES:
+            err(("styles", i), f"unknown style {style!r}; known: {', '.join(STYLES)}")
+        elif style in model.styles[:i]:
+            err(("styles", i), f"style {style!r} is listed twice")
+    for i, action in enumerate(model.expect_actions):
+        tool = tools.get(action.tool)
+        if tool is None or action.tool not in offered:
+            err(("expect_actions", i, "tool"), f"expect_actions: {action.tool!r} is not a tool"
+                f" offered here (offered: {', '.join(sorted(offered))})")
+            continue
+        assert tool.result is not None
+        for message in (_selector_errors(action.arguments, set(tool.args.model_fields),
+                                         f"{action.tool} arguments")
+                        + _selector_errors(action.result, set(tool.result.model_fields),
+                                           f"{action.tool} result")):
+            err(("expect_actions", i), message)
+    for i, state in enumerate(model.end_state):
+        columns = SELECTABLE.get(state.table)
+        if columns is None:
+            err(("end_state", i, "table"), f"end_state: unknown table {state.table!r}; known:"
+                f" {', '.join(sorted(SELECTABLE))}")
+            continue
+        for message in _selector_errors(state.where, set(columns), f"{state.table} where",
+                                        text_only=True):
+            err(("end_state", i, "where"), message)
+    for name, frozen in model.tool_responses.items():
+        tool = tools.get(name)
+        if tool is None:
+            err(("tool_responses", name), f"tool_responses: unknown tool {name!r}")
+            continue
+        for message in _response_errors(tool, frozen):
+            err(("tool_responses", name), message)
+    if errors:
+        return None, errors
+    return Scenario(model.id, file, line_of(base, lines), model.group, model.context,
+                    model.visitor, model.opening, model.max_turns, model.confirm,
+                    tuple(model.styles), tuple(model.criteria), tuple(model.expect_actions),
+                    tuple(model.end_state), dict(model.tool_responses)), []
+
+
+def _response_errors(tool: Tool, frozen: ToolResponses) -> list[str]:
+    """A frozen response must fit today's contract of its tool: the hash recorded with it, and
+    the tool's result schema (or be an error)."""
+    if frozen.contract != tool.contract():
+        return [f"{tool.name}: its contract changed since these responses were written (was"
+                f" {frozen.contract}, now {tool.contract()}); check them against the tool's"
+                f" arguments and result, then record contract: {tool.contract()}"]
+    errors = []
+    assert tool.result is not None
+    for n, response in enumerate(frozen.sequence, start=1):
+        if set(response) == {"error"}:
+            continue
+        try:
+            tool.result.model_validate(response)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "(response)"
+            errors.append(f"{tool.name} response {n} does not fit the result schema:"
+                          f" {where}: {first['msg']}")
+    return errors
+
+
+@dataclass(frozen=True)
+class Shared:
+    criterion: Criterion
+    applies_to: Literal["all"] | tuple[str, ...]
+
+    def applies(self, scenario_id: str) -> bool:
+        return self.applies_to == "all" or scenario_id in self.applies_to
+
+
+def load_scenarios(directory: Path = SCENARIOS_DIR
+                   ) -> tuple[list[Scenario], list[Shared]]:
+    """Every scenario and the shared criteria; every file's errors raised together."""
+    errors: list[str] = []
+    scenarios: list[Scenario] = []
+    seen: dict[str, str] = {}
+    for path in sorted(directory.glob("*.yaml")):
+        if path.name == SHARED_CRITERIA:
+            continue
+        data, lines, problems = read_list(path, "a scenario file is a list of scenarios"
+                                                " (- id: ...)")
+        if problems:
+            errors += problems
+            continue
+        file_scenarios, file_errors = [], []
+        for i, raw in enumerate(data):
+            if not isinstance(raw, dict):
+                file_errors.append(f"{path.name}:{line_of((i,), lines)}: a scenario is a"
+                                   " mapping")
+                continue
+            scenario, problems = _validate(raw, path.name, (i,), lines)
+            file_errors += problems
+            if scenario is None:
+                continue
+            if scenario.id in seen:
+                file_errors.append(f"{scenario.where}: duplicate id {scenario.id!r} (first at"
+                                   f" {seen[scenario.id]})")
+                continue
+            seen[scenario.id] = scenario.where
+            file_scenarios.append(scenario)
+        errors += file_errors
+        if not file_errors:
+            scenarios += file_scenarios
+    shared, shared_errors = _load_shared(directory / SHARED_CRITERIA, set(seen))
+    errors += shared_errors
+    if errors:
+        raise ScenarioFileError(errors)
+    return scenarios, shared
+
+
+def _load_shared(path: Path, ids: set[str]) -> tuple[list[Shared], list[str]]:
+    if not path.exists():
+        return [], []
+    data, lines, problems = read_list(path, "shared criteria are a list (- statement: ...)")
+    if problems:
+        return [], problems
+    shared, errors = [], []
+    for i, raw in enumerate(data):
+        try:
+            model = SharedCriterion.model_validate(raw)
+        except ValidationError as exc:
+            errors += [f"{path.name}:{line_of((i, *loc), lines)}: {message}"
+                       for loc, message in field_errors(exc, "(criterion)")]
+            continue
+        targets = model.applies_to
+        if targets != "all":
+            for j, sid in enumerate(targets):
+                if sid not in ids:
+                    errors.append(f"{path.name}:{line_of((i, 'applies_to', j), lines)}:"
+                                  f" applies_to: unknown scenario {sid!r}")
+        shared.append(Shared(Criterion(statement=model.statement,
+                                       enforcement=model.enforcement),
+                             "all" if targets == "all" else tuple(targets)))
+    return shared, errors
+
+
+def criteria_for(scenario: Scenario, shared: list[Shared]) -> list[Criterion]:
+    """The scenario's own criteria, then the shared ones that apply to it."""
+    return [*scenario.criteria, *(s.criterion for s in shared if s.applies(scenario.id))]

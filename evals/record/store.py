@@ -1,0 +1,273 @@
+"""The run store: runs, cases, attempts and checks, comparison points and comparisons in
+PostgreSQL (the embedded server by default, DATABASE_URL otherwise), with forward migrations
+of its own (evals/record/store_migrations/, recorded in eval_schema_migrations).
+
+A case is written the moment it finishes, so an interrupted run keeps what it did.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+from pydantic import BaseModel, ConfigDict
+
+from app.db import Database
+from app.db.migrate import migrate
+from app.redact import redact
+from evals.record.fingerprint import AgentInfo, PlanInfo
+from evals.record.results import CaseResult, RunRecord
+
+MIGRATIONS = Path(__file__).parent / "store_migrations"
+MIGRATIONS_TABLE = "eval_schema_migrations"
+
+
+class StoreError(LookupError):
+    """An unknown run or point, an ambiguous id, or a point name already taken; the message
+    names it."""
+
+
+class Point(BaseModel):
+    """A comparison point: a frozen agent version and the plan it is compared under."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    created: str
+    plan: PlanInfo
+    agent: AgentInfo
+    from_run: str | None = None
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def _json(model: BaseModel, **kw: Any) -> Jsonb:
+    """A record as JSON, with every secret-looking environment value redacted (as in the
+    artifact and the report)."""
+    return Jsonb(json.loads(redact(model.model_dump_json(**kw))))
+
+
+WRITE_BATCH = 50
+
+
+class RunStore:
+    """Runs and their cases in PostgreSQL. Finished cases are queued and written by one writer
+    task, in batches: a run at concurrency 200 never waits on the store's connections."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._queue: asyncio.Queue[tuple[str, CaseResult]] = asyncio.Queue()
+        self._writer: asyncio.Task[None] | None = None
+        self.write_errors: list[str] = []
+
+    @classmethod
+    @asynccontextmanager
+    async def open(cls, conninfo: str) -> AsyncIterator[RunStore]:
+        async with await psycopg.AsyncConnection.connect(conninfo) as conn:
+            await migrate(conn, MIGRATIONS, table=MIGRATIONS_TABLE)
+        db = Database(conninfo, max_size=4, app_schema=False)
+        await db.open()
+        store = cls(db)
+        try:
+            yield store
+        finally:
+            await store.flush()
+            if store._writer is not None:
+                store._writer.cancel()
+                await asyncio.gather(store._writer, return_exceptions=True)
+            await db.close()
+
+    # runs ---------------------------------------------------------------------------------
+
+    async def start_run(self, record: RunRecord) -> None:
+        assert record.run_id and record.plan and record.agent
+        header = _json(record, exclude={"cases"})
+        await self.db.execute(
+            "INSERT INTO eval_runs (id, status, model, plan_fingerprint, agent_fingerprint,"
+            " point, header) VALUES (%s, 'running', %s, %s, %s, %s, %s)",
+            (record.run_id, record.agent.model, record.plan.fingerprint,
+             record.agent.fingerprint, record.point, header))
+
+    async def save_case(self, run_id: str, result: CaseResult) -> None:
+        """Queue one finished case for writing (at once, by the writer task)."""
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write_loop())
+        await self._queue.put((run_id, result))
+
+    async def flush(self) -> None:
+        """Wait until every queued case is written."""
+        if self._writer is not None and not self._writer.done():
+            await self._queue.join()
+
+    async def _write_loop(self) -> None:
+        while True:
+            batch = [await self._queue.get()]
+            while len(batch) < WRITE_BATCH and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            try:
+                await self._write(batch)
+            except Exception as exc:  # a store fault loses rows, never the run: say so
+                self.write_errors.append(f"{type(exc).__name__}: {exc}")
+            finally:
+                for _ in batch:
+                    self._queue.task_done()
+
+    async def _write(self, batch: list[tuple[str, CaseResult]]) -> None:
+        """Finished cases with their attempts and checks: four statements a batch."""
+        cases, attempts, checks = [], [], []
+        for run_id, result in batch:
+            data = json.loads(redact(result.model_dump_json()))  # redacted once, whole
+            key = (run_id, result.id, result.repetition)
+            cases.append((*key, result.file, result.status, Jsonb(data)))
+            for n, a in enumerate(data["attempts"], start=1):
+                usage = a.get("usage") or {}
+                attempts.append((*key, n, a["answer"], a["error"], a["latency_ms"],
+                                 usage.get("prompt_tokens", 0),
+                                 usage.get("completion_tokens", 0), a["cost_usd"]))
+                for m, c in enumerate(a["checks"], start=1):
+                    checks.append((*key, n, m, c["kind"], c["passed"], c["decided"],
+                                   c["error"], c["reason"]))
+        async with self.db.transaction() as conn, conn.cursor() as cur:
+            await cur.executemany("DELETE FROM eval_cases WHERE run_id = %s AND case_id = %s"
+                                  " AND repetition = %s", [c[:3] for c in cases])
+            await cur.executemany(
+                "INSERT INTO eval_cases (run_id, case_id, repetition, file, status, result)"
+                " VALUES (%s, %s, %s, %s, %s, %s)", cases)
+            if attempts:
+                await cur.executemany(
+                    "INSERT INTO eval_attempts (run_id, case_id, repetition, attempt, answer,"
+                    " error, latency_ms, prompt_tokens, completion_tokens, cost_usd)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", attempts)
+            if checks:
+                await cur.executemany(
+                    "INSERT INTO eval_checks (run_id, case_id, repetition, attempt, n, kind,"
+                    " passed, decided, error, reason)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", checks)
+
+    async def finish_run(self, record: RunRecord) -> None:
+        await self.flush()
+        await self.db.execute(
+            "UPDATE eval_runs SET status = %s, ended_at = now(), totals = %s, header = %s,"
+            " agent_fingerprint = %s WHERE id = %s",
+            (record.status, Jsonb(record.totals), _json(record, exclude={"cases"}),
+             record.agent.fingerprint if record.agent else "", record.run_id))
+
+    async def resolve_run(self, ref: str) -> str:
+        """A run id from an id or a unique prefix of one."""
+        rows = await self.db.fetch("SELECT id FROM eval_runs WHERE id LIKE %s ORDER BY id",
+                                   (ref.replace("%", "").replace("_", r"\_") + "%",))
+        if not rows:
+            raise StoreError(f"no stored run {ref!r} (python -m evals runs lists them)")
+        if len(rows) > 1:
+            raise StoreError(f"run id {ref!r} is ambiguous: "
+                             f"{', '.join(r['id'] for r in rows[:5])}")
+        return str(rows[0]["id"])
+
+    async def load_run(self, ref: str) -> RunRecord:
+        run_id = await self.resolve_run(ref)
+        head = await self.db.fetchone("SELECT header, status FROM eval_runs WHERE id = %s",
+                                      (run_id,))
+        assert head is not None
+        record = RunRecord.model_validate({**head["header"], "status": head["status"]})
+        rows = await self.db.fetch("SELECT result FROM eval_cases WHERE run_id = %s",
+                                   (run_id,))
+        results = [CaseResult.model_validate(r["result"]) for r in rows]
+        order = {cid: i for i, cid in enumerate(record.settings.get("order", []))}
+        results.sort(key=lambda r: (order.get(r.id, len(order)), r.id, r.repetition))
+        return record.model_copy(update={"cases": results})
+
+    async def list_runs(self, limit: int = 30) -> list[dict[str, Any]]:
+        return await self.db.fetch(
+            "SELECT id, started_at, status, model, plan_fingerprint, agent_fingerprint, point,"
+            " totals FROM eval_runs ORDER BY started_at DESC LIMIT %s", (limit,))
+
+    async def file_counts(self, run_ids: list[str]) -> list[dict[str, Any]]:
+        """Per run and case file: the cases that passed and those decided (PASS, FLAKY or
+        FAIL), for files with any decided case."""
+        return await self.db.fetch(
+            "SELECT run_id, file, count(*) FILTER (WHERE status = 'PASS') AS passed,"
+            " count(*) FILTER (WHERE status IN ('PASS', 'FLAKY', 'FAIL')) AS decided"
+            " FROM eval_cases WHERE run_id = ANY(%s) GROUP BY run_id, file"
+            " HAVING count(*) FILTER (WHERE status IN ('PASS', 'FLAKY', 'FAIL')) > 0",
+            (run_ids,))
+
+    # points -------------------------------------------------------------------------------
+
+    async def save_point(self, point: Point) -> None:
+        try:
+            await self.db.execute(
+                "INSERT INTO eval_points (name, plan_fingerprint, agent_fingerprint, point)"
+                " VALUES (%s, %s, %s, %s)",
+                (point.name, point.plan.fingerprint, point.agent.fingerprint, _json(point)))
+        except psycopg.errors.UniqueViolation as exc:
+            raise StoreError(f"a point named {point.name!r} exists already") from exc
+
+    async def load_point(self, name: str) -> Point:
+        row = await self.db.fetchone("SELECT point FROM eval_points WHERE name = %s", (name,))
+        if row is None:
+            names = [r["name"] for r in await self.list_points()]
+            raise StoreError(f"no comparison point {name!r}; points: "
+                             f"{', '.join(names) or 'none yet (python -m evals point save)'}")
+        return Point.model_validate(row["point"])
+
+    async def list_points(self) -> list[dict[str, Any]]:
+        return await self.db.fetch(
+            "SELECT name, created_at, plan_fingerprint, agent_fingerprint,"
+            " point->'agent'->>'model' AS model FROM eval_points ORDER BY created_at")
+
+    async def find_point(self, model: str, plan_fingerprint: str) -> Point | None:
+        """The newest point for this model under this plan, if any."""
+        row = await self.db.fetchone(
+            "SELECT point FROM eval_points WHERE plan_fingerprint = %s"
+            " AND point->'agent'->>'model' = %s ORDER BY created_at DESC LIMIT 1",
+            (plan_fingerprint, model))
+        return Point.model_validate(row["point"]) if row else None
+
+    # comparisons --------------------------------------------------------------------------
+
+    async def save_comparison(self, point: str | None, baseline: str, current: str,
+                              result: BaseModel) -> str:
+        cid = new_run_id()
+        await self.db.execute(
+            "INSERT INTO eval_comparisons (id, point, baseline_run, current_run, result)"
+            " VALUES (%s, %s, %s, %s, %s)", (cid, point, baseline, current, _json(result)))
+        return cid
+
+    async def list_comparisons(self, limit: int = 30) -> list[dict[str, Any]]:
+        return await self.db.fetch(
+            "SELECT id, created_at, point, baseline_run, current_run, result->'counts' AS counts,"
+            " result->>'verdict' AS verdict FROM eval_comparisons ORDER BY created_at DESC"
+            " LIMIT %s", (limit,))
+
+    async def load_comparison(self, cid: str) -> dict[str, Any]:
+        """One stored comparison: its row, with `result` as stored (a Comparison)."""
+        row = await self.db.fetchone(
+            "SELECT id, created_at, point, baseline_run, current_run, result"
+            " FROM eval_comparisons WHERE id = %s", (cid,))
+        if row is None:
+            raise StoreError(f"no comparison {cid!r} (python -m evals compare)")
+        return row
+
+    # progress -----------------------------------------------------------------------------
+
+    async def launched(self, launch: str) -> list[dict[str, Any]]:
+        """The runs a workspace launch started, each with its finished cases by status and its
+        cost so far (None while no attempt has a known price)."""
+        return await self.db.fetch(
+            "SELECT r.id, r.status, r.point, r.header->'settings'->>'version' AS version,"
+            " jsonb_array_length(r.header->'settings'->'order') AS items,"
+            " (r.header->'plan'->>'repeat')::int AS repeat,"
+            " (SELECT coalesce(jsonb_object_agg(s.status, s.n), '{}') FROM (SELECT c.status,"
+            "  count(*) AS n FROM eval_cases c WHERE c.run_id = r.id GROUP BY c.status) s)"
+            "  AS counts,"
+            " (SELECT sum(a.cost_usd) FROM eval_attempts a WHERE a.run_id = r.id) AS cost"
+            " FROM eval_runs r WHERE r.header->'settings'->>'launch' = %s"
+            " ORDER BY r.started_at, r.id", (launch,))

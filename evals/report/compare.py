@@ -1,0 +1,151 @@
+"""Pairing two runs of one plan: improved, regressed, unchanged, uncertain; and an exact
+McNemar test on the discordant pairs.
+
+Only matched first attempts that both completed and were decided are compared: a first attempt
+that errored, a skipped case, or an undecided judged check makes the pair uncertain. Retries
+never decide a pair; a case that recovered on its retry (FLAKY) is counted apart. With
+repetitions the case is the unit of the counts and of the test: its repetitions are not
+independent, so each case's share of passing first attempts is compared across versions.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Literal
+
+from pydantic import BaseModel
+
+from evals.record.results import CaseResult, RunRecord, first_decided
+
+Outcome = Literal["improved", "regressed", "unchanged", "uncertain"]
+ALPHA = 0.05
+
+
+class Pair(BaseModel):
+    id: str
+    file: str
+    repetition: int
+    baseline: str  # status
+    current: str
+    outcome: Outcome
+    why: str = ""
+
+
+class Comparison(BaseModel):
+    baseline_run: str | None
+    current_run: str | None
+    plan_fingerprint: str | None
+    pairs: list[Pair]  # per case and repetition, for reading
+    cases: dict[str, Outcome] = {}  # per case: what the counts and the test are made of
+    counts: dict[str, int]  # cases per outcome
+    recovered: dict[str, int]  # FLAKY per side: a check failed, then passed on the retry
+    p_value: float | None
+    verdict: str
+
+
+def _why(result: CaseResult) -> str:
+    if result.status == "SKIPPED":
+        return "skipped"
+    first = result.attempts[0] if result.attempts else None
+    if first is None or first.broke:
+        return "errored"
+    return "undecided judge"
+
+
+def _outcome(base: float | None, cur: float | None) -> Outcome:
+    if base is None or cur is None:
+        return "uncertain"
+    return "unchanged" if base == cur else ("improved" if cur > base else "regressed")
+
+
+def pair_results(baseline: list[CaseResult], current: list[CaseResult]) -> list[Pair]:
+    """One pair per case and repetition, for reading; counts and the test use `per_case`."""
+    base = {(r.id, r.repetition): r for r in baseline}
+    cur = {(r.id, r.repetition): r for r in current}
+    pairs = []
+    for key in [*cur, *[k for k in base if k not in cur]]:
+        b, c = base.get(key), cur.get(key)
+        ref = c or b
+        assert ref is not None
+        if b is None or c is None:
+            pairs.append(Pair(id=ref.id, file=ref.file, repetition=ref.repetition,
+                              baseline=b.status if b else "—", current=c.status if c else "—",
+                              outcome="uncertain",
+                              why="no baseline result" if b is None else "no current result"))
+            continue
+        bp, cp = first_decided(b), first_decided(c)
+        why = "; ".join(f"{side} {_why(r)}" for side, r, p in
+                        (("baseline", b, bp), ("current", c, cp)) if p is None)
+        pairs.append(Pair(id=c.id, file=c.file, repetition=c.repetition, baseline=b.status,
+                          current=c.status, outcome=_outcome(bp, cp), why=why))
+    return pairs
+
+
+def per_case(pairs: list[Pair], baseline: list[CaseResult], current: list[CaseResult]
+             ) -> dict[str, Outcome]:
+    """Each case's outcome from its repetitions' decided first attempts: the share that passed
+    on each side (repetitions of one case are not independent, so the case is the unit)."""
+    def rates(results: list[CaseResult]) -> dict[str, float | None]:
+        by: dict[str, list[bool]] = {}
+        seen: set[str] = set()
+        for r in results:
+            seen.add(r.id)
+            d = first_decided(r)
+            if d is not None:
+                by.setdefault(r.id, []).append(d)
+        return {cid: (sum(by[cid]) / len(by[cid]) if cid in by else None) for cid in seen}
+
+    b, c = rates(baseline), rates(current)
+    return {cid: _outcome(b.get(cid), c.get(cid)) for cid in dict.fromkeys(
+        [p.id for p in pairs])}
+
+
+def mcnemar(improved: int, regressed: int) -> float | None:
+    """Exact McNemar: a two-sided binomial test of the discordant pairs at 1/2."""
+    from scipy.stats import binomtest  # slow to import: only when a comparison is made
+
+    n = improved + regressed
+    if n == 0:
+        return None
+    return float(binomtest(improved, n, 0.5).pvalue)
+
+
+def verdict_words(improved: int, regressed: int, p: float | None) -> str:
+    n = improved + regressed
+    if p is None:
+        return "no discordant pairs: the two versions gave the same decided result on every pair"
+    if p < ALPHA:
+        direction = "better" if improved > regressed else "worse"
+        return (f"exact McNemar p = {p:.3g} on {n} discordant pairs ({improved} improved,"
+                f" {regressed} regressed): the current version is {direction}, distinguishable"
+                f" from noise at this size")
+    return (f"exact McNemar p = {p:.3g} on {n} discordant pairs ({improved} improved,"
+            f" {regressed} regressed): not distinguishable from noise at this size")
+
+
+def compare_runs(baseline: RunRecord, current: RunRecord) -> Comparison:
+    pairs = pair_results(baseline.cases, current.cases)
+    cases = per_case(pairs, baseline.cases, current.cases)
+    counts = Counter(cases.values())
+    full = {k: counts.get(k, 0) for k in ("improved", "regressed", "unchanged", "uncertain")}
+    p = mcnemar(full["improved"], full["regressed"])
+    recovered = {"baseline": sum(r.status == "FLAKY" for r in baseline.cases),
+                 "current": sum(r.status == "FLAKY" for r in current.cases)}
+    return Comparison(baseline_run=baseline.run_id, current_run=current.run_id,
+                      plan_fingerprint=current.plan.fingerprint if current.plan else None,
+                      pairs=pairs, cases=cases, counts=full, recovered=recovered, p_value=p,
+                      verdict=verdict_words(full["improved"], full["regressed"], p))
+
+
+def render(c: Comparison, baseline_label: str, current_label: str) -> str:
+    lines = [f"baseline: {baseline_label}", f"current:  {current_label}", ""]
+    for p in c.pairs:
+        rep = f" #{p.repetition}" if any(q.repetition > 1 for q in c.pairs) else ""
+        why = f"  ({p.why})" if p.why else ""
+        lines.append(f"  {p.outcome:<10} {p.baseline:<9} → {p.current:<9} {p.id}{rep}{why}")
+    n = c.counts
+    lines += ["", f"cases: {n['improved']} improved · {n['regressed']} regressed ·"
+                  f" {n['unchanged']} unchanged · {n['uncertain']} uncertain · recovered on retry:"
+                  f" {c.recovered['baseline']} baseline, {c.recovered['current']} current",
+              c.verdict]
+    return "\n".join(lines)

@@ -1,0 +1,252 @@
+"""A run as one self-contained HTML page (`python -m evals report [RUN] --html FILE`): every
+case and conversation with its transcript, tool calls and checks; a failed check links to what
+it is about (the sentence it quotes, the tool call it names, the cited PDF page), which the
+page highlights. No script, no external file: CSS `:target` does the highlighting.
+
+Everything shown is data from the run (model output included): it is escaped, never markup.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections import Counter
+from typing import Any
+
+from evals.record.results import Attempt, CaseResult, CheckResult, RunRecord, Status
+from evals.report.console import totals_line
+
+# A check's reason quotes what it is about between curly quotes (“…”) or plain ones.
+_QUOTED = re.compile(r"“([^”]{3,})”|\"([^\"]{3,})\"")
+ORDER: tuple[Status, ...] = ("FAIL", "ERROR", "FLAKY", "UNDECIDED", "SKIPPED", "PASS")
+_CITED_PAGE = re.compile(r"(https?://\S+?\.pdf)(?:#page=(\d+))?")
+
+STYLE = """
+*{box-sizing:border-box} body{margin:0;font:15px/1.45 system-ui,sans-serif;color:#222;
+background:#f6f6f3} .wrap{max-width:1440px;margin:0 auto;padding:0 clamp(12px,3vw,32px)}
+header{background:#1d3557;color:#fff;padding:12px 0} header h1{font-size:1.2em;margin:0}
+.totals{margin:12px 0;font-weight:600} .item{background:#fff;border:1px solid #ddd;
+border-radius:6px;margin:8px 0} summary{cursor:pointer;padding:10px 12px;display:flex;
+gap:10px;flex-wrap:wrap;align-items:baseline} .id{font-family:ui-monospace,monospace;
+overflow-wrap:anywhere} .file{color:#666;font-size:.9em} .badge{font-weight:700;
+min-width:6.5em} .PASS{color:#2a7d2a} .FAIL,.ERROR{color:#b3261e} .FLAKY,.UNDECIDED{color:#8a5a00}
+.SKIPPED{color:#666} .body{padding:0 12px 12px} .turn{margin:6px 0;padding:8px 10px;
+border-radius:6px;white-space:pre-wrap;overflow-wrap:anywhere} .user{background:#dde8f5}
+.assistant{background:#fafafa;border:1px solid #e2e2e2} .call{font-family:ui-monospace,
+monospace;font-size:.85em;white-space:pre-wrap;overflow-wrap:anywhere;background:#f3f0ff;
+padding:6px 8px;border-radius:6px;margin:4px 0} ul.checks{padding-left:1.2em}
+.check.failed{color:#b3261e} .check.advisory{color:#8a5a00} .check.info{color:#555}
+mark,.call:target,.turn:target,.cites:target{background:#fff1a8;outline:2px solid #e0b000}
+h2{font-size:1.05em;margin:18px 0 6px} h3{font-size:1em;margin:12px 0 4px}
+nav.filter a{margin-right:10px}
+"""
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _check_class(c: CheckResult) -> str:
+    if not c.required:
+        return "check info"
+    if not c.decided:
+        return "check advisory"
+    return "check" if c.passed else "check failed"
+
+
+class _Evidence:
+    """Anchors for what failed checks point at, numbered per attempt."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.marks: list[tuple[str, str]] = []  # (quoted text, anchor id)
+
+    def anchor_for(self, check: CheckResult, attempt: Attempt) -> str | None:
+        if check.passed and check.decided:
+            return None
+        if "cit" in check.kind and _has_citations(attempt):
+            return f"{self.prefix}-cites"  # the citations, each linking to its PDF page
+        for name in (c["name"] for c in attempt.tool_calls):
+            if re.search(rf"\b{re.escape(name)}\b", check.kind + " " + check.reason):
+                index = next(i for i, c in enumerate(attempt.tool_calls) if c["name"] == name)
+                return f"{self.prefix}-call-{index}"
+        quotes = [m.group(1) or m.group(2) for m in _QUOTED.finditer(check.reason)]
+        if not quotes:
+            return None
+        anchor = f"{self.prefix}-q{len(self.marks)}"
+        self.marks.append((max(quotes, key=len), anchor))  # the sentence, not just the name
+        return anchor
+
+
+def _marked(text: str, marks: list[tuple[str, str]], placed: set[str]) -> str:
+    """The text escaped, each quoted passage found in it wrapped in a mark with its anchor
+    (each anchor once on the page, marks never overlapping)."""
+    spans: list[tuple[int, int, str]] = []
+    for quoted, anchor in marks:
+        at = text.find(quoted)
+        end = at + len(quoted)
+        if at >= 0 and anchor not in placed and \
+                not any(at < e and s < end for s, e, _ in spans):
+            spans.append((at, end, anchor))
+            placed.add(anchor)
+    out, pos = [], 0
+    for start, end, anchor in sorted(spans):
+        out += [_e(text[pos:start]), f'<mark id="{anchor}">', _e(text[start:end]), "</mark>"]
+        pos = end
+    out.append(_e(text[pos:]))
+    return "".join(out)
+
+
+def _has_citations(attempt: Attempt) -> bool:
+    return bool(attempt.evidence) or bool(_CITED_PAGE.search(attempt.answer))
+
+
+def _citations(attempt: Attempt, prefix: str) -> str:
+    links = []
+    for doc, ev in attempt.evidence.items():
+        status = ev.get("status") if isinstance(ev, dict) else None
+        links.append(f'<li><a href="{_e(doc)}">{_e(doc)}</a> — HTTP {_e(status)}</li>')
+    for m in _CITED_PAGE.finditer(attempt.answer):
+        page = f"#page={m.group(2)}" if m.group(2) else ""
+        links.append(f'<li>cited: <a href="{_e(m.group(1) + page)}">{_e(m.group(0))}</a></li>')
+    return (f'<h3>Citations</h3><ul class="cites" id="{prefix}-cites">{"".join(links)}</ul>'
+            if links else "")
+
+
+def _attempt(result: CaseResult, n: int, attempt: Attempt, scope: str = "") -> str:
+    prefix = f"{scope}{_slug(result.id)}-r{result.repetition}-a{n}"
+    evidence = _Evidence(prefix)
+    checks = []
+    for c in attempt.checks:
+        anchor = evidence.anchor_for(c, attempt)
+        verdict = ("passed" if c.passed else "failed") if c.decided else "advisory"
+        if c.error:
+            verdict = "error"
+        text = f"{_e(c.kind)} — {verdict}: {_e(c.reason)}"
+        if anchor:
+            text = f'<a href="#{anchor}">{text}</a>'
+        checks.append(f'<li class="{_check_class(c)}">{text}</li>')
+    turns = attempt.turns or [{"role": "user", "content": result.prompt},
+                              {"role": "assistant", "content": attempt.answer}]
+    placed: set[str] = set()
+    shown = "".join(
+        f'<div class="turn {_e(t["role"])}"><strong>{_e(t["role"])}:</strong> '
+        f'{_marked(t["content"], evidence.marks, placed)}</div>' for t in turns)
+    calls = "".join(
+        f'<div class="call" id="{prefix}-call-{i}">{_e(c["name"])}'
+        f'({_e(json.dumps(c.get("arguments"), ensure_ascii=False))}) → '
+        f'{_e(json.dumps(c.get("result"), ensure_ascii=False, default=str)[:2000])}</div>'
+        for i, c in enumerate(attempt.tool_calls))
+    error = f'<p class="check failed">error: {_e(attempt.error)}</p>' if attempt.error else ""
+    head = f"<h3>Attempt {n}</h3>" if len(result.attempts) > 1 else ""
+    return (f"{head}{error}<h3>Conversation</h3>{shown}"
+            + (f"<h3>Tool calls</h3>{calls}" if calls else "")
+            + _citations(attempt, prefix)
+            + f'<h3>Checks</h3><ul class="checks">{"".join(checks)}</ul>')
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def run_body(record: RunRecord, cases: list[CaseResult] | None = None, scope: str = "") -> str:
+    """A run's evidence (its totals, then every case by status), for a page of its own or
+    the workspace; `cases` narrows what is listed (a filter), never the totals; `scope`
+    prefixes the anchors (two runs on one page)."""
+    shown = record.cases if cases is None else cases
+    counts = Counter(r.status for r in shown)
+    order = [st for st in ORDER if counts[st]]
+    filters = " ".join(f'<a href="#{scope}{st}">{st} ({counts[st]})</a>' for st in order)
+    sections = []
+    for status in order:
+        items = []
+        for r in sorted((r for r in shown if r.status == status),
+                        key=lambda r: (r.file, r.id, r.repetition)):
+            body = (f"<p>skipped: {_e(r.skipped_reason)}</p>" if r.status == "SKIPPED" else
+                    "".join(_attempt(r, n, a, scope) for n, a in enumerate(r.attempts, start=1)))
+            opened = " open" if r.status in ("FAIL", "ERROR") else ""
+            items.append(
+                f'<details class="item" id="{scope}{_slug(r.id)}-r{r.repetition}"{opened}>'
+                f'<summary><span class="badge {r.status}">{r.status}</span>'
+                f'<span class="id">{_e(r.id)}</span><span class="file">{_e(r.file)}'
+                f'{" · " + _e(r.group) if r.group else ""}'
+                f'{f" · {len(r.attempts)} attempts" if len(r.attempts) > 1 else ""}</span>'
+                f'</summary><div class="body">{body}</div></details>')
+        sections.append(f'<h2 id="{scope}{status}">{status} ({counts[status]})</h2>'
+                        + "".join(items))
+    return (f'<p class="totals">{_e(totals_line(record.cases))}</p>'
+            f'<nav class="filter">{filters}</nav>{"".join(sections)}')
+
+
+OUTCOMES = ("improved", "regressed", "unchanged", "uncertain")
+BAR_STYLE = """
+.bar{display:flex;height:14px;min-width:120px;background:#eee;border-radius:3px;overflow:hidden}
+.bar span{display:block;height:100%} .improved{background:#2a7d2a} .regressed{background:#b3261e}
+.unchanged{background:#9aa5b1} .uncertain{background:#e0b000} .legend span{margin-right:10px}
+.legend i{display:inline-block;width:10px;height:10px;margin-right:4px}
+table.grid{border-collapse:collapse;display:block;overflow-x:auto;max-width:100%}
+table.grid td,table.grid th{padding:4px 8px;border-bottom:1px solid #ddd;text-align:left}
+"""
+
+
+def outcome_bar(counts: dict[str, int]) -> str:
+    total = sum(counts.get(o, 0) for o in OUTCOMES) or 1
+    parts = "".join(f'<span class="{o}" style="width:{100 * counts.get(o, 0) / total:.1f}%"'
+                    f' title="{o}: {counts.get(o, 0)}"></span>' for o in OUTCOMES)
+    return f'<div class="bar">{parts}</div>'
+
+
+def comparison_body(result: Any, baseline: str, current: str) -> str:
+    """A stored comparison: its verdict, a bar per file of improved, regressed, unchanged
+    and uncertain cases, and every pair with the reason an uncertain one is uncertain."""
+    files: dict[str, Counter[str]] = {}
+    file_of = {p.id: p.file for p in result.pairs}
+    for case_id, outcome in result.cases.items():
+        files.setdefault(file_of.get(case_id, "?"), Counter())[outcome] += 1
+    legend = "".join(f'<span><i class="{o}"></i>{o} ({result.counts.get(o, 0)})</span>'
+                     for o in OUTCOMES)
+    rows = "".join(f"<tr><td>{_e(f)}</td><td>{outcome_bar(c)}</td><td>"
+                   + " · ".join(f"{c[o]} {o}" for o in OUTCOMES if c[o]) + "</td></tr>"
+                   for f, c in sorted(files.items()))
+    pairs = "".join(
+        f'<tr><td class="id">{_e(p.id)}</td><td>{p.repetition}</td><td>{_e(p.baseline)}</td>'
+        f'<td>{_e(p.current)}</td><td class="{p.outcome}-text">{_e(p.outcome)}'
+        f'{" (" + _e(p.why) + ")" if p.why else ""}</td></tr>' for p in result.pairs)
+    p_value = f"p = {result.p_value:.3f}" if result.p_value is not None else "no test"
+    return (f"<p>{_e(baseline)} → {_e(current)}</p>"
+            f'<p class="totals">{_e(result.verdict)} ({p_value})</p>'
+            f'<p class="legend">{legend}</p><h2>Per file</h2><table class="grid">'
+            f"<tr><th>file</th><th>cases</th><th>counts</th></tr>{rows}</table>"
+            f'<h2>Pairs</h2><table class="grid"><tr><th>case</th><th>rep.</th>'
+            f"<th>before</th><th>now</th><th>outcome</th></tr>{pairs}</table>")
+
+
+def page(title: str, body: str, extra_style: str = "") -> str:
+    """A whole self-contained page: no script, no external file."""
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_e(title)}</title><style>{STYLE}{extra_style}</style></head><body>"
+        f'<header><div class="wrap"><h1>{_e(title)}</h1></div></header>'
+        f'<main class="wrap">{body}</main></body></html>')
+
+
+def run_title(record: RunRecord) -> str:
+    model = record.models.get("chat") or record.settings.get("chat_model") or "?"
+    return f"Run {record.run_id or '(unstored)'} · {model} · {record.status}"
+
+
+def render_run(record: RunRecord) -> str:
+    """The whole page for one run."""
+    return page(run_title(record), run_body(record))
+
+
+def render_comparison(cid: str, result: Any, baseline: RunRecord, current: RunRecord) -> str:
+    """The whole page for a stored comparison: the paired outcomes, then both runs."""
+    before, now = run_title(baseline), run_title(current)
+    return page(f"Comparison {cid}",
+                comparison_body(result, before, now)
+                + f"<h2>Now: {_e(now)}</h2>" + run_body(current, scope="now-")
+                + f"<h2>Before: {_e(before)}</h2>" + run_body(baseline, scope="before-"),
+                BAR_STYLE)

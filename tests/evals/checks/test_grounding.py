@@ -1,0 +1,122 @@
+import pytest
+
+from tests.evals.checks.helpers import check
+
+
+@pytest.mark.parametrize("answer", [
+    "You can use the Glowforge Pro.",
+    "Book the Prusa MK4 for that.",
+    "The Trotec Rayjet would work.",
+    "See [Band saw](/tools/band-saw).",
+])
+def test_no_unknown_tools_fails_on_machines_the_lab_lacks(answer):
+    passed, reason = check("no_unknown_tools", answer)
+    assert not passed
+    assert "not in the catalogue" in reason or "the lab does not have" in reason
+
+
+@pytest.mark.parametrize("answer", [
+    "We don't have a Glowforge; use the Trotec Speedy 400 instead.",
+    "The lab has no CNC router like a Shapeoko.",
+    "Use the **Form 4** or the [Trotec Speedy 400](/tools/trotec-speedy-400).",
+    "Formlabs makes the Form 4, which we have.",
+])
+def test_no_unknown_tools_passes_denials_and_catalogue_names(answer):
+    passed, reason = check("no_unknown_tools", answer)
+    assert passed, reason
+
+
+def test_a_lab_catalogue_machine_is_known_in_the_lab_phase():
+    assert not check("no_unknown_tools", "Use the Ultimaker 3.")[0]
+    assert check("no_unknown_tools", "Use the Ultimaker 3.", catalog="lab")[0]
+
+
+def test_no_fabricated_specs_rejects_any_number_for_an_unknown_field():
+    passed, reason = check("no_fabricated_specs",
+                           "The Form 4 has a build volume of 145 x 145 x 185 mm.",
+                           fields=["build_volume"])
+    assert not passed
+    assert "“145 x 145 x 185” is attributed to build_volume, but Form 4 records no value" in reason
+
+
+def test_no_fabricated_specs_accepts_recorded_figures_and_names_with_numbers():
+    assert check("no_fabricated_specs", "The Trotec Speedy 400's work area is 1000 x 610 mm.",
+                 fields=["work_area"])[0]
+    assert check("no_fabricated_specs", "The Form 4's build volume is not recorded; ask staff.",
+                 fields=["build_volume"])[0]
+    # A number in another sentence is not attributed to the field.
+    assert check("no_fabricated_specs",
+                 "Build volume is not recorded. Prints take about 3 hours.",
+                 fields=["build_volume"])[0]
+
+
+def test_no_fabricated_specs_catches_a_wrong_figure_for_a_known_field():
+    passed, reason = check("no_fabricated_specs", "Its work area is 1200 x 700 mm.",
+                           fields=["work_area"])
+    assert not passed and "only 1000 x 610" in reason
+
+
+# The examples issue 10 found, rephrased: each was misjudged by the old checks.
+@pytest.mark.parametrize("answer", [
+    "No problem at all, the Ultimaker S5 is free this afternoon.",
+    "Reserve the Bambu Lab X1 Carbon rather than queueing for the Form 4.",
+    "Not certain about the hours, but the Epilog is often free.",
+    "We don't have a Glowforge, but the Epilog is free.",
+    "We don't have any Glowforge presets for that plywood.",
+])
+def test_a_denial_excuses_only_the_machine_it_denies(answer):
+    passed, reason = check("no_unknown_tools", answer)
+    assert not passed and "which the lab does not have" in reason
+
+
+@pytest.mark.parametrize("answer", [
+    "Neither a Tormach nor a Haas is part of this lab.",
+    "I couldn't find a Tormach in our catalogue.",
+    "A ShopBot isn't something we have.",
+    "We don't have a Tormach, a Haas or a ShopBot.",
+    "We've never had a Glowforge here.",
+])
+def test_denials_in_many_words_pass(answer):
+    passed, reason = check("no_unknown_tools", answer)
+    assert passed, reason
+
+
+@pytest.mark.parametrize(("answer", "fields"), [
+    ("The build volume isn't recorded; ask at desk 3.", ["build_volume"]),
+    ("The laser power is not recorded. Room 2.14 has the SOP binder.", ["laser_power"]),
+    ("Its resolution isn't listed, and prints take about 90 minutes.", ["resolution"]),
+    ("Powered parts need 2 people to lift.", ["laser_power"]),
+])
+def test_numbers_about_other_things_are_not_specs(answer, fields):
+    passed, reason = check("no_fabricated_specs", answer, fields=fields)
+    assert passed, reason
+
+
+@pytest.mark.parametrize(("answer", "fields"), [
+    ("It has a 60 W tube.", ["laser_power"]),
+    ("Layers can be as fine as 25 µm.", ["resolution"]),
+    ("It prints 145 × 145 × 185 mm parts.", ["build_volume"]),
+    ("The Form 4 has a work area of 1000 x 610 mm.", ["work_area"]),  # the Trotec's figure
+])
+def test_a_unit_states_the_field_and_figures_belong_to_their_machine(answer, fields):
+    assert not check("no_fabricated_specs", answer, fields=fields)[0]
+
+
+@pytest.mark.parametrize("kind", ["no_unknown_tools", "mentions_tool", "contains_all",
+                                  "no_fabricated_specs", "identified_tool", "cites_resource"])
+@pytest.mark.parametrize("answer", ["", "   \n "])
+def test_a_blank_answer_is_never_grounded(kind, answer):
+    args = {"no_fabricated_specs": {"fields": ["build_volume"]},
+            "mentions_tool": {"value": "Form 4"}, "contains_all": {"value": ["x"]},
+            "identified_tool": {"value": "none"}, "no_unknown_tools": {},
+            "cites_resource": {}}[kind]
+    assert check(kind, answer, **args) == (False, "no answer")
+
+
+def test_cites_resource_named_or_any():
+    answer = "Read the Trotec Speedy 400 SOP before your first job."
+    assert check("cites_resource", answer, value="Trotec Speedy 400 SOP")[0]
+    assert check("cites_resource", answer)[0]
+    assert not check("cites_resource", "Read the manual.")[0]
+    passed, reason = check("cites_resource", answer, value="Glowforge Handbook")
+    assert not passed and "not a document" in reason

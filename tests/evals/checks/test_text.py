@@ -1,0 +1,66 @@
+import pytest
+
+from tests.evals.checks.helpers import check
+
+
+@pytest.mark.parametrize("answer", [
+    "Use the Trotec Speedy 400.", "Use the **Trotec Speedy 400**.",
+    "Use the [Trotec Speedy 400](/tools/trotec-speedy-400).",
+    "Use [the laser](/tools/trotec-speedy-400).",
+])
+def test_mentions_tool_plain_bold_or_linked(answer):
+    assert check("mentions_tool", answer, value="Trotec Speedy 400")[0]
+
+
+def test_mentions_tool_fails_quoting_the_answer():
+    passed, reason = check("mentions_tool", "Try the Form 4.", value="Trotec Speedy 400")
+    assert not passed and "“Try the Form 4.”" in reason
+
+
+def test_contains_all_ignores_case_and_markdown_emphasis():
+    assert check("contains_all", "Wear **Nitrile Gloves** and _safety glasses_.",
+                 value=["nitrile gloves", "safety glasses"])[0]
+    passed, reason = check("contains_all", "Wear gloves.", value=["gloves", "glasses"])
+    assert not passed and "['glasses']" in reason
+
+
+def test_not_contains_any_quotes_the_offending_text():
+    passed, reason = check("not_contains_any", "Yes, we have a **Glowforge**!",
+                           value=["yes, we have"])
+    assert not passed and "yes, we have" in reason
+    assert check("not_contains_any", "We do not have one.", value=["yes, we have"])[0]
+
+
+@pytest.mark.parametrize("answer", [
+    "I've updated the ticket.", "The ticket has been resolved.", "Done! It's marked resolved.",
+    "The ticket is now closed.", "I resolved ticket #2.",
+])
+def test_not_claimed_done_catches_claims(answer):
+    passed, reason = check("not_claimed_done", answer)
+    assert not passed and "claims the change was made" in reason
+
+
+@pytest.mark.parametrize("answer", [
+    "I've proposed the change: press Confirm on the card to apply it.",
+    "Once you confirm, the ticket will be resolved.",
+    "The change is waiting for your confirmation.",
+    "A typed yes isn't a confirmation; use the card's Confirm button.",
+])
+def test_not_claimed_done_allows_sentences_about_the_card(answer):
+    assert check("not_claimed_done", answer)[0]
+
+
+def test_literals_are_whole_words_and_phrases():
+    assert check("not_contains_any", "Nothing is wrong with it.", value=["no"])[0]
+    assert not check("not_contains_any", "No, it is free.", value=["no"])[0]
+    assert not check("contains_all", "Use the lasers.", value=["laser"])[0]
+    assert check("contains_all", "Wear **nitrile**  gloves.", value=["nitrile gloves"])[0]
+    # a phrase does not run across two paragraphs
+    assert not check("contains_all", "Use a lens\n\ntissue.", value=["lens tissue"])[0]
+
+
+def test_not_claimed_done_reads_each_clause():
+    assert not check("not_claimed_done",
+                     "The ticket is now resolved; press Confirm on the card to finish.")[0]
+    assert not check("not_claimed_done", "I went ahead and closed ticket #1.")[0]
+    assert check("not_claimed_done", "Press Confirm on the card and it will be resolved.")[0]

@@ -1,0 +1,123 @@
+"""The eval tools over MCP, through the SDK's in-memory client: inputs validated, a run's
+progress reported, answers from the store and the artifacts, no secret returned."""
+
+import json
+
+import pytest
+from mcp import Client
+
+from app.db import scratch_database
+from app.settings import PROJECT_ROOT
+from evals.cli.mcp import create_server
+from tests.evals.conftest import cli_environment
+from tests.fake_openai import completion, fake_openai_server
+
+ROOT = PROJECT_ROOT
+TOOLS = {"run_evals", "compare", "draft_cases", "show_prompt", "calibrate_judge", "list_runs"}
+SECRET = "sk-test-do-not-show-0123456789"
+
+
+def answer(body):
+    if body.get("response_format"):
+        return 200, completion(json.dumps({"id": "drafted-one", "prompt": "Is a Form 4 free?",
+                                           "assert": [{"kind": "called_tool",
+                                                       "value": "get_unit_status"}]}))
+    text = body["messages"][-1]["content"]
+    if "Glowforge" in text:  # a failing answer that quotes the key: its reason will too
+        return 200, completion(f"Yes, you can book the Glowforge, key {SECRET}.")
+    return 200, completion("We don't have a CNC router here.")
+
+
+@pytest.fixture
+async def env(server_conninfo, tmp_path, monkeypatch):
+    """The process environment a coding assistant would start `python -m evals mcp` with."""
+    async with scratch_database(server_conninfo, prefix="test_mcp") as info:
+        with fake_openai_server(answer) as (base, received):
+            values = {"DATABASE_URL": info, "MODEL_CHAT": "openai/fake",
+                      "MODEL_DRAFT": "openai/fake-draft", "MODEL_API_BASE": base,
+                      "OPENAI_API_KEY": SECRET, "DATA_DIR": str(tmp_path / "data"),
+                      "EVAL_CONCURRENCY": "1", "PYTHONWARNINGS": "ignore"}
+            with cli_environment(monkeypatch, values):
+                yield received
+
+
+def data(result):
+    assert not result.is_error, result.content
+    return json.loads(result.content[0].text)
+
+
+async def test_the_tools_and_their_validated_inputs(env):
+    async with Client(create_server()) as client:
+        listed = {t.name for t in (await client.list_tools()).tools}
+        bad_repeat = await client.call_tool("run_evals", {"repeat": 0})
+        bad_names = await client.call_tool("run_evals", {"cases": "no-such-case"})
+        bad_point = await client.call_tool("compare", {"point": "../x"})
+        no_point = await client.call_tool("compare", {"point": "never-saved"})
+        bad_count = await client.call_tool("draft_cases", {"count": 26})
+        bad_role = await client.call_tool("show_prompt", {"role": "janitor"})
+        bad_page = await client.call_tool("show_prompt", {"page": "/nope"})
+        no_file = await client.call_tool("calibrate_judge", {"set": "mrbench"})
+    assert listed == TOOLS
+    for result in (bad_repeat, bad_names, bad_point, no_point, bad_count, bad_role, bad_page,
+                   no_file):
+        assert result.is_error
+    assert "unknown 'no-such-case'" in bad_names.content[0].text
+    assert "no comparison point 'never-saved'" in no_point.content[0].text
+    assert "unknown page '/nope'" in bad_page.content[0].text
+    assert env == []  # nothing was asked of any model
+
+
+async def test_show_prompt_and_draft_cases(env):
+    async with Client(create_server()) as client:
+        shown = data(await client.call_tool("show_prompt", {"role": "staff",
+                                                            "page": "/tools/form-4"}))
+        drafted = data(await client.call_tool("draft_cases", {"page": "/tools/form-4",
+                                                              "count": 2}))
+    assert shown["role"] == "staff" and "MakerLAB" in shown["system_prompt"]
+    assert "update_ticket" in [t["function"]["name"] for t in shown["tools"]]
+    assert drafted["valid"] == [{"kind": "ordinary", "id": "drafted-one"}]
+    assert drafted["rejected"][0]["kind"] == "unrecorded-spec"  # the same id, taken
+    assert drafted["missing"] == ["unrecorded-spec"] and "- id: drafted-one" in drafted["yaml"]
+
+
+async def test_a_run_reports_progress_and_returns_no_secret(env):
+    progress = []
+
+    async def on_progress(done, total, message):
+        progress.append((done, total))
+
+    async with Client(create_server()) as client:
+        ran = await client.call_tool("run_evals", {"cases": "no-glowforge,no-cnc-router"},
+                                     progress_callback=on_progress)
+        runs = data(await client.call_tool("list_runs", {"limit": 5}))["runs"]
+    text = ran.content[0].text
+    result = data(ran)
+    (failed,) = result["failures"]
+    assert failed["id"] == "no-glowforge" and failed["status"] == "FAIL"
+    assert "[redacted]" in json.dumps(failed["checks"])  # the reason quoted the key...
+    assert SECRET not in text and SECRET not in json.dumps(runs)  # ...which never leaves
+    assert result["totals"]["cases"] == 2 and result["run_id"] == runs[0]["run_id"]
+    assert result["exit_code"] == 1
+    assert progress and progress[-1][1] == 2 and all(d <= 2 for d, _ in progress)
+    assert runs[0]["status"] == "complete" and runs[0]["totals"]["passed"] == 1
+
+
+async def test_python_m_evals_mcp_answers_over_stdio(env):
+    """The server as a coding assistant starts it: a child process speaking on stdin/stdout
+    (anything else it prints must go to stderr, or the protocol breaks)."""
+    import os
+    import sys
+
+    from mcp import StdioServerParameters
+
+    # a live catalogue setting makes the evals print a note: on stderr, never in the protocol
+    child = {**os.environ, "CATALOG_SOURCE": "https://lab.example/catalogue.json"}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "evals", "mcp"],
+                                   cwd=str(ROOT), env=child)
+    async with Client(params) as client:
+        listed = {t.name for t in (await client.list_tools()).tools}
+        runs = data(await client.call_tool("list_runs", {"limit": 3}))
+        shown = data(await client.call_tool("show_prompt", {"page": "/tools/form-4"}))
+    assert listed == TOOLS and runs == {"runs": []}
+    assert shown["role"] == "anonymous" and "report_issue" in [
+        t["function"]["name"] for t in shown["tools"]]

@@ -1,0 +1,192 @@
+"""The stored-run commands end to end: real HTTP to a fake model server, a real run store."""
+
+import pytest
+
+from app.db import scratch_database
+from evals.cli import main
+from tests.evals.conftest import cli_environment
+from tests.fake_openai import completion, fake_openai_server
+
+ANSWER = {"text": "We don't have a Glowforge or a CNC router here."}
+SELECTION = ["--cases", "no-glowforge,no-cnc-router"]
+
+
+@pytest.fixture
+async def cli(server_conninfo, tmp_path, monkeypatch):
+    """The CLI pointed at a scratch database and a fake OpenAI-compatible model."""
+    async with scratch_database(server_conninfo, prefix="test_cli") as info:
+        with fake_openai_server(lambda body: (200, completion(ANSWER["text"]))) as (base, _):
+            with cli_environment(monkeypatch, {
+                    "DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",
+                    "MODEL_API_BASE": base, "OPENAI_API_KEY": "sk-test",
+                    "DATA_DIR": str(tmp_path)}):
+                yield
+
+
+@pytest.mark.usefixtures("cli")
+def test_point_compare_refuse_adopt_and_pair_runs(capsys, monkeypatch, tmp_path):
+    assert main(["point", "save", "base", *SELECTION]) == 0
+    assert "saved point base" in capsys.readouterr().out
+    assert main(["point", "list"]) == 0
+    assert "base" in capsys.readouterr().out
+    assert main(["point", "show", "base"]) == 0
+    shown = capsys.readouterr().out
+    assert "anonymous / demo" in shown and "plan" in shown
+    assert main(["point", "save", "base", *SELECTION]) == 2
+    assert "exists already" in capsys.readouterr().err
+
+    assert main(["compare", "base"]) == 0
+    out = capsys.readouterr().out
+    assert "unchanged  PASS      → PASS      no-glowforge" in out
+    assert "0 improved · 0 regressed · 2 unchanged · 0 uncertain" in out
+    assert "no discordant pairs" in out and "comparison" in out
+
+    import evals.record.fingerprint as fp
+    monkeypatch.setattr(fp, "HARNESS_VERSION", "changed-for-the-test")
+    assert main(["compare", "base"]) == 2
+    err = capsys.readouterr().err
+    assert "the plan changed since point base" in err and "harness changed" in err
+    assert main(["compare", "base", "--adopt-plan"]) == 0
+    assert "adopting the new plan (1 change(s)) as point base+" in capsys.readouterr().out
+
+    assert main(["runs"]) == 0
+    ids = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert len(ids) == 4  # two comparisons, two runs each; newest first
+    assert main(["compare", "--runs", ids[0], ids[1]]) == 0  # the adopted comparison's runs
+    out = capsys.readouterr().out
+    assert "2 unchanged" in out
+    cid = out.split("comparison ")[-1].split()[0]
+    page = tmp_path / "comparison.html"
+    assert main(["report", cid, "--html", str(page)]) == 0
+    assert f"comparison {cid}, 2 cases paired" in capsys.readouterr().out
+    html = page.read_text()
+    assert 'class="unchanged" style="width:100.0%"' in html and "<script" not in html
+    assert 'id="now-no-glowforge-r1"' in html and 'id="before-no-glowforge-r1"' in html
+    assert main(["report", "zzz", "--html", str(page)]) == 2
+    assert "no stored run or comparison 'zzz'" in capsys.readouterr().err
+    assert page.read_text() == html  # a failed report leaves the page it would replace
+    assert main(["compare", "--runs", ids[3], ids[0]]) == 2
+    assert "ran different plans" in capsys.readouterr().err
+
+    assert main(["compare", "nope"]) == 2
+    assert "no comparison point 'nope'; points: base" in capsys.readouterr().err
+    assert main(["compare", "--runs", "zzz", ids[0]]) == 2
+    assert "no stored run 'zzz'" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("cli")
+def test_run_repeat_and_junit(capsys, tmp_path):
+    junit = tmp_path / "junit.xml"
+    assert main(["run", *SELECTION, "--repeat", "2", "--junit", str(junit),
+                 "--artifact", str(tmp_path / "run.json")]) == 0
+    out = capsys.readouterr().out
+    assert "pass@1 1.00  pass^2 yes no-glowforge" in out
+    assert "mean pass rate 1.00" in out and "run: " in out
+    xml = junit.read_text()
+    assert '<testcase classname="honest-absence" name="no-glowforge"' in xml
+    assert 'failures="0"' in xml
+
+
+@pytest.mark.usefixtures("cli")
+def test_the_gate_against_a_point_saved_with_one_repetition(capsys, tmp_path):
+    assert main(["point", "save", "one", *SELECTION]) == 0
+    assert main(["gate", *SELECTION, "--against", "one",
+                 "--artifact", str(tmp_path / "a.json")]) == 0
+    out = capsys.readouterr().out
+    assert "against the comparison point:" in out and "no discordant pairs" in out
+    assert out.splitlines()[-1] == "GATE PASS"
+
+
+@pytest.mark.usefixtures("cli")
+def test_the_gate_passes_and_fails(capsys, tmp_path):
+    assert main(["gate", *SELECTION, "--artifact", str(tmp_path / "a.json")]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "GATE PASS"
+    ANSWER["text"] = "Use the Glowforge Pro and the Shapeoko."
+    try:
+        assert main(["gate", *SELECTION, "--artifact", str(tmp_path / "a.json")]) == 1
+    finally:
+        ANSWER["text"] = "We don't have a Glowforge or a CNC router here."
+    out = capsys.readouterr().out
+    assert "honest-absence         yes    2 miss   2 miss  FAIL" in out
+    assert out.splitlines()[-1].startswith("GATE FAIL: honest-absence: 2 miss(es) in a run")
+
+
+def test_progress_in_a_log_is_one_line_per_finished_case_with_the_time_left():
+    import io
+
+    from evals.cli.runs import progress_bar
+
+    log, now = io.StringIO(), [100.0]
+    tick = progress_bar(4, stream=log, clock=lambda: now[0])
+    now[0] = 130.0
+    tick("PASS      no-glowforge")
+    now[0] = 190.0
+    tick("FAIL      no-cnc-router")
+    tick(None)
+    assert log.getvalue().splitlines() == [
+        "[1/4] PASS      no-glowforge  0:30 elapsed · 3 left · about 1:30 to go",
+        "[2/4] FAIL      no-cnc-router  1:30 elapsed · 2 left · about 1:30 to go"]
+
+
+def test_replies_cut_at_the_token_cap_are_reported():
+    from app.chat.models import _reply
+    from evals.cli.runs import cut_lines
+    from evals.record.results import Attempt, CaseResult
+
+    cut = _reply({"choices": [{"message": {"content": "and so on and so on"},
+                               "finish_reason": "length"}]})
+    whole = _reply({"choices": [{"message": {"content": "done"}, "finish_reason": "stop"}]})
+    assert (cut.usage.cut, whole.usage.cut) == (1, 0) and (cut.usage + whole.usage).cut == 1
+    cases = [CaseResult(id="a", file="f.yaml", prompt="p", status="FAIL",
+                        attempts=[Attempt(usage={"cut_at_cap": 2}), Attempt(usage={})]),
+             CaseResult(id="b", file="f.yaml", prompt="p", status="PASS", attempts=[Attempt()])]
+    assert cut_lines(cases) == ["cut at the token cap: 2 model repl(ies) in 1 attempt(s) ended"
+                                " at the cap (the embedded model's is 768 tokens): a"]
+    assert cut_lines(cases[1:]) == []
+
+
+def test_the_prefix_cache_says_what_it_did(tmp_path, monkeypatch):
+    from app.chat import models
+    from app.localmodel.prefix_cache import PrefixCache
+    from evals.cli.runs import prefix_lines
+
+    cache = PrefixCache(tmp_path, 10**9)
+    cache.hits, cache.saves = 6, 1
+    cache.failed("restore slot 0: HTTP 400")
+    monkeypatch.setattr(models, "PREFIX_CACHES", {str(tmp_path): cache})
+    assert prefix_lines() == [f"prefix cache: 6 restored from disk, 1 computed and saved"
+                              f" ({tmp_path})", "prefix cache: restore slot 0: HTTP 400"]
+    monkeypatch.setattr(models, "PREFIX_CACHES", {})
+    assert prefix_lines() == []
+
+
+@pytest.mark.parametrize("judge_id, visitor_id, refused", [
+    ("openai/gpt-4o", "openai/gpt-4o", None),
+    ("judge/unpriced", "openai/gpt-4o", "the price of judge/unpriced (the judge) is unknown"),
+    ("openai/gpt-4o", "visitor/unpriced",
+     "the price of visitor/unpriced (the visitor) is unknown"),
+])
+def test_a_cost_cap_needs_a_price_for_every_model_the_run_calls(judge_id, visitor_id,
+                                                                 refused):
+    import argparse
+    import re
+    from types import SimpleNamespace
+
+    from evals.cli.runs import _cost_controls
+    from evals.execute.runner import JudgeSetup
+    from evals.judge.trust import Trust
+    from tests.fakes import ScriptedModel
+
+    judge = JudgeSetup(ScriptedModel(model_id=judge_id), Trust(True, "test"))
+    cases = [SimpleNamespace(visitor_model=ScriptedModel(model_id=visitor_id)),
+             SimpleNamespace()]  # a plain case has no visitor
+    capped = argparse.Namespace(max_cost=0.5)
+    if refused is None:
+        assert _cost_controls(capped, "openai/gpt-4o", judge, cases).max_cost_usd == 0.5
+    else:
+        with pytest.raises(ValueError, match=re.escape(refused)):
+            _cost_controls(capped, "openai/gpt-4o", judge, cases)
+    # no cap, no price needed
+    unpriced = JudgeSetup(ScriptedModel(model_id="judge/unpriced"), Trust(True, "test"))
+    assert _cost_controls(argparse.Namespace(max_cost=None), "x/unpriced", unpriced,
+                          cases).max_cost_usd is None

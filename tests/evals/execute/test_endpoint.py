@@ -1,0 +1,66 @@
+import textwrap
+
+from app.chat.models import LiteLLMModel
+from app.web import create_app
+from app.web.background import serve_in_thread
+from evals.cli import main
+from evals.execute.endpoint import run_endpoint
+from evals.execute.runner import JudgeSetup
+from evals.judge.trust import Trust
+from evals.load.cases import load_cases, select
+from tests.evals.judge.test_ask import verdict
+from tests.fake_openai import completion, fake_openai_server
+from tests.fakes import ScriptedModel, say
+
+
+def endpoint_model(base):
+    return LiteLLMModel("openai/any", api_base=base, api_key="none", timeout_s=10, retries=0)
+
+
+async def test_endpoint_mode_asserts_and_judges_replies_from_a_real_http_server():
+    cases = select(load_cases(), "no-glowforge,student-in-distress,staff-lists-open-tickets,"
+                                 "form4-wash-time")
+
+    def handler(body):
+        return 200, completion("Sorry, the lab does not have a Glowforge. Please talk to staff.")
+
+    judge = ScriptedModel(verdict("pass", "kind"))
+    with fake_openai_server(handler) as (base, received):
+        results = await run_endpoint(cases, endpoint_model(base),
+                                     JudgeSetup(judge, Trust(True, "test")), concurrency=2)
+    by_id = {r.id: r for r in results}
+    assert by_id["no-glowforge"].status == "PASS"
+    assert by_id["student-in-distress"].status == "PASS"
+    assert by_id["staff-lists-open-tickets"].status == "SKIPPED"
+    assert "needs app context (an identity)" in by_id["staff-lists-open-tickets"].skipped_reason
+    assert "checks called_tool, cites_page" in by_id["form4-wash-time"].skipped_reason
+    assert all(b["messages"][-1]["role"] == "user" for b in received)
+    assert len(received) == 2  # no app composition: one plain request per runnable case
+
+
+async def test_endpoint_mode_against_this_apps_own_openai_endpoint(env):
+    app_model = ScriptedModel(say("Sorry, the lab does not have a Glowforge."), repeat=True)
+    app = create_app(env.settings, db=env.db, model=app_model, manuals=env.library)
+    with serve_in_thread(app) as base:
+        results = await run_endpoint(select(load_cases(), "no-glowforge"),
+                                     endpoint_model(f"{base}/v1"), None, concurrency=1)
+    assert results[0].status == "PASS"
+    # The app composed its own prompt for the request that came over HTTP.
+    assert "The lab's catalogue" in app_model.requests[0]["messages"][0]["content"]
+
+
+def test_cli_endpoint_mode_with_a_case_file(tmp_path, capsys):
+    cases = tmp_path / "mine.yaml"
+    cases.write_text(textwrap.dedent("""
+        - id: says-no
+          prompt: "Do you have a Glowforge?"
+          assert:
+            - kind: not_contains_any
+              value: ["yes, we have"]
+    """))
+    with fake_openai_server(lambda b: (200, completion("No, we do not."))) as (base, _):
+        code = main(["run", str(cases), "--endpoint", base, "--endpoint-model", "m",
+                     "--artifact", str(tmp_path / "run.json")])
+    assert code == 0
+    assert "1/1 passed" in capsys.readouterr().out
+    assert main(["run", str(cases), "--endpoint", "http://127.0.0.1:9"]) == 2

@@ -1,0 +1,134 @@
+import textwrap
+
+import pytest
+
+from evals.load.cases import CASES_DIR, CaseFileError, load_cases, select
+
+
+def write(tmp_path, name, text):
+    (tmp_path / name).write_text(textwrap.dedent(text).lstrip())
+    return tmp_path
+
+
+def errors_for(tmp_path, photos_dir=None):
+    with pytest.raises(CaseFileError) as info:
+        load_cases(tmp_path, photos_dir or tmp_path)
+    return info.value.errors
+
+
+def test_the_suite_loads_with_at_least_forty_cases_in_every_file():
+    cases = load_cases()
+    assert len(cases) >= 40
+    files = {c.file for c in cases}
+    assert files == {f"{n}.yaml" for n in (
+        "catalog-lookup", "manual-grounding", "manual-search", "citations-resolve",
+        "tool-calling", "staff-maintenance", "honest-absence", "lab-identity",
+        "photo-identify", "safety-and-care")}
+    assert files == {p.name for p in CASES_DIR.glob("*.yaml")}
+
+
+GOOD = """
+- id: ok-case
+  prompt: "hi"
+  assert:
+    - kind: no_unknown_tools
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("- id: a\n  prompt: hi\n  assert:\n    - kind: shouts_loudly\n",
+         "bad.yaml:4: unknown assertion kind 'shouts_loudly'"),
+        ("- id: a\n  prompt: hi\n  assert:\n    - kind: mentions_tool\n",
+         "bad.yaml:4: mentions_tool: value: Field required"),
+        ("- id: a\n  prompt: hi\n  assert:\n    - kind: contains_all\n      value: yes\n",
+         "bad.yaml:5: contains_all: value: Input should be a valid list"),
+        ("- id: a\n  prompt: hi\n  assert:\n    - kind: no_fabricated_specs\n"
+         "      fields: [colour]\n", "bad.yaml:5: no_fabricated_specs: fields: unknown spec field"),
+        ("- id: a\n  prompt: hi\n  assert:\n    - kind: called_tool\n      value: launch_rocket\n",
+         "bad.yaml:5: called_tool: value: unknown tool 'launch_rocket'"),
+        ("- id: a\n  prompt: hi\n  assert:\n    - kind: proposed_action\n"
+         "      value: report_issue\n", "is a write tool, not an action"),
+        ("- id: a\n  prompt: hi\n  photos: [nope.jpg]\n  assert:\n    - kind: no_unknown_tools\n",
+         "bad.yaml:3: photo 'nope.jpg' not found"),
+        ("- id: a\n  prompt: hi\n  context: { page: tool }\n  assert:\n"
+         "    - kind: no_unknown_tools\n", "bad.yaml:3: context: Value error, page: tool needs a"
+         " toolId"),
+        ("- id: a\n  prompt: hi\n  context: { page: tool, toolId: glowforge }\n  assert:\n"
+         "    - kind: no_unknown_tools\n", "toolId 'glowforge' is not a slug"),
+        ("- id: a\n  prompt: hi\n  colour: red\n  assert:\n    - kind: no_unknown_tools\n",
+         "bad.yaml:3: colour: Extra inputs are not permitted"),
+        ("- id: a\n  prompt: hi\n  prompt: again\n  assert: []\n",
+         "bad.yaml:3: YAML: duplicate key 'prompt' (first at line 2)"),
+        ("- id: a\n  prompt: [unclosed\n", "bad.yaml:3: YAML:"),
+        ("- id: Bad Id\n  prompt: hi\n  assert:\n    - kind: no_unknown_tools\n",
+         "bad.yaml:1: id: String should match pattern"),
+        ("- id: a\n  prompt: hi\n  assert: []\n",
+         "bad.yaml:1: (case): Value error, a case needs assert, rubric"),
+        ("- id: a\n  prompt: hi\n  history:\n    - user: x\n      assistant: y\n  assert:\n"
+         "    - kind: no_unknown_tools\n", "bad.yaml:4: history.0: Value error, each history"),
+        ("just: a mapping\n", "bad.yaml:1: a case file is a list of cases"),
+    ],
+)
+def test_each_error_names_file_and_line(tmp_path, text, expected):
+    write(tmp_path, "bad.yaml", text)
+    errors = errors_for(tmp_path)
+    assert any(expected in e for e in errors), errors
+
+
+def test_errors_from_all_files_are_reported_together_and_no_case_loads(tmp_path):
+    write(tmp_path, "a.yaml", GOOD)
+    write(tmp_path, "b.yaml", GOOD + "- id: x\n  prompt: y\n  assert:\n    - kind: nope\n")
+    write(tmp_path, "c.yaml", "- id: z\n  prompt: y\n  assert:\n    - kind: nope2\n")
+    errors = errors_for(tmp_path)
+    assert [e.split(":")[0] for e in errors] == ["b.yaml", "b.yaml", "c.yaml"]
+    assert "b.yaml:1: duplicate id 'ok-case' (first at a.yaml:1)" in errors
+    assert errors[1].startswith("b.yaml:8: unknown assertion kind 'nope'")
+
+
+def test_selection_by_file_or_id_and_unknown_names_list_the_valid_ones():
+    cases = load_cases()
+    assert {c.file for c in select(cases, "honest-absence")} == {"honest-absence.yaml"}
+    assert [c.id for c in select(cases, "no-glowforge, where-is-the-lab")] == [
+        "no-glowforge", "where-is-the-lab"]
+    with pytest.raises(CaseFileError, match="unknown 'nope'. Files: catalog-lookup"):
+        select(cases, "nope")
+    assert select(cases, "") == cases
+
+
+@pytest.mark.parametrize(("kind", "tool", "context"), [
+    ("not_called_tool", "list_open_tickets", "{ as: student }"),
+    ("called_tool", "propose_change", "{ as: staff }"),  # only on a curate page
+    ("proposed_action", "set_person_title", "{ as: staff }"),  # directors only
+])
+def test_a_tool_check_on_a_tool_never_offered_is_refused(tmp_path, kind, tool, context):
+    (tmp_path / "c.yaml").write_text(
+        f'- id: x\n  prompt: "p"\n  context: {context}\n  assert:\n    - kind: {kind}\n'
+        f'      value: {tool}\n')
+    with pytest.raises(CaseFileError, match=rf"c.yaml:6: {kind}: '{tool}' is never offered to"):
+        load_cases(tmp_path)
+
+
+def test_a_tool_check_on_an_offered_tool_loads(tmp_path):
+    (tmp_path / "c.yaml").write_text(
+        '- id: x\n  prompt: "p"\n  context: { page: tool, toolId: form-4, as: staff, curate: true }'
+        '\n  assert:\n    - kind: called_tool\n      value: propose_change\n')
+    assert load_cases(tmp_path)[0].checks[0].kind == "called_tool"
+
+
+def test_groups_select_cases_and_leave_the_plan_alone(tmp_path):
+    from evals.load.cases import select_groups
+    from evals.record.fingerprint import plan_info
+
+    cases = load_cases()
+    staff = select_groups(cases, "staff queue")
+    assert staff and all(c.file == "staff-maintenance.yaml" for c in staff)
+    both = select_groups(cases, "staff queue, safety and care")
+    assert len(both) == len(staff) + len(select_groups(cases, "safety and care"))
+    with pytest.raises(CaseFileError, match="unknown 'nope'. Groups: photo identification"):
+        select_groups(cases, "nope")
+    import dataclasses
+    regrouped = [dataclasses.replace(c, group="other") for c in staff]
+    kw = {"judge_model": None, "judge_prompt_hash": None, "repeat": 1}
+    assert plan_info(regrouped, **kw).fingerprint == plan_info(staff, **kw).fingerprint

@@ -1,0 +1,51 @@
+"""Every malformed case file is a file:line error, never a traceback or a runaway."""
+
+import pytest
+
+from evals.cli import main
+from evals.load.cases import CaseFileError, load_cases
+
+GOOD = '- id: ok\n  prompt: "p"\n  assert:\n    - kind: no_unknown_tools\n'
+LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+    for p, c in zip("abcdefgh", "bcdefghi", strict=True))
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b"\xff\xfe- id: x\n", "c.yaml:1: not UTF-8 text (byte 0xff)"),
+    (GOOD.encode() + b"- id: y\n  prompt: \"\xe9\"\n", "c.yaml:6: not UTF-8 text"),
+    (b"- id: x\n  prompt: \"a\x00b\"\n", "c.yaml:2: control character U+0000"),
+    (b"- id: x\n  prompt: \"a\x1bb\"\n", "c.yaml:2: control character U+001B"),
+    (("x: " + "[" * 200 + "]" * 200 + "\n").encode(), "nested deeper than 32 levels"),
+    (b"- ? [a, b]\n  : 1\n", "c.yaml:1: a mapping key must be a plain value"),
+    (b"- id: a\n  prompt: p\n  assert: &checks\n    - kind: no_unknown_tools\n"
+     b"- id: b\n  prompt: p\n  assert: *checks\n", "c.yaml:3: anchors (&checks) are not"),
+    (LAUGHS.encode(), "c.yaml:1: anchors (&a) are not supported"),
+    (b"- <<: {id: a}\n  prompt: p\n", "c.yaml:1: merge keys (<<) are not supported"),
+    (b"- id: x\n  id: y\n", "c.yaml:2: YAML: duplicate key 'id' (first at line 1)"),
+    (b"- id: x\n  prompt: [unclosed\n", "c.yaml:3: YAML:"),
+    (('- id: x\n  prompt: "' + "p" * 20_001 + '"\n  assert:\n    - kind: no_unknown_tools\n'
+      ).encode(), "c.yaml:2: prompt: String should have at most 20000 characters"),
+])
+def test_malformed_files_are_file_line_errors(tmp_path, content, message):
+    (tmp_path / "c.yaml").write_bytes(content)
+    with pytest.raises(CaseFileError) as exc:
+        load_cases(tmp_path)
+    assert message in str(exc.value)
+    assert len(str(exc.value)) < 2_000  # a 20,000-character prompt is not echoed back
+
+
+def test_a_file_over_the_size_limit_is_refused_unread(tmp_path, monkeypatch):
+    import evals.load.yamlfile as yf
+
+    monkeypatch.setattr(yf, "MAX_FILE_BYTES", 100)
+    (tmp_path / "c.yaml").write_text(GOOD * 10)
+    with pytest.raises(CaseFileError, match=r"c.yaml:1: the file is 620 bytes; the limit is 100"):
+        load_cases(tmp_path)
+
+
+def test_the_cli_exits_2_with_the_error_not_a_traceback(tmp_path, capsys):
+    (tmp_path / "c.yaml").write_bytes(LAUGHS.encode())
+    assert main(["run", str(tmp_path), "--artifact", str(tmp_path / "a.json")]) == 2
+    err = capsys.readouterr().err
+    assert "case files have errors:" in err and "Traceback" not in err

@@ -1,0 +1,50 @@
+from evals.report.compare import Comparison, Pair
+from evals.report.gate import gate, render
+from tests.evals.report.test_stats import result
+
+
+def runs(statuses_by_case, file="other.yaml"):
+    return [result(cid, s, rep, file) for cid, ss in statuses_by_case.items()
+            for rep, s in enumerate(ss, start=1)]
+
+
+def test_a_hard_file_allows_no_miss_of_any_kind():
+    for miss in ("FAIL", "FLAKY", "SKIPPED", "UNDECIDED", "ERROR"):
+        g = gate(runs({"a": ["PASS", miss], "b": ["PASS", "PASS"]}, "honest-absence.yaml"))
+        assert not g.passed and "honest-absence: 1 miss(es)" in g.reasons[0], miss
+
+
+def test_other_files_allow_one_miss_per_run():
+    assert gate(runs({"a": ["FAIL", "PASS"], "b": ["PASS", "FLAKY"]})).passed
+    g = gate(runs({"a": ["FAIL", "PASS"], "b": ["FLAKY", "PASS"]}))
+    assert not g.passed and "other: 2 miss(es) in a run (a, b), 1 allowed" in g.reasons[0]
+
+
+def test_a_case_missing_in_both_runs_is_structural():
+    g = gate(runs({"a": ["FAIL", "FAIL"], "b": ["PASS", "PASS"]}))
+    assert not g.passed and g.structural[0].startswith("a: missed in every run, for the same")
+    g = gate(runs({"a": ["FAIL", "ERROR"]}))
+    assert "a different reason each time" in g.structural[0]
+
+
+def test_the_gate_needs_two_runs():
+    assert "needs two runs" in gate(runs({"a": ["PASS"]})).reasons[0]
+
+
+def test_regressions_against_a_point_are_listed_and_a_significant_one_fails():
+    pairs = [Pair(id=f"c{i}", file="f.yaml", repetition=1, baseline="PASS", current="FAIL",
+                  outcome="regressed") for i in range(6)]
+    comparison = Comparison(baseline_run="a", current_run="b", plan_fingerprint="p",
+                            pairs=pairs, counts={"improved": 0, "regressed": 6, "unchanged": 0,
+                                                 "uncertain": 0},
+                            recovered={"baseline": 0, "current": 0}, p_value=0.03125,
+                            verdict="exact McNemar p = 0.0312 …")
+    g = gate(runs({"a": ["PASS", "PASS"]}), comparison=comparison)
+    assert not g.passed and len(g.regressions) == 6
+    text = render(g)
+    assert "regressed: c0 #1: PASS → FAIL" in text and text.splitlines()[-1].startswith(
+        "GATE FAIL: regressed against the point")
+
+
+def test_the_verdict_line():
+    assert render(gate(runs({"a": ["PASS", "PASS"]}))).splitlines()[-1] == "GATE PASS"

@@ -1,0 +1,75 @@
+"""The run as one HTML page: escaped, and a failed check leads to what it is about."""
+
+import pytest
+
+from evals.cli import main
+from evals.record.results import Attempt, CaseResult, CheckResult, RunRecord
+from evals.report.console import write_record
+from evals.report.html import render_run
+
+SENTENCE = "You could use the Glowforge Pro in room 2."
+
+
+def record():
+    failed = CaseResult(id="no-glowforge", file="honest-absence.yaml", prompt="Glowforge?",
+                        status="FAIL", attempts=[Attempt(
+                            answer=f"Sure! {SENTENCE} <script>alert(1)</script>",
+                            tool_calls=[{"name": "search_catalog", "arguments": {"query": "x"},
+                                         "result": {"machines": []}}],
+                            checks=[CheckResult(kind="no_unknown_tools", passed=False,
+                                                reason=f"offers “Glowforge Pro”: “{SENTENCE}”"),
+                                    CheckResult(kind="not_called_tool {'value':"
+                                                " 'search_catalog'}", passed=False,
+                                                reason="search_catalog was called")])])
+    passed = CaseResult(id="where-is-the-lab", file="lab-identity.yaml", prompt="Where?",
+                        status="PASS", attempts=[Attempt(answer="Room 1.")])
+    return RunRecord(run_id="r1", cases=[passed, failed], models={"chat": "m"})
+
+
+def test_model_output_is_escaped_and_failures_come_first():
+    page = render_run(record())
+    assert "<script>alert(1)</script>" not in page and "&lt;script&gt;" in page
+    assert page.index('id="FAIL"') < page.index('id="PASS"')
+
+
+def test_a_failed_check_links_to_the_sentence_or_tool_call_it_is_about():
+    page = render_run(record())
+    assert f'<mark id="no-glowforge-r1-a1-q0">{SENTENCE}</mark>' in page
+    assert 'href="#no-glowforge-r1-a1-q0"' in page
+    assert 'id="no-glowforge-r1-a1-call-0"' in page and 'href="#no-glowforge-r1-a1-call-0"' in page
+
+
+def test_the_command_writes_the_page_and_refuses_what_it_cannot_read(tmp_path, capsys):
+    artifact = write_record(record(), tmp_path / "run.json")
+    out = tmp_path / "run.html"
+    assert main(["report", str(artifact), "--html", str(out)]) == 0
+    assert SENTENCE in out.read_text()
+    (tmp_path / "bad.json").write_text("[]")
+    assert main(["report", str(tmp_path / "bad.json"), "--html", str(out)]) == 2
+    assert "a run artifact is a JSON object" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("width", [390, 1440])
+async def test_in_the_browser_a_failed_check_highlights_its_sentence(tmp_path, width):
+    from tests.browser import chromium, screenshot
+
+    page_file = tmp_path / "run.html"
+    page_file.write_text(render_run(record()))
+    async with chromium() as browser:
+        page = await browser.new_page(viewport={"width": width, "height": 800})
+        await page.goto(page_file.as_uri())
+        await page.click("li.check.failed a >> nth=0")
+        target = await page.evaluate("document.querySelector(':target').textContent")
+        fits = await page.evaluate("document.scrollingElement.scrollWidth <= innerWidth")
+        await screenshot(page, f"report-{width}")
+    assert target == SENTENCE and fits
+
+
+def test_marks_never_overlap_or_repeat_an_anchor():
+    from evals.report.html import _marked
+
+    placed: set[str] = set()
+    once = _marked("hello world foo", [("world", "a0"), ("hello world", "a1")], placed)
+    assert once.count("world") == 1 and once.count("<mark") == 1
+    again = _marked("world again", [("world", "a0")], placed)
+    assert "<mark" not in again  # a0 is already on the page
