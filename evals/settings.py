@@ -1,11 +1,106 @@
-"""Where the eval suite's files are."""
+"""The eval suite's settings: every `EVAL_*` variable declared once, typed and ranged, and
+where the suite's files are.
+
+Every command-line flag that has a variable takes its default from here, so `EVAL_REPEAT=3`
+and `--repeat 3` mean the same. A bad value is refused with the variable's name and the value
+(`EvalSettingsError`), never a bare ValueError. The app's own settings (models, database, the
+local model) are `app.settings.Settings`; docs/settings.md lists both, generated from them.
+"""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
-from app.settings import PROJECT_ROOT
+from pydantic import AliasChoices, Field, SecretStr, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from app.db import resolve_conninfo
+from app.settings import PROJECT_ROOT, Settings
 
 EVALS_DIR = Path(__file__).resolve().parent
+CASES_DIR = EVALS_DIR / "cases"
+SCENARIOS_DIR = EVALS_DIR / "scenarios"
+PHOTOS_DIR = EVALS_DIR / "fixtures" / "photos"
 
-__all__ = ["EVALS_DIR", "PROJECT_ROOT"]
+DEFAULT_CONCURRENCY = 4  # items in flight at once (a local model: one per server slot)
+DEFAULT_WORKSPACE_PORT = 8010
+DEFAULT_MAX_PROMPT_CHARS = 20_000
+DEFAULT_MAX_CASE_FILE_BYTES = 1_000_000
+
+
+class EvalSettingsError(ValueError):
+    """An `EVAL_*` variable with a value the suite cannot use; the message names both."""
+
+
+class EvalSettings(BaseSettings):
+    """The eval suite's settings, read from `EVAL_*` environment variables."""
+
+    model_config = SettingsConfigDict(env_prefix="EVAL_", case_sensitive=False, extra="ignore")
+
+    cases: str | None = Field(default=None, description=(
+        "Comma list of case or scenario files (without .yaml) and item ids to run."))
+    groups: str | None = Field(default=None, description="Comma list of item groups to run.")
+    model: str | None = Field(default=None, description=(
+        "The chat model under test (any litellm id, or `local`); default: MODEL_CHAT's."))
+    judge_model: str | None = Field(default=None, description=(
+        "The judge of rubric cases and scenario criteria; default: MODEL_JUDGE's."))
+    concurrency: int | None = Field(default=None, ge=1, le=1000, description=(
+        f"Items in flight at once (default {DEFAULT_CONCURRENCY}; with the embedded model,"
+        " one per server slot)."))
+    repeat: int = Field(default=1, ge=1, le=100, description=(
+        "Independent repetitions of every item."))
+    vision: bool | None = Field(default=None, description=(
+        "Send photos even when litellm says the model takes no images (1), or never (0)."))
+    trust_judge: bool = Field(default=False, description=(
+        "Let a judge that has not earned trust by calibration decide items."))
+    fail_on_skip: bool | None = Field(default=None, description=(
+        "A skipped item fails the run (default: on when a model is named)."))
+    max_cost: float | None = Field(default=None, gt=0, description=(
+        "Stop making model calls once the run has cost this many USD."))
+    hard_files: str | None = Field(default=None, description=(
+        "Comma list of files the gate allows no miss in (default:"
+        " honest-absence,manual-grounding)."))
+    launch: str | None = Field(default=None, description=(
+        "Set by the workspace on the runs it starts, to find their progress."))
+    max_prompt_chars: int = Field(default=DEFAULT_MAX_PROMPT_CHARS, ge=100, description=(
+        "The longest prompt or history turn a case file may hold."))
+    max_case_file_bytes: int = Field(default=DEFAULT_MAX_CASE_FILE_BYTES, ge=1000,
+                                     description="The largest YAML file the suite reads.")
+    workspace_port: int = Field(
+        default=DEFAULT_WORKSPACE_PORT, ge=1, le=65535,
+        validation_alias=AliasChoices("EVAL_WORKSPACE_PORT", "WORKSPACE_PORT"),
+        description="The workspace's port on 127.0.0.1 (WORKSPACE_PORT is read too).")
+    endpoint_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("ENDPOINT_API_KEY"),
+        description="The key sent to an `--endpoint` (ENDPOINT_API_KEY).")
+
+
+def _read() -> EvalSettings:
+    try:
+        return EvalSettings()
+    except ValidationError as exc:
+        lines = []
+        for e in exc.errors():
+            name = str(e["loc"][0]) if e["loc"] else "?"
+            variable = name if name.isupper() else f"EVAL_{name.upper()}"
+            shown = "(hidden)" if "key" in name.lower() else repr(e.get("input"))
+            lines.append(f"{variable}={shown}: {e['msg']}")
+        raise EvalSettingsError("; ".join(lines)) from None
+
+
+@lru_cache(maxsize=1)
+def eval_settings() -> EvalSettings:
+    """The process-wide eval settings, read once (EvalSettingsError on a bad value)."""
+    return _read()
+
+
+def conninfo(settings: Settings) -> str:
+    """The PostgreSQL the suite stores its runs in and clones its databases on: DATABASE_URL,
+    or the embedded server in the data folder (started if it is not running)."""
+    url = settings.database_url.get_secret_value() if settings.database_url else None
+    return resolve_conninfo(url, settings.data_dir)
+
+
+__all__ = ["CASES_DIR", "DEFAULT_CONCURRENCY", "EVALS_DIR", "PHOTOS_DIR", "PROJECT_ROOT",
+           "SCENARIOS_DIR", "EvalSettings", "EvalSettingsError", "conninfo", "eval_settings"]

@@ -19,10 +19,12 @@ from typing import Any
 import yaml
 
 from app.capabilities import REGISTRY
-from app.chat.models import ChatModel, ModelCallError
-from evals.authoring.told import Told
-from evals.checks import ASSERTIONS
-from evals.load.cases import CaseFileError, case_errors, context_for, load_cases
+from app.chat.models import ChatModel, ModelCallError, model_for_job
+from app.settings import Settings
+from evals.authoring.told import Told, told_for
+from evals.checks import authored
+from evals.load.cases import CaseFileError, case_errors, load_cases
+from evals.load.context import context_for
 
 MAX_COUNT = 25
 # The kinds, one case each and in this order; a smaller count covers the first ones.
@@ -124,7 +126,7 @@ def capability_text(names: list[str]) -> str:
 
 def assertion_text() -> str:
     lines = []
-    for name, kind in sorted(ASSERTIONS.items()):
+    for name, kind in sorted(authored().items()):
         fields = kind.args.model_json_schema().get("properties", {})
         args = ", ".join(f"{k}: {v.get('type', 'value')}" for k, v in fields.items())
         doc = (inspect.getdoc(kind.check) or "").splitlines()
@@ -252,3 +254,10 @@ def render(result: Drafted, told: Told, when: str) -> str:
 def _comment(text: str) -> str:
     """One comment line: the text whole, its line breaks as spaces."""
     return " ".join(text.split())
+
+
+async def draft_for(settings: Settings, role: str | None, page: str, count: int,
+                    capability: str | None) -> tuple[Told, Drafted]:
+    """What the assistant is told, and the drafts the `draft` job writes from it."""
+    what = await told_for(settings, role, page)
+    return what, await draft_cases(model_for_job(settings, "draft"), what, count, capability)

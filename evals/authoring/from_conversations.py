@@ -24,7 +24,8 @@ from typing import Any
 from app.capabilities import REGISTRY
 from app.db import Database
 from evals.fixtures.catalog import fixtures_for
-from evals.load.cases import case_errors, context_for
+from evals.load.cases import case_errors
+from evals.load.context import context_for
 
 HISTORY_MESSAGES = 11
 MESSAGE_CHARS = 4000

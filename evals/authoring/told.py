@@ -5,13 +5,18 @@ composed system prompt, this turn's context block and the tool list with schemas
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from app.chat.compose import compose_chat
-from app.chat.page_context import PageContextError, load_page_context
+from app.chat.page_context import PageContextError, load_page_context, selection_ids_by_name
 from app.identity import ROLES, audience_of, demo_identity
-from evals.execute.harness import EvalEnv, selection_ids_by_name
+from app.manuals import embed
+from app.settings import Settings
+from evals.execute.env import EvalEnv, eval_env
+from evals.settings import conninfo
 
 
 class PromptError(ValueError):
@@ -60,3 +65,18 @@ async def told(env: EvalEnv, role: str | None, page: str = "/",
                                   manuals=env.library)
     return Told(role, page, composed.system_prompt, composed.turn_context,
                 composed.capabilities, composed.tool_schemas())
+
+
+@asynccontextmanager
+async def fixture_env(settings: Settings) -> AsyncIterator[EvalEnv]:
+    """The eval fixtures (demo catalogue, manuals served over HTTP) on a fresh database."""
+    async with eval_env(conninfo(settings), settings, embed.default_embedder()) as env:
+        yield env
+
+
+async def told_for(settings: Settings, role: str | None, page: str,
+                   selection: list[str] | None = None) -> Told:
+    """What the assistant is told for this audience and page, composed on the fixtures
+    (PromptError for an unknown role, page or selection)."""
+    async with fixture_env(settings) as env:
+        return await told(env, role, page, selection)

@@ -18,21 +18,24 @@ import time
 
 import httpx
 
-from evals.bench.runner import FakeServer, _cases
+from app.chat.openai_wire import OpenAICompatModel, close_clients
+from app.db import scratch_database
+from app.manuals.embed import HashEmbedder
+from app.settings import get_settings
+from evals.bench.runner import FakeServer, bench_cases
+from evals.execute.agent import agent_info, agent_settings, all_contexts
+from evals.execute.env import eval_env
+from evals.execute.runner import run_suite
+from evals.execute.session import Prepared, Version, run_versions
+from evals.load.plan import plan_info
+from evals.record.fingerprint import Point
+from evals.record.run import Models, RunSettings
+from evals.record.store import RunStore
+from evals.report.compare import compare_runs
+from evals.settings import conninfo
 
 
 async def run(n: int, concurrency: int, port: int) -> None:
-    from app.chat.openai_wire import OpenAICompatModel
-    from app.db import resolve_conninfo, scratch_database
-    from app.manuals.embed import HashEmbedder
-    from app.settings import get_settings
-    from evals.execute.harness import eval_env
-    from evals.execute.runner import run_suite
-    from evals.execute.session import Prepared, Version, agent_settings, all_contexts, run_versions
-    from evals.record.fingerprint import agent_info, plan_info
-    from evals.record.store import Point, RunStore
-    from evals.report.compare import compare_runs
-
     base = f"http://127.0.0.1:{port}"
     async with httpx.AsyncClient() as client:
         for _ in range(100):
@@ -42,14 +45,13 @@ async def run(n: int, concurrency: int, port: int) -> None:
             except httpx.HTTPError:
                 await asyncio.sleep(0.1)
     settings = get_settings()
-    url = settings.database_url.get_secret_value() if settings.database_url else None
-    server = resolve_conninfo(url, settings.data_dir)
+    server = conninfo(settings)
     model = OpenAICompatModel("openai/fake", api_base=f"{base}/v1", api_key="bench",
                               timeout_s=60, retries=0)
 
-    cases = _cases(n)
+    cases = bench_cases(n)
     t0 = time.perf_counter()
-    import scipy.stats  # noqa: F401  (a one-time import, reported apart)
+    import scipy.stats  # noqa: F401  (imported here to time it: reported apart)
 
     scipy_import_s = time.perf_counter() - t0
     async with eval_env(server, settings, HashEmbedder()) as env:
@@ -71,8 +73,8 @@ async def run(n: int, concurrency: int, port: int) -> None:
             await store.save_point(point)
             records = await run_versions(
                 prep, cases, [Version("baseline", model, agent), Version("current", model)],
-                plan, concurrency=concurrency, vision=None, judge=None, settings_extra={},
-                point="bench")
+                plan, settings=RunSettings(concurrency=concurrency), models=Models(),
+                vision=None, judge=None, point="bench")
             comparison = compare_runs(records["baseline"], records["current"])
             await store.save_comparison("bench", records["baseline"].run_id or "",
                                         records["current"].run_id or "", comparison)
@@ -81,8 +83,6 @@ async def run(n: int, concurrency: int, port: int) -> None:
     print(f"two plain runs:           wall {plain_wall:6.2f} s · CPU {plain_cpu:6.2f} s")
     print(f"point + stored comparison: wall {cmp_wall:6.2f} s · CPU {cmp_cpu:6.2f} s"
           f" · {comparison.counts}")
-    from app.chat.openai_wire import close_clients
-
     await close_clients()
     print(f"(importing scipy for the McNemar test, once per process: {scipy_import_s:.2f} s,"
           " not in the figures above)")

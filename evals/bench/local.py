@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -28,8 +29,10 @@ from pathlib import Path
 
 import psutil
 
-from app.localmodel.assemble import DEFAULT_LOCAL_MODEL
-from evals.record.results import RunRecord
+from app.localmodel.assemble import DEFAULT_LOCAL_MODEL, MODELS
+from app.localmodel.server import prefix_cache_folder
+from app.settings import get_settings
+from evals.record.artifact import read_run
 from evals.report.console import totals_line
 
 
@@ -82,10 +85,10 @@ def bench(model: str, extra_args: list[str], keep: Path | None, label: str = "",
         if not artifact.exists():
             print(f"{model}: the run produced no artifact (exit {code})")
             return
-        record = RunRecord.model_validate_json(artifact.read_text())
+        record = read_run(artifact)
     attempts = [a for c in record.cases for a in c.attempts]
     latencies = sorted(a.latency_ms / 1000 for a in attempts) or [0.0]
-    used = {k: sum(a.usage.get(k, 0) for a in attempts)
+    used = {k: sum(getattr(a.usage, k) for a in attempts)
             for k in ("prompt_tokens", "completion_tokens", "cached_tokens", "prefill_ms",
                       "generation_ms", "cut_at_cap")}
     q = statistics.quantiles(latencies, n=20) if len(latencies) >= 2 else latencies * 19
@@ -138,12 +141,6 @@ def main() -> None:
 
 
 def _empty_prefix_cache(model: str) -> None:
-    import shutil
-
-    from app.localmodel.assemble import MODELS
-    from app.localmodel.server import prefix_cache_folder
-    from app.settings import get_settings
-
     folder = prefix_cache_folder(Path(get_settings().data_dir), MODELS[model])
     shutil.rmtree(folder, ignore_errors=True)
     print(f"emptied {folder}")

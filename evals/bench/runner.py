@@ -33,8 +33,19 @@ from typing import Any
 
 import httpx
 
-from app.chat.openai_wire import OpenAICompatModel
-from evals.settings import PROJECT_ROOT
+from app.chat.openai_wire import OpenAICompatModel, close_clients
+from app.db import scratch_database
+from app.manuals.embed import HashEmbedder
+from app.settings import get_settings
+from app.web.background import free_port
+from evals.checks import CHECKS, CheckSpec
+from evals.execute.env import eval_env
+from evals.execute.session import Prepared, Version, run_versions
+from evals.load.cases import Case
+from evals.load.plan import plan_info
+from evals.record.run import Models, RunSettings
+from evals.record.store import RunStore
+from evals.settings import PROJECT_ROOT, conninfo
 
 FAKE_SERVER = r'''
 import asyncio, random, sys, time
@@ -97,8 +108,6 @@ class FakeServer:
 
     def __init__(self, latency_s: float, faults: tuple[float, float, float, float] = (0, 0, 0, 0)
                  ) -> None:
-        from app.web.background import free_port
-
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen([sys.executable, "-c", FAKE_SERVER, str(self.port),
@@ -124,15 +133,13 @@ class FakeServer:
         httpx.post(f"{self.base}/reset", timeout=5)
 
 
-def _cases(n: int) -> list:
-    from evals.checks import ASSERTIONS
-    from evals.load.cases import Case, Check, Context
-
-    checks = (Check("not_called_tool", ASSERTIONS["not_called_tool"].args.model_validate(
-        {"value": "read_page"}), 1), Check("no_unknown_tools",
-                                           ASSERTIONS["no_unknown_tools"].args(), 1))
-    return [Case(f"bench-{i}", "bench.yaml", i, f"Which machine should I use for job {i}?",
-                 Context(), (), (), checks) for i in range(n)]
+def bench_cases(n: int) -> list[Case]:
+    checks = (CheckSpec("not_called_tool", CHECKS["not_called_tool"].args.model_validate(
+        {"value": "read_page"}), 1), CheckSpec("no_unknown_tools",
+                                               CHECKS["no_unknown_tools"].args(), 1))
+    return [Case(id=f"bench-{i}", file="bench.yaml", line=i,
+                 prompt=f"Which machine should I use for job {i}?", checks=checks)
+            for i in range(n)]
 
 
 def startup(server: FakeServer) -> float:
@@ -182,30 +189,20 @@ class Counted(OpenAICompatModel):
 async def throughput(server: FakeServer, n: int, concurrency: int, *, repeat: int = 1,
                      timeout_s: float = 60, retries: int = 0) -> dict[str, Any]:
     """N cases (× repeat) through the real path with the run store, in this process."""
-    from app.chat.openai_wire import close_clients
-    from app.db import resolve_conninfo, scratch_database
-    from app.manuals.embed import HashEmbedder
-    from app.settings import get_settings
-    from evals.execute.harness import eval_env
-    from evals.execute.session import Prepared, Version, run_versions
-    from evals.record.fingerprint import plan_info
-    from evals.record.store import RunStore
-
     settings = get_settings()
-    url = settings.database_url.get_secret_value() if settings.database_url else None
-    conninfo = resolve_conninfo(url, settings.data_dir)
+    server_info = conninfo(settings)
     model = Counted("openai/fake", api_base=f"{server.base}/v1", api_key="bench",
                     timeout_s=timeout_s, retries=retries)
-    cases = _cases(n)
-    async with scratch_database(conninfo, prefix="bench_store") as info, \
-            RunStore.open(info) as store, eval_env(conninfo, settings, HashEmbedder()) as env:
+    cases = bench_cases(n)
+    async with scratch_database(server_info, prefix="bench_store") as info, \
+            RunStore.open(info) as store, eval_env(server_info, settings, HashEmbedder()) as env:
         server.reset()
         plan = plan_info(cases, judge_model=None, judge_prompt_hash=None, repeat=repeat)
         cpu0, wall0 = time.process_time(), time.perf_counter()
         records = await run_versions(Prepared(env, store, settings), cases,
                                      [Version("current", model)], plan,
-                                     concurrency=concurrency, vision=None, judge=None,
-                                     settings_extra={})
+                                     settings=RunSettings(concurrency=concurrency),
+                                     models=Models(), vision=None, judge=None)
         wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     await close_clients()
     results = records["current"].cases

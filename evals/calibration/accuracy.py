@@ -13,36 +13,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from app.manuals.citations import DocumentEvidence
-from evals.checks import ASSERTIONS
+from evals.checks import authored
 from evals.fixtures.catalog import fixtures_for
-from evals.load.cases import CaseFileError, line_of
-from evals.load.yamlfile import read_list
-from evals.record.turn import OUTCOMES, RecordedTurn
+from evals.load.cases import CaseFileError
+from evals.load.yamlfile import line_of, read_list
+from evals.record.transcript import AttachedManual, CallOutcome, ToolCall, Transcript
 from evals.settings import PROJECT_ROOT
 
 LABELLED_DIR = PROJECT_ROOT / "tests" / "evals" / "labelled"
 
 
 class _Call(BaseModel):
+    """A tool call as a labelled item writes it (outcome ok unless it says otherwise)."""
+
     model_config = ConfigDict(extra="forbid")
     name: str
-    arguments: Any = {}
-    result: Any = {}
+    arguments: JsonValue = {}
+    result: JsonValue = {}
     kind: Literal["read", "write", "action", "live_read"] | None = None
-    outcome: Literal[OUTCOMES] = "ok"  # type: ignore[valid-type]
-
-
-class _Evidence(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    status: int
-    content_type: str
-    is_pdf: bool
-    page_count: int | None = None
-    page_texts: dict[int, str] = {}
-    error: str | None = None
+    outcome: CallOutcome = "ok"
 
 
 class LabelledItem(BaseModel):
@@ -51,8 +43,8 @@ class LabelledItem(BaseModel):
     check: dict[str, Any]
     catalog: Literal["demo", "lab"] = "demo"
     calls: list[_Call] = []
-    attached: list[dict[str, Any]] = []
-    evidence: dict[str, _Evidence] = {}
+    attached: list[AttachedManual] = []
+    evidence: dict[str, DocumentEvidence] = {}
     verdict: Literal["pass", "fail"]
     adversarial: bool
     why: str
@@ -74,11 +66,12 @@ class Outcome:
 
 
 def _run(item: LabelledItem) -> tuple[str, str]:
-    spec = ASSERTIONS[item.check["kind"]]
+    spec = authored()[item.check["kind"]]
     args = spec.args.model_validate({k: v for k, v in item.check.items() if k != "kind"})
-    turn = RecordedTurn(
-        item.answer, [c.model_dump() for c in item.calls], item.attached, [],
-        {url: DocumentEvidence(**e.model_dump()) for url, e in item.evidence.items()})
+    turn = Transcript(answer=item.answer,
+                      tool_calls=[ToolCall.model_validate(c.model_dump()) for c in item.calls],
+                      attached_manuals=item.attached, evidence=item.evidence)
+    assert spec.check is not None
     passed, reason = spec.check(turn, args, fixtures_for(item.catalog))
     return ("pass" if passed else "fail"), reason
 
@@ -100,9 +93,9 @@ def load_items(directory: Path = LABELLED_DIR) -> list[tuple[str, LabelledItem]]
             try:
                 item = LabelledItem.model_validate(raw)
                 kind = item.check.get("kind")
-                if kind not in ASSERTIONS:
+                if kind not in authored():
                     raise ValueError(f"unknown assertion kind {kind!r}")
-                ASSERTIONS[kind].args.model_validate(
+                authored()[kind].args.model_validate(
                     {k: v for k, v in item.check.items() if k != "kind"})
             except (ValidationError, ValueError) as exc:
                 first = str(exc).splitlines()
@@ -141,7 +134,7 @@ def report(outcomes: list[Outcome], out: TextIO) -> float:
     agreement = sum(o.agrees for o in outcomes) / total if total else 0.0
     print(f"{'all':<22} {total:>5} {sum(o.adversarial for o in outcomes):>11}"
           f" {agreement:>6.1%}", file=out)
-    missing = sorted(set(ASSERTIONS) - set(by_kind))
+    missing = sorted(set(authored()) - set(by_kind))
     if missing:
         print(f"kinds with no labelled item: {', '.join(missing)}", file=out)
     for o in outcomes:

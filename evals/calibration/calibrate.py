@@ -19,7 +19,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sklearn.metrics import cohen_kappa_score
+from evals.record.artifact import ArtifactError, read_record
+from evals.record.run import RunRecord
 
 CALIBRATION_MIN_CASES = 10
 VERDICTS = ("pass", "fail")
@@ -81,6 +82,10 @@ def calibrate(rated: list[Rated], labels: dict[str, str]) -> Calibration:
         result.note = ("everyone gave every case the same verdict: kappa is undefined (no"
                        " variation to agree beyond chance)")
         return result
+    # Imported here: sklearn.metrics takes 1.2 s to import (python -X importtime), and only a
+    # calibration computes kappa.
+    from sklearn.metrics import cohen_kappa_score
+
     kappa = float(cohen_kappa_score(person, judge, labels=list(VERDICTS)))
     if math.isnan(kappa):
         result.note = "kappa is undefined for these verdicts"
@@ -107,45 +112,41 @@ def _read_json(path: Path) -> Any:
         raise CalibrationError(f"{path}: {exc}") from exc
 
 
+def _record(data: Any, where: str) -> RunRecord:
+    try:
+        return read_record(data, where)
+    except ArtifactError as exc:
+        raise CalibrationError(f"not a run artifact: {exc}") from exc
+
+
 def rated_from_artifact(data: Any, where: str) -> list[Rated]:
     """The judge's verdict on each judged case of a run: its first attempt's judged check."""
-    from pydantic import ValidationError
-
-    from evals.record.results import RunRecord
-
-    try:
-        artifact = RunRecord.model_validate(data)
-    except ValidationError as exc:
-        e = exc.errors()[0]
-        raise CalibrationError(f"{where}: not a run artifact: field"
-                               f" {'.'.join(str(p) for p in e['loc']) or '(root)'}:"
-                               f" {e['msg']}") from exc
     rated = []
-    for case in artifact.cases:
+    for case in _record(data, where).cases:
         for attempt in case.attempts[:1]:
             for check in attempt.checks:
                 if check.judge:
-                    rated.append(Rated(case.id, check.judge.get("verdict"), check.reason))
+                    rated.append(Rated(case.id, check.judge.verdict, check.reason))
     return rated
 
 
-def judge_of_artifact(data: Any) -> tuple[str | None, str | None]:
+def judge_of(record: RunRecord) -> tuple[str | None, str | None]:
     """The judge model and prompt hash a run's verdicts were given under (None if mixed)."""
-    from evals.record.results import RunRecord
-
     models, hashes = set(), set()
-    for case in RunRecord.model_validate(data).cases:
+    for case in record.cases:
         for attempt in case.attempts[:1]:
             for check in attempt.checks:
                 if check.judge:
-                    models.add(check.judge.get("model"))
-                    hashes.add(check.judge.get("prompt_hash"))
+                    models.add(check.judge.model)
+                    hashes.add(check.judge.prompt_hash)
     return (next(iter(models)) if len(models) == 1 else None,
             next(iter(hashes)) if len(hashes) == 1 else None)
 
 
-def load(results: Path, labels: Path) -> tuple[list[Rated], dict[str, str]]:
-    return (rated_from_artifact(_read_json(results), str(results)),
+def load(results: Path, labels: Path) -> tuple[RunRecord, list[Rated], dict[str, str]]:
+    """A run's record, its judge's verdicts, and people's labels for them."""
+    record = _record(_read_json(results), str(results))
+    return (record, rated_from_artifact(record.model_dump(mode="json"), str(results)),
             _check_labels(_read_json(labels), str(labels)))
 
 

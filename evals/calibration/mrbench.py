@@ -27,7 +27,8 @@ from pathlib import Path
 from app.chat.models import ChatModel, ModelCallError
 from evals.calibration.calibrate import Calibration, CalibrationError, Rated, calibrate
 from evals.judge import TUTORING, JudgeInput, UnreadableVerdict, judge
-from evals.record.results import Attempt, CaseResult, CheckResult, classify
+from evals.record.results import Attempt, CaseResult, CheckResult, JudgeVerdict, classify
+from evals.record.transcript import Transcript, Turn
 
 
 @dataclass(frozen=True)
@@ -191,8 +192,10 @@ async def run_suite(dialogues: list[Dialogue], endpoint: ChatModel, judge_model:
             latency = int((time.monotonic() - started) * 1000)
             checks = [await _dimension(d, answer, dim, judge_model, decides)
                       for dim in DIMENSIONS]
-        attempt = Attempt(answer=answer, checks=checks, latency_ms=latency,
-                          turns=[*d.messages, {"role": "assistant", "content": answer}])
+        turns = [Turn.model_validate(m) for m in [*d.messages, {"role": "assistant",
+                                                                "content": answer}]]
+        attempt = Attempt(transcript=Transcript(answer=answer, turns=turns), checks=checks,
+                          latency_ms=latency)
         return CaseResult(id=d.id, file="mrbench", prompt=prompt, status=classify([attempt]),
                           attempts=[attempt])
 
@@ -206,12 +209,14 @@ async def _dimension(d: Dialogue, answer: str, dim: Dimension, model: ChatModel,
         tool_calls=[], pictures=[],
         reference={"setting": "a maths tutoring dialogue; the reply is the tutor's next turn",
                    "correct_solution": d.solution})
-    meta = {"model": model.model_id, "prompt_hash": TUTORING.hash()}
+    meta = JudgeVerdict(model=model.model_id, prompt_hash=TUTORING.hash(),
+                        trust="decides" if decides else "advisory")
     try:
         verdict = await judge(model, item, TUTORING)
     except (UnreadableVerdict, ModelCallError) as exc:
         return CheckResult(kind=f"mrbench:{dim.name}", passed=False, error=True,
-                           reason=str(exc), judge={**meta, "verdict": None})
+                           reason=str(exc), judge=meta)
     return CheckResult(kind=f"mrbench:{dim.name}", passed=verdict.passed,
                        reason=verdict.reason, decided=decides,
-                       judge={**meta, "verdict": "pass" if verdict.passed else "fail"})
+                       judge=meta.model_copy(update={
+                           "verdict": "pass" if verdict.passed else "fail"}))

@@ -16,11 +16,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from app.chat.models import ChatModel, ModelCallError
 from evals.calibration.calibrate import CalibrationError, Rated
-from evals.execute.harness import history_messages
 from evals.fixtures.catalog import fixtures_for
 from evals.judge import MAKERSPACE, JudgeInput, UnreadableVerdict, judge
-from evals.load.cases import Case, CaseFileError, line_of
-from evals.load.yamlfile import read_yaml
+from evals.load.cases import Case, CaseFileError
+from evals.load.yamlfile import line_of, read_yaml
 
 MAKERSPACE_SET = Path(__file__).parent / "makerspace.yaml"
 
@@ -74,8 +73,7 @@ def load_set(cases: list[Case], path: Path = MAKERSPACE_SET) -> list[Item]:
 def judge_input(item: Item) -> JudgeInput:
     """What the runner would send the judge had the assistant given this reply."""
     ctx = item.case.context
-    conversation = [{"role": m["role"], "content": m["content"]}
-                    for m in history_messages(item.case)]
+    conversation = item.case.history_messages()
     conversation.append({"role": "user", "content": item.case.prompt})
     return JudgeInput(
         rubric=item.case.rubric, must_not=item.case.must_not, conversation=conversation,

@@ -1,6 +1,23 @@
-"""The assertion vocabulary. Importing this package registers every kind."""
+"""The check vocabulary: structural assertions and judged checks in one registry. Importing
+this package registers every kind."""
 
-from evals.checks import citations, grounding, photos, text, tools  # noqa: F401
-from evals.checks._registry import ASSERTIONS, Args, AssertionKind, Verdict, assertion
+from evals.checks import citations, grounding, judged, photos, scenario, text, tools  # noqa: F401
+from evals.checks._registry import (
+    CHECKS,
+    NO_ANSWER,
+    About,
+    Args,
+    CheckKind,
+    CheckSpec,
+    NoArgs,
+    Verdict,
+    assertion,
+    authored,
+    needs_evidence,
+    run_checks,
+    structural_only,
+)
 
-__all__ = ["ASSERTIONS", "Args", "AssertionKind", "Verdict", "assertion"]
+__all__ = ["CHECKS", "NO_ANSWER", "About", "Args", "CheckKind", "CheckSpec", "NoArgs",
+           "Verdict", "assertion", "authored", "needs_evidence", "run_checks",
+           "structural_only"]

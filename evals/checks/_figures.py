@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 from app.catalog import MachineRecord
 from evals.checks._text import all_names, machine_mentions, spans_of
-from evals.fixtures.catalog import SPEC_FIELD_WORDS
-from evals.record.turn import Fixtures
+from evals.fixtures.catalog import SPEC_FIELD_WORDS, Fixtures
 
 _N = r"\d+(?:\.\d+)?"
 _LEN = r"(?:\s*(?:mm|cm|m|in|inch|inches|\"))"

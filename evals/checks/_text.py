@@ -14,8 +14,7 @@ from functools import lru_cache
 
 from markdown_it import MarkdownIt
 
-from evals.fixtures.catalog import EQUIPMENT_LEXICON, names_of
-from evals.record.turn import Fixtures
+from evals.fixtures.catalog import EQUIPMENT_LEXICON, Fixtures, names_of
 
 _MD = MarkdownIt("commonmark").enable("table")
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "\u00a0": " "})

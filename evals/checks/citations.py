@@ -5,13 +5,14 @@ from __future__ import annotations
 from app.manuals.citations import Citation, check_citations, extract_citations
 from evals.checks._registry import Args, Verdict, assertion
 from evals.checks.grounding import OptionalValueArg
-from evals.record.turn import Fixtures, RecordedTurn
+from evals.fixtures.catalog import Fixtures
+from evals.record.transcript import Transcript
 
 
 @assertion("cites_page", args=OptionalValueArg)
-def cites_page(turn: RecordedTurn, args: OptionalValueArg, fixtures: Fixtures) -> Verdict:
-    cites = extract_citations(turn.answer, turn.search_results(), turn.attached_manuals)
-    pages = {m["title"]: m.get("page_count") for m in turn.attached_manuals}
+def cites_page(turn: Transcript, args: OptionalValueArg, fixtures: Fixtures) -> Verdict:
+    cites = extract_citations(turn.answer, turn.search_results(), turn.attached())
+    pages = {m.title: m.page_count for m in turn.attached_manuals}
 
     def within(c: Citation) -> bool:
         count = pages.get(c.title or "")
@@ -34,7 +35,7 @@ def cites_page(turn: RecordedTurn, args: OptionalValueArg, fixtures: Fixtures) -
 
 
 @assertion("citations_resolve", needs_evidence=True)
-def citations_resolve(turn: RecordedTurn, args: Args, fixtures: Fixtures) -> Verdict:
-    cites = extract_citations(turn.answer, turn.search_results(), turn.attached_manuals)
-    titles = fixtures.all_titles | {m["title"] for m in turn.attached_manuals}
+def citations_resolve(turn: Transcript, args: Args, fixtures: Fixtures) -> Verdict:
+    cites = extract_citations(turn.answer, turn.search_results(), turn.attached())
+    titles = fixtures.all_titles | {m.title for m in turn.attached_manuals}
     return check_citations(cites, turn.evidence, titles)

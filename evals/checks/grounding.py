@@ -18,8 +18,8 @@ from evals.checks._text import (
     sentences,
     spans_of,
 )
-from evals.fixtures.catalog import EQUIPMENT_LEXICON, names_of
-from evals.record.turn import Fixtures, RecordedTurn
+from evals.fixtures.catalog import EQUIPMENT_LEXICON, Fixtures, names_of
+from evals.record.transcript import Transcript
 
 
 def _resolves(term: str, fixtures: Fixtures) -> bool:
@@ -42,7 +42,7 @@ def _names(fixtures: Fixtures) -> tuple[frozenset[str], tuple[str, ...]]:
 
 
 @assertion("no_unknown_tools")
-def no_unknown_tools(turn: RecordedTurn, args: Args, fixtures: Fixtures) -> Verdict:
+def no_unknown_tools(turn: Transcript, args: Args, fixtures: Fixtures) -> Verdict:
     for label, slug in linked_slugs(turn.answer):
         if slug not in fixtures.slugs:
             return False, f"links /tools/{slug} (“{label}”), which is not in the catalogue"
@@ -76,7 +76,7 @@ class FieldsArg(Args):
 
 
 @assertion("no_fabricated_specs", args=FieldsArg)
-def no_fabricated_specs(turn: RecordedTurn, args: FieldsArg, fixtures: Fixtures) -> Verdict:
+def no_fabricated_specs(turn: Transcript, args: FieldsArg, fixtures: Fixtures) -> Verdict:
     wanted = set(args.fields)
     for sentence in sentences(turn.answer):
         for start, end in clauses(sentence, colon=False):  # "Layer height: 0.05 mm" is one
@@ -99,7 +99,7 @@ class OptionalValueArg(Args):
 
 
 @assertion("cites_resource", args=OptionalValueArg)
-def cites_resource(turn: RecordedTurn, args: OptionalValueArg, fixtures: Fixtures) -> Verdict:
+def cites_resource(turn: Transcript, args: OptionalValueArg, fixtures: Fixtures) -> Verdict:
     text = plain(turn.answer)
     titles = sorted(fixtures.all_titles)
     if args.value is not None:

@@ -21,20 +21,19 @@ from evals.checks._text import (
     sentences,
     spans_of,
 )
-from evals.fixtures.catalog import EQUIPMENT_LEXICON, names_of
-from evals.record.turn import Fixtures, RecordedTurn
+from evals.fixtures.catalog import EQUIPMENT_LEXICON, Fixtures, names_of
+from evals.record.transcript import Transcript
 
 _QTY = re.compile(r"^(.*?)\s+x(\d+)$", re.IGNORECASE)
 _RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
 
 
-def _last_items(turn: RecordedTurn) -> list[dict[str, Any]] | None:
+def _last_items(turn: Transcript) -> list[dict[str, Any]] | None:
     """The items of the last identify_tools call that ran (None: no call ran)."""
     calls = turn.ran("identify_tools")
     if not calls:
         return None
-    args = calls[-1]["arguments"]
-    items = args.get("items") if isinstance(args, dict) else None
+    items = calls[-1].args.get("items")
     return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
 
 
@@ -69,7 +68,7 @@ def _assign(entries: list[str], items: list[dict[str, Any]], used: frozenset[int
 
 
 @assertion("identified_items", args=ItemsArg, reads_answer=False)
-def identified_items(turn: RecordedTurn, args: ItemsArg, fixtures: Fixtures) -> Verdict:
+def identified_items(turn: Transcript, args: ItemsArg, fixtures: Fixtures) -> Verdict:
     items = _last_items(turn)
     if items is None:
         return False, "identify_tools was never called"
@@ -93,7 +92,7 @@ class CountArg(Args):
 
 
 @assertion("identified_count", args=CountArg, reads_answer=False)
-def identified_count(turn: RecordedTurn, args: CountArg, fixtures: Fixtures) -> Verdict:
+def identified_count(turn: Transcript, args: CountArg, fixtures: Fixtures) -> Verdict:
     items = _last_items(turn)
     if items is None:
         return False, "identify_tools was never called"
@@ -158,7 +157,7 @@ def named_machines(answer: str, fixtures: Fixtures) -> list[tuple[Mention, bool,
 
 
 @assertion("identified_tool", args=ToolIdArg)
-def identified_tool(turn: RecordedTurn, args: ToolIdArg, fixtures: Fixtures) -> Verdict:
+def identified_tool(turn: Transcript, args: ToolIdArg, fixtures: Fixtures) -> Verdict:
     named = named_machines(turn.answer, fixtures)
     if args.value == "none":
         for mention, ruled_out, _, sentence in named:

@@ -16,7 +16,8 @@ from evals.checks._text import (
     plain,
     sentences,
 )
-from evals.record.turn import Fixtures, RecordedTurn
+from evals.fixtures.catalog import Fixtures
+from evals.record.transcript import Transcript
 
 
 class ValueArg(Args):
@@ -47,7 +48,7 @@ def _quote(answer: str, limit: int = 160) -> str:
 
 
 @assertion("contains_all", args=LiteralsArg)
-def contains_all(turn: RecordedTurn, args: LiteralsArg, fixtures: Fixtures) -> Verdict:
+def contains_all(turn: Transcript, args: LiteralsArg, fixtures: Fixtures) -> Verdict:
     text = plain(turn.answer)
     missing = [lit for lit in args.value if not has_phrase(text, lit)]
     if missing:
@@ -56,7 +57,7 @@ def contains_all(turn: RecordedTurn, args: LiteralsArg, fixtures: Fixtures) -> V
 
 
 @assertion("not_contains_any", args=LiteralsArg)
-def not_contains_any(turn: RecordedTurn, args: LiteralsArg, fixtures: Fixtures) -> Verdict:
+def not_contains_any(turn: Transcript, args: LiteralsArg, fixtures: Fixtures) -> Verdict:
     text = plain(turn.answer)
     for lit in args.value:
         m = find_phrase(text, lit)
@@ -98,7 +99,7 @@ _ABOUT_THE_CARD = re.compile(
 
 
 @assertion("not_claimed_done")
-def not_claimed_done(turn: RecordedTurn, args: Args, fixtures: Fixtures) -> Verdict:
+def not_claimed_done(turn: Transcript, args: Args, fixtures: Fixtures) -> Verdict:
     for sentence in sentences(turn.answer):
         for start, end in clauses(sentence):
             # A comma or an "and" ends a claim too: "Thanks for confirming, I've closed it".
@@ -114,7 +115,7 @@ _PARTS = re.compile(r",\s*|\s+and\s+", re.IGNORECASE)
 
 
 @assertion("mentions_tool", args=ValueArg)
-def mentions_tool(turn: RecordedTurn, args: ValueArg, fixtures: Fixtures) -> Verdict:
+def mentions_tool(turn: Transcript, args: ValueArg, fixtures: Fixtures) -> Verdict:
     machine = next((m for m in fixtures.machines if m.name.lower() == args.value.lower()
                     or m.slug == args.value), None)
     if has_phrase(plain(turn.answer), args.value):

@@ -7,7 +7,8 @@ from pydantic import field_validator
 
 from app.capabilities import REGISTRY
 from evals.checks._registry import Args, Verdict, assertion
-from evals.record.turn import Fixtures, RecordedTurn, call_outcome
+from evals.fixtures.catalog import Fixtures
+from evals.record.transcript import Transcript
 
 
 class ToolArg(Args):
@@ -33,32 +34,30 @@ class ActionArg(ToolArg):
         return v
 
 
-def _called(turn: RecordedTurn) -> str:
-    shown = [c["name"] + ("" if call_outcome(c) == "ok" else f" ({call_outcome(c)})")
-             for c in turn.tool_calls]
+def _called(turn: Transcript) -> str:
+    shown = [c.name + ("" if c.status == "ok" else f" ({c.status})") for c in turn.tool_calls]
     return ", ".join(shown) or "no tool"
 
 
 @assertion("called_tool", args=ToolArg, reads_answer=False)
-def called_tool(turn: RecordedTurn, args: ToolArg, fixtures: Fixtures) -> Verdict:
+def called_tool(turn: Transcript, args: ToolArg, fixtures: Fixtures) -> Verdict:
     if turn.ran(args.value):
         return True, f"called {args.value}"
     return False, f"no call of {args.value} ran; calls: {_called(turn)}"
 
 
 @assertion("not_called_tool", args=ToolArg, reads_answer=False)
-def not_called_tool(turn: RecordedTurn, args: ToolArg, fixtures: Fixtures) -> Verdict:
+def not_called_tool(turn: Transcript, args: ToolArg, fixtures: Fixtures) -> Verdict:
     calls = turn.calls(args.value)
     if calls:
-        return False, (f"called {args.value} with {calls[0]['arguments']}"
-                       f" ({call_outcome(calls[0])})")
+        return False, (f"called {args.value} with {calls[0].arguments}"
+                       f" ({calls[0].status})")
     return True, f"did not call {args.value}"
 
 
 @assertion("proposed_action", args=ActionArg, reads_answer=False)
-def proposed_action(turn: RecordedTurn, args: ActionArg, fixtures: Fixtures) -> Verdict:
-    proposed = [c for c in turn.ran(args.value)
-                if isinstance(c.get("result"), dict) and c["result"].get("proposed") is True]
+def proposed_action(turn: Transcript, args: ActionArg, fixtures: Fixtures) -> Verdict:
+    proposed = [c for c in turn.ran(args.value) if c.result_map.get("proposed") is True]
     if proposed:
-        return True, f"proposed {args.value} with {proposed[0]['arguments']}"
+        return True, f"proposed {args.value} with {proposed[0].arguments}"
     return False, f"did not propose {args.value}; calls: {_called(turn)}"

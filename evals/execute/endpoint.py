@@ -8,34 +8,36 @@ SKIPPED with the reason.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from app.chat.models import ChatModel
-from evals.execute.executors import EndpointTurn
-from evals.execute.runner import JudgeSetup, Variant, run_variants
-from evals.load.cases import Case
+from evals.execute.runner import Variant, run_variants
+from evals.judge.setup import JudgeSetup
+from evals.load.items import EvalItem
 from evals.record.results import CaseResult
 
 NEEDS_TOOL_CALLS = {"called_tool", "not_called_tool", "proposed_action", "identified_items",
                     "identified_count", "cites_page", "citations_resolve"}
 
 
-def skip_reason(case: Case) -> str | None:
-    ctx = case.context
+def skip_reason(item: EvalItem) -> str | None:
+    ctx = item.context
     needs = [name for name, used in (
         ("a tool page", ctx.page == "tool"), ("an identity", ctx.as_ is not None),
         ("a page path", ctx.path is not None), ("the look-alike lab", ctx.catalog == "lab"),
-        ("photos", bool(case.photos)),
+        ("photos", bool(item.photos)),
     ) if used]
     if needs:
         return f"needs app context ({', '.join(needs)}), which endpoint mode does not have"
-    tools = sorted({c.kind for c in case.checks} & NEEDS_TOOL_CALLS)
+    tools = sorted({c.kind for c in item.checks} & NEEDS_TOOL_CALLS)
     if tools:
         return f"checks {', '.join(tools)}: an endpoint does not expose its tool calls"
     return None
 
 
-async def run_endpoint(cases: list[Case], model: ChatModel, judge: JudgeSetup | None, *,
-                       concurrency: int) -> list[CaseResult]:
+async def run_endpoint(items: Sequence[EvalItem], model: ChatModel, judge: JudgeSetup | None,
+                       *, concurrency: int) -> list[CaseResult]:
     """Every case through the runner (retries, guard, classification) on the endpoint path."""
-    variant = Variant("endpoint", model, executor=EndpointTurn, skip=skip_reason)
-    results = await run_variants(None, cases, [variant], concurrency=concurrency, judge=judge)
+    variant = Variant("endpoint", model, executor="endpoint", skip=skip_reason)
+    results = await run_variants(None, items, [variant], concurrency=concurrency, judge=judge)
     return results["endpoint"]

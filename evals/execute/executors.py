@@ -1,98 +1,137 @@
-"""One seam, several executors: each runs one item (a case, a case sent to an endpoint, a
-scenario conversation) and returns a Transcript; the runner retries, checks, classifies and
-stores transcripts without knowing which executor made them.
+"""One seam, several executors: each runs one item and returns an Execution (its transcript
+and what running it cost); the runner retries, checks, classifies and stores without knowing
+which executor ran it.
 
-- AppTurn: one turn through the app's own composition and tool loop (today's cases).
-- EndpointTurn: the case's conversation sent to an OpenAI-compatible endpoint, nothing
-  composed (evals/endpoint.py says which cases that can check).
-- the scenario path (evals/scenario_run.py): a simulated visitor talks to the app path for
-  several turns, writes run for real in a database of its own.
+- `app`: a case's one turn through the app's own composition and tool loop.
+- `endpoint`: a case's conversation sent to an OpenAI-compatible endpoint, nothing composed
+  (evals/execute/endpoint.py says which cases that can check).
+- `conversation`: a simulated visitor talks to the app path for several turns, writes run for
+  real in a database of its own (evals/execute/conversation.py).
+
+An item names its executor (`EvalItem.executor`); a run may send every item to another one
+(endpoint mode). A new executor is a class registered here with `@executor(name)`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol, TypeVar
 
-from app.chat.loop import run_turn
+from app.chat.loop import ToolCallRecord, run_turn
 from app.chat.models import ChatModel, Usage
-from evals.execute.harness import EvalEnv, citation_evidence, compose_case, history_messages
+from evals.checks import needs_evidence
+from evals.execute.agent import apply_frozen
+from evals.execute.compose import citation_evidence, compose_case
+from evals.execute.env import EvalEnv
 from evals.load.cases import Case
-from evals.record.results import CheckResult
-from evals.record.turn import RecordedTurn
+from evals.load.items import EvalItem
+from evals.record.fingerprint import FrozenContext
+from evals.record.transcript import AttachedManual, ToolCall, Transcript, Turn, as_json
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What an executor is given besides its item: the eval environment, the model under test,
+    the scenarios' simulated visitor, and a comparison point's frozen contexts (if any)."""
+
+    env: EvalEnv | None
+    model: ChatModel
+    visitor: ChatModel | None = None
+    frozen: dict[str, FrozenContext] | None = None
 
 
 @dataclass
-class Transcript(RecordedTurn):
-    """What an executor hands the checks: the final answer and tool calls (RecordedTurn), the
-    whole conversation, what the model was sent last, usage, and any checks the executor had
-    to make itself (a scenario's end state, read before its database is dropped)."""
+class Execution:
+    """An executor's output: the transcript the checks read, and what running it took."""
 
-    turns: list[dict[str, str]] = field(default_factory=list)  # role, content
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    transcript: Transcript
     usage: Usage = field(default_factory=Usage)
     latency_ms: int = 0
-    state_checks: list[CheckResult] = field(default_factory=list)
     timings: dict[str, int] = field(default_factory=dict)  # e.g. a database clone's ms
     broke: str | None = None  # the harness failed after the model answered (kept with it)
-    conversation: bool = False  # a scenario's: its turns are always kept in the record
-    side_usage: dict[str, int] = field(default_factory=dict)  # tokens of other models' calls
+    visitor_usage: Usage | None = None  # a simulated visitor's tokens (another model's)
 
 
 class Executor(Protocol):
-    async def run(self, env: EvalEnv | None, model: ChatModel) -> Transcript: ...
+    async def run(self, item: EvalItem, setup: Setup) -> Execution: ...
 
 
-def _calls(records: list[Any]) -> list[dict[str, Any]]:
-    return [{"name": c.name, "arguments": c.arguments, "result": c.result, "kind": c.kind,
-             "error": c.error, "outcome": c.outcome} for c in records]
+EXECUTORS: dict[str, Executor] = {}
+E = TypeVar("E", bound=type)
 
 
-@dataclass
+def executor(name: str) -> Callable[[E], E]:
+    """Register an executor class under a name items and variants use."""
+
+    def wrap(cls: E) -> E:
+        if name in EXECUTORS:
+            raise ValueError(f"executor {name!r} is registered twice")
+        EXECUTORS[name] = cls()
+        return cls
+
+    return wrap
+
+
+def tool_calls(records: list[ToolCallRecord]) -> list[ToolCall]:
+    """The loop's records of tool calls as the transcript keeps them (plain JSON)."""
+    return [ToolCall(name=c.name, arguments=as_json(c.arguments), result=as_json(c.result),
+                     kind=c.kind, error=c.error, outcome=c.outcome)  # type: ignore[arg-type]
+            for c in records]
+
+
+def _case(item: EvalItem, name: str) -> Case:
+    if not isinstance(item, Case):
+        raise TypeError(f"the {name} executor runs cases, not {type(item).__name__}")
+    return item
+
+
+@executor("app")
 class AppTurn:
-    """A case's one turn, composed exactly as /api/chat composes it (writes stubbed)."""
+    """A case's one turn, composed exactly as /api/chat composes it (writes stubbed); a
+    comparison point's frozen agent is told what it was told then."""
 
-    case: Case
-    frozen: dict[str, Any] | None = None  # a comparison point's contexts, when set
-    evidence: bool = False  # gather citation evidence (a check needs it)
-
-    async def run(self, env: EvalEnv | None, model: ChatModel) -> Transcript:
-        from evals.execute.runner import apply_frozen
-        from evals.record.fingerprint import context_key
-
-        assert env is not None, "the app path needs the eval environment"
-        composed = await compose_case(env, self.case,
-                                      accepts_pdf=getattr(model, "accepts_pdf", False))
-        if self.frozen is not None:
-            apply_frozen(composed, self.frozen, context_key(self.case))
-        result = await run_turn(model, composed.composed, composed.messages, composed.ctx,
-                                max_steps=env.settings.max_tool_steps)
-        turns = [*history_messages(self.case), {"role": "user", "content": self.case.prompt},
-                 {"role": "assistant", "content": result.answer}]
+    async def run(self, item: EvalItem, setup: Setup) -> Execution:
+        case = _case(item, "app")
+        env = setup.env
+        if env is None:
+            raise RuntimeError("the app path needs the eval environment")
+        composed = await compose_case(env, case,
+                                      accepts_pdf=getattr(setup.model, "accepts_pdf", False))
+        if setup.frozen is not None:
+            apply_frozen(composed, setup.frozen, case.context.key)
+        result = await run_turn(setup.model, composed.composed, composed.messages,
+                                composed.ctx, max_steps=env.settings.max_tool_steps)
         transcript = Transcript(
-            result.answer, _calls(result.tool_calls), composed.composed.attached_manuals,
-            [h.text for h in composed.composed.qr_hints], turns=turns,
-            messages=composed.messages, usage=result.usage, latency_ms=result.latency_ms)
-        if self.evidence:
+            answer=result.answer, tool_calls=tool_calls(result.tool_calls),
+            attached_manuals=[AttachedManual.model_validate(m)
+                              for m in composed.composed.attached_manuals],
+            qr_hints=[h.text for h in composed.composed.qr_hints],
+            turns=[Turn.model_validate(m) for m in
+                   [*case.history_messages(), {"role": "user", "content": case.prompt},
+                    {"role": "assistant", "content": result.answer}]],
+            messages=composed.messages)
+        execution = Execution(transcript, result.usage, result.latency_ms)
+        if needs_evidence(case.checks):
             try:
                 transcript.evidence = await citation_evidence(
-                    env, transcript.answer, transcript.search_results(),
-                    transcript.attached_manuals)
+                    env, transcript.answer, transcript.search_results(), transcript.attached())
             except Exception as exc:  # the answer is kept; the case is an ERROR, not a FAIL
-                transcript.broke = f"gathering citation evidence failed: {exc}"
-        return transcript
+                execution.broke = f"gathering citation evidence failed: {exc}"
+        return execution
 
 
-@dataclass
+@executor("endpoint")
 class EndpointTurn:
     """A case's conversation sent as it is to an OpenAI-compatible endpoint."""
 
-    case: Case
-
-    async def run(self, env: EvalEnv | None, model: ChatModel) -> Transcript:
-        messages = [*history_messages(self.case), {"role": "user", "content": self.case.prompt}]
-        reply = await model.complete(messages)
+    async def run(self, item: EvalItem, setup: Setup) -> Execution:
+        case = _case(item, "endpoint")
+        messages = [*case.history_messages(), {"role": "user", "content": case.prompt}]
+        reply = await setup.model.complete(messages)
         answer = reply.content or ""
-        return Transcript(answer, [], turns=[*messages, {"role": "assistant",
-                                                         "content": answer}],
-                          messages=messages, usage=reply.usage)
+        turns = [Turn.model_validate(m) for m in [*messages, {"role": "assistant",
+                                                              "content": answer}]]
+        return Execution(Transcript(answer=answer, turns=turns,
+                                    messages=[dict(m) for m in messages]),
+                         reply.usage)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.chat.models import ChatModel, ModelCallError
+from evals.record.transcript import ToolCall
 
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -106,7 +107,7 @@ class JudgeInput:
     must_not: str | None
     conversation: list[dict[str, str]]  # earlier turns and the final user message
     reply: str
-    tool_calls: list[dict[str, Any]]
+    tool_calls: list[ToolCall]
     reference: dict[str, Any]  # the case's context: page, who asks, catalogue, etc.
     pictures: list[str]  # photo names already shown
 
@@ -114,8 +115,8 @@ class JudgeInput:
 def judge_messages(item: JudgeInput, template: JudgeTemplate = MAKERSPACE
                    ) -> list[dict[str, Any]]:
     convo = "\n".join(f"{m['role']}: {m['content']}" for m in item.conversation)
-    calls = json.dumps([{"name": c["name"], "arguments": c.get("arguments")}
-                        for c in item.tool_calls], ensure_ascii=False)
+    calls = json.dumps([{"name": c.name, "arguments": c.arguments} for c in item.tool_calls],
+                       ensure_ascii=False)
     user = template.user.format(
         reference=_data(json.dumps(item.reference, ensure_ascii=False, default=str)),
         pictures=_data(", ".join(item.pictures) or "(none)"),

@@ -6,15 +6,12 @@ the plan and the judge's trust (calibration) are keyed by it, and the run record
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evals.load.cases import line_of
-from evals.load.yamlfile import YamlFileError, field_errors, read_yaml
+from evals.judge.setup import PackPrompt
+from evals.load.yamlfile import YamlFileError, field_errors, line_of, read_yaml
 from evals.settings import EVALS_DIR
 
 PACKS_DIR = EVALS_DIR / "judge" / "packs"
@@ -29,24 +26,6 @@ class _Prompt(BaseModel):
     description: str = Field(min_length=3)
     rubric: str = Field(min_length=3)
     must_not: str | None = None
-
-
-@dataclass(frozen=True)
-class PackPrompt:
-    pack: str
-    name: str
-    description: str
-    rubric: str
-    must_not: str | None
-
-    @property
-    def ref(self) -> str:
-        return f"{self.pack}/{self.name}"
-
-    def hash(self, template_hash: str) -> str:
-        """The judge prompt's hash with this pack prompt in it."""
-        material = json.dumps([template_hash, self.ref, self.rubric, self.must_not])
-        return hashlib.sha256(material.encode()).hexdigest()[:16]
 
 
 def packs(directory: Path = PACKS_DIR) -> list[str]:

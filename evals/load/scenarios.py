@@ -46,14 +46,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
 
 from app.capabilities import REGISTRY, Tool
-from evals.load.cases import Context, line_of, offered_tools
-from evals.load.yamlfile import YamlFileError, field_errors, read_list
-from evals.settings import EVALS_DIR
+from evals.checks import CheckSpec, NoArgs
+from evals.checks.judged import CriterionArgs
+from evals.checks.scenario import EndState, ExpectAction
+from evals.load.context import Context, offered_tools
+from evals.load.yamlfile import YamlFileError, field_errors, line_of, read_list
+from evals.settings import SCENARIOS_DIR
 
-SCENARIOS_DIR = EVALS_DIR / "scenarios"
 SHARED_CRITERIA = "criteria.yaml"
 MAX_TURNS = 12
 
@@ -85,10 +95,12 @@ SELECTABLE: dict[str, dict[str, str]] = {
 }
 
 ScenarioFileError = YamlFileError
+# What the loader sets on a scenario; a file that names one of these is refused.
+LOADER_FIELDS = ("file", "line")
 
 
 class Visitor(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
     who: str = Field(min_length=3)
     wants: str = Field(min_length=3)
     knows: str = ""
@@ -97,35 +109,18 @@ class Visitor(BaseModel):
     wont_say: str = ""
 
 
-class Criterion(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    statement: str = Field(min_length=3, max_length=1000)
-    enforcement: Literal["required", "informational"] = "required"
-
-
-class SharedCriterion(Criterion):
+class SharedCriterion(CriterionArgs):
     applies_to: Literal["all"] | list[str]
 
 
-class ExpectAction(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    tool: str
-    arguments: dict[str, Any] = {}
-    result: dict[str, Any] = {}
-
-
-class EndState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    table: str
-    exists: bool = True
-    where: dict[str, Any] = {}
-
-
 class ToolResponses(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """What a tool answers in a scenario instead of running: one response, or a sequence,
+    written against the tool's contract (its hash at the time)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
     contract: str = Field(pattern=r"^[0-9a-f]{12}$")
-    response: dict[str, Any] | None = None
-    responses: list[dict[str, Any]] = []
+    response: dict[str, JsonValue] | None = None
+    responses: tuple[dict[str, JsonValue], ...] = ()
     exhausted: Literal["error", "repeat_last"] = "error"
 
     @model_validator(mode="after")
@@ -135,12 +130,14 @@ class ToolResponses(BaseModel):
         return self
 
     @property
-    def sequence(self) -> list[dict[str, Any]]:
-        return [self.response] if self.response is not None else self.responses
+    def sequence(self) -> list[dict[str, JsonValue]]:
+        return [self.response] if self.response is not None else list(self.responses)
 
 
-class ScenarioModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Scenario(BaseModel):
+    """A goal for a simulated visitor, a context, and what must hold afterwards."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
     id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
     group: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9 _-]{0,63}$")
     context: Context = Context()
@@ -149,38 +146,120 @@ class ScenarioModel(BaseModel):
     max_turns: int = Field(default=6, ge=1, le=MAX_TURNS)
     confirm: bool = False
     styles: list[str] = Field(default=list(STYLES), min_length=1)
-    criteria: list[Criterion] = []
-    expect_actions: list[ExpectAction] = []
-    end_state: list[EndState] = []
+    criteria: tuple[CriterionArgs, ...] = ()
+    expect_actions: tuple[ExpectAction, ...] = ()
+    end_state: tuple[EndState, ...] = ()
     tool_responses: dict[str, ToolResponses] = {}
+    # Set by the loader, never by a file.
+    file: str = ""
+    line: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_file(cls, data: Any, info: ValidationInfo) -> Any:
+        if info.context and info.context.get("file") and isinstance(data, dict):
+            taken = [k for k in LOADER_FIELDS if k in data]
+            if taken:
+                raise ValueError(f"{', '.join(taken)}: set by the loader, not by a scenario"
+                                 " file")
+        return data
 
     @model_validator(mode="after")
-    def _checked(self) -> ScenarioModel:
+    def _checked(self) -> Scenario:
         if not (self.criteria or self.expect_actions or self.end_state):
             raise ValueError("a scenario needs criteria, expect_actions or end_state")
         return self
 
-
-@dataclass(frozen=True)
-class Scenario:
-    id: str
-    file: str
-    line: int
-    group: str | None
-    context: Context
-    visitor: Visitor
-    opening: str | None
-    max_turns: int
-    confirm: bool
-    styles: tuple[str, ...]
-    criteria: tuple[Criterion, ...]
-    expect_actions: tuple[ExpectAction, ...]
-    end_state: tuple[EndState, ...]
-    tool_responses: dict[str, ToolResponses]
-
     @property
     def where(self) -> str:
         return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """One conversation of a run: a scenario in one visitor style, with the criteria that
+    apply to it. The runner schedules it as it schedules a case (evals/load/items.py)."""
+
+    scenario: Scenario
+    style: str
+    criteria: tuple[CriterionArgs, ...]
+
+    @property
+    def id(self) -> str:
+        return f"{self.scenario.id}@{self.style}"
+
+    @property
+    def file(self) -> str:
+        return self.scenario.file
+
+    @property
+    def line(self) -> int:
+        return self.scenario.line
+
+    @property
+    def group(self) -> str | None:
+        return self.scenario.group
+
+    @property
+    def context(self) -> Context:
+        return self.scenario.context
+
+    @property
+    def prompt(self) -> str:
+        return self.scenario.opening or f"(the {self.style} visitor writes the first message)"
+
+    @property
+    def photos(self) -> tuple[str, ...]:
+        return ()
+
+    @property
+    def executor(self) -> Literal["conversation"]:
+        return "conversation"
+
+    @property
+    def single_turn(self) -> bool:
+        return False
+
+    @property
+    def judged(self) -> bool:
+        return bool(self.criteria)
+
+    @property
+    def where(self) -> str:
+        return self.scenario.where
+
+    @property
+    def checks(self) -> tuple[CheckSpec, ...]:
+        """Every turn answered, the expected actions, the end state, then the criteria
+        (required ones counted, informational ones reported)."""
+        line = self.scenario.line
+        return (CheckSpec("answered", NoArgs(), line),
+                *(CheckSpec("expect_action", a, line) for a in self.scenario.expect_actions),
+                *(CheckSpec("end_state", e, line) for e in self.scenario.end_state),
+                *(CheckSpec("criterion", c, line, required=c.enforcement == "required")
+                  for c in self.criteria))
+
+    def content(self) -> dict[str, Any]:
+        """What the plan fingerprint hashes: everything that decides what is asked and how."""
+        s = self.scenario
+        return {"scenario": s.id, "style": self.style, "context": s.context.model_dump(),
+                "visitor": s.visitor.model_dump(), "opening": s.opening,
+                "max_turns": s.max_turns, "confirm": s.confirm,
+                "criteria": [c.model_dump() for c in self.criteria],
+                "expect_actions": [a.model_dump() for a in s.expect_actions],
+                "end_state": [e.model_dump() for e in s.end_state],
+                "tool_responses": {k: v.model_dump() for k, v in s.tool_responses.items()}}
+
+
+def conversations(scenarios: list[Scenario], shared: list[Shared], *, full: bool
+                  ) -> list[Conversation]:
+    """Every conversation to run: calm only (quick) or every style a scenario allows (full)."""
+    items = []
+    for s in scenarios:
+        styles = [st for st in s.styles if full or st in QUICK_STYLES] or list(s.styles[:1])
+        for style in styles:
+            items.append(Conversation(s, style, tuple(criteria_for(s, shared))))
+    return items
 
 
 def _selector_errors(selectors: dict[str, Any], fields: set[str], what: str, *,
@@ -207,7 +286,7 @@ def _validate(raw: dict[str, Any], file: str, base: tuple[Any, ...],
         errors.append(f"{file}:{line_of((*base, *loc), lines)}: {message}")
 
     try:
-        model = ScenarioModel.model_validate(raw)
+        model = Scenario.model_validate(raw, context={"file": True})
     except ValidationError as exc:
         for loc, message in field_errors(exc, "(scenario)"):
             err(loc, message)
@@ -249,10 +328,7 @@ def _validate(raw: dict[str, Any], file: str, base: tuple[Any, ...],
             err(("tool_responses", name), message)
     if errors:
         return None, errors
-    return Scenario(model.id, file, line_of(base, lines), model.group, model.context,
-                    model.visitor, model.opening, model.max_turns, model.confirm,
-                    tuple(model.styles), tuple(model.criteria), tuple(model.expect_actions),
-                    tuple(model.end_state), dict(model.tool_responses)), []
+    return model.model_copy(update={"file": file, "line": line_of(base, lines)}), []
 
 
 def _response_errors(tool: Tool, frozen: ToolResponses) -> list[str]:
@@ -279,7 +355,7 @@ def _response_errors(tool: Tool, frozen: ToolResponses) -> list[str]:
 
 @dataclass(frozen=True)
 class Shared:
-    criterion: Criterion
+    criterion: CriterionArgs
     applies_to: Literal["all"] | tuple[str, ...]
 
     def applies(self, scenario_id: str) -> bool:
@@ -346,12 +422,12 @@ def _load_shared(path: Path, ids: set[str]) -> tuple[list[Shared], list[str]]:
                 if sid not in ids:
                     errors.append(f"{path.name}:{line_of((i, 'applies_to', j), lines)}:"
                                   f" applies_to: unknown scenario {sid!r}")
-        shared.append(Shared(Criterion(statement=model.statement,
-                                       enforcement=model.enforcement),
+        shared.append(Shared(CriterionArgs(statement=model.statement,
+                                           enforcement=model.enforcement),
                              "all" if targets == "all" else tuple(targets)))
     return shared, errors
 
 
-def criteria_for(scenario: Scenario, shared: list[Shared]) -> list[Criterion]:
+def criteria_for(scenario: Scenario, shared: list[Shared]) -> list[CriterionArgs]:
     """The scenario's own criteria, then the shared ones that apply to it."""
     return [*scenario.criteria, *(s.criterion for s in shared if s.applies(scenario.id))]

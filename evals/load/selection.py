@@ -7,21 +7,23 @@ out; scenarios run in the calm style (quick) unless `--full` asks for every styl
 
 from __future__ import annotations
 
-import argparse
-from dataclasses import replace
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
-from evals.execute.conversation import ScenarioItem, scenario_items
-from evals.load.cases import CaseFileError, load_cases, named, select_groups
-from evals.load.scenarios import load_scenarios
+from evals.load.cases import Case, CaseFileError, load_cases
+from evals.load.items import EvalItem
+from evals.load.scenarios import Conversation, conversations, load_scenarios
+from evals.record.fingerprint import Selection
+
+Named = TypeVar("Named", Case, Conversation, EvalItem)
 
 
-def select_items(args: argparse.Namespace) -> list[Any]:
+def select_items(selection: Selection) -> list[EvalItem]:
     """The run's items in order: cases first, then scenario conversations."""
-    source = getattr(args, "case_file", None)
-    with_cases = not getattr(args, "scenarios_only", False)
-    with_scenarios = not getattr(args, "cases_only", False) and source is None
+    source = Path(selection.file) if selection.file else None
+    with_cases = selection.only != "scenarios"
+    with_scenarios = selection.only != "cases" and source is None
     cases = (load_cases(source) if source else load_cases()) if with_cases else []
     scenarios, shared = load_scenarios() if with_scenarios else ([], [])
     case_files = {Path(c.file).stem for c in cases}
@@ -30,25 +32,45 @@ def select_items(args: argparse.Namespace) -> list[Any]:
     if clash:
         raise CaseFileError([f"{name}.yaml is both a case file and a scenario file: rename one"
                              " (EVAL_CASES names a file by its name)" for name in clash])
-    spec = args.cases
-    if spec and spec.strip():
-        names = {n.strip() for n in spec.split(",") if n.strip()}
+    items: list[EvalItem] = [*cases, *conversations(scenarios, shared, full=selection.full)]
+    if selection.names:
+        names = set(selection.names)
         files = case_files | scenario_files
         unknown = sorted(names - files - {c.id for c in cases} - {s.id for s in scenarios})
         if unknown:
             raise CaseFileError([f"EVAL_CASES: unknown {', '.join(repr(n) for n in unknown)}."
                                  f" Case and scenario files: {', '.join(sorted(files))}"])
-        cases, scenarios = named(cases, names), named(scenarios, names)
-    items: list[Any] = [*cases, *scenario_items(scenarios, shared,
-                                                full=bool(getattr(args, "full", False)),
-                                                visitor_model=None)]
-    return select_groups(items, args.group)
+        items = [i for i in items if i.id in names or Path(i.file).stem in names
+                 or (isinstance(i, Conversation) and i.scenario.id in names)]
+    return select_groups(items, selection.groups)
 
 
-def with_visitor(items: list[Any], visitor: Any) -> list[Any]:
-    return [replace(i, visitor_model=visitor) if isinstance(i, ScenarioItem) else i
-            for i in items]
+def select_groups(items: list[Named], groups: Sequence[str]) -> list[Named]:
+    """EVAL_GROUPS / --group: the items of these groups."""
+    if not groups:
+        return items
+    known = {i.group for i in items if i.group}
+    unknown = [n for n in groups if n not in known]
+    if unknown:
+        raise CaseFileError([f"--group: unknown {', '.join(repr(n) for n in unknown)}. Groups:"
+                             f" {', '.join(sorted(known)) or 'none (add group: to a case)'}"])
+    return [i for i in items if i.group in groups]
 
 
-def has_scenarios(items: list[Any]) -> bool:
-    return any(isinstance(i, ScenarioItem) for i in items)
+def select_cases(cases: list[Case], selection: Selection) -> list[Case]:
+    """The cases a selection names (an endpoint run, which takes no scenario)."""
+    if selection.names:
+        files = {Path(c.file).stem for c in cases}
+        ids = {c.id for c in cases}
+        unknown = [n for n in selection.names if n not in files and n not in ids]
+        if unknown:
+            raise CaseFileError([
+                f"EVAL_CASES: unknown {', '.join(repr(n) for n in unknown)}. Files: "
+                f"{', '.join(sorted(files))}. Case ids: {', '.join(sorted(ids))}"])
+        names = set(selection.names)
+        cases = [c for c in cases if c.id in names or Path(c.file).stem in names]
+    return select_groups(cases, selection.groups)
+
+
+def has_conversations(items: Sequence[EvalItem]) -> bool:
+    return any(i.executor == "conversation" for i in items)

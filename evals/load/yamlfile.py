@@ -1,15 +1,14 @@
 """Reading the evals' YAML files safely: line numbers for every path, and every malformed file
 a `file:line: message` error, found quickly and in little memory.
 
-Refused with a clear error, never a traceback: a file over MAX_FILE_BYTES, bytes that are not
-UTF-8, NUL and other control characters, anchors and aliases (`&a`, `*a`: one alias can expand
-to gigabytes) and merge keys (`<<`), nesting deeper than MAX_DEPTH, a mapping key that is not
+Refused with a clear error, never a traceback: a file over EVAL_MAX_CASE_FILE_BYTES, bytes that
+are not UTF-8, NUL and other control characters, anchors and aliases (`&a`, `*a`: one alias can
+expand to gigabytes) and merge keys (`<<`), nesting deeper than MAX_DEPTH, a mapping key that is not
 a plain scalar, and duplicate keys.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-MAX_FILE_BYTES = int(os.environ.get("EVAL_MAX_CASE_FILE_BYTES") or 1_000_000)
+from evals.settings import eval_settings
+
 MAX_DEPTH = 32
 _LINES = "__lines__"
 _LINE = "__line__"
@@ -97,9 +97,10 @@ def _text(path: Path) -> str:
     name = path.name
     try:
         size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
+        limit = eval_settings().max_case_file_bytes
+        if size > limit:
             raise YamlFileError([f"{name}:1: the file is {size:,} bytes; the limit is"
-                                 f" {MAX_FILE_BYTES:,} (EVAL_MAX_CASE_FILE_BYTES)"])
+                                 f" {limit:,} (EVAL_MAX_CASE_FILE_BYTES)"])
         raw = path.read_bytes()
     except OSError as exc:
         raise YamlFileError([f"{name}:1: cannot read it: {exc.strerror}"]) from exc
@@ -153,3 +154,15 @@ def field_errors(exc: ValidationError, whole: str) -> list[tuple[tuple[Any, ...]
     return [(tuple(e["loc"]), f"{'.'.join(str(p) for p in e['loc']) or whole}:"
                               f" {e['msg'].removeprefix('Value error, ')}")
             for e in exc.errors()]
+
+
+def short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
+def line_of(loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> int:
+    for end in range(len(loc), -1, -1):
+        if loc[:end] in lines:
+            return lines[loc[:end]]
+    return 1

@@ -1,36 +1,19 @@
-"""Fingerprints: what a run asked and how it judged (the plan), and what the assistant was
-(the agent). Two runs compare only under one plan; an agent's fingerprint changes exactly
+"""Fingerprints, typed: what a run asked and how it judged (the plan), and what the assistant
+was (the agent). Two runs compare only under one plan; an agent's fingerprint changes exactly
 when what the model is told changes (the composed system prompt or a tool schema, for some
 audience and page the plan uses), or its model, settings or commit.
+
+The plan is computed from the loaded items (evals/load/plan.py), the agent from the composed
+contexts (evals/execute/agent.py); here are the types and the hash they share.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
-from evals.load.cases import PHOTOS_DIR, Case
-from evals.settings import PROJECT_ROOT
-
-# Bump when the harness's meaning changes in a way the files below do not show.
-HARNESS_VERSION = "3"
-_ROOT = PROJECT_ROOT
-# The code that decides how an answer is judged: the checks, the catalogue pins, the judge,
-# what a check reads of a turn, the statuses, and the citation check the app shares.
-_JUDGING_CODE = ("evals/checks/*.py", "evals/fixtures/catalog.py", "evals/judge/_ask.py",
-                 "evals/record/turn.py", "evals/record/results.py", "app/manuals/citations.py",
-                 "app/catalog.py")
-# The fixtures a case runs against: catalogue, tickets, manuals (and their PDFs where made).
-_FIXTURE_FILES = ("evals/fixtures/lab_catalog.py", "evals/fixtures/tickets.py",
-                  "evals/fixtures/manuals/make_manuals.py", "evals/fixtures/manuals/*.pdf",
-                  "app/seed.py", "app/manuals/demo.py")
-# Arguments whose order means nothing: a set of literals or of items.
-_UNORDERED = {"contains_all", "not_contains_any", "identified_items"}
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 
 def digest(value: Any) -> str:
@@ -39,28 +22,44 @@ def digest(value: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _file_hash(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+class Selection(BaseModel):
+    """Which items a run ran: what `--cases`/EVAL_CASES, `--group`, a case file, `--cases-only`,
+    `--scenarios-only` and `--full` asked for."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    file: str | None = None  # a case file or folder run instead of evals/cases/
+    names: tuple[str, ...] = ()  # case or scenario files (without .yaml) and ids
+    groups: tuple[str, ...] = ()
+    only: Literal["cases", "scenarios"] | None = None
+    full: bool = False  # scenarios in every visitor style they allow, not the calm one only
+
+    @classmethod
+    def of(cls, names: str | None = None, groups: str | None = None, *,
+           file: str | None = None, only: Literal["cases", "scenarios"] | None = None,
+           full: bool = False) -> Selection:
+        """From comma lists as a person types them (EVAL_CASES, EVAL_GROUPS)."""
+        return cls(file=file, names=_names(names), groups=_names(groups), only=only, full=full)
+
+    def describe(self) -> str | None:
+        """One line for a person ("cases=a,b; groups=g"), None when everything was selected."""
+        parts = [f"file={self.file}" if self.file else "",
+                 f"cases={','.join(self.names)}" if self.names else "",
+                 f"groups={','.join(self.groups)}" if self.groups else "",
+                 f"only={self.only}" if self.only else "",
+                 "styles=full" if self.full else ""]
+        return "; ".join(p for p in parts if p) or None
 
 
-def case_content(case: Case) -> dict[str, Any]:
-    """What a case asks and how it is judged, independent of its file, line and group."""
-    return {
-        "prompt": case.prompt,
-        "context": case.context.model_dump(by_alias=True, mode="json"),
-        "history": [h.model_dump(exclude_none=True) for h in case.history],
-        "photos": list(case.photos),
-        "checks": sorted((_check(c.kind, c.args.model_dump(mode="json")) for c in case.checks),
-                         key=lambda c: json.dumps(c, sort_keys=True)),
-        "rubric": case.rubric,
-        "must_not": case.must_not,
-    }
+def _names(text: str | None) -> tuple[str, ...]:
+    return tuple(n.strip() for n in (text or "").split(",") if n.strip())
 
 
-def _check(kind: str, args: dict[str, Any]) -> dict[str, Any]:
-    if kind in _UNORDERED and isinstance(args.get("value"), list):
-        args = {**args, "value": sorted(args["value"])}
-    return {"kind": kind, "args": args}
+class JudgePlan(BaseModel):
+    """The judge a plan is judged by (both None when the plan has no judged item)."""
+
+    model_config = ConfigDict(extra="forbid")
+    model: str | None = None
+    prompt_hash: str | None = None
 
 
 class PlanInfo(BaseModel):
@@ -68,64 +67,45 @@ class PlanInfo(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     fingerprint: str
-    cases: dict[str, str]  # case id -> content hash
+    cases: dict[str, str]  # item id -> content hash
     fixtures: dict[str, str]  # fixture name -> content hash
-    judge: dict[str, str | None]  # model, prompt_hash
+    judge: JudgePlan
     repeat: int
     harness: str
-    selection: str | None = None  # how the cases were chosen (EVAL_CASES, groups)
+    selection: Selection | None = None  # how the items were chosen: not part of the hash
 
-
-def plan_info(cases: list[Case], *, judge_model: str | None, judge_prompt_hash: str | None,
-              repeat: int, selection: str | None = None) -> PlanInfo:
-    """The plan fingerprint: the selected cases (normalised, in id order), their fixtures, the
-    judge model and its full prompt template, the repetitions and the harness."""
-    by_id = {c.id: digest(c.content() if hasattr(c, "content") else case_content(c))
-             for c in sorted(cases, key=lambda c: c.id)}
-    fixtures = {f"photos/{name}": _file_hash(PHOTOS_DIR / name)
-                for name in sorted({p for c in cases for p in c.photos})}
-    for pattern in _FIXTURE_FILES:
-        for path in sorted(_ROOT.glob(pattern)):
-            fixtures[str(path.relative_to(_ROOT))] = _file_hash(path)
-    judged = any(c.judged for c in cases)
-    judge = {"model": judge_model if judged else None,
-             "prompt_hash": judge_prompt_hash if judged else None}
-    harness = digest([HARNESS_VERSION, *[
-        _file_hash(p) for pattern in _JUDGING_CODE for p in sorted(_ROOT.glob(pattern))]])
-    material = {"cases": by_id, "fixtures": fixtures, "judge": judge, "repeat": repeat,
-                "harness": harness}
-    return PlanInfo(fingerprint=digest(material), cases=by_id, fixtures=fixtures, judge=judge,
-                    repeat=repeat, harness=harness, selection=selection)
-
-
-def plan_changes(old: PlanInfo, new: PlanInfo) -> list[str]:
-    """What differs between two plans, one line each."""
-    out = []
-    for cid in sorted(set(new.cases) - set(old.cases)):
-        out.append(f"case added: {cid}")
-    for cid in sorted(set(old.cases) - set(new.cases)):
-        out.append(f"case removed: {cid}")
-    for cid in sorted(set(old.cases) & set(new.cases)):
-        if old.cases[cid] != new.cases[cid]:
-            out.append(f"case edited: {cid}")
-    for name in sorted(set(old.fixtures) | set(new.fixtures)):
-        if old.fixtures.get(name) != new.fixtures.get(name):
-            out.append(f"fixture changed: {name}")
-    if old.judge != new.judge:
-        out.append(f"judge changed: {old.judge} -> {new.judge}")
-    if old.repeat != new.repeat:
-        out.append(f"repetitions changed: {old.repeat} -> {new.repeat}")
-    if old.harness != new.harness:
-        out.append("harness changed (the checks, the catalogue pins or the judge code)")
-    return out
+    def changes_since(self, old: PlanInfo) -> list[str]:
+        """What differs from an older plan, one line each."""
+        out = [f"case added: {cid}" for cid in sorted(set(self.cases) - set(old.cases))]
+        out += [f"case removed: {cid}" for cid in sorted(set(old.cases) - set(self.cases))]
+        out += [f"case edited: {cid}" for cid in sorted(set(old.cases) & set(self.cases))
+                if old.cases[cid] != self.cases[cid]]
+        fixtures = sorted(set(old.fixtures) | set(self.fixtures))
+        out += [f"fixture changed: {name}" for name in fixtures
+                if old.fixtures.get(name) != self.fixtures.get(name)]
+        if old.judge != self.judge:
+            out.append(f"judge changed: {old.judge.model_dump()} -> {self.judge.model_dump()}")
+        if old.repeat != self.repeat:
+            out.append(f"repetitions changed: {old.repeat} -> {self.repeat}")
+        if old.harness != self.harness:
+            out.append("harness changed (the checks, the catalogue pins or the judge code)")
+        return out
 
 
 class FrozenContext(BaseModel):
-    """What the assistant is told for one audience and page: system prompt and tool schemas."""
+    """What the assistant is told for one audience and page: system prompt and tool schemas
+    (each an OpenAI function schema, JSON)."""
 
     model_config = ConfigDict(extra="forbid")
     system_prompt: str
-    tools: list[dict[str, Any]]
+    tools: list[dict[str, JsonValue]]
+
+
+class AgentSettings(BaseModel):
+    """The app settings that change what the agent does with what it is told."""
+
+    model_config = ConfigDict(extra="forbid")
+    max_tool_steps: int
 
 
 class AgentInfo(BaseModel):
@@ -134,7 +114,7 @@ class AgentInfo(BaseModel):
     model_config = ConfigDict(extra="forbid")
     fingerprint: str
     model: str
-    settings: dict[str, Any]
+    settings: AgentSettings
     contexts: dict[str, FrozenContext]  # context key -> what the model is told there
     git_commit: str | None
     git_dirty: bool
@@ -142,32 +122,18 @@ class AgentInfo(BaseModel):
     # resolved id above can name a server that only exists while this harness runs it.
     model_ref: str | None = None
 
-
-def context_key(case: Case) -> str:
-    """The audience, page and catalogue a case is composed for."""
-    ctx = case.context
-    return f"{ctx.as_ or 'anonymous'} {ctx.page_path} {ctx.catalog}"
-
-
-def agent_info(model: str, settings: dict[str, Any], contexts: dict[str, FrozenContext],
-               git: tuple[str | None, bool] | None = None, *,
-               model_ref: str | None = None) -> AgentInfo:
-    commit, dirty = git if git is not None else git_state()
-    material = {"model": model, "settings": settings,
-                "contexts": {k: v.model_dump() for k, v in sorted(contexts.items())},
-                "commit": commit, "dirty": dirty}
-    return AgentInfo(fingerprint=digest(material), model=model, settings=settings,
-                     contexts=contexts, git_commit=commit, git_dirty=dirty, model_ref=model_ref)
+    @property
+    def ref(self) -> str:
+        """How to ask for this agent's model again."""
+        return self.model_ref or self.model
 
 
-def git_state(root: Path = _ROOT) -> tuple[str | None, bool]:
-    """The checkout's commit and whether tracked files differ from it (None outside git)."""
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
-                                text=True, timeout=5, check=True).stdout.strip()
-        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                                cwd=root, capture_output=True, text=True, timeout=5,
-                                check=True).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None, False
-    return commit or None, bool(status.strip())
+class Point(BaseModel):
+    """A comparison point: a frozen agent version and the plan it is compared under."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    created: str
+    plan: PlanInfo
+    agent: AgentInfo
+    from_run: str | None = None

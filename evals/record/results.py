@@ -1,23 +1,35 @@
-"""What a run produces, typed: checks, attempts, cases, and the artifact that holds them.
+"""What running an item produces, typed: checks, attempts, and an item's result.
 
 PASS: passed on the first attempt. FLAKY: a check failed, then passed on the retry (never
 counted as a pass). FAIL: failed both attempts. UNDECIDED: every structural check passed but a
-judged check's judge has not earned its verdicts (see evals/trust.py): its verdict is shown as
-advisory, never counted. ERROR: the run or a check broke (never a fail). SKIPPED: the case
-was not run (the model cannot take it), with the reason.
+judged check's judge has not earned its verdicts (see evals/judge/trust.py): its verdict is
+shown as advisory, never counted. ERROR: the run or a check broke (never a fail). SKIPPED: the
+item was not run (the model cannot take it), with the reason.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections import Counter
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evals.record.fingerprint import AgentInfo, PlanInfo
+from evals.record.transcript import ToolCall, Transcript, Turn
 
 Status = Literal["PASS", "FLAKY", "FAIL", "UNDECIDED", "ERROR", "SKIPPED"]
 STATUSES: tuple[Status, ...] = ("PASS", "FLAKY", "FAIL", "UNDECIDED", "ERROR", "SKIPPED")
-ARTIFACT_VERSION = 2
+
+
+class JudgeVerdict(BaseModel):
+    """What a judged check recorded of its judge: who, under which prompt, what it said."""
+
+    model_config = ConfigDict(extra="forbid")
+    model: str
+    prompt_hash: str
+    trust: str = ""  # the trust rule's reason, as the report shows it
+    trusted_by_flag: bool = False  # decided on --trust-judge, not on calibration
+    verdict: Literal["pass", "fail"] | None = None  # None: no readable verdict
+    pack: str | None = None  # the evaluator pack whose prompt rated the item
 
 
 class CheckResult(BaseModel):
@@ -26,31 +38,50 @@ class CheckResult(BaseModel):
     passed: bool
     reason: str
     error: bool = False
-    # Judged checks only: the judge's model, prompt hash, verdict and whether it decides.
-    judge: dict[str, Any] | None = None
+    judge: JudgeVerdict | None = None  # judged checks only
     decided: bool = True  # False: an untrusted judge's verdict, shown as advisory
     # False: an informational scenario criterion: reported, never counted.
     required: bool = True
 
 
+class Usage(BaseModel):
+    """Tokens and the embedded model's own timings over an attempt's model calls."""
+
+    model_config = ConfigDict(extra="forbid")
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cut_at_cap: int = 0  # replies the model ended at its token cap
+    cached_tokens: int = 0  # prompt tokens a llama.cpp server took from its cache
+    prefill_ms: int = 0
+    generation_ms: int = 0
+    visitor_tokens: int = 0  # a scenario's simulated visitor's tokens (another model's)
+
+
 class Attempt(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    answer: str = ""
-    tool_calls: list[dict[str, Any]] = []
+    transcript: Transcript = Field(default_factory=Transcript)
     checks: list[CheckResult] = []
-    qr_hints: list[str] = []
-    attached_manuals: list[dict[str, Any]] = []
-    evidence: dict[str, Any] = {}
-    turns: list[dict[str, str]] = []  # the whole conversation, when it was more than one turn
     latency_ms: int = 0
     timings: dict[str, int] = {}  # what an executor measured besides latency (ms)
-    usage: dict[str, int] = {}
+    usage: Usage = Field(default_factory=Usage)
     cost_usd: float | None = None  # None: the price is unknown (never counted as 0)
     error: str | None = None
     # Set when the attempt was lost to a model call that failed (the ProviderError's kind):
     # a provider's failure, never a check's.
     failure: str | None = None
     lost_to: list[str] = []  # earlier tries of this same attempt, lost to provider errors
+
+    @property
+    def answer(self) -> str:
+        return self.transcript.answer
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return self.transcript.tool_calls
+
+    @property
+    def turns(self) -> list[Turn]:
+        return self.transcript.turns
 
     @property
     def counted(self) -> list[CheckResult]:
@@ -77,6 +108,9 @@ class Attempt(BaseModel):
 
 
 class CaseResult(BaseModel):
+    """One item's result (a case, or a scenario conversation `scenario@style`) in one
+    repetition."""
+
     model_config = ConfigDict(extra="forbid")
     id: str
     file: str
@@ -88,32 +122,30 @@ class CaseResult(BaseModel):
     group: str | None = None
 
 
-class RunRecord(BaseModel):
-    """A run, typed: what the JSON artifact (evals/.last-run.json) serialises and what the run
-    store keeps. Report, rescore, calibrate, compare and the gate all read this one type."""
+class Totals(BaseModel):
+    """Items per status."""
 
-    model_config = ConfigDict(extra="allow")  # version 1 artifacts carried a few loose keys
-    version: int = ARTIFACT_VERSION
-    run_id: str | None = None
-    status: Literal["running", "complete", "interrupted"] = "complete"
-    started: str | None = None
-    ended: str | None = None
-    settings: dict[str, Any] = {}
-    models: dict[str, Any] = {}
-    judge_model: str | None = None
-    judge_trusted_by_flag: bool = False
-    plan: PlanInfo | None = None
-    agent: AgentInfo | None = None
-    point: str | None = None  # the comparison point whose frozen agent this run ran
-    totals: dict[str, int] = {}
-    cases: list[CaseResult] = Field(default_factory=list)
-    unfinished: list[str] = []  # "case-id#repetition" not run when the run was interrupted
+    model_config = ConfigDict(extra="forbid")
+    cases: int = 0
+    passed: int = 0
+    flaky: int = 0
+    failed: int = 0
+    undecided: int = 0
+    errored: int = 0
+    skipped: int = 0
+
+    @classmethod
+    def of(cls, results: list[CaseResult]) -> Totals:
+        counts = Counter(r.status for r in results)
+        return cls(cases=len(results), passed=counts["PASS"], flaky=counts["FLAKY"],
+                   failed=counts["FAIL"], undecided=counts["UNDECIDED"],
+                   errored=counts["ERROR"], skipped=counts["SKIPPED"])
 
 
 def classify(attempts: list[Attempt]) -> Status:
-    """A case's status from its attempts (the first, and the retry if there was one). Only a
+    """An item's status from its attempts (the first, and the retry if there was one). Only a
     failed check makes a FAIL or the "failed once" of a FLAKY; a provider's failure is retried
-    as the same attempt (`lost_to`), and a case with a failed check stays a FAIL even when
+    as the same attempt (`lost_to`), and an item with a failed check stays a FAIL even when
     another attempt errored."""
     first, last = attempts[0], attempts[-1]
     if first.passed:

@@ -2,12 +2,14 @@
 PostgreSQL (the embedded server by default, DATABASE_URL otherwise), with forward migrations
 of its own (evals/record/store_migrations/, recorded in eval_schema_migrations).
 
-A case is written the moment it finishes, so an interrupted run keeps what it did.
+A case is written the moment it finishes, so an interrupted run keeps what it did. Runs are
+read back through the artifact's reader (older versions upgraded); listings are typed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -22,8 +24,12 @@ from pydantic import BaseModel, ConfigDict
 from app.db import Database
 from app.db.migrate import migrate
 from app.redact import redact
-from evals.record.fingerprint import AgentInfo, PlanInfo
-from evals.record.results import CaseResult, RunRecord
+from evals.record.artifact import read_record
+from evals.record.comparison import Comparison
+from evals.record.fingerprint import Point
+from evals.record.results import CaseResult, Totals
+from evals.record.run import RunRecord, RunStatus
+from evals.record.upgrade import upgrade_point
 
 MIGRATIONS = Path(__file__).parent / "store_migrations"
 MIGRATIONS_TABLE = "eval_schema_migrations"
@@ -34,15 +40,75 @@ class StoreError(LookupError):
     names it."""
 
 
-class Point(BaseModel):
-    """A comparison point: a frozen agent version and the plan it is compared under."""
+class RunSummary(BaseModel):
+    """A stored run, as `python -m evals runs` lists it."""
 
     model_config = ConfigDict(extra="forbid")
+    id: str
+    started_at: dt.datetime
+    status: RunStatus
+    model: str
+    plan_fingerprint: str
+    agent_fingerprint: str
+    point: str | None
+    totals: Totals | None
+
+
+class PointSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
     name: str
-    created: str
-    plan: PlanInfo
-    agent: AgentInfo
-    from_run: str | None = None
+    created_at: dt.datetime
+    plan_fingerprint: str
+    agent_fingerprint: str
+    model: str | None
+
+
+class ComparisonSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    created_at: dt.datetime
+    point: str | None
+    baseline_run: str
+    current_run: str
+    counts: dict[str, int] | None
+    verdict: str | None
+
+
+class StoredComparison(BaseModel):
+    """One stored comparison, with the runs it paired."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    created_at: dt.datetime
+    point: str | None
+    baseline_run: str
+    current_run: str
+    result: Comparison
+
+
+class FileCount(BaseModel):
+    """Per run and case file: the items that passed and those decided."""
+
+    model_config = ConfigDict(extra="forbid")
+    run_id: str
+    file: str
+    passed: int
+    decided: int
+
+
+class LaunchedRun(BaseModel):
+    """A run a workspace launch started, with its finished items by status and its cost so far
+    (None while no attempt has a known price)."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    status: RunStatus
+    point: str | None
+    version: str | None
+    items: int | None
+    repeat: int | None
+    counts: dict[str, int]
+    cost: float | None
 
 
 def new_run_id() -> str:
@@ -128,10 +194,10 @@ class RunStore:
             key = (run_id, result.id, result.repetition)
             cases.append((*key, result.file, result.status, Jsonb(data)))
             for n, a in enumerate(data["attempts"], start=1):
-                usage = a.get("usage") or {}
-                attempts.append((*key, n, a["answer"], a["error"], a["latency_ms"],
-                                 usage.get("prompt_tokens", 0),
-                                 usage.get("completion_tokens", 0), a["cost_usd"]))
+                usage = a["usage"]
+                attempts.append((*key, n, a["transcript"]["answer"], a["error"],
+                                 a["latency_ms"], usage["prompt_tokens"],
+                                 usage["completion_tokens"], a["cost_usd"]))
                 for m, c in enumerate(a["checks"], start=1):
                     checks.append((*key, n, m, c["kind"], c["passed"], c["decided"],
                                    c["error"], c["reason"]))
@@ -157,7 +223,7 @@ class RunStore:
         await self.db.execute(
             "UPDATE eval_runs SET status = %s, ended_at = now(), totals = %s, header = %s,"
             " agent_fingerprint = %s WHERE id = %s",
-            (record.status, Jsonb(record.totals), _json(record, exclude={"cases"}),
+            (record.status, Jsonb(record.totals.model_dump()), _json(record, exclude={"cases"}),
              record.agent.fingerprint if record.agent else "", record.run_id))
 
     async def resolve_run(self, ref: str) -> str:
@@ -176,28 +242,30 @@ class RunStore:
         head = await self.db.fetchone("SELECT header, status FROM eval_runs WHERE id = %s",
                                       (run_id,))
         assert head is not None
-        record = RunRecord.model_validate({**head["header"], "status": head["status"]})
         rows = await self.db.fetch("SELECT result FROM eval_cases WHERE run_id = %s",
                                    (run_id,))
-        results = [CaseResult.model_validate(r["result"]) for r in rows]
-        order = {cid: i for i, cid in enumerate(record.settings.get("order", []))}
-        results.sort(key=lambda r: (order.get(r.id, len(order)), r.id, r.repetition))
-        return record.model_copy(update={"cases": results})
+        record = read_record({**head["header"], "status": head["status"],
+                              "cases": [r["result"] for r in rows]}, f"stored run {run_id}")
+        order = {cid: i for i, cid in enumerate(record.settings.order)}
+        record.cases.sort(key=lambda r: (order.get(r.id, len(order)), r.id, r.repetition))
+        return record
 
-    async def list_runs(self, limit: int = 30) -> list[dict[str, Any]]:
-        return await self.db.fetch(
+    async def list_runs(self, limit: int = 30) -> list[RunSummary]:
+        rows = await self.db.fetch(
             "SELECT id, started_at, status, model, plan_fingerprint, agent_fingerprint, point,"
             " totals FROM eval_runs ORDER BY started_at DESC LIMIT %s", (limit,))
+        return [RunSummary.model_validate(r) for r in rows]
 
-    async def file_counts(self, run_ids: list[str]) -> list[dict[str, Any]]:
+    async def file_counts(self, run_ids: list[str]) -> list[FileCount]:
         """Per run and case file: the cases that passed and those decided (PASS, FLAKY or
         FAIL), for files with any decided case."""
-        return await self.db.fetch(
+        rows = await self.db.fetch(
             "SELECT run_id, file, count(*) FILTER (WHERE status = 'PASS') AS passed,"
             " count(*) FILTER (WHERE status IN ('PASS', 'FLAKY', 'FAIL')) AS decided"
             " FROM eval_cases WHERE run_id = ANY(%s) GROUP BY run_id, file"
             " HAVING count(*) FILTER (WHERE status IN ('PASS', 'FLAKY', 'FAIL')) > 0",
             (run_ids,))
+        return [FileCount.model_validate(r) for r in rows]
 
     # points -------------------------------------------------------------------------------
 
@@ -213,15 +281,16 @@ class RunStore:
     async def load_point(self, name: str) -> Point:
         row = await self.db.fetchone("SELECT point FROM eval_points WHERE name = %s", (name,))
         if row is None:
-            names = [r["name"] for r in await self.list_points()]
+            names = [p.name for p in await self.list_points()]
             raise StoreError(f"no comparison point {name!r}; points: "
                              f"{', '.join(names) or 'none yet (python -m evals point save)'}")
-        return Point.model_validate(row["point"])
+        return Point.model_validate(upgrade_point(row["point"]))
 
-    async def list_points(self) -> list[dict[str, Any]]:
-        return await self.db.fetch(
+    async def list_points(self) -> list[PointSummary]:
+        rows = await self.db.fetch(
             "SELECT name, created_at, plan_fingerprint, agent_fingerprint,"
             " point->'agent'->>'model' AS model FROM eval_points ORDER BY created_at")
+        return [PointSummary.model_validate(r) for r in rows]
 
     async def find_point(self, model: str, plan_fingerprint: str) -> Point | None:
         """The newest point for this model under this plan, if any."""
@@ -229,39 +298,40 @@ class RunStore:
             "SELECT point FROM eval_points WHERE plan_fingerprint = %s"
             " AND point->'agent'->>'model' = %s ORDER BY created_at DESC LIMIT 1",
             (plan_fingerprint, model))
-        return Point.model_validate(row["point"]) if row else None
+        return Point.model_validate(upgrade_point(row["point"])) if row else None
 
     # comparisons --------------------------------------------------------------------------
 
     async def save_comparison(self, point: str | None, baseline: str, current: str,
-                              result: BaseModel) -> str:
+                              result: Comparison) -> str:
         cid = new_run_id()
         await self.db.execute(
             "INSERT INTO eval_comparisons (id, point, baseline_run, current_run, result)"
             " VALUES (%s, %s, %s, %s, %s)", (cid, point, baseline, current, _json(result)))
         return cid
 
-    async def list_comparisons(self, limit: int = 30) -> list[dict[str, Any]]:
-        return await self.db.fetch(
+    async def list_comparisons(self, limit: int = 30) -> list[ComparisonSummary]:
+        rows = await self.db.fetch(
             "SELECT id, created_at, point, baseline_run, current_run, result->'counts' AS counts,"
             " result->>'verdict' AS verdict FROM eval_comparisons ORDER BY created_at DESC"
             " LIMIT %s", (limit,))
+        return [ComparisonSummary.model_validate(r) for r in rows]
 
-    async def load_comparison(self, cid: str) -> dict[str, Any]:
-        """One stored comparison: its row, with `result` as stored (a Comparison)."""
+    async def load_comparison(self, cid: str) -> StoredComparison:
+        """One stored comparison, with the runs it paired."""
         row = await self.db.fetchone(
             "SELECT id, created_at, point, baseline_run, current_run, result"
             " FROM eval_comparisons WHERE id = %s", (cid,))
         if row is None:
             raise StoreError(f"no comparison {cid!r} (python -m evals compare)")
-        return row
+        return StoredComparison.model_validate(row)
 
     # progress -----------------------------------------------------------------------------
 
-    async def launched(self, launch: str) -> list[dict[str, Any]]:
+    async def launched(self, launch: str) -> list[LaunchedRun]:
         """The runs a workspace launch started, each with its finished cases by status and its
         cost so far (None while no attempt has a known price)."""
-        return await self.db.fetch(
+        rows = await self.db.fetch(
             "SELECT r.id, r.status, r.point, r.header->'settings'->>'version' AS version,"
             " jsonb_array_length(r.header->'settings'->'order') AS items,"
             " (r.header->'plan'->>'repeat')::int AS repeat,"
@@ -271,3 +341,4 @@ class RunStore:
             " (SELECT sum(a.cost_usd) FROM eval_attempts a WHERE a.run_id = r.id) AS cost"
             " FROM eval_runs r WHERE r.header->'settings'->>'launch' = %s"
             " ORDER BY r.started_at, r.id", (launch,))
+        return [LaunchedRun.model_validate(r) for r in rows]

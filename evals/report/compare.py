@@ -13,34 +13,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Literal
 
-from pydantic import BaseModel
+from evals.record.comparison import OUTCOMES, Comparison, Outcome, Pair
+from evals.record.results import CaseResult, first_decided
+from evals.record.run import RunRecord
 
-from evals.record.results import CaseResult, RunRecord, first_decided
-
-Outcome = Literal["improved", "regressed", "unchanged", "uncertain"]
 ALPHA = 0.05
-
-
-class Pair(BaseModel):
-    id: str
-    file: str
-    repetition: int
-    baseline: str  # status
-    current: str
-    outcome: Outcome
-    why: str = ""
-
-
-class Comparison(BaseModel):
-    baseline_run: str | None
-    current_run: str | None
-    plan_fingerprint: str | None
-    pairs: list[Pair]  # per case and repetition, for reading
-    cases: dict[str, Outcome] = {}  # per case: what the counts and the test are made of
-    counts: dict[str, int]  # cases per outcome
-    recovered: dict[str, int]  # FLAKY per side: a check failed, then passed on the retry
-    p_value: float | None
-    verdict: str
 
 
 def _why(result: CaseResult) -> str:
@@ -102,7 +79,9 @@ def per_case(pairs: list[Pair], baseline: list[CaseResult], current: list[CaseRe
 
 def mcnemar(improved: int, regressed: int) -> float | None:
     """Exact McNemar: a two-sided binomial test of the discordant pairs at 1/2."""
-    from scipy.stats import binomtest  # slow to import: only when a comparison is made
+    # Imported here: scipy.stats takes 1.0 s to import (python -X importtime), and only a
+    # comparison needs it.
+    from scipy.stats import binomtest
 
     n = improved + regressed
     if n == 0:
@@ -127,10 +106,11 @@ def compare_runs(baseline: RunRecord, current: RunRecord) -> Comparison:
     pairs = pair_results(baseline.cases, current.cases)
     cases = per_case(pairs, baseline.cases, current.cases)
     counts = Counter(cases.values())
-    full = {k: counts.get(k, 0) for k in ("improved", "regressed", "unchanged", "uncertain")}
+    full: dict[str, int] = {k: counts.get(k, 0) for k in OUTCOMES}
     p = mcnemar(full["improved"], full["regressed"])
-    recovered = {"baseline": sum(r.status == "FLAKY" for r in baseline.cases),
-                 "current": sum(r.status == "FLAKY" for r in current.cases)}
+    recovered: dict[Literal["baseline", "current"], int] = {
+        "baseline": sum(r.status == "FLAKY" for r in baseline.cases),
+        "current": sum(r.status == "FLAKY" for r in current.cases)}
     return Comparison(baseline_run=baseline.run_id, current_run=current.run_id,
                       plan_fingerprint=current.plan.fingerprint if current.plan else None,
                       pairs=pairs, cases=cases, counts=full, recovered=recovered, p_value=p,

@@ -1,37 +1,21 @@
-"""The console report and the JSON artifact (evals/.last-run.json)."""
+"""The console report of a run: a line per item, a detail block for every non-pass, totals."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
+from app.chat.models import LOCAL_MAX_TOKENS
 from app.redact import redact
-from evals.record.results import ARTIFACT_VERSION, CaseResult, RunRecord
-from evals.settings import EVALS_DIR
+from evals.record.results import CaseResult, Totals
 
-ARTIFACT = EVALS_DIR / ".last-run.json"
 ANSWER_PREVIEW = 400
 
 
-def totals(results: list[CaseResult]) -> dict[str, int]:
-    counts = Counter(r.status for r in results)
-    return {
-        "cases": len(results),
-        "passed": counts["PASS"],
-        "flaky": counts["FLAKY"],
-        "failed": counts["FAIL"],
-        "undecided": counts["UNDECIDED"],
-        "errored": counts["ERROR"],
-        "skipped": counts["SKIPPED"],
-    }
-
-
 def totals_line(results: list[CaseResult]) -> str:
-    t = totals(results)
-    return (f"{t['passed']}/{t['cases']} passed · {t['flaky']} flaky · {t['failed']} failed"
-            f" · {t['undecided']} undecided · {t['errored']} errored · {t['skipped']} skipped")
+    t = Totals.of(results)
+    return (f"{t.passed}/{t.cases} passed · {t.flaky} flaky · {t.failed} failed"
+            f" · {t.undecided} undecided · {t.errored} errored · {t.skipped} skipped")
 
 
 def skip_lines(results: list[CaseResult]) -> list[str]:
@@ -47,7 +31,7 @@ def case_line(result: CaseResult) -> str:
     line = f"  {result.status:<9} {result.id}"
     turns = result.attempts[0].turns if result.attempts else []
     if turns:
-        line += f"  ({sum(1 for t in turns if t['role'] == 'user')} visitor turns)"
+        line += f"  ({sum(1 for t in turns if t.role == 'user')} visitor turns)"
     return line
 
 
@@ -62,16 +46,16 @@ def detail_block(result: CaseResult) -> str:
         if attempt.error:
             lines.append(f"  ! error: {attempt.error.splitlines()[0]}")
         for check in attempt.checks:
-            who = f" ({check.judge['model']})" if check.judge else ""
+            who = f" ({check.judge.model})" if check.judge else ""
             if not check.decided:
-                verdict = check.judge.get("verdict") if check.judge else None
+                verdict = check.judge.verdict if check.judge else None
                 lines.append(f"  ? {check.kind}{who} undecided, advisory verdict {verdict}:"
                              f" {check.reason}")
                 if check.judge:
-                    lines.append(f"      the judge is not trusted: {check.judge.get('trust')}")
+                    lines.append(f"      the judge is not trusted: {check.judge.trust}")
             elif not check.passed:
                 lines.append(f"  x {check.kind}{who} — {check.reason}")
-            elif check.judge and check.judge.get("trusted_by_flag"):
+            elif check.judge and check.judge.trusted_by_flag:
                 lines.append(f"  ✓ {check.kind}{who} passed on --trust-judge, not on"
                              " calibration")
         if attempt.answer or not attempt.error:
@@ -96,43 +80,13 @@ def print_report(results: list[CaseResult], out: TextIO, *, trusted_by_flag: boo
     print(redact("\n".join(lines)), file=out)
 
 
-def write_artifact(results: list[CaseResult], meta: dict[str, Any], path: Path = ARTIFACT
-                   ) -> Path:
-    """Write the run's JSON atomically (a reader never sees half a file)."""
-    record = RunRecord(version=ARTIFACT_VERSION, **meta, totals=totals(results),
-                         cases=results)
-    return write_record(record, path)
-
-
-def write_record(record: RunRecord, path: Path = ARTIFACT) -> Path:
-    """Write a run record as the JSON artifact, redacted; atomically (a temporary file
-    renamed over it) when it is a regular file, as it is; a device such as /dev/null is
-    written to, never replaced."""
-    text = redact(json.dumps(record.model_dump(mode="json"), indent=2, default=str,
-                             ensure_ascii=False))
-    write_atomically(path, text)
-    return path
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Replace a regular file (or create one) so that a reader never sees half of it; write
-    anything else (a device, a pipe) in place."""
-    if path.exists() and not path.is_file():
-        with path.open("w") as out:
-            out.write(text)
-        return
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-
-
 def exit_code(results: list[CaseResult], *, fail_on_skip: bool = False) -> int:
     """0 only when nothing failed, errored or stayed undecided (a flaky case does not fail the
     run); with fail_on_skip, a skipped case fails it too."""
-    t = totals(results)
-    if t["failed"] or t["errored"] or t["undecided"]:
+    t = Totals.of(results)
+    if t.failed or t.errored or t.undecided:
         return 1
-    return 1 if fail_on_skip and t["skipped"] else 0
+    return 1 if fail_on_skip and t.skipped else 0
 
 
 def conversation_lines(results: list[CaseResult]) -> list[str]:
@@ -142,13 +96,12 @@ def conversation_lines(results: list[CaseResult]) -> list[str]:
             a.timings]
     if not runs:
         return []
-    turns = [sum(1 for t in a.turns if t["role"] == "user") for a in runs]
-    tokens = [a.usage.get("prompt_tokens", 0) + a.usage.get("completion_tokens", 0)
-              for a in runs]
+    turns = [sum(1 for t in a.turns if t.role == "user") for a in runs]
+    tokens = [a.usage.prompt_tokens + a.usage.completion_tokens for a in runs]
     clones = sorted(a.timings["database_clone_ms"] for a in runs
                     if "database_clone_ms" in a.timings)
     seconds = [a.latency_ms / 1000 for a in runs]
-    visitor = sum(a.usage.get("visitor_tokens", 0) for a in runs)
+    visitor = sum(a.usage.visitor_tokens for a in runs)
     line = (f"conversations: {len(runs)} · visitor turns {sum(turns)} (mean"
             f" {sum(turns) / len(runs):.1f}, max {max(turns)}) · assistant tokens {sum(tokens):,}"
             f" · visitor tokens {visitor:,}"
@@ -157,3 +110,15 @@ def conversation_lines(results: list[CaseResult]) -> list[str]:
         line += (f" · database clone median {clones[len(clones) // 2]} ms, max {clones[-1]}"
                  " ms")
     return [line]
+
+
+def cut_lines(results: list[CaseResult]) -> list[str]:
+    """The replies a model ended at its token cap: a looping model is cut, and said so."""
+    cut = [(r.id, a.usage.cut_at_cap) for r in results for a in r.attempts
+           if a.usage.cut_at_cap]
+    if not cut:
+        return []
+    ids = sorted({i for i, _ in cut})
+    return [f"cut at the token cap: {sum(n for _, n in cut)} model repl(ies) in {len(cut)}"
+            f" attempt(s) ended at the cap (the embedded model's is {LOCAL_MAX_TOKENS}"
+            f" tokens): {', '.join(ids[:8])}{' …' if len(ids) > 8 else ''}"]

@@ -14,8 +14,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evals.record.comparison import Comparison
 from evals.record.results import CaseResult
-from evals.report.compare import ALPHA, Comparison
+from evals.report.compare import ALPHA
 
 HARD_FILES = ("honest-absence", "manual-grounding")
 MISSES_ALLOWED = 1

@@ -12,9 +12,13 @@ import html
 import json
 import re
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
-from evals.record.results import Attempt, CaseResult, CheckResult, RunRecord, Status
+from evals.record.comparison import Comparison
+from evals.record.results import Attempt, CaseResult, CheckResult, Status
+from evals.record.run import RunRecord
+from evals.record.transcript import Turn
 from evals.report.console import totals_line
 
 # A check's reason quotes what it is about between curly quotes (“…”) or plain ones.
@@ -67,9 +71,9 @@ class _Evidence:
             return None
         if "cit" in check.kind and _has_citations(attempt):
             return f"{self.prefix}-cites"  # the citations, each linking to its PDF page
-        for name in (c["name"] for c in attempt.tool_calls):
+        for name in (c.name for c in attempt.tool_calls):
             if re.search(rf"\b{re.escape(name)}\b", check.kind + " " + check.reason):
-                index = next(i for i, c in enumerate(attempt.tool_calls) if c["name"] == name)
+                index = next(i for i, c in enumerate(attempt.tool_calls) if c.name == name)
                 return f"{self.prefix}-call-{index}"
         quotes = [m.group(1) or m.group(2) for m in _QUOTED.finditer(check.reason)]
         if not quotes:
@@ -99,14 +103,13 @@ def _marked(text: str, marks: list[tuple[str, str]], placed: set[str]) -> str:
 
 
 def _has_citations(attempt: Attempt) -> bool:
-    return bool(attempt.evidence) or bool(_CITED_PAGE.search(attempt.answer))
+    return bool(attempt.transcript.evidence) or bool(_CITED_PAGE.search(attempt.answer))
 
 
 def _citations(attempt: Attempt, prefix: str) -> str:
     links = []
-    for doc, ev in attempt.evidence.items():
-        status = ev.get("status") if isinstance(ev, dict) else None
-        links.append(f'<li><a href="{_e(doc)}">{_e(doc)}</a> — HTTP {_e(status)}</li>')
+    for doc, ev in attempt.transcript.evidence.items():
+        links.append(f'<li><a href="{_e(doc)}">{_e(doc)}</a> — HTTP {_e(ev.status)}</li>')
     for m in _CITED_PAGE.finditer(attempt.answer):
         page = f"#page={m.group(2)}" if m.group(2) else ""
         links.append(f'<li>cited: <a href="{_e(m.group(1) + page)}">{_e(m.group(0))}</a></li>')
@@ -127,16 +130,16 @@ def _attempt(result: CaseResult, n: int, attempt: Attempt, scope: str = "") -> s
         if anchor:
             text = f'<a href="#{anchor}">{text}</a>'
         checks.append(f'<li class="{_check_class(c)}">{text}</li>')
-    turns = attempt.turns or [{"role": "user", "content": result.prompt},
-                              {"role": "assistant", "content": attempt.answer}]
+    turns = attempt.turns or [Turn(role="user", content=result.prompt),
+                              Turn(role="assistant", content=attempt.answer)]
     placed: set[str] = set()
     shown = "".join(
-        f'<div class="turn {_e(t["role"])}"><strong>{_e(t["role"])}:</strong> '
-        f'{_marked(t["content"], evidence.marks, placed)}</div>' for t in turns)
+        f'<div class="turn {_e(t.role)}"><strong>{_e(t.role)}:</strong> '
+        f'{_marked(t.content, evidence.marks, placed)}</div>' for t in turns)
     calls = "".join(
-        f'<div class="call" id="{prefix}-call-{i}">{_e(c["name"])}'
-        f'({_e(json.dumps(c.get("arguments"), ensure_ascii=False))}) → '
-        f'{_e(json.dumps(c.get("result"), ensure_ascii=False, default=str)[:2000])}</div>'
+        f'<div class="call" id="{prefix}-call-{i}">{_e(c.name)}'
+        f'({_e(json.dumps(c.arguments, ensure_ascii=False))}) → '
+        f'{_e(json.dumps(c.result, ensure_ascii=False)[:2000])}</div>'
         for i, c in enumerate(attempt.tool_calls))
     error = f'<p class="check failed">error: {_e(attempt.error)}</p>' if attempt.error else ""
     head = f"<h3>Attempt {n}</h3>" if len(result.attempts) > 1 else ""
@@ -190,14 +193,14 @@ table.grid td,table.grid th{padding:4px 8px;border-bottom:1px solid #ddd;text-al
 """
 
 
-def outcome_bar(counts: dict[str, int]) -> str:
+def outcome_bar(counts: Mapping[str, int]) -> str:
     total = sum(counts.get(o, 0) for o in OUTCOMES) or 1
     parts = "".join(f'<span class="{o}" style="width:{100 * counts.get(o, 0) / total:.1f}%"'
                     f' title="{o}: {counts.get(o, 0)}"></span>' for o in OUTCOMES)
     return f'<div class="bar">{parts}</div>'
 
 
-def comparison_body(result: Any, baseline: str, current: str) -> str:
+def comparison_body(result: Comparison, baseline: str, current: str) -> str:
     """A stored comparison: its verdict, a bar per file of improved, regressed, unchanged
     and uncertain cases, and every pair with the reason an uncertain one is uncertain."""
     files: dict[str, Counter[str]] = {}
@@ -233,7 +236,7 @@ def page(title: str, body: str, extra_style: str = "") -> str:
 
 
 def run_title(record: RunRecord) -> str:
-    model = record.models.get("chat") or record.settings.get("chat_model") or "?"
+    model = record.models.chat or "?"
     return f"Run {record.run_id or '(unstored)'} · {model} · {record.status}"
 
 
@@ -242,7 +245,8 @@ def render_run(record: RunRecord) -> str:
     return page(run_title(record), run_body(record))
 
 
-def render_comparison(cid: str, result: Any, baseline: RunRecord, current: RunRecord) -> str:
+def render_comparison(cid: str, result: Comparison, baseline: RunRecord, current: RunRecord
+                      ) -> str:
     """The whole page for a stored comparison: the paired outcomes, then both runs."""
     before, now = run_title(baseline), run_title(current)
     return page(f"Comparison {cid}",

@@ -7,8 +7,9 @@ from collections import defaultdict
 from pathlib import Path
 
 from app.redact import redact
-from evals.record.results import CaseResult, RunRecord
-from evals.report.console import write_atomically
+from evals.record.artifact import write_atomically
+from evals.record.results import CaseResult
+from evals.record.run import RunRecord
 
 _FAILING = ("FAIL", "ERROR", "UNDECIDED")
 

@@ -3,7 +3,6 @@ how many conversations it will hold, start it, and follow it under Results."""
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -14,6 +13,7 @@ from starlette.routing import Route
 
 from evals.load.cases import CaseFileError
 from evals.load.selection import select_items
+from evals.record.fingerprint import Selection
 from evals.record.store import RunStore, StoreError
 from evals.workspace.launch import POINT_NAME, Launcher, LaunchError
 from evals.workspace.launch import Request as LaunchRequest
@@ -44,8 +44,8 @@ class OverviewTab:
             for f in files if not f.endswith("/criteria.yaml"))
         group_boxes = "".join(f'<label><input type="checkbox" name="groups" value="{e(g)}">'
                               f" {e(g)}</label>" for g in groups)
-        point_options = "".join(f'<option value="{e(p["name"])}">{e(p["name"])} ·'
-                                f' {e(p["model"])} · {p["created_at"]:%Y-%m-%d}</option>'
+        point_options = "".join(f'<option value="{e(p.name)}">{e(p.name)} ·'
+                                f' {e(p.model)} · {p.created_at:%Y-%m-%d}</option>'
                                 for p in points)
         compare = (
             '<fieldset><legend>Compare with a saved version (optional)</legend>'
@@ -56,9 +56,9 @@ class OverviewTab:
             " the choices above apply to a plain run.</p></fieldset>"
             if points else '<p class="note">No saved versions yet: save one below.</p>')
         listed = "".join(
-            f'<li><a href="/comparisons/{e(c["id"])}">{e(c["id"])}</a>'
-            f' · {c["created_at"]:%Y-%m-%d %H:%M} · {e(c["point"] or "stored runs")} · '
-            + " · ".join(f"{int(v)} {e(k)}" for k, v in (c["counts"] or {}).items())
+            f'<li><a href="/comparisons/{e(c.id)}">{e(c.id)}</a>'
+            f' · {c.created_at:%Y-%m-%d %H:%M} · {e(c.point or "stored runs")} · '
+            + " · ".join(f"{int(v)} {e(k)}" for k, v in (c.counts or {}).items())
             + "</li>" for c in comparisons)
         body = (
             ('<p class="note">A run is under way: <a href="/results">follow it under'
@@ -124,10 +124,9 @@ class OverviewTab:
             n, repeat = len(point.plan.cases), point.plan.repeat
             return (f"{n} cases × {repeat} repetition(s) × 2 versions = {n * repeat * 2}"
                     " conversations")
-        items = await run_in_threadpool(select_items, argparse.Namespace(
-            cases=",".join(asked.names) or None, group=",".join(asked.groups) or None,
-            case_file=None, cases_only=asked.kinds == "cases",
-            scenarios_only=asked.kinds == "scenarios", full=asked.mode == "full"))
+        items = await run_in_threadpool(select_items, Selection(
+            names=tuple(asked.names), groups=tuple(asked.groups),
+            only=None if asked.kinds == "both" else asked.kinds, full=asked.mode == "full"))
         if not items:
             raise LaunchError("that selection holds no case and no scenario")
         scenarios = sum("@" in i.id for i in items)
@@ -178,7 +177,7 @@ def _describe(asked: LaunchRequest) -> str:
 
 def _groups() -> list[str]:
     try:
-        items = select_items(argparse.Namespace(cases=None, group=None, case_file=None))
+        items = select_items(Selection())
     except CaseFileError:
         return []
     return sorted({i.group for i in items if i.group})

@@ -5,16 +5,14 @@ Nothing here changes a stored result."""
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from app.redact import redact
-from evals.record.results import CaseResult
-from evals.record.store import RunStore, StoreError
-from evals.report.compare import Comparison
+from evals.record.results import CaseResult, Totals
+from evals.record.store import ComparisonSummary, RunStore, RunSummary, StoreError
 from evals.report.html import ORDER, comparison_body, run_body, run_title
 from evals.workspace.launch import Job, Launcher
 from evals.workspace.layout import HEADERS, e, page
@@ -40,7 +38,7 @@ class ResultsTab:
         rows = await store.list_runs(RUNS_SHOWN)
         job = self.launcher.latest
         progress = await _progress(store, job) if job else ""
-        chosen = request.query_params.get("run") or (str(rows[0]["id"]) if rows else "")
+        chosen = request.query_params.get("run") or (rows[0].id if rows else "")
         evidence, status = "", 200
         if chosen:
             try:
@@ -66,13 +64,12 @@ class ResultsTab:
         except StoreError as exc:
             return page("results", "No such comparison", f'<p class="error">{e(exc)}</p>',
                         status=404)
-        result = Comparison.model_validate(row["result"])
-        label = f"point {row['point']}" if row["point"] else "stored runs"
-        return page("results", f"Comparison {row['id']} ({label})",
-                    comparison_body(result, f"run {row['baseline_run']}",
-                                    f"run {row['current_run']}")
-                    + f'<p><a href="/results?run={e(row["baseline_run"])}">before</a> ·'
-                    f' <a href="/results?run={e(row["current_run"])}">now</a></p>')
+        label = f"point {row.point}" if row.point else "stored runs"
+        return page("results", f"Comparison {row.id} ({label})",
+                    comparison_body(row.result, f"run {row.baseline_run}",
+                                    f"run {row.current_run}")
+                    + f'<p><a href="/results?run={e(row.baseline_run)}">before</a> ·'
+                    f' <a href="/results?run={e(row.current_run)}">now</a></p>')
 
 
 async def _progress(store: RunStore, job: Job) -> str:
@@ -82,16 +79,16 @@ async def _progress(store: RunStore, job: Job) -> str:
              "finished" if job.returncode in (0, 1) else f"ended (exit {job.returncode})")
     lines = []
     for r in runs:
-        counts: dict[str, int] = r["counts"] or {}
-        total = (r["items"] or 0) * (r["repeat"] or 1)
+        counts = r.counts
+        total = (r.items or 0) * (r.repeat or 1)
         done = sum(counts.values())
         shown = " ".join(f'<span class="{st}">{st} {int(counts[st])}</span>' for st in ORDER
                          if counts.get(st))
-        cost = f"${r['cost']:.4f}" if r["cost"] is not None else "unknown (no price)"
-        lines.append(f'<li><a href="/results?run={e(r["id"])}">{e(r["id"])}</a>'
-                     f'{" (" + e(r["version"]) + ")" if r["version"] else ""}: {done} of'
+        cost = f"${r.cost:.4f}" if r.cost is not None else "unknown (no price)"
+        lines.append(f'<li><a href="/results?run={e(r.id)}">{e(r.id)}</a>'
+                     f'{" (" + e(r.version) + ")" if r.version else ""}: {done} of'
                      f' {total} finished · <span class="counts">{shown}</span> cost so far'
-                     f" {cost} · {e(r['status'])}</li>")
+                     f" {cost} · {e(r.status)}</li>")
     stop = (f'<form method="post" action="/launch/stop">'
             f'<input type="hidden" name="job" value="{e(job.id)}"><button type="submit"'
             ' class="plain">Stop (keeps what finished)</button></form>' if job.running else "")
@@ -103,37 +100,36 @@ async def _progress(store: RunStore, job: Job) -> str:
             "</section>")
 
 
-def _picker(rows: list[dict[str, Any]], chosen: str) -> str:
+def _picker(rows: list[RunSummary], chosen: str) -> str:
     if not rows:
         return ("<p>No stored runs yet: start one on the Overview, or <code>python -m evals"
                 " run</code>.</p>")
     options = []
     for r in rows:
-        t = r["totals"] or {}
-        label = (f"{r['id']} · {r['started_at']:%Y-%m-%d %H:%M} · {r['status']} · {r['model']}"
-                 f" · {t.get('passed', 0)}/{t.get('cases', 0)} passed"
-                 + (f" · point {r['point']}" if r["point"] else ""))
-        options.append(f'<option value="{e(r["id"])}"{" selected" if r["id"] == chosen else ""}'
+        t = r.totals or Totals()
+        label = (f"{r.id} · {r.started_at:%Y-%m-%d %H:%M} · {r.status} · {r.model}"
+                 f" · {t.passed}/{t.cases} passed" + (f" · point {r.point}" if r.point else ""))
+        options.append(f'<option value="{e(r.id)}"{" selected" if r.id == chosen else ""}'
                        f">{e(label)}</option>")
     return ('<form method="get" action="/results" class="stack picker"><label for="run">Run'
             f'</label><select id="run" name="run">{"".join(options)}</select>'
             '<button type="submit">Show</button></form>')
 
 
-async def _rates(store: RunStore, rows: list[dict[str, Any]]) -> str:
+async def _rates(store: RunStore, rows: list[RunSummary]) -> str:
     """Pass rate per file in each of the newest runs (cases that passed, of the decided
     ones), as a bar per run."""
     if not rows:
         return ""
     per_file: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
-    for c in await store.file_counts([str(r["id"]) for r in rows]):
-        per_file[c["file"]][c["run_id"]] = (c["passed"], c["decided"])
-    head = "".join(f"<th>{e(r['id'])}</th>" for r in rows)
+    for c in await store.file_counts([r.id for r in rows]):
+        per_file[c.file][c.run_id] = (c.passed, c.decided)
+    head = "".join(f"<th>{e(r.id)}</th>" for r in rows)
     body = []
     for file in sorted(per_file):
         cells = []
         for r in rows:
-            got = per_file[file].get(str(r["id"]))
+            got = per_file[file].get(r.id)
             if got is None:
                 cells.append("<td>—</td>")
                 continue
@@ -146,14 +142,14 @@ async def _rates(store: RunStore, rows: list[dict[str, Any]]) -> str:
             f"<tr><th>file</th>{head}</tr>{''.join(body)}</table>")
 
 
-def _comparisons(rows: list[dict[str, Any]]) -> str:
+def _comparisons(rows: list[ComparisonSummary]) -> str:
     if not rows:
         return ""
     items = "".join(
-        f'<li><a href="/comparisons/{e(r["id"])}">{e(r["id"])}</a> ·'
-        f' {r["created_at"]:%Y-%m-%d %H:%M} · {e(r["point"] or "stored runs")} · '
-        + " · ".join(f"{int(v)} {e(k)}" for k, v in (r["counts"] or {}).items())
-        + f" · {e(r['verdict'])}</li>" for r in rows)
+        f'<li><a href="/comparisons/{e(r.id)}">{e(r.id)}</a> ·'
+        f' {r.created_at:%Y-%m-%d %H:%M} · {e(r.point or "stored runs")} · '
+        + " · ".join(f"{int(v)} {e(k)}" for k, v in (r.counts or {}).items())
+        + f" · {e(r.verdict)}</li>" for r in rows)
     return f"<h3>Comparisons</h3><ul>{items}</ul>"
 
 

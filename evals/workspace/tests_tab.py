@@ -16,8 +16,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app.capabilities import REGISTRY
-from evals.load.cases import Case, offered_tools
-from evals.load.scenarios import Scenario, Shared
+from evals.load.cases import Case, load_cases_by_file
+from evals.load.context import offered_tools
+from evals.load.scenarios import Scenario, Shared, load_scenarios
 from evals.load.yamlfile import YamlFileError
 from evals.workspace import edits
 from evals.workspace.layout import diff_html, e, hidden, page, refused, revs
@@ -47,9 +48,6 @@ class Loaded:
 def load(sources: Sources) -> Loaded:
     """The files as they are now, loaded as a run loads them (an error in any file: nothing
     can be edited until it is fixed, since a save must leave every file loading)."""
-    from evals.load.cases import load_cases_by_file
-    from evals.load.scenarios import load_scenarios
-
     revisions = sources.revisions()
     cases, errors = load_cases_by_file(sources.cases, sources.photos)
     if errors:
@@ -188,7 +186,7 @@ class TestsTab:
                                     f"/tests/case/{given(form, 'id') or cid}",
                                     f"Case {cid} saved.")
         body = (f'<p class="note">{e(case_file(found))}, line {found.line}. Structural checks:'
-                f" {e(', '.join(k.kind for k in found.checks) or 'none')} (edited in the"
+                f" {e(', '.join(k.kind for k in found.structural()) or 'none')} (edited in the"
                 f' file).</p><form method="post" class="stack" action="{e(back)}">'
                 + revs(data.revisions, [case_file(found)])
                 + _field("id", "Name (id)", found.id)
@@ -488,7 +486,8 @@ def _row(kind: str, tid: str, file: str, group: str | None, text_: str, criteria
 
 
 def _case_criteria(c: Case) -> str:
-    items = [f"<li>{e(k.kind)} <span class=\"note\">(structural)</span></li>" for k in c.checks]
+    items = [f"<li>{e(k.kind)} <span class=\"note\">(structural)</span></li>"
+             for k in c.structural()]
     if c.rubric:
         items.append(f"<li>{e(c.rubric)} <span class=\"note\">(judged)</span></li>")
     if c.must_not:

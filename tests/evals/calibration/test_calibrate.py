@@ -8,11 +8,12 @@ from evals.calibration.calibrate import (
     CalibrationError,
     Rated,
     calibrate,
+    judge_of,
     load,
 )
 from evals.calibration.mrbench import DIMENSIONS, load_items, person_label, rate, report
 from evals.cli import main
-from tests.evals.judge.test_ask import verdict
+from tests.evals.checks.test_judged import verdict
 from tests.fakes import ScriptedModel
 
 PERSON = ["pass"] * 7 + ["fail"] * 5
@@ -61,11 +62,13 @@ def test_unrated_cases_and_labels_without_results_are_listed_and_left_out():
 def test_labels_and_results_files(tmp_path):
     artifact = {"cases": [{"id": "a", "file": "f.yaml", "prompt": "p", "status": "FAIL",
                            "attempts": [{"checks": [
-        {"kind": "judge", "passed": False, "reason": "r", "judge": {"verdict": "fail"}}]}]}]}
+        {"kind": "judge", "passed": False, "reason": "r",
+         "judge": {"model": "j/m", "prompt_hash": "abc", "verdict": "fail"}}]}]}]}
     (tmp_path / "run.json").write_text(json.dumps(artifact))
     (tmp_path / "labels.json").write_text(json.dumps({"a": "pass"}))
-    rated_, labels_ = load(tmp_path / "run.json", tmp_path / "labels.json")
+    record, rated_, labels_ = load(tmp_path / "run.json", tmp_path / "labels.json")
     assert rated_ == [Rated("a", "fail", "r")] and labels_ == {"a": "pass"}
+    assert judge_of(record) == ("j/m", "abc")
     (tmp_path / "bad.json").write_text(json.dumps({"a": "maybe"}))
     with pytest.raises(CalibrationError, match="must be 'pass' or 'fail'"):
         load(tmp_path / "run.json", tmp_path / "bad.json")

@@ -1,11 +1,13 @@
-from evals.checks import ASSERTIONS
+from evals.checks import CHECKS
 from evals.fixtures.catalog import fixtures_for
-from evals.record.turn import RecordedTurn
+from evals.record.transcript import AttachedManual, ToolCall, Transcript
 
 
 def check(kind, answer="", *, calls=None, catalog="demo", attached=None, evidence=None, **args):
-    spec = ASSERTIONS[kind]
-    turn = RecordedTurn(answer, calls or [], attached or [], [], evidence or {})
+    spec = CHECKS[kind]
+    turn = Transcript(answer=answer, tool_calls=[ToolCall.model_validate(c) for c in calls or []],
+                      attached_manuals=[AttachedManual.model_validate(m) for m in attached or []],
+                      evidence=evidence or {})
     return spec.check(turn, spec.args.model_validate(args), fixtures_for(catalog))
 
 

@@ -1,6 +1,8 @@
+import asyncio
 import json
 
 from evals.cli import main
+from tests.evals.conftest import cli_environment
 
 
 def test_list_prints_every_case(capsys):
@@ -29,8 +31,13 @@ def test_without_a_provider_the_local_model_is_used_and_its_failure_is_one_line(
     assert "local model: unknown LOCAL_MODEL 'no-such-model'" in capsys.readouterr().err
 
 
-def test_bad_concurrency_is_refused(capsys):
+def test_bad_concurrency_is_refused(capsys, monkeypatch):
     assert main(["run", "--cases", "no-glowforge", "--concurrency", "0"]) == 2
+    assert "argument --concurrency: must be at least 1, not 0" in capsys.readouterr().err
+    with cli_environment(monkeypatch, {"EVAL_CONCURRENCY": "four"}):
+        assert main(["run", "--cases", "no-glowforge"]) == 2
+    err = capsys.readouterr().err
+    assert "EVAL_CONCURRENCY='four'" in err and "Traceback" not in err
 
 
 def test_rescore_from_an_artifact(tmp_path, capsys):
@@ -91,13 +98,15 @@ def test_a_case_whose_file_no_longer_loads_shows_the_load_error(tmp_path, capsys
 
 
 def test_fail_on_skip_defaults_on_with_a_model_override():
-    from evals.cli import _parser
-    from evals.cli.runs import fail_on_skip as _fail_on_skip
+    from evals.cli import parser
+    from evals.cli.common import run_options
 
-    assert _fail_on_skip(_parser().parse_args(["run", "--model", "x/y"])) is True
-    assert _fail_on_skip(_parser().parse_args(["run"])) is False
-    assert _fail_on_skip(_parser().parse_args(["run", "--model", "x/y", "--no-fail-on-skip"])) \
-        is False
+    def fails(*argv):
+        return run_options(parser().parse_args(["run", *argv])).fails_on_skip
+
+    assert fails("--model", "x/y") is True
+    assert fails() is False
+    assert fails("--model", "x/y", "--no-fail-on-skip") is False
 
 
 def test_accuracy_passes_on_the_shipped_corpus_and_fails_on_a_wrong_label(tmp_path, capsys):
@@ -128,29 +137,24 @@ def test_rescore_keeps_repetitions_and_cannot_judge_a_newly_judged_case(tmp_path
          "repetition": r, "attempts": [{"answer": "We don't have a Glowforge."}]}
         for r in (1, 2)]}))
     from evals.load.cases import load_cases_by_file
-    from evals.report.rescore import load_artifact, rescore
+    from evals.record.artifact import read_run as load_artifact
+    from evals.report.rescore import rescore
 
-    results = rescore(load_artifact(path), load_cases_by_file(cases)[0])
+    results = asyncio.run(rescore(load_artifact(path), load_cases_by_file(cases)[0]))
     assert [(r.repetition, r.status) for r in results] == [(1, "UNDECIDED"), (2, "UNDECIDED")]
     assert "a rescore cannot judge it" in results[0].attempts[0].checks[-1].reason
 
 
 def test_make_eval_asks_whether_the_embedded_model_is_needed(monkeypatch):
-    from app.settings import get_settings
-
-    for var in ("MODEL_CHAT", "MODEL_JUDGE", "MODEL_SIM_USER", "EVAL_MODEL", "EVAL_JUDGE_MODEL",
-                "MODEL_API_BASE", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY",
-                "LOCAL_MODEL_URL"):
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "LOCAL_MODEL_URL"):
         monkeypatch.delenv(var, raising=False)
-    get_settings.cache_clear()
-    try:
+    hosted = "anthropic/claude-sonnet-4-5"
+    with cli_environment(monkeypatch, {}):
         assert main(["needs-local-model"]) == 0
-        monkeypatch.setenv("EVAL_MODEL", "anthropic/claude-sonnet-4-5")
+    with cli_environment(monkeypatch, {"EVAL_MODEL": hosted}):
         assert main(["needs-local-model"]) == 0  # the judge still is
-        monkeypatch.setenv("EVAL_JUDGE_MODEL", "anthropic/claude-sonnet-4-5")
+    with cli_environment(monkeypatch, {"EVAL_MODEL": hosted, "EVAL_JUDGE_MODEL": hosted}):
         assert main(["needs-local-model"]) == 0  # the scenarios' visitor still is
-        monkeypatch.setenv("MODEL_SIM_USER", "anthropic/claude-sonnet-4-5")
-        get_settings.cache_clear()
+    with cli_environment(monkeypatch, {"EVAL_MODEL": hosted, "EVAL_JUDGE_MODEL": hosted,
+                                       "MODEL_SIM_USER": hosted}):
         assert main(["needs-local-model"]) == 1
-    finally:
-        get_settings.cache_clear()

@@ -41,8 +41,8 @@ def test_point_compare_refuse_adopt_and_pair_runs(capsys, monkeypatch, tmp_path)
     assert "0 improved · 0 regressed · 2 unchanged · 0 uncertain" in out
     assert "no discordant pairs" in out and "comparison" in out
 
-    import evals.record.fingerprint as fp
-    monkeypatch.setattr(fp, "HARNESS_VERSION", "changed-for-the-test")
+    import evals.load.plan as plan_module
+    monkeypatch.setattr(plan_module, "HARNESS_VERSION", "changed-for-the-test")
     assert main(["compare", "base"]) == 2
     err = capsys.readouterr().err
     assert "the plan changed since point base" in err and "harness changed" in err
@@ -111,53 +111,18 @@ def test_the_gate_passes_and_fails(capsys, tmp_path):
     assert out.splitlines()[-1].startswith("GATE FAIL: honest-absence: 2 miss(es) in a run")
 
 
-def test_progress_in_a_log_is_one_line_per_finished_case_with_the_time_left():
-    import io
-
-    from evals.cli.runs import progress_bar
-
-    log, now = io.StringIO(), [100.0]
-    tick = progress_bar(4, stream=log, clock=lambda: now[0])
-    now[0] = 130.0
-    tick("PASS      no-glowforge")
-    now[0] = 190.0
-    tick("FAIL      no-cnc-router")
-    tick(None)
-    assert log.getvalue().splitlines() == [
-        "[1/4] PASS      no-glowforge  0:30 elapsed · 3 left · about 1:30 to go",
-        "[2/4] FAIL      no-cnc-router  1:30 elapsed · 2 left · about 1:30 to go"]
-
-
-def test_replies_cut_at_the_token_cap_are_reported():
-    from app.chat.models import _reply
-    from evals.cli.runs import cut_lines
-    from evals.record.results import Attempt, CaseResult
-
-    cut = _reply({"choices": [{"message": {"content": "and so on and so on"},
-                               "finish_reason": "length"}]})
-    whole = _reply({"choices": [{"message": {"content": "done"}, "finish_reason": "stop"}]})
-    assert (cut.usage.cut, whole.usage.cut) == (1, 0) and (cut.usage + whole.usage).cut == 1
-    cases = [CaseResult(id="a", file="f.yaml", prompt="p", status="FAIL",
-                        attempts=[Attempt(usage={"cut_at_cap": 2}), Attempt(usage={})]),
-             CaseResult(id="b", file="f.yaml", prompt="p", status="PASS", attempts=[Attempt()])]
-    assert cut_lines(cases) == ["cut at the token cap: 2 model repl(ies) in 1 attempt(s) ended"
-                                " at the cap (the embedded model's is 768 tokens): a"]
-    assert cut_lines(cases[1:]) == []
-
-
 def test_the_prefix_cache_says_what_it_did(tmp_path, monkeypatch):
-    from app.chat import models
+    import evals.cli.run as run_module
     from app.localmodel.prefix_cache import PrefixCache
-    from evals.cli.runs import prefix_lines
 
     cache = PrefixCache(tmp_path, 10**9)
     cache.hits, cache.saves = 6, 1
     cache.failed("restore slot 0: HTTP 400")
-    monkeypatch.setattr(models, "PREFIX_CACHES", {str(tmp_path): cache})
-    assert prefix_lines() == [f"prefix cache: 6 restored from disk, 1 computed and saved"
+    monkeypatch.setattr(run_module, "PREFIX_CACHES", {str(tmp_path): cache})
+    assert run_module.prefix_lines() == [f"prefix cache: 6 restored from disk, 1 computed and saved"
                               f" ({tmp_path})", "prefix cache: restore slot 0: HTTP 400"]
-    monkeypatch.setattr(models, "PREFIX_CACHES", {})
-    assert prefix_lines() == []
+    monkeypatch.setattr(run_module, "PREFIX_CACHES", {})
+    assert run_module.prefix_lines() == []
 
 
 @pytest.mark.parametrize("judge_id, visitor_id, refused", [
@@ -168,25 +133,16 @@ def test_the_prefix_cache_says_what_it_did(tmp_path, monkeypatch):
 ])
 def test_a_cost_cap_needs_a_price_for_every_model_the_run_calls(judge_id, visitor_id,
                                                                  refused):
-    import argparse
     import re
-    from types import SimpleNamespace
 
-    from evals.cli.runs import _cost_controls
-    from evals.execute.runner import JudgeSetup
-    from evals.judge.trust import Trust
-    from tests.fakes import ScriptedModel
+    from evals.cli.common import CliError
+    from evals.cli.run import cost_controls
 
-    judge = JudgeSetup(ScriptedModel(model_id=judge_id), Trust(True, "test"))
-    cases = [SimpleNamespace(visitor_model=ScriptedModel(model_id=visitor_id)),
-             SimpleNamespace()]  # a plain case has no visitor
-    capped = argparse.Namespace(max_cost=0.5)
+    called = [("chat model", "openai/gpt-4o"), ("judge", judge_id), ("visitor", visitor_id)]
     if refused is None:
-        assert _cost_controls(capped, "openai/gpt-4o", judge, cases).max_cost_usd == 0.5
+        assert cost_controls(0.5, called).max_cost_usd == 0.5
     else:
-        with pytest.raises(ValueError, match=re.escape(refused)):
-            _cost_controls(capped, "openai/gpt-4o", judge, cases)
+        with pytest.raises(CliError, match=re.escape(refused)):
+            cost_controls(0.5, called)
     # no cap, no price needed
-    unpriced = JudgeSetup(ScriptedModel(model_id="judge/unpriced"), Trust(True, "test"))
-    assert _cost_controls(argparse.Namespace(max_cost=None), "x/unpriced", unpriced,
-                          cases).max_cost_usd is None
+    assert cost_controls(None, [("judge", "judge/unpriced")]).max_cost_usd is None

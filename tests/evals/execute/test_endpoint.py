@@ -5,10 +5,11 @@ from app.web import create_app
 from app.web.background import serve_in_thread
 from evals.cli import main
 from evals.execute.endpoint import run_endpoint
-from evals.execute.runner import JudgeSetup
+from evals.judge.setup import JudgeSetup
 from evals.judge.trust import Trust
-from evals.load.cases import load_cases, select
-from tests.evals.judge.test_ask import verdict
+from evals.load.cases import load_cases
+from tests.evals.checks.test_judged import verdict
+from tests.evals.helpers import select
 from tests.fake_openai import completion, fake_openai_server
 from tests.fakes import ScriptedModel, say
 

@@ -9,7 +9,8 @@ import app.chat.retry as retry
 from app.chat.openai_wire import OpenAICompatModel
 from evals.execute.guard import AdaptiveLimit
 from evals.execute.runner import Variant, run_suite, run_variants
-from evals.load.cases import load_cases, select
+from evals.load.cases import load_cases
+from tests.evals.helpers import select
 from tests.fake_openai import completion, fake_openai_server
 from tests.fakes import ScriptedModel, say
 
@@ -173,7 +174,7 @@ async def test_the_judges_calls_count_toward_the_cost_cap(env):
     import json
 
     from app.chat.models import ModelReply, Usage
-    from evals.execute.runner import JudgeSetup
+    from evals.judge.setup import JudgeSetup
     from evals.judge.trust import Trust
 
     cases = [c for c in load_cases() if c.judged][:3]
@@ -196,7 +197,7 @@ async def test_a_judge_call_refused_by_the_cap_is_an_error_that_says_so(env):
     import json
 
     from app.chat.models import ModelReply, Usage
-    from evals.execute.runner import JudgeSetup
+    from evals.judge.setup import JudgeSetup
     from evals.judge.trust import Trust
 
     cases = [c for c in load_cases() if c.judged][:2]

@@ -2,7 +2,10 @@ import textwrap
 
 import pytest
 
-from evals.load.cases import CASES_DIR, CaseFileError, load_cases, select
+from evals.load.cases import CaseFileError, load_cases
+from evals.load.selection import select_groups
+from evals.settings import CASES_DIR
+from tests.evals.helpers import select
 
 
 def write(tmp_path, name, text):
@@ -118,17 +121,15 @@ def test_a_tool_check_on_an_offered_tool_loads(tmp_path):
 
 
 def test_groups_select_cases_and_leave_the_plan_alone(tmp_path):
-    from evals.load.cases import select_groups
-    from evals.record.fingerprint import plan_info
+    from evals.load.plan import plan_info
 
     cases = load_cases()
-    staff = select_groups(cases, "staff queue")
+    staff = select_groups(cases, ("staff queue",))
     assert staff and all(c.file == "staff-maintenance.yaml" for c in staff)
-    both = select_groups(cases, "staff queue, safety and care")
-    assert len(both) == len(staff) + len(select_groups(cases, "safety and care"))
+    both = select_groups(cases, ("staff queue", "safety and care"))
+    assert len(both) == len(staff) + len(select_groups(cases, ("safety and care",)))
     with pytest.raises(CaseFileError, match="unknown 'nope'. Groups: photo identification"):
-        select_groups(cases, "nope")
-    import dataclasses
-    regrouped = [dataclasses.replace(c, group="other") for c in staff]
+        select_groups(cases, ("nope",))
+    regrouped = [c.model_copy(update={"group": "other"}) for c in staff]
     kw = {"judge_model": None, "judge_prompt_hash": None, "repeat": 1}
     assert plan_info(regrouped, **kw).fingerprint == plan_info(staff, **kw).fingerprint

@@ -4,6 +4,7 @@ import pytest
 
 from evals.cli import main
 from evals.load.cases import CaseFileError, load_cases
+from tests.evals.conftest import cli_environment
 
 GOOD = '- id: ok\n  prompt: "p"\n  assert:\n    - kind: no_unknown_tools\n'
 LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
@@ -36,12 +37,11 @@ def test_malformed_files_are_file_line_errors(tmp_path, content, message):
 
 
 def test_a_file_over_the_size_limit_is_refused_unread(tmp_path, monkeypatch):
-    import evals.load.yamlfile as yf
-
-    monkeypatch.setattr(yf, "MAX_FILE_BYTES", 100)
-    (tmp_path / "c.yaml").write_text(GOOD * 10)
-    with pytest.raises(CaseFileError, match=r"c.yaml:1: the file is 620 bytes; the limit is 100"):
-        load_cases(tmp_path)
+    with cli_environment(monkeypatch, {"EVAL_MAX_CASE_FILE_BYTES": "1000"}):
+        (tmp_path / "c.yaml").write_text(GOOD * 20)
+        with pytest.raises(CaseFileError,
+                           match=r"c.yaml:1: the file is 1,240 bytes; the limit is 1,000"):
+            load_cases(tmp_path)
 
 
 def test_the_cli_exits_2_with_the_error_not_a_traceback(tmp_path, capsys):

@@ -2,20 +2,17 @@ import json
 
 import pytest
 
-from app.db import scratch_database
-from evals.execute.session import Prepared, Version, all_contexts, run_versions
-from evals.load.cases import load_cases, select
-from evals.record.fingerprint import plan_info
-from evals.record.results import RunRecord
-from evals.record.store import Point, RunStore, StoreError
+from evals.execute.agent import agent_info, all_contexts
+from evals.execute.session import Prepared, Version, run_versions
+from evals.load.cases import load_cases
+from evals.load.plan import plan_info
+from evals.record.fingerprint import AgentSettings, Point
+from evals.record.run import Models, RunRecord, RunSettings
+from evals.record.store import StoreError
+from tests.evals.helpers import select
 from tests.fakes import ScriptedModel, say
 
-
-@pytest.fixture
-async def store(server_conninfo):
-    async with scratch_database(server_conninfo, prefix="test_store") as info, \
-            RunStore.open(info) as s:
-        yield s
+SETTINGS = AgentSettings(max_tool_steps=6)
 
 
 def cases(spec="no-glowforge,no-cnc-router"):
@@ -26,12 +23,16 @@ def plan(cs, repeat=1):
     return plan_info(cs, judge_model=None, judge_prompt_hash=None, repeat=repeat)
 
 
+async def run(prep, cs, versions, p, concurrency=1):
+    return await run_versions(prep, cs, versions, p, settings=RunSettings(
+        concurrency=concurrency), models=Models(), vision=None, judge=None)
+
+
 async def test_a_run_round_trips_through_json_and_postgres(env, store, settings):
     cs = cases()
     prep = Prepared(env, store, settings)
     model = ScriptedModel(say("We don't have a Glowforge."), repeat=True)
-    records = await run_versions(prep, cs, [Version("current", model)], plan(cs, 2),
-                                 concurrency=2, vision=None, judge=None, settings_extra={})
+    records = await run(prep, cs, [Version("current", model)], plan(cs, 2), concurrency=2)
     record = records["current"]
     assert record.status == "complete" and len(record.cases) == 4
     assert [(r.id, r.repetition) for r in record.cases] == [
@@ -44,7 +45,7 @@ async def test_a_run_round_trips_through_json_and_postgres(env, store, settings)
                                 (record.run_id,))
     assert rows[0]["n"] == sum(len(a.checks) for r in record.cases for a in r.attempts)
     listed = await store.list_runs()
-    assert listed[0]["id"] == record.run_id and listed[0]["totals"]["cases"] == 4
+    assert listed[0].id == record.run_id and listed[0].totals.cases == 4
     assert record.agent.git_commit is None or len(record.agent.git_commit) == 40
     assert record.plan.repeat == 2 and set(record.plan.cases) == {c.id for c in cs}
 
@@ -69,9 +70,8 @@ async def test_each_case_is_stored_the_moment_it_finishes(env, store, settings):
             self.requests.append(messages)
             return say("We don't have that.")
 
-    records = await run_versions(Prepared(env, store, settings), cs,
-                                 [Version("current", Probing())], plan(cs), concurrency=1,
-                                 vision=None, judge=None, settings_extra={})
+    records = await run(Prepared(env, store, settings), cs, [Version("current", Probing())],
+                        plan(cs))
     assert seen == [(1, "running")]  # stored while the run was still running
     head = await store.db.fetchone("SELECT status FROM eval_runs WHERE id = %s",
                                    (records["current"].run_id,))
@@ -79,14 +79,12 @@ async def test_each_case_is_stored_the_moment_it_finishes(env, store, settings):
 
 
 async def test_points_are_saved_listed_and_unknown_names_refused(env, store, settings):
-    from evals.record.fingerprint import agent_info
-
     cs = cases()
-    agent = agent_info("scripted/fake", {}, await all_contexts(env, cs))
+    agent = agent_info("scripted/fake", SETTINGS, await all_contexts(env, cs))
     p = Point(name="base", created="2026-11-30", plan=plan(cs), agent=agent)
     await store.save_point(p)
     assert (await store.load_point("base")) == p
-    assert [r["name"] for r in await store.list_points()] == ["base"]
+    assert [r.name for r in await store.list_points()] == ["base"]
     with pytest.raises(StoreError, match="exists already"):
         await store.save_point(p)
     with pytest.raises(StoreError, match="no comparison point 'nope'; points: base"):
@@ -96,53 +94,40 @@ async def test_points_are_saved_listed_and_unknown_names_refused(env, store, set
     assert await store.find_point("scripted/fake", p.plan.fingerprint) == p
 
 
-async def test_a_frozen_agent_is_run_as_it_was_told(env, store, settings):
-    from evals.record.fingerprint import FrozenContext, agent_info, context_key
-
-    cs = cases("no-glowforge")
-    key = context_key(cs[0])
-    contexts = await all_contexts(env, cs)
-    old = contexts[key].model_copy(update={"system_prompt": "OLD PROMPT"})
-    old.tools[0]["function"]["description"] = "OLD DESCRIPTION"
-    frozen = agent_info("scripted/fake", {}, {key: FrozenContext(**old.model_dump())})
-    baseline = ScriptedModel(say("We don't have a Glowforge."))
-    current = ScriptedModel(say("We don't have a Glowforge."))
-    await run_versions(Prepared(env, store, settings), cs,
-                       [Version("baseline", baseline, frozen), Version("current", current)],
-                       plan(cs), concurrency=2, vision=None, judge=None, settings_extra={})
-    sent = baseline.requests[0]
-    assert sent["messages"][0]["content"] == "OLD PROMPT"
-    assert sent["tools"][0]["function"]["description"] == "OLD DESCRIPTION"
-    assert current.requests[0]["messages"][0]["content"] != "OLD PROMPT"
-
-
-async def test_a_frozen_agent_whose_tool_is_gone_is_refused(env, store, settings):
-    from evals.execute.runner import FrozenAgentError
-    from evals.record.fingerprint import FrozenContext, agent_info, context_key
-
-    cs = cases("no-glowforge")
-    ctx = FrozenContext(system_prompt="x", tools=[
-        {"type": "function", "function": {"name": "removed_tool", "description": "d",
-                                          "parameters": {}}}])
-    frozen = agent_info("scripted/fake", {}, {context_key(cs[0]): ctx})
-    with pytest.raises(FrozenAgentError, match="'removed_tool' no longer exists"):
-        await run_versions(Prepared(env, store, settings), cs,
-                           [Version("baseline", ScriptedModel(), frozen)], plan(cs),
-                           concurrency=1, vision=None, judge=None, settings_extra={})
-    assert json.dumps(ctx.model_dump())  # the refusal happened before any run was stored
-    assert await store.list_runs() == []
-
-
 async def test_the_store_is_redacted_like_the_artifact(env, store, settings, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-store-secret-123")
     cs = cases("no-glowforge")
     model = ScriptedModel(say("We don't have a Glowforge (sk-store-secret-123)."))
-    records = await run_versions(Prepared(env, store, settings), cs,
-                                 [Version("current", model)], plan(cs), concurrency=1,
-                                 vision=None, judge=None, settings_extra={})
+    records = await run(Prepared(env, store, settings), cs, [Version("current", model)],
+                        plan(cs))
     rows = await store.db.fetch("SELECT answer FROM eval_attempts")
     stored = await store.db.fetch("SELECT result::text AS r FROM eval_cases")
     assert "sk-store-secret-123" not in rows[0]["answer"] + stored[0]["r"]
     assert "[redacted]" in rows[0]["answer"]
     head = await store.db.fetchone("SELECT agent_fingerprint FROM eval_runs")
     assert head["agent_fingerprint"] == records["current"].agent.fingerprint
+
+
+async def test_a_run_stored_by_an_older_harness_loads_through_the_one_reader(store):
+    import gzip
+    from pathlib import Path
+
+    from psycopg.types.json import Jsonb
+
+    data = json.loads(gzip.decompress((Path(__file__).parent / "data" / "v2-run.json.gz")
+                                      .read_bytes()))
+    header = {k: v for k, v in data.items() if k != "cases"}
+    await store.db.execute(
+        "INSERT INTO eval_runs (id, status, model, plan_fingerprint, agent_fingerprint,"
+        " header) VALUES (%s, 'complete', 'openai/fake', %s, %s, %s)",
+        ("oldrun000001", data["plan"]["fingerprint"], data["agent"]["fingerprint"],
+         Jsonb(header)))
+    for case in data["cases"]:
+        await store.db.execute(
+            "INSERT INTO eval_cases (run_id, case_id, repetition, file, status, result)"
+            " VALUES ('oldrun000001', %s, %s, %s, %s, %s)",
+            (case["id"], case["repetition"], case["file"], case["status"], Jsonb(case)))
+    record = await store.load_run("oldrun")
+    assert record.version == 3 and len(record.cases) == len(data["cases"])
+    assert [c.id for c in record.cases] == [c["id"] for c in data["cases"]]
+    assert record.models.chat == "openai/fake"

@@ -1,4 +1,4 @@
-from evals.report.compare import Comparison, Pair
+from evals.record.comparison import Comparison, Pair
 from evals.report.gate import gate, render
 from tests.evals.report.test_stats import result
 

@@ -3,8 +3,10 @@
 import pytest
 
 from evals.cli import main
-from evals.record.results import Attempt, CaseResult, CheckResult, RunRecord
-from evals.report.console import write_record
+from evals.record.artifact import write_run as write_record
+from evals.record.results import Attempt, CaseResult, CheckResult
+from evals.record.run import Models, RunRecord
+from evals.record.transcript import ToolCall, Transcript
 from evals.report.html import render_run
 
 SENTENCE = "You could use the Glowforge Pro in room 2."
@@ -13,17 +15,20 @@ SENTENCE = "You could use the Glowforge Pro in room 2."
 def record():
     failed = CaseResult(id="no-glowforge", file="honest-absence.yaml", prompt="Glowforge?",
                         status="FAIL", attempts=[Attempt(
-                            answer=f"Sure! {SENTENCE} <script>alert(1)</script>",
-                            tool_calls=[{"name": "search_catalog", "arguments": {"query": "x"},
-                                         "result": {"machines": []}}],
+                            transcript=Transcript(
+                                answer=f"Sure! {SENTENCE} <script>alert(1)</script>",
+                                tool_calls=[ToolCall(name="search_catalog",
+                                                     arguments={"query": "x"},
+                                                     result={"machines": []})]),
                             checks=[CheckResult(kind="no_unknown_tools", passed=False,
                                                 reason=f"offers “Glowforge Pro”: “{SENTENCE}”"),
                                     CheckResult(kind="not_called_tool {'value':"
                                                 " 'search_catalog'}", passed=False,
                                                 reason="search_catalog was called")])])
     passed = CaseResult(id="where-is-the-lab", file="lab-identity.yaml", prompt="Where?",
-                        status="PASS", attempts=[Attempt(answer="Room 1.")])
-    return RunRecord(run_id="r1", cases=[passed, failed], models={"chat": "m"})
+                        status="PASS",
+                        attempts=[Attempt(transcript=Transcript(answer="Room 1."))])
+    return RunRecord(run_id="r1", cases=[passed, failed], models=Models(chat="m"))
 
 
 def test_model_output_is_escaped_and_failures_come_first():

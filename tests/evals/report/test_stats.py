@@ -1,6 +1,7 @@
 import pytest
 
-from evals.record.results import Attempt, CaseResult, CheckResult, RunRecord
+from evals.record.results import Attempt, CaseResult, CheckResult
+from evals.record.run import RunRecord
 from evals.report.compare import compare_runs, mcnemar, pair_results, verdict_words
 from evals.report.stats import case_stats, run_stats, stats_lines
 

@@ -3,12 +3,15 @@ import shutil
 import pytest
 
 from app.db import scratch_database
-from evals.load.cases import CASES_DIR
-from evals.load.scenarios import SCENARIOS_DIR
-from evals.record.fingerprint import agent_info, plan_info
-from evals.record.results import Attempt, CaseResult, CheckResult, RunRecord
+from evals.execute.agent import agent_info
+from evals.load.plan import plan_info
+from evals.record.fingerprint import AgentSettings
+from evals.record.results import Attempt, CaseResult, CheckResult
+from evals.record.run import Models, RunRecord
 from evals.record.store import RunStore
+from evals.record.transcript import Transcript
 from evals.report.compare import compare_runs
+from evals.settings import CASES_DIR, SCENARIOS_DIR
 from evals.workspace.sources import Sources
 
 TOKEN = "the-token"
@@ -16,11 +19,12 @@ TOKEN = "the-token"
 
 def run(run_id: str, status: str, answer: str, passed: bool) -> RunRecord:
     return RunRecord(
-        run_id=run_id, status="complete", models={"chat": "m"},
+        run_id=run_id, status="complete", models=Models(chat="m"),
         plan=plan_info([], judge_model=None, judge_prompt_hash=None, repeat=1),
-        agent=agent_info("m", {}, {}, ("c", False)),
+        agent=agent_info("m", AgentSettings(max_tool_steps=6), {}, ("c", False)),
         cases=[CaseResult(id="no-glowforge", file="honest-absence.yaml", prompt="Glowforge?",
-                          status=status, attempts=[Attempt(answer=answer, checks=[CheckResult(
+                          status=status, attempts=[Attempt(
+                              transcript=Transcript(answer=answer), checks=[CheckResult(
                               kind="no_unknown_tools", passed=passed,
                               reason="ok" if passed else f"offers “{answer}”")])])])
 

@@ -33,7 +33,7 @@ async def test_a_launched_run_is_followed_by_its_launch_id_and_stops_gracefully(
             async with RunStore.open(info) as store:
                 for _ in range(600):
                     runs = await store.launched(job.id)
-                    if runs and sum((runs[0]["counts"] or {}).values()):
+                    if runs and sum(runs[0].counts.values()):
                         break
                     await asyncio.sleep(0.2)
                 launcher.stop(job.id)
@@ -42,8 +42,8 @@ async def test_a_launched_run_is_followed_by_its_launch_id_and_stops_gracefully(
                 other = await store.launched("not-this-launch")
     assert job.returncode == 130, "\n".join(job.output)
     assert "SIGINT: stopping" in "\n".join(job.output)
-    assert len(runs) == 1 and runs[0]["status"] == "interrupted" and other == []
-    assert runs[0]["items"] == 10 and 0 < sum(runs[0]["counts"].values()) < 10
+    assert len(runs) == 1 and runs[0].status == "interrupted" and other == []
+    assert runs[0].items == 10 and 0 < sum(runs[0].counts.values()) < 10
     assert not launcher.busy
     with pytest.raises(LaunchError, match="no such run under way"):
         launcher.stop(job.id)

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evals.load.cases import CASES_DIR
-from evals.load.scenarios import SCENARIOS_DIR
+from evals.settings import CASES_DIR, SCENARIOS_DIR
 from evals.workspace import edits, sources
 from evals.workspace.sources import (
     Conflict,

@@ -1,5 +1,7 @@
-"""The harness: the eval's own database and blob server, and each case composed through the
-app's real path (compose_chat + run_turn) with writes and live reads stubbed."""
+"""The eval's own environment: a fresh database cloned from a template that holds the demo
+seed, the eval tickets and the ingested fixture manuals; the manuals served over real HTTP on
+127.0.0.1; a database of its own for each scenario conversation; and the clean-up of what a
+killed run left behind."""
 
 from __future__ import annotations
 
@@ -9,28 +11,24 @@ import os
 import re
 import shutil
 import tempfile
+import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
 import psutil
 import psycopg
 from psycopg.conninfo import make_conninfo
 
-from app.capabilities import Tool
-from app.chat.compose import ComposedChat, compose_chat
-from app.chat.context import PageContext, Photo, ToolContext
-from app.chat.page_context import load_page_context, selection_ids_by_name
-from app.chat.turn import prepare_turn
+from app.chat.compose import ComposedChat
+from app.chat.context import PageContext, Photo
 from app.db import Database
-from app.identity import Identity, audience_of, demo_identity
+from app.identity import Identity
 from app.manuals import ManualLibrary
 from app.manuals.blobs import BlobStore
-from app.manuals.citations import DocumentEvidence, extract_citations, gather_evidence
 from app.manuals.demo import DEMO_MANUALS, FIXTURE_DIR, seed_manuals
 from app.manuals.embed import Embedder
 from app.manuals.library import blob_key
@@ -39,40 +37,7 @@ from app.settings import Settings
 from app.web.background import serve_blob_store
 from evals.fixtures.lab_catalog import seed_lab_catalog
 from evals.fixtures.tickets import seed_eval_tickets
-from evals.load.cases import PHOTOS_DIR, Case
 from evals.settings import PROJECT_ROOT
-
-STUBBED_KINDS = ("write", "action", "live_read")
-# What each stub answers, shaped like the real tool's success so the turn reads naturally.
-STUB_RESULTS: dict[str, dict[str, Any]] = {
-    "report_issue": {"ticket_id": 0, "filed": True},
-    "identify_tools": {"recorded": True},
-    "report_correction": {"recorded": True, "note": "Staff will review it."},
-    "propose_change": {"change_id": 0, "status": "pending review"},
-    "read_page": {"text": "", "note": "The page could not be read."},
-}
-ACTION_STUB = {
-    "proposed": True,
-    "proposal_id": "eval-stub",
-    "note": "A confirmation card is shown to the person. Nothing has changed yet.",
-}
-
-
-def stub(tool: Tool) -> Tool:
-    """The same tool (name, description, schema, kind) with a run that writes and fetches
-    nothing. The loop records every call, so the stub need not."""
-
-    async def run(ctx: ToolContext, args: Any) -> dict[str, Any]:
-        if tool.kind == "action":
-            return {**ACTION_STUB, "summary": f"{tool.name} {args.model_dump_json()}"}
-        return dict(STUB_RESULTS.get(tool.name, {"ok": True}))
-
-    return tool.with_run(run)
-
-
-def stub_tools(tools: list[Tool]) -> list[Tool]:
-    return [stub(t) if t.kind in STUBBED_KINDS else t for t in tools]
-
 
 # Scratch databases and blob folders carry the pid of the run that made them, so a later run
 # can remove what a killed one left behind.
@@ -219,8 +184,6 @@ async def eval_env(server_conninfo: str, settings: Settings, embedder: Embedder
         finally:
             await db.close()
             if env.next_clone is not None:  # made ahead for a conversation that never came
-                from evals.execute.conversation import drop_clone
-
                 try:
                     await drop_clone(env, await env.next_clone)
                 except Exception:
@@ -262,70 +225,45 @@ async def cloned_database(server_conninfo: str, template: str) -> AsyncIterator[
             await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-@dataclass
-class ComposedCase:
-    composed: ComposedChat
-    ctx: ToolContext
-    messages: list[dict[str, Any]]
-    identity: Identity | None
+async def _clone(env: EvalEnv) -> str:
+    assert env.server_conninfo is not None and env.template is not None
+    # "_conv_": never mistaken for a run's own database (DB_PREFIX, pid, then 12 hex digits)
+    name = f"{DB_PREFIX}{os.getpid()}_conv_{uuid.uuid4().hex[:10]}"
+    async with await psycopg.AsyncConnection.connect(env.server_conninfo,
+                                                     autocommit=True) as admin:
+        await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{env.template}"')
+    return name
 
 
-def load_photo(name: str) -> Photo:
-    data = (PHOTOS_DIR / name).read_bytes()
-    # A fixed id per file, as the chat page sends one per upload.
-    return Photo(name=name, content_type="image/jpeg", data=data,
-                 attachment_id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"eval-photo:{name}")))
+async def drop_clone(env: EvalEnv, name: str) -> None:
+    assert env.server_conninfo is not None
+    async with await psycopg.AsyncConnection.connect(env.server_conninfo,
+                                                     autocommit=True) as admin:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def history_messages(case: Case) -> list[dict[str, Any]]:
-    """The case's earlier turns as chat messages, oldest first."""
-    return [{"role": "user", "content": t.user} if t.user is not None
-            else {"role": "assistant", "content": t.assistant} for t in case.history]
-
-
-async def compose_case(env: EvalEnv, case: Case, *, accepts_pdf: bool = False) -> ComposedCase:
-    """Compose a case exactly as /api/chat composes a turn, then stub writes and live reads."""
-    ctx_spec = case.context
-    key = (env.catalog, ctx_spec.as_, ctx_spec.page_path, tuple(ctx_spec.selection),
-           tuple(case.photos))
-    if key not in env.composed:  # one composition, however many cases wait for it
-        env.composed[key] = asyncio.create_task(_compose_context(env, case))
+@asynccontextmanager
+async def conversation_database(env: EvalEnv) -> AsyncIterator[tuple[Database, float]]:
+    """A database of this conversation's own, cloned from the run's template; dropped after,
+    whatever happens. Yields it and the seconds the conversation waited for it: the next
+    conversation's clone is made while this one runs (copying takes 60–500 ms here under the
+    local model's load), so a conversation mostly finds one ready."""
+    if env.server_conninfo is None or env.template is None:
+        raise RuntimeError("scenarios need the eval environment's template database")
+    started = time.perf_counter()
+    ready = env.next_clone
+    env.next_clone = None
     try:
-        identity, page, shared, photos = await asyncio.shield(env.composed[key])
+        name = await ready if ready is not None else await _clone(env)
     except Exception:
-        env.composed.pop(key, None)  # the next case composes again
-        raise
-    composed = replace(shared, tools=list(shared.tools), qr_hints=list(shared.qr_hints),
-                       attached_manuals=list(shared.attached_manuals))  # a case's own copy
-    turn = await prepare_turn(env.db, env.settings, identity=identity, page=page,
-                              text=case.prompt, history=history_messages(case), photos=photos,
-                              manuals=env.library, accepts_pdf=accepts_pdf, composed=composed)
-    return ComposedCase(turn.composed, turn.ctx, turn.messages, identity)
-
-
-async def _compose_context(env: EvalEnv, case: Case
-                           ) -> tuple[Identity | None, PageContext, ComposedChat,
-                                      tuple[Photo, ...]]:
-    ctx_spec = case.context
-    identity = await demo_identity(env.db, ctx_spec.as_) if ctx_spec.as_ else None
-    path = ctx_spec.page_path
-    ids = await selection_ids_by_name(env.db, path, ctx_spec.selection) \
-        if ctx_spec.selection else []
-    page = await load_page_context(env.db, path, ids, role=audience_of(identity))
-    photos = tuple(load_photo(n) for n in case.photos)
-    composed = await compose_chat(env.db, identity=identity, page=page, photos=photos,
-                                  manuals=env.library)
-    composed.tools = stub_tools(composed.tools)
-    return identity, page, composed, photos
-
-
-async def citation_evidence(env: EvalEnv, answer: str, search_results: list[dict[str, Any]],
-                            attached: list[dict[str, Any]]) -> dict[str, DocumentEvidence]:
-    """Real GETs of every cited document, plus its stored page texts."""
-    cites = extract_citations(answer, search_results, attached)
-    texts: dict[str, dict[int, str]] = {}
-    for c in cites:
-        if c.document and (key := env.library.store.key_for(c.document)):
-            texts[c.document] = await env.library.page_texts(key)
-    async with httpx.AsyncClient(timeout=10, trust_env=False) as client:
-        return await gather_evidence(cites, texts, client, may_fetch=env.library.store.serves)
+        name = await _clone(env)  # the one made ahead failed: make this one now
+    took = time.perf_counter() - started
+    if env.next_clone is None:  # one made ahead at a time, whatever runs at once
+        env.next_clone = asyncio.create_task(_clone(env))
+    db = Database(make_conninfo(env.server_conninfo, dbname=name), max_size=2)
+    try:
+        await db.open()
+        yield db, took
+    finally:
+        await db.close()
+        await drop_clone(env, name)

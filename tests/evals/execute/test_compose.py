@@ -4,10 +4,11 @@ from app.chat.compose import compose_chat
 from app.chat.page_context import load_page_context, selection_ids_by_name
 from app.identity import demo_identity
 from app.web import create_app
-from evals.execute.harness import compose_case
+from evals.execute.compose import compose_case
 from evals.execute.runner import run_suite
-from evals.load.cases import load_cases, select
-from tests.fakes import ScriptedModel, call, say
+from evals.load.cases import load_cases
+from tests.evals.helpers import select
+from tests.fakes import ScriptedModel, say
 
 
 def case(case_id):
@@ -37,40 +38,6 @@ async def test_eval_composes_what_the_chat_route_composes(env):
     assert [t["function"]["name"] for t in model.requests[0]["tools"]] == route.tool_names
 
 
-async def test_stubs_keep_name_description_and_schema(env):
-    composed = await compose_case(env, case("staff-resolve-proposes-card"))
-    route = await compose_chat(env.db, identity=await demo_identity(env.db, "staff"),
-                               page=await load_page_context(env.db, "/"), manuals=env.library)
-    assert composed.composed.tool_schemas() == route.tool_schemas()
-    runs = {t.name: t.run for t in composed.composed.tools}
-    originals = {t.name: t.run for t in route.tools}
-    for t in composed.composed.tools:
-        assert (runs[t.name] is originals[t.name]) == (t.kind == "read"), t.name
-
-
-async def test_a_run_writes_nothing_and_reads_the_real_queue(env):
-    ticket = await env.db.fetchone("SELECT id FROM tickets WHERE title = 'Resin tank film"
-                                   " clouded'")
-    before = await env.db.table_counts()
-    model = ScriptedModel(
-        call("list_open_tickets"),
-        call("update_ticket", ticket_id=ticket["id"], status="resolved"),
-        call("report_issue", slug="form-4", title="Noise", description="grinding"),
-        call("report_correction", slug="form-4", field="other", claim="wrong"),
-        call("read_page", url="http://127.0.0.1:1/"),
-        say("Press Confirm on the card."),
-    )
-    [result] = await run_suite(env, select(load_cases(), "staff-resolve-proposes-card"), model)
-    calls = result.attempts[0].tool_calls
-    assert [c["name"] for c in calls] == ["list_open_tickets", "update_ticket", "report_issue",
-                                          "report_correction", "read_page"]
-    titles = [t["title"] for t in calls[0]["result"]["tickets"]]
-    assert titles == ["Cuts not going through 3 mm plywood", "Resin tank film clouded"]
-    assert calls[1]["result"]["proposed"] is True
-    assert await env.db.table_counts() == before
-    assert result.status == "PASS"
-
-
 async def test_photos_carry_the_hint_and_qr_hints_are_recorded(env):
     model = ScriptedModel(say("That is the Form 4."))
     [result] = await run_suite(env, select(load_cases(), "photo-qr-label"), model, vision=True)
@@ -78,28 +45,9 @@ async def test_photos_carry_the_hint_and_qr_hints_are_recorded(env):
     assert "[Attached photos: attachment_id=" in sent[0]["text"] and "IMG_2101.jpg" in sent[0][
         "text"]
     assert sent[1]["type"] == "image_url"
-    assert result.attempts[0].qr_hints == ["https://makerlab.example/tools/form-4"]
+    assert result.attempts[0].transcript.qr_hints == ["https://makerlab.example/tools/form-4"]
     assert "→ catalogue machine Form 4 (form-4)" in model.requests[0]["messages"][1]["content"]
     assert result.status == "PASS"
-
-
-async def test_lab_cases_run_after_the_rest_against_the_look_alikes(env):
-    order = []
-
-    def answer(messages, tools):
-        system = messages[0]["content"]  # the catalogue is in the stable prompt
-        lab = "Ultimaker 3 Extended" in system
-        order.append(lab)
-        if not lab:
-            return say("Sorry, the lab does not have a Glowforge.")
-        return say("It could be the Ultimaker 3 or the Ultimaker 3 Extended — which is it?")
-
-    cases = select(load_cases(), "photo-ambiguous-ultimaker,no-glowforge")
-    model = ScriptedModel(answer, repeat=True)
-    results = await run_suite(env, cases, model, vision=True)
-    assert order == [False, True]  # demo case first, without the look-alikes
-    assert [r.id for r in results] == ["no-glowforge", "photo-ambiguous-ultimaker"]
-    assert [r.status for r in results] == ["PASS", "PASS"]
 
 
 async def test_a_context_is_composed_once_a_phase_and_each_case_gets_its_own_copy(env):
@@ -121,17 +69,17 @@ async def test_a_context_is_composed_once_a_phase_and_each_case_gets_its_own_cop
 async def test_cases_waiting_together_share_one_composition(env, monkeypatch):
     import asyncio
 
-    import evals.execute.harness as harness
+    import evals.execute.compose as compose
 
     calls = []
-    real = harness._compose_context
+    real = compose._compose_context
 
     async def counted(env, case):
         calls.append(case.id)
         await asyncio.sleep(0.01)  # every case is waiting before it finishes
         return await real(env, case)
 
-    monkeypatch.setattr(harness, "_compose_context", counted)
+    monkeypatch.setattr(compose, "_compose_context", counted)
     c = case("staff-selected-ticket")
     composed = await asyncio.gather(*(compose_case(env, c) for _ in range(20)))
     assert len(calls) == 1

@@ -1,0 +1,212 @@
+"""The commands that measure the instruments: accuracy (the checks against labelled answers),
+calibrate (the judge against people's verdicts), and `run --suite mrbench` (a public rated
+set)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+from app.chat.models import ChatModel, ModelCallError, model_for_job
+from app.chat.openai_wire import OpenAICompatModel
+from app.localmodel import local_model_settings, uses_local_model
+from app.localmodel.server import LocalModelError
+from app.settings import get_settings
+from evals.calibration.accuracy import LABELLED_DIR, load_items, measure, report
+from evals.calibration.calibrate import (
+    Calibration,
+    CalibrationError,
+    calibrate,
+    judge_of,
+    load,
+    render,
+    to_json,
+)
+from evals.calibration.mrbench import DIMENSIONS, load_dialogues
+from evals.calibration.mrbench import load_items as load_mrbench_items
+from evals.calibration.mrbench import rate as rate_mrbench
+from evals.calibration.mrbench import report as mrbench_report
+from evals.calibration.mrbench import run_suite as run_mrbench
+from evals.calibration.sets import load_set, rate
+from evals.cli.common import CliError, run_closing
+from evals.judge import MAKERSPACE, TUTORING
+from evals.judge.trust import JUDGES_FILE, JudgeRecord, JudgesFileError, save_record, today, trust
+from evals.load.cases import CaseFileError, load_cases
+from evals.record.artifact import write_run
+from evals.record.results import CaseResult, Totals
+from evals.record.run import Models, RunRecord, RunSettings
+from evals.report.console import exit_code, print_report
+from evals.settings import DEFAULT_CONCURRENCY, eval_settings
+
+T = TypeVar("T")
+
+
+def register(sub: Any) -> None:
+    acc = sub.add_parser("accuracy", help="the checks against labelled answers")
+    acc.add_argument("labelled", nargs="?", type=Path,
+                     help="a labelled file or folder (default tests/evals/labelled/)")
+    acc.add_argument("--min", type=float, default=1.0,
+                     help="the agreement below which the exit is 1 (default 1.0)")
+    acc.set_defaults(handler=accuracy)
+    cal = sub.add_parser("calibrate", help="check the judge against people's verdicts")
+    cal.add_argument("results", nargs="?", type=Path, help="a run artifact with judged cases")
+    cal.add_argument("labels", nargs="?", type=Path, help='{"case-id": "pass" | "fail"}')
+    cal.add_argument("--set", choices=["makerspace", "mrbench"],
+                     help="a labelled set instead: makerspace (the team's labelled replies to"
+                          " this suite's judged cases) or mrbench (--file)")
+    cal.add_argument("--save", action="store_true",
+                     help=f"record the result in {JUDGES_FILE.name}: what decides whether the"
+                          " judge's verdicts count")
+    cal.add_argument("--file", type=Path, help="the set's data file (MRBench_V2.json)")
+    cal.add_argument("--judge-model", default=eval_settings().judge_model)
+    cal.add_argument("--limit", type=int, default=30, help="tutor replies to rate")
+    cal.add_argument("--json", action="store_true", help="print JSON")
+    cal.set_defaults(handler=calibrate_command)
+
+
+def accuracy(args: argparse.Namespace) -> int:
+    try:
+        items = load_items(args.labelled or LABELLED_DIR)
+    except CaseFileError as exc:
+        raise CliError("labelled files have errors:\n" + "\n".join(
+            f"  {line}" for line in exc.errors)) from exc
+    agreement = report(measure(items), sys.stdout)
+    if agreement < args.min:
+        print(f"\nagreement {agreement:.1%} is below {args.min:.1%}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def calibrate_command(args: argparse.Namespace) -> int:
+    try:
+        if args.set is None:
+            return _calibrate_files(args)
+        if args.set == "makerspace":
+            return _calibrate_makerspace(args)
+        if args.file is None:
+            raise CliError("--set mrbench needs --file PATH (the MRBench V2 JSON)")
+        return _calibrate_mrbench(args)
+    except CalibrationError as exc:
+        raise CliError(str(exc)) from exc
+
+
+def _calibrate_files(args: argparse.Namespace) -> int:
+    if not (args.results and args.labels):
+        raise CliError("calibrate needs RESULTS LABELS, --set makerspace, or --set mrbench"
+                       " --file PATH")
+    record, rated, labels = load(args.results, args.labels)
+    result = calibrate(rated, labels)
+    print(to_json(result) if args.json else render(result))
+    if args.save:
+        model, prompt = judge_of(record)
+        if model is None or prompt is None:
+            raise CliError(f"--save: {args.results} has no single judge model and prompt")
+        _save(model, prompt, f"labels:{args.labels.name}", result)
+    return 0
+
+
+def _save(model: str, prompt_hash: str, set_name: str, result: Calibration) -> None:
+    save_record(JudgeRecord(model=model, prompt_hash=prompt_hash, set=set_name, n=result.rated,
+                            agreement=result.agreement, kappa=result.kappa, date=today()))
+    verdict = trust(model, prompt_hash)
+    print(f"saved to {JUDGES_FILE}: {model} on {set_name}; its verdicts"
+          f" {'decide cases' if verdict.trusted else 'stay advisory'} ({verdict.reason})")
+
+
+def _calibrate_makerspace(args: argparse.Namespace) -> int:
+    items = load_set(load_cases())
+    model_id, (verdicts, labels) = _rate_with_judge(
+        args.judge_model,
+        f"{len(items)} labelled replies to {len({i.case.id for i in items})} judged cases",
+        lambda model, parallel: rate(items, model, parallel))
+    result = calibrate(verdicts, labels)
+    print(to_json(result) if args.json else render(result))
+    if args.save:
+        _save(model_id, MAKERSPACE.hash(), "makerspace", result)
+    return 0
+
+
+def _rate_with_judge(judge_model: str | None, what: str,
+                     rate: Callable[[ChatModel, int], Coroutine[Any, Any, T]]) -> tuple[str, T]:
+    """Have the judge (the embedded model started if it is the one) rate a set."""
+    settings = get_settings()
+    try:
+        with local_model_settings(settings, uses_local_model(settings, judge_model,
+                                                             "judge")) as settings:
+            model = model_for_job(settings, "judge", judge_model)
+            print(f"judge: {model.model_id} · {what}")
+            return model.model_id, run_closing(rate(model, settings.local_model_parallel))
+    except (LocalModelError, ModelCallError) as exc:
+        raise CliError(str(exc)) from exc
+
+
+def _calibrate_mrbench(args: argparse.Namespace) -> int:
+    items = load_mrbench_items(args.file, args.limit)
+    model_id, ratings = _rate_with_judge(
+        args.judge_model, f"{len(items)} tutor replies × {len(DIMENSIONS)} dimensions",
+        lambda model, parallel: rate_mrbench(items, DIMENSIONS, model, parallel))
+    results = mrbench_report(ratings)
+    if args.json:
+        print(json.dumps({k: json.loads(to_json(v)) for k, v in results.items()}, indent=2))
+    else:
+        for name, c in results.items():
+            print(render(c, f"== {name}"))
+            print()
+    if args.save:
+        for name, c in results.items():
+            _save(model_id, TUTORING.hash(), f"mrbench:{name}", c)
+    return 0
+
+
+def run_suite(args: argparse.Namespace) -> int:
+    """`run --suite mrbench --file PATH [--limit N] --endpoint URL --endpoint-model ID`."""
+    if not (args.endpoint and args.endpoint_model and args.suite_file):
+        raise CliError("--suite mrbench needs --file PATH, --endpoint URL and"
+                       " --endpoint-model ID")
+    if args.limit < 1:
+        raise CliError("--limit must be at least 1")
+    try:
+        dialogues = load_dialogues(args.suite_file, args.limit)
+    except CalibrationError as exc:
+        raise CliError(str(exc)) from exc
+    key = eval_settings().endpoint_api_key
+    endpoint = OpenAICompatModel(f"openai/{args.endpoint_model}", api_base=args.endpoint,
+                                 api_key=key.get_secret_value() if key else "none",
+                                 timeout_s=get_settings().model_timeout_s,
+                                 retries=get_settings().model_retries)
+    started = dt.datetime.now(dt.UTC)
+    trusted: list[bool] = []
+
+    async def rate(model: ChatModel, parallel: int) -> list[CaseResult]:
+        try:
+            found = trust(model.model_id, TUTORING.hash())
+        except JudgesFileError as exc:
+            found = None
+            print(exc, file=sys.stderr)
+        trusted.append(bool(found and found.trusted))
+        decides = bool(args.trust_judge or trusted[0])
+        print(f"judge: {'decides' if decides else 'advisory (verdicts stay UNDECIDED)'}"
+              + (f": {found.reason}" if found else ""))
+        concurrency = args.concurrency or DEFAULT_CONCURRENCY
+        return await run_mrbench(dialogues, endpoint, model, decides,
+                                 concurrency=max(1, min(concurrency, parallel * 2)))
+
+    judge_id, results = _rate_with_judge(
+        args.judge_model, f"{len(dialogues)} MRBench dialogues from {args.endpoint}"
+        f" ({args.endpoint_model}) × {len(DIMENSIONS)} dimensions", rate)
+    forced = bool(args.trust_judge and not (trusted and trusted[0]))
+    print_report(results, sys.stdout, trusted_by_flag=forced)
+    record = RunRecord(
+        started=started.isoformat(), ended=dt.datetime.now(dt.UTC).isoformat(),
+        models=Models(endpoint=f"{args.endpoint_model} at {args.endpoint}", judge=judge_id),
+        judge_trusted_by_flag=forced,
+        settings=RunSettings(suite="mrbench", suite_file=args.suite_file.name,
+                             limit=args.limit, judge_prompt_hash=TUTORING.hash()),
+        totals=Totals.of(results), cases=results)
+    print(f"artifact: {write_run(record, args.artifact)}")
+    return exit_code(results, fail_on_skip=False)

@@ -1,0 +1,312 @@
+"""What the commands share: the one error type, the run options every running command takes
+(each flag's default from EvalSettings), the models a run starts, progress, signals and the
+run store."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO, TypeVar
+
+from app.chat.models import ChatModel, ModelCallError, model_for_job
+from app.chat.openai_wire import close_clients
+from app.localmodel import local_model_settings, uses_local_model
+from app.localmodel.server import LocalModelError
+from app.settings import Settings, get_settings
+from evals.execute.runner import GRACE_S
+from evals.judge import MAKERSPACE
+from evals.judge.setup import JudgeSetup
+from evals.judge.trust import JudgesFileError, trust
+from evals.load.items import EvalItem
+from evals.load.packs import PackError, load_pack_prompt
+from evals.load.selection import has_conversations
+from evals.record.artifact import ARTIFACT
+from evals.record.fingerprint import Selection
+from evals.record.store import RunStore, StoreError
+from evals.settings import DEFAULT_CONCURRENCY, conninfo, eval_settings
+
+T = TypeVar("T")
+# Settings that would point the app at live data: the evals blank them and say so.
+LIVE_DATA_SETTINGS = ("catalog_source", "blob_base_url", "blob_dir")
+
+
+class CliError(Exception):
+    """What stops a command, said once on stderr by `main` (exit 2): raised where the problem
+    is found, with the message a person needs."""
+
+
+def app_settings() -> Settings:
+    """The app's settings for an eval: the fixture catalogue and manuals, never live data."""
+    settings = get_settings()
+    blanked = [n.upper() for n in LIVE_DATA_SETTINGS if getattr(settings, n)]
+    if blanked:
+        print(f"note: {', '.join(blanked)} ignored: evals run on the fixture catalogue and the"
+              " fixture manuals only", file=sys.stderr)  # stdout may be YAML or MCP
+    return settings.model_copy(update={n: None for n in LIVE_DATA_SETTINGS})
+
+
+@dataclass(frozen=True)
+class JudgeChoice:
+    """How the run's judge is chosen: its model, an evaluator pack, and --trust-judge."""
+
+    model: str | None = None
+    pack: str | None = None
+    trust: bool = False
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What a command that runs items was asked for."""
+
+    selection: Selection
+    model: str | None = None
+    judge: JudgeChoice = JudgeChoice()
+    concurrency: int | None = None  # None: DEFAULT_CONCURRENCY, or one per local model slot
+    repeat: int = 1
+    fail_on_skip: bool | None = None
+    max_cost: float | None = None
+    vision: bool | None = None
+    artifact: Path = ARTIFACT
+    junit: Path | None = None
+
+    @property
+    def fails_on_skip(self) -> bool:
+        """A skipped item fails the run; by default only when a model was named."""
+        return self.fail_on_skip if self.fail_on_skip is not None else bool(self.model)
+
+
+def positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def add_run_flags(p: argparse.ArgumentParser, *, model_help: str) -> None:
+    """The flags every command that runs items shares, each with its EVAL_ variable."""
+    env = eval_settings()
+    p.add_argument("--cases", default=env.cases,
+                   help="comma list of case files (without .yaml) or case ids (EVAL_CASES)")
+    p.add_argument("--group", default=env.groups,
+                   help="comma list of case groups (EVAL_GROUPS)")
+    p.add_argument("--model", default=env.model, help=model_help)
+    p.add_argument("--judge-model", default=env.judge_model,
+                   help="the judge for rubric/must_not cases (EVAL_JUDGE_MODEL; default: job"
+                        " judge, MODEL_JUDGE)")
+    p.add_argument("--judge", dest="judge_pack", metavar="PACK/NAME",
+                   help="rate every judged case with this evaluator pack's prompt instead of"
+                        " its own rubric (packs: evals/judge/packs/)")
+    p.add_argument("--concurrency", type=positive, default=env.concurrency,
+                   help=f"cases in flight at once (EVAL_CONCURRENCY, default "
+                        f"{DEFAULT_CONCURRENCY})")
+    p.add_argument("--trust-judge", action="store_true", default=env.trust_judge,
+                   help="let an uncalibrated judge decide cases (EVAL_TRUST_JUDGE); the"
+                        " report and the artifact say so")
+    p.add_argument("--fail-on-skip", action=argparse.BooleanOptionalAction,
+                   default=env.fail_on_skip,
+                   help="a skipped case makes the exit non-zero (EVAL_FAIL_ON_SKIP; on by"
+                        " default when EVAL_MODEL or --model is set)")
+    p.add_argument("--artifact", type=Path, default=ARTIFACT)
+
+
+def run_options(args: argparse.Namespace, selection: Selection | None = None) -> RunOptions:
+    """The typed options of a parsed command line."""
+    return RunOptions(
+        selection=selection or Selection.of(
+            args.cases, args.group, file=str(args.case_file) if getattr(
+                args, "case_file", None) else None,
+            only="cases" if getattr(args, "cases_only", False) else
+            "scenarios" if getattr(args, "scenarios_only", False) else None,
+            full=bool(getattr(args, "full", False))),
+        model=args.model,
+        judge=JudgeChoice(args.judge_model, getattr(args, "judge_pack", None),
+                          bool(args.trust_judge)),
+        concurrency=args.concurrency, repeat=getattr(args, "repeat", 1),
+        fail_on_skip=args.fail_on_skip, max_cost=getattr(args, "max_cost", None),
+        vision=eval_settings().vision, artifact=args.artifact,
+        junit=getattr(args, "junit", None))
+
+
+def judge_setup(settings: Settings, items: Sequence[EvalItem], choice: JudgeChoice
+                ) -> JudgeSetup | None:
+    """The run's judge (None without judged items) and whether its verdicts decide; says
+    which on stdout."""
+    if not any(i.judged for i in items):
+        return None
+    model = model_for_job(settings, "judge", choice.model)
+    pack = load_pack_prompt(choice.pack) if choice.pack else None
+    setup = JudgeSetup(model, trust(model.model_id, MAKERSPACE.hash()), choice.trust, pack,
+                       trust(model.model_id, pack.hash(MAKERSPACE.hash())) if pack else None)
+    n = sum(i.judged for i in items)
+    if pack is not None and setup.pack_trust is not None:
+        cases_n = sum(1 for i in items if i.single_turn and i.judged)
+        print(f"judge: {cases_n} judged cases rated with pack {pack.ref} ({pack.description}),"
+              f" prompt {setup.prompt_hash}, instead of their own rubrics;"
+              + (" its verdicts decide" if setup.pack_trust.trusted else
+                 " its verdicts decide on --trust-judge only" if setup.forced else
+                 " advisory (it has no calibration of its own)")
+              + f": {setup.pack_trust.reason}")
+    if setup.trust.trusted:
+        print(f"judge: {model.model_id} decides {n} judged cases ({setup.trust.reason})")
+    elif setup.forced:
+        print(f"judge: {model.model_id} decides {n} judged cases on --trust-judge only:"
+              f" {setup.trust.reason}")
+    else:
+        print(f"judge: {model.model_id} is advisory, its {n} judged cases stay UNDECIDED:"
+              f" {setup.trust.reason}")
+    return setup
+
+
+def start_models(settings: Settings, items: Sequence[EvalItem], choice: JudgeChoice,
+                 *refs: str | None) -> tuple[list[ChatModel], JudgeSetup | None]:
+    """The chat models asked for and the run's judge."""
+    try:
+        models = [model_for_job(settings, "chat", ref) for ref in refs]
+        return models, judge_setup(settings, items, choice)
+    except (ModelCallError, PackError, JudgesFileError) as exc:
+        raise CliError(f"cannot start: {exc}") from exc
+
+
+def asked_model(settings: Settings, model: str | None) -> str:
+    """How today's chat model is asked for: what a point needs to run it again."""
+    return str(model or settings.model_for("chat"))
+
+
+def with_models(options: RunOptions, items: Sequence[EvalItem], models: list[str | None],
+                body: Callable[[Settings, RunOptions], Coroutine[Any, Any, int]]) -> int:
+    """Start the embedded model if any of these chat models, the judge or the visitor is it,
+    then run; a local model runs one item per server slot unless told otherwise."""
+    settings = app_settings()
+    local = any(uses_local_model(settings, m) for m in models) or (
+        any(i.judged for i in items) and uses_local_model(settings, options.judge.model,
+                                                          "judge")
+    ) or (has_conversations(items) and uses_local_model(settings, None, "sim_user"))
+    try:
+        with local_model_settings(settings, local) as settings:
+            concurrency = options.concurrency or (
+                settings.local_model_parallel if any(uses_local_model(settings, m)
+                                                     for m in models)
+                else DEFAULT_CONCURRENCY)
+            return run_closing(body(settings, _with(options, concurrency)))
+    except LocalModelError as exc:
+        raise CliError(f"local model: {exc}") from exc
+    except (StoreError, JudgesFileError) as exc:
+        raise CliError(str(exc)) from exc
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _with(options: RunOptions, concurrency: int) -> RunOptions:
+    return RunOptions(**{**options.__dict__, "concurrency": concurrency})
+
+
+async def _closing(body: Coroutine[Any, Any, T]) -> T:
+    """Run a command's body, then close the model clients it opened on this loop."""
+    try:
+        return await body
+    finally:
+        await close_clients()
+
+
+def run_closing(body: Coroutine[Any, Any, T]) -> T:
+    """asyncio.run for a command: the model clients are closed before the loop ends."""
+    return asyncio.run(_closing(body))
+
+
+@asynccontextmanager
+async def open_store(settings: Settings) -> AsyncIterator[RunStore]:
+    """The run store, on the suite's PostgreSQL."""
+    async with RunStore.open(conninfo(settings)) as store:
+        yield store
+
+
+def in_store(body: Callable[[Settings], Coroutine[Any, Any, T]]) -> T:
+    """A command's body that needs the run store only; a StoreError stops it (exit 2)."""
+    try:
+        return run_closing(body(app_settings()))
+    except StoreError as exc:
+        raise CliError(str(exc)) from exc
+
+
+def progress_bar(total: int, stream: TextIO | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> Callable[[str | None], None]:
+    """Progress on stderr, called with "STATUS id" per finished item (None at the end). On a
+    terminal, a bar with the time left; otherwise (a CI log) one line per finished item:
+    status, id, elapsed, items left and the estimated time left."""
+    out = stream or sys.stderr
+    if out.isatty():
+        # tqdm is imported only for a terminal: a log never needs it.
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, unit="case", file=out, leave=False,
+                   bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}, {remaining} left]"
+                              " {postfix}")
+
+        def tick(item: str | None) -> None:
+            if item is None:
+                bar.close()
+            else:
+                bar.set_postfix_str(item)
+                bar.update(1)
+
+        return tick
+    started = clock()
+    done = [0]
+
+    def line(item: str | None) -> None:
+        if item is None:
+            return
+        done[0] += 1
+        elapsed = clock() - started
+        left = max(total - done[0], 0)
+        eta = elapsed / done[0] * left
+        print(f"[{done[0]}/{total}] {item}  {_clock(elapsed)} elapsed · {left} left ·"
+              f" about {_clock(eta)} to go", file=out, flush=True)
+
+    return line
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(round(seconds)), 60)
+    return f"{minutes}:{secs:02d}"
+
+
+@contextmanager
+def stop_on_signals(stop: asyncio.Event) -> Iterator[dict[str, signal.Signals]]:
+    """Ctrl-C or SIGTERM stops the run gracefully: no new model call, items in flight get
+    GRACE_S, what finished is kept. Yields what was received."""
+    loop = asyncio.get_running_loop()
+    got: dict[str, signal.Signals] = {}
+
+    def handler(sig: signal.Signals) -> None:
+        if "signal" not in got:
+            got["signal"] = sig
+            print(f"\n{sig.name}: stopping: no new model call; cases in flight get"
+                  f" {GRACE_S:.0f} s", file=sys.stderr)
+        stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, handler, sig)
+    try:
+        yield got
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+
+def exit_for(got: dict[str, signal.Signals]) -> int | None:
+    if "signal" not in got:
+        return None
+    return 128 + int(got["signal"])  # 130 for SIGINT, 143 for SIGTERM

@@ -1,0 +1,85 @@
+"""The commands that read a finished run: report (one HTML page) and rescore (today's checks
+on its recorded answers, no model call)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from app.settings import Settings
+from evals.cli.common import CliError, in_store, open_store, run_closing
+from evals.load.cases import CaseFileError, load_cases_by_file
+from evals.record.artifact import ARTIFACT, ArtifactError, read_run, write_atomically
+from evals.record.store import StoreError
+from evals.report.console import exit_code, print_report
+from evals.report.html import render_comparison, render_run
+from evals.report.rescore import checked_anything, rescore
+from evals.settings import CASES_DIR
+
+
+def register(sub: Any) -> None:
+    rep = sub.add_parser("report", help="a run as one self-contained HTML page")
+    rep.add_argument("run", nargs="?", help="a stored run's or comparison's id, or a run"
+                     " artifact's path (default: the last run's artifact)")
+    rep.add_argument("--html", type=Path, required=True, help="the page to write")
+    rep.set_defaults(handler=html_report)
+    re_ = sub.add_parser("rescore", help="re-check a run's recorded answers, no model call")
+    re_.add_argument("artifact", nargs="?", type=Path, default=ARTIFACT)
+    re_.add_argument("--cases", type=Path, dest="rescore_cases",
+                     help="a case file or folder to re-check against (default evals/cases/)")
+    re_.set_defaults(handler=rescore_command)
+
+
+def html_report(args: argparse.Namespace) -> int:
+    """`python -m evals report [RUN | COMPARISON] --html FILE`."""
+    ref = args.run
+    try:
+        if ref is None or Path(ref).is_file():
+            record = read_run(Path(ref) if ref else ARTIFACT)
+            text, what = render_run(record), f"{len(record.cases)} cases, run {record.run_id}"
+        else:
+            text, what = in_store(lambda settings: _stored_report(settings, ref))
+    except ArtifactError as exc:
+        raise CliError(str(exc)) from exc
+    write_atomically(args.html, text)
+    print(f"report: {args.html} ({what})")
+    return 0
+
+
+async def _stored_report(settings: Settings, ref: str) -> tuple[str, str]:
+    """A stored run's page, or a stored comparison's (both runs with their pairs)."""
+    async with open_store(settings) as store:
+        try:
+            record = await store.load_run(ref)
+        except StoreError as not_a_run:
+            try:
+                row = await store.load_comparison(ref)
+            except StoreError:
+                if "ambiguous" in str(not_a_run):
+                    raise not_a_run from None
+                raise StoreError(f"no stored run or comparison {ref!r} (python -m evals runs"
+                                 " lists the runs)") from None
+            base = await store.load_run(row.baseline_run)
+            cur = await store.load_run(row.current_run)
+            return (render_comparison(row.id, row.result, base, cur),
+                    f"comparison {row.id}, {len(row.result.cases)} cases paired")
+    return render_run(record), f"{len(record.cases)} cases, run {record.run_id}"
+
+
+def rescore_command(args: argparse.Namespace) -> int:
+    try:
+        record = read_run(args.artifact)
+        cases, load_errors = load_cases_by_file(args.rescore_cases or CASES_DIR)
+    except (ArtifactError, CaseFileError) as exc:
+        raise CliError(str(exc)) from exc
+    for file_errors in load_errors.values():
+        for line in file_errors:
+            print(f"case file error: {line}", file=sys.stderr)
+    results = run_closing(rescore(record, cases, load_errors))
+    print_report(results, sys.stdout)
+    if not checked_anything(results):
+        raise CliError(f"nothing was re-checked: none of the {len(results)} recorded case(s)"
+                       " has an answer that a loaded case file checks")
+    return exit_code(results)

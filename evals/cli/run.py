@@ -1,0 +1,324 @@
+"""The commands that run the suite and keep what they ran: run (the default), resume, runs,
+list, needs-local-model."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from app.chat.model_info import price_per_token
+from app.chat.models import PREFIX_CACHES, ChatModel, model_for_job
+from app.localmodel import uses_local_model
+from app.settings import Settings, get_settings
+from evals.cli.calibration import run_suite
+from evals.cli.common import (
+    CliError,
+    JudgeChoice,
+    RunOptions,
+    add_run_flags,
+    asked_model,
+    exit_for,
+    in_store,
+    open_store,
+    positive,
+    progress_bar,
+    run_options,
+    start_models,
+    stop_on_signals,
+    with_models,
+)
+from evals.cli.endpoint import run_endpoint_command
+from evals.execute.runner import MAX_ATTEMPTS
+from evals.execute.session import Controls, Version, prepared, run_versions
+from evals.judge.setup import JudgeSetup
+from evals.load.cases import CaseFileError, load_cases
+from evals.load.items import EvalItem
+from evals.load.plan import plan_info
+from evals.load.scenarios import Conversation
+from evals.load.selection import has_conversations, select_items
+from evals.record.artifact import write_run
+from evals.record.fingerprint import PlanInfo, Selection
+from evals.record.run import Models, RunRecord, RunSettings
+from evals.report.console import conversation_lines, cut_lines, exit_code, print_report
+from evals.report.junit import write_junit
+from evals.report.stats import stats_lines
+from evals.settings import eval_settings
+
+
+def register(sub: Any) -> None:
+    env = eval_settings()
+    run = sub.add_parser("run", help="run the suite (the default)")
+    run.add_argument("case_file", nargs="?", type=Path,
+                     help="a case file or folder to run instead of evals/cases/")
+    run.add_argument("--endpoint", help="an OpenAI-compatible base URL: send each case there"
+                     " directly (no app composition)")
+    run.add_argument("--endpoint-model", help="the model id the endpoint serves")
+    run.add_argument("--suite", choices=["mrbench"],
+                     help="run a public rated set instead of the cases: mrbench sends each"
+                          " MRBench dialogue to --endpoint and judges the tutor's reply on"
+                          " MRBench's dimensions")
+    run.add_argument("--file", dest="suite_file", type=Path,
+                     help="the suite's data file (MRBench_V2.json)")
+    run.add_argument("--limit", type=int, default=20, help="dialogues to run (default 20)")
+    add_run_flags(run, model_help="the chat model for this run, a litellm id (EVAL_MODEL)")
+    run.add_argument("--repeat", type=positive, default=env.repeat,
+                     help="run each case K independent times (EVAL_REPEAT, default 1)")
+    run.add_argument("--junit", type=Path, help="also write JUnit XML for CI systems")
+    kinds = run.add_mutually_exclusive_group()
+    kinds.add_argument("--cases-only", action="store_true", help="run no scenario")
+    kinds.add_argument("--scenarios-only", action="store_true", help="run no single-turn case")
+    styles = run.add_mutually_exclusive_group()
+    styles.add_argument("--quick", dest="full", action="store_false", default=False,
+                        help="scenarios in the calm visitor style only (the default)")
+    styles.add_argument("--full", dest="full", action="store_true",
+                        help="scenarios in every visitor style they allow")
+    run.add_argument("--max-cost", type=float, default=env.max_cost,
+                     help="stop issuing model calls once the run's cost reaches this many USD"
+                          " (EVAL_MAX_COST); unstarted cases are SKIPPED and the exit is 1")
+    run.set_defaults(handler=run_command)
+    res = sub.add_parser("resume", help="run what an interrupted run left, into that run")
+    res.add_argument("run", nargs="?", help="the run id (default: the newest interrupted one)")
+    res.add_argument("--concurrency", type=positive, default=env.concurrency)
+    res.add_argument("--artifact", type=Path, default=None)
+    res.add_argument("--fail-on-skip", action=argparse.BooleanOptionalAction, default=None)
+    res.add_argument("--max-cost", type=float, default=None)
+    res.set_defaults(handler=resume)
+    sub.add_parser("runs", help="list the stored runs").set_defaults(handler=runs)
+    lst = sub.add_parser("list", help="list the cases")
+    lst.add_argument("--groups", action="store_true", help="list the groups instead")
+    lst.set_defaults(handler=list_cases)
+    sub.add_parser("needs-local-model", help="exit 0 when a run would use the embedded model"
+                   " (make eval asks)").set_defaults(handler=needs_local_model)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """`python -m evals [run]`: the suite, a case file, an endpoint, or a rated suite."""
+    if args.suite:
+        return run_suite(args)
+    options = run_options(args)
+    if args.endpoint:
+        return run_endpoint_command(args, options)
+    try:
+        items = select_items(options.selection)
+    except CaseFileError as exc:
+        raise CliError("case files have errors:\n" + "\n".join(
+            f"  {line}" for line in exc.errors)) from exc
+    if not items:
+        raise CliError("nothing selected to run")
+    return with_models(options, items, [options.model],
+                       lambda settings, opts: run_once(items, opts, settings))
+
+
+def list_cases(args: argparse.Namespace) -> int:
+    try:
+        cases = load_cases()
+    except CaseFileError as exc:
+        raise CliError("case files have errors:\n" + "\n".join(
+            f"  {line}" for line in exc.errors)) from exc
+    if args.groups:
+        counts = Counter(c.group for c in cases if c.group)
+        for name, n in sorted(counts.items()):
+            print(f"{name:<32} {n} case(s)")
+        print(f"{len(counts)} groups · {sum(1 for c in cases if not c.group)} cases in none")
+        return 0
+    for c in cases:
+        print(f"{c.where:<32} {c.id}" + (f"  [{c.group}]" if c.group else ""))
+    print(f"{len(cases)} cases")
+    return 0
+
+
+def needs_local_model(args: argparse.Namespace) -> int:
+    settings, env = get_settings(), eval_settings()
+    local = uses_local_model(settings, env.model) or \
+        uses_local_model(settings, env.judge_model, "judge") or \
+        uses_local_model(settings, None, "sim_user")  # the scenarios' visitor
+    return 0 if local else 1
+
+
+def plan_for(items: Sequence[EvalItem], judge: JudgeSetup | None, repeat: int,
+             selection: Selection | None) -> PlanInfo:
+    return plan_info(items, judge_model=judge.model.model_id if judge else None,
+                     judge_prompt_hash=judge.prompt_hash if judge else None, repeat=repeat,
+                     selection=selection)
+
+
+def print_start(model_id: str, items: Sequence[EvalItem], repeat: int, settings: Settings,
+                versions: int = 1) -> None:
+    conversations = [i for i in items if isinstance(i, Conversation)]
+    turns = sum(c.scenario.max_turns for c in conversations)
+    singles = len(items) - len(conversations)
+    n = (singles + turns) * repeat * versions
+    calls_max = n * (settings.max_tool_steps + 1) * MAX_ATTEMPTS
+    what = f"{singles} cases" + (f" + {len(conversations)} scenario conversations (at most"
+                                 f" {turns} visitor turns)" if conversations else "")
+    print(f"model: {model_id} · {what} × {repeat} repetition(s)"
+          + (f" × {versions} versions" if versions > 1 else "")
+          + f" · at least {singles * repeat * versions} model calls, at most {calls_max}"
+          " (every turn, tool step and retry; the visitor's and judge's calls apart)")
+
+
+def cost_controls(cap: float | None, called: list[tuple[str, str]]) -> Controls:
+    """The run's cost cap. Every model the run calls counts toward it (the chat model, the
+    judge, the simulated visitor), so each must have a known price."""
+    if cap is None:
+        return Controls()
+    for role, called_id in called:
+        if price_per_token(called_id) is None:
+            raise CliError(f"cannot start: --max-cost: the price of {called_id} (the {role}) is"
+                           " unknown, so a cost cap cannot be kept; leave it out for this"
+                           " model")
+    return Controls(max_cost_usd=cap)
+
+
+def run_settings(options: RunOptions, judge: JudgeSetup | None, visitor: ChatModel | None,
+                 **more: Any) -> tuple[RunSettings, Models]:
+    """The run record's settings and models for this run (the chat model is each version's)."""
+    pack = judge.pack if judge is not None else None
+    return (RunSettings(concurrency=options.concurrency, launch=eval_settings().launch,
+                        judge_pack=pack.ref if pack else None,
+                        judge_prompt_hash=judge.prompt_hash if pack and judge else None,
+                        **more),
+            Models(judge=judge.model.model_id if judge else None,
+                   visitor=visitor.model_id if visitor else None))
+
+
+async def run_once(items: list[EvalItem], options: RunOptions, settings: Settings, *,
+                   resume: RunRecord | None = None) -> int:
+    """`python -m evals run` (and `resume`): one run of today's agent, stored as it goes."""
+    (model,), judge = start_models(settings, items, options.judge, options.model)
+    visitor = model_for_job(settings, "sim_user") if has_conversations(items) else None
+    called = [("chat model", model.model_id)]
+    called += [("judge", judge.model.model_id)] if judge else []
+    called += [("visitor", visitor.model_id)] if visitor else []
+    controls = cost_controls(options.max_cost, called)
+    plan = plan_for(items, judge, options.repeat, options.selection)
+    if resume is not None:
+        if resume.plan is None or resume.plan.fingerprint != plan.fingerprint:
+            changes = plan.changes_since(resume.plan) if resume.plan else []
+            raise CliError("\n".join([f"run {resume.run_id} ran another plan; it cannot be"
+                                      " resumed under this one:",
+                                      *(f"  {line}" for line in changes)]))
+        plan = resume.plan
+    # The artifact says at once that a run is under way: an old one never looks current.
+    write_run(RunRecord(status="running", started=dt.datetime.now(dt.UTC).isoformat()),
+              options.artifact)
+    todo = len(items) * options.repeat - (len(resume.cases) if resume else 0)
+    print_start(model.model_id, items, options.repeat, settings)
+    progress = progress_bar(todo)
+    run, models = run_settings(options, judge, visitor, pid=os.getpid())
+    async with prepared(settings) as prep:
+        with stop_on_signals(controls.stop) as got:
+            records = await run_versions(
+                prep, items, [Version("current", model,
+                                      ref=asked_model(settings, options.model))],
+                plan, settings=run, models=models, vision=options.vision, judge=judge,
+                visitor=visitor, progress=progress, controls=controls, resume=resume)
+    progress(None)
+    record = records["current"]
+    report_run(record)
+    print(f"run: {record.run_id} (stored) · artifact: {write_run(record, options.artifact)}")
+    if options.junit:
+        print(f"junit: {write_junit(record, options.junit)}")
+    if record.status == "interrupted":
+        print(f"interrupted: {len(record.cases)} finished, {len(record.unfinished)} not run;"
+              f" python -m evals resume {record.run_id} runs the rest", file=sys.stderr)
+        return exit_for(got) or 1
+    code = exit_code(record.cases, fail_on_skip=options.fails_on_skip)
+    capped = [r for r in record.cases if (r.skipped_reason or "").startswith("cost cap")]
+    if capped:
+        print(f"cost cap reached: {len(capped)} case(s) not run", file=sys.stderr)
+        return code or 1
+    return code
+
+
+def resume(args: argparse.Namespace) -> int:
+    """`python -m evals resume [RUN]`: run what an interrupted run left, into the same run."""
+    run = in_store(lambda settings: _resumable(settings, args.run))
+    if run.plan is None or run.agent is None:
+        raise CliError(f"run {run.run_id} has no plan or agent: it cannot be resumed")
+    selection = run.plan.selection or Selection()
+    options = RunOptions(
+        selection=selection, model=run.agent.ref,
+        judge=_judge_of(run), concurrency=args.concurrency, repeat=run.plan.repeat,
+        fail_on_skip=args.fail_on_skip, max_cost=args.max_cost,
+        vision=eval_settings().vision,
+        **({"artifact": args.artifact} if args.artifact is not None else {}))
+    try:
+        items = select_items(selection)
+    except CaseFileError as exc:
+        raise CliError(f"the run's cases no longer load: {exc}") from exc
+    print(f"resuming run {run.run_id}: {len(run.cases)} finished, {len(run.unfinished)} to run")
+    return with_models(options, items, [options.model],
+                       lambda settings, opts: run_once(items, opts, settings, resume=run))
+
+
+def _judge_of(run: RunRecord) -> JudgeChoice:
+    return JudgeChoice(run.models.judge, run.settings.judge_pack, run.judge_trusted_by_flag)
+
+
+async def _resumable(settings: Settings, ref: str | None) -> RunRecord:
+    async with open_store(settings) as store:
+        if ref is None:
+            rows = [r for r in await store.list_runs(200) if r.status != "complete"]
+            if not rows:
+                raise CliError("no interrupted run to resume (python -m evals runs)")
+            ref = rows[0].id
+        run = await store.load_run(ref)
+    pid = run.settings.pid
+    alive = pid is not None and pid != os.getpid() and psutil.pid_exists(pid)
+    if run.status == "complete" or (run.status == "running" and alive):
+        raise CliError(f"run {run.run_id} is {run.status}"
+                       + (f" (process {pid} is still running it)" if alive else "")
+                       + ": nothing to resume")
+    return run
+
+
+def prefix_lines() -> list[str]:
+    """What the embedded model's saved prompt prefixes did in this process."""
+    lines = []
+    for cache in PREFIX_CACHES.values():
+        lines.append(f"prefix cache: {cache.hits} restored from disk, {cache.saves} computed"
+                     f" and saved ({cache.folder})")
+        lines += [f"prefix cache: {failure}" for failure in cache.failures[:3]]
+    return lines
+
+
+def report_run(record: RunRecord) -> None:
+    print_report(record.cases, sys.stdout, trusted_by_flag=record.judge_trusted_by_flag)
+    for line in [*stats_lines(record.cases), *conversation_lines(record.cases),
+                 *cut_lines(record.cases), *prefix_lines()]:
+        print(line)
+    costs = [a.cost_usd for r in record.cases for a in r.attempts]
+    known = [c for c in costs if c is not None]
+    unknown = len(costs) - len(known)
+    if known:
+        print(f"cost: ${sum(known):.4f}" + (f" (+ {unknown} attempt(s) at an unknown price)"
+                                            if unknown else ""))
+    elif costs:
+        print(f"cost: unknown ({record.models.chat} has no price in litellm's table)")
+
+
+def runs(args: argparse.Namespace) -> int:
+    async def body(settings: Settings) -> int:
+        async with open_store(settings) as store:
+            rows = await store.list_runs()
+        if not rows:
+            print("no stored runs yet: python -m evals run")
+        for r in rows:
+            t = r.totals
+            print(f"{r.id}  {r.started_at:%Y-%m-%d %H:%M}  {r.status:<11}"
+                  f" {r.model:<40} plan {r.plan_fingerprint[:8]}"
+                  f"  {t.passed if t else 0}/{t.cases if t else 0} passed"
+                  + (f"  (point {r.point})" if r.point else ""))
+        return 0
+
+    return in_store(body)
+

@@ -1,0 +1,117 @@
+"""The agent under test, as a version: what it is told per context (composed by the app's own
+code), its fingerprint, and a frozen version (a comparison point's) run again by today's
+harness: the frozen system prompt and tool schemas are sent, today's tools (stubbed) run."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from app.capabilities import REGISTRY, Tool
+from app.settings import Settings
+from evals.execute.compose import ComposedCase, compose_case
+from evals.execute.env import EvalEnv
+from evals.execute.stubs import stub_tools
+from evals.load.cases import Case
+from evals.load.items import EvalItem
+from evals.record.fingerprint import AgentInfo, AgentSettings, FrozenContext, digest
+from evals.settings import PROJECT_ROOT
+
+
+class FrozenAgentError(ValueError):
+    """A frozen agent that today's code can no longer run (a tool it was given is gone)."""
+
+
+class PlanMismatch(ValueError):
+    """A frozen agent that lacks a context the plan uses."""
+
+
+def agent_settings(settings: Settings) -> AgentSettings:
+    return AgentSettings(max_tool_steps=settings.max_tool_steps)
+
+
+def agent_info(model: str, settings: AgentSettings, contexts: dict[str, FrozenContext],
+               git: tuple[str | None, bool] | None = None, *,
+               model_ref: str | None = None) -> AgentInfo:
+    commit, dirty = git if git is not None else git_state()
+    material = {"model": model, "settings": settings.model_dump(),
+                "contexts": {k: v.model_dump() for k, v in sorted(contexts.items())},
+                "commit": commit, "dirty": dirty}
+    return AgentInfo(fingerprint=digest(material), model=model, settings=settings,
+                     contexts=contexts, git_commit=commit, git_dirty=dirty, model_ref=model_ref)
+
+
+def git_state(root: Path = PROJECT_ROOT) -> tuple[str | None, bool]:
+    """The checkout's commit and whether tracked files differ from it (None outside git)."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                                text=True, timeout=5, check=True).stdout.strip()
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                                cwd=root, capture_output=True, text=True, timeout=5,
+                                check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None, False
+    return commit or None, bool(status.strip())
+
+
+async def compose_contexts(env: EvalEnv, items: Sequence[EvalItem]
+                           ) -> dict[str, FrozenContext]:
+    """What the assistant is told for each audience and page these cases use."""
+    out: dict[str, FrozenContext] = {}
+    for item in items:
+        key = item.context.key
+        if key not in out and isinstance(item, Case):
+            composed = (await compose_case(env, item)).composed
+            out[key] = FrozenContext(system_prompt=composed.system_prompt,
+                                     tools=composed.tool_schemas())
+    return out
+
+
+async def all_contexts(env: EvalEnv, items: Sequence[EvalItem]) -> dict[str, FrozenContext]:
+    """Every context of a plan: the demo catalogue's, then (seeding it) the lab's."""
+    contexts = await compose_contexts(env, [i for i in items if i.context.catalog == "demo"])
+    lab = [i for i in items if i.context.catalog == "lab"]
+    if lab:
+        await env.use_lab()
+        contexts.update(await compose_contexts(env, lab))
+    return contexts
+
+
+def apply_frozen(composed: ComposedCase, frozen: dict[str, FrozenContext], key: str) -> None:
+    """Tell the model what the frozen version was told: its system prompt and tool schemas;
+    the tools still run today's code (stubbed as in any eval)."""
+    version = frozen.get(key)
+    if version is None:
+        raise FrozenAgentError(f"the frozen agent has no context {key!r}")
+    current = {t.name: t for t in composed.composed.tools}
+    tools = []
+    for schema in version.tools:
+        fn = schema.get("function")
+        fn = fn if isinstance(fn, dict) else {}
+        name = str(fn.get("name", ""))
+        tool = current.get(name) or registered(name)
+        params = fn.get("parameters")
+        tools.append(replace(tool, description=str(fn.get("description", "")),
+                             parameters=params if isinstance(params, dict) else None))
+    composed.composed.system_prompt = version.system_prompt
+    composed.composed.tools = stub_tools(tools)
+
+
+def registered(name: str) -> Tool:
+    tool = REGISTRY.all_tools().get(name)
+    if tool is None:
+        raise FrozenAgentError(f"the frozen agent's tool {name!r} no longer exists")
+    return tool
+
+
+def check_frozen(frozen: dict[str, FrozenContext]) -> None:
+    """Refuse a frozen agent whose tools are no longer registered, before any call."""
+    for key, version in frozen.items():
+        for schema in version.tools:
+            fn = schema.get("function")
+            try:
+                registered(str(fn.get("name", "")) if isinstance(fn, dict) else "")
+            except FrozenAgentError as exc:
+                raise FrozenAgentError(f"{exc} (context {key!r})") from exc

@@ -1,0 +1,57 @@
+"""The judge of a run: its model, whether its verdicts decide (trust), and the evaluator pack
+prompt it rates cases with instead of their own rubric, if any."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+from app.chat.models import ChatModel
+from evals.judge._ask import MAKERSPACE
+from evals.judge.trust import Trust
+
+
+@dataclass(frozen=True)
+class PackPrompt:
+    """One prompt of an evaluator pack (evals/judge/packs/PACK.yaml, loaded by
+    evals/load/packs.py): a rubric and a must_not that rate every judged case."""
+
+    pack: str
+    name: str
+    description: str
+    rubric: str
+    must_not: str | None
+
+    @property
+    def ref(self) -> str:
+        return f"{self.pack}/{self.name}"
+
+    def hash(self, template_hash: str) -> str:
+        """The judge prompt's hash with this pack prompt in it."""
+        material = json.dumps([template_hash, self.ref, self.rubric, self.must_not])
+        return hashlib.sha256(material.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class JudgeSetup:
+    """The judge for a run and whether its verdicts decide cases."""
+
+    model: ChatModel
+    trust: Trust
+    forced: bool = False  # --trust-judge: decides although calibration did not earn it
+    pack: PackPrompt | None = None  # --judge PACK/NAME: rates cases instead of their rubric
+    pack_trust: Trust | None = None  # the pack prompt's own calibration: the base's is not it
+
+    @property
+    def prompt_hash(self) -> str:
+        """The hash of what the judge is asked: the template, with the pack's prompt if any."""
+        return self.pack.hash(MAKERSPACE.hash()) if self.pack else MAKERSPACE.hash()
+
+    @property
+    def decides(self) -> bool:
+        return self.trust.trusted or self.forced
+
+    def trust_for(self, packed: bool) -> Trust:
+        """The trust of the prompt a verdict was given under: the pack's, or the base's."""
+        return self.pack_trust if packed and self.pack_trust is not None else self.trust

@@ -1,0 +1,63 @@
+"""The item seam: what a run runs, whatever it is. A case (evals/load/cases.py) and a scenario
+conversation (evals/load/scenarios.py) are both EvalItems; the runner schedules, executes,
+checks and records them without asking which one it has.
+
+An item names its executor (evals/execute/executors.py keeps the registry) and carries its
+checks (evals/checks/, structural and judged in one registry). A new kind of item implements
+this protocol; a new way of running one is an executor; a new way of judging one is a check.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol
+
+from evals.checks import CheckSpec
+from evals.load.context import Context
+
+ExecutorName = Literal["app", "conversation"]
+
+
+class EvalItem(Protocol):
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def file(self) -> str: ...
+
+    @property
+    def line(self) -> int: ...
+
+    @property
+    def group(self) -> str | None: ...
+
+    @property
+    def context(self) -> Context: ...
+
+    @property
+    def prompt(self) -> str:
+        """What the report shows as the item's prompt."""
+        ...
+
+    @property
+    def photos(self) -> tuple[str, ...]: ...
+
+    @property
+    def checks(self) -> tuple[CheckSpec, ...]: ...
+
+    @property
+    def executor(self) -> ExecutorName: ...
+
+    @property
+    def single_turn(self) -> bool:
+        """One exchange: a blank final answer fails it before any check."""
+        ...
+
+    @property
+    def judged(self) -> bool: ...
+
+    @property
+    def where(self) -> str: ...
+
+    def content(self) -> dict[str, Any]:
+        """What the plan fingerprint hashes of this item."""
+        ...

@@ -1,0 +1,67 @@
+"""The plan fingerprint: a hash of everything that decides what is asked and how it is judged
+(the selected items, normalised; their fixtures; the judge model and its full prompt; the
+repetitions; the harness code that judges). Two runs compare only under one plan."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from evals.checks import CheckSpec
+from evals.load.items import EvalItem
+from evals.record.fingerprint import JudgePlan, PlanInfo, Selection, digest
+from evals.settings import PHOTOS_DIR, PROJECT_ROOT
+
+# Bump when the harness's meaning changes in a way the files below do not show.
+HARNESS_VERSION = "3"
+# The code that decides how an answer is judged: the checks, the catalogue pins, the judge,
+# what a check reads of a turn, the statuses, and the citation check the app shares.
+_JUDGING_CODE = ("evals/checks/*.py", "evals/fixtures/catalog.py", "evals/judge/_ask.py",
+                 "evals/record/transcript.py", "evals/record/results.py",
+                 "app/manuals/citations.py", "app/catalog.py")
+# The fixtures an item runs against: catalogue, tickets, manuals (and their PDFs where made).
+_FIXTURE_FILES = ("evals/fixtures/lab_catalog.py", "evals/fixtures/tickets.py",
+                  "evals/fixtures/manuals/make_manuals.py", "evals/fixtures/manuals/*.pdf",
+                  "app/seed.py", "app/manuals/demo.py")
+# Arguments whose order means nothing: a set of literals or of items.
+_UNORDERED = {"contains_all", "not_contains_any", "identified_items"}
+
+
+def _file_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def check_content(specs: Sequence[CheckSpec]) -> list[dict[str, Any]]:
+    """Checks as the plan hashes them: order-free, and order-free inside a set argument."""
+    out = []
+    for spec in specs:
+        args = spec.args.model_dump(mode="json")
+        if spec.kind in _UNORDERED and isinstance(args.get("value"), list):
+            args = {**args, "value": sorted(args["value"])}
+        out.append({"kind": spec.kind, "args": args})
+    return sorted(out, key=lambda c: json.dumps(c, sort_keys=True))
+
+
+def plan_info(items: Sequence[EvalItem], *, judge_model: str | None,
+              judge_prompt_hash: str | None, repeat: int,
+              selection: Selection | None = None) -> PlanInfo:
+    """The plan fingerprint: the selected items (normalised, in id order), their fixtures, the
+    judge model and its full prompt template, the repetitions and the harness."""
+    by_id = {i.id: digest(i.content()) for i in sorted(items, key=lambda i: i.id)}
+    fixtures = {f"photos/{name}": _file_hash(PHOTOS_DIR / name)
+                for name in sorted({p for i in items for p in i.photos})}
+    for pattern in _FIXTURE_FILES:
+        for path in sorted(PROJECT_ROOT.glob(pattern)):
+            fixtures[str(path.relative_to(PROJECT_ROOT))] = _file_hash(path)
+    judged = any(i.judged for i in items)
+    judge = JudgePlan(model=judge_model if judged else None,
+                      prompt_hash=judge_prompt_hash if judged else None)
+    harness = digest([HARNESS_VERSION, *[
+        _file_hash(p) for pattern in _JUDGING_CODE for p in sorted(PROJECT_ROOT.glob(pattern))]])
+    material = {"cases": by_id, "fixtures": fixtures, "judge": judge.model_dump(),
+                "repeat": repeat, "harness": harness}
+    return PlanInfo(fingerprint=digest(material), cases=by_id, fixtures=fixtures, judge=judge,
+                    repeat=repeat, harness=harness, selection=selection)

@@ -1,0 +1,70 @@
+"""The JSON artifact of a run (evals/.last-run.json): the one writer and the one reader of a
+run record as a file. The run store reads its rows through `read_record` too."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from app.redact import redact
+from evals.record.run import RunRecord
+from evals.record.upgrade import UnreadableVersion, upgrade_run
+from evals.settings import EVALS_DIR
+
+ARTIFACT = EVALS_DIR / ".last-run.json"
+
+
+class ArtifactError(ValueError):
+    """A run record that cannot be read; the message names the file and the field."""
+
+
+def read_record(data: Any, where: str) -> RunRecord:
+    """A run record from its JSON data, of any readable version; `where` names the source."""
+    if not isinstance(data, dict):
+        raise ArtifactError(f"{where}: a run artifact is a JSON object, not"
+                            f" {type(data).__name__}")
+    try:
+        return RunRecord.model_validate(upgrade_run(data))
+    except UnreadableVersion as exc:
+        raise ArtifactError(f"{where}: {exc}") from exc
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        field = ".".join(str(p) for p in e["loc"])
+        raise ArtifactError(f"{where}: field {field}: {e['msg']}"
+                            + (f" ({len(exc.errors())} errors)" if len(exc.errors()) > 1
+                               else "")) from exc
+
+
+def read_run(path: Path = ARTIFACT) -> RunRecord:
+    """The run record in an artifact file."""
+    try:
+        data = json.loads(path.read_text())
+    except OSError as exc:
+        raise ArtifactError(f"{path}: cannot read the run artifact: {exc.strerror}") from exc
+    except json.JSONDecodeError as exc:
+        raise ArtifactError(f"{path}: not JSON: {exc}") from exc
+    return read_record(data, str(path))
+
+
+def write_run(record: RunRecord, path: Path = ARTIFACT) -> Path:
+    """Write a run record as the JSON artifact, redacted; atomically (a temporary file
+    renamed over it) when it is a regular file, as it is; a device such as /dev/null is
+    written to, never replaced."""
+    text = redact(json.dumps(record.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    write_atomically(path, text)
+    return path
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace a regular file (or create one) so that a reader never sees half of it; write
+    anything else (a device, a pipe) in place."""
+    if path.exists() and not path.is_file():
+        with path.open("w") as out:
+            out.write(text)
+        return
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)

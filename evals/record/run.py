@@ -1,0 +1,62 @@
+"""A run, typed to the leaves: what the JSON artifact (evals/.last-run.json) serialises and
+what the run store keeps. Report, rescore, calibrate, compare, the gate, the workspace and the
+MCP tools all read this one type, through evals/record/artifact.py or the store."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from evals.record.fingerprint import AgentInfo, PlanInfo
+from evals.record.results import CaseResult, Totals
+
+ARTIFACT_VERSION = 3
+RunStatus = Literal["running", "complete", "interrupted"]
+
+
+class Models(BaseModel):
+    """The models a run called, each once: the chat model under test, its judge, the
+    scenarios' simulated visitor, or the endpoint a run sent its cases to."""
+
+    model_config = ConfigDict(extra="forbid")
+    chat: str | None = None
+    judge: str | None = None
+    visitor: str | None = None
+    endpoint: str | None = None
+
+
+class RunSettings(BaseModel):
+    """How a run ran (what does not change what is asked or how it is judged: that is the
+    plan)."""
+
+    model_config = ConfigDict(extra="forbid")
+    concurrency: int | None = None
+    order: list[str] = []  # item ids in the order the files give them
+    version: str | None = None  # the agent version's label in a comparison (baseline, current)
+    launch: str | None = None  # the workspace launch that started it
+    pid: int | None = None  # the process that ran it (a running run is resumed only if dead)
+    gate: bool = False
+    judge_pack: str | None = None  # the evaluator pack that rated its judged cases
+    judge_prompt_hash: str | None = None
+    suite: str | None = None  # a public rated set run instead of the cases (mrbench)
+    suite_file: str | None = None
+    limit: int | None = None
+
+
+class RunRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    version: Literal[3] = 3  # ARTIFACT_VERSION
+    run_id: str | None = None
+    status: RunStatus = "complete"
+    started: str | None = None
+    ended: str | None = None
+    settings: RunSettings = Field(default_factory=RunSettings)
+    models: Models = Field(default_factory=Models)
+    judge_trusted_by_flag: bool = False
+    plan: PlanInfo | None = None
+    agent: AgentInfo | None = None
+    point: str | None = None  # the comparison point whose frozen agent this run ran
+    totals: Totals = Field(default_factory=Totals)
+    cases: list[CaseResult] = []
+    unfinished: list[str] = []  # "item-id#repetition" not run when the run was interrupted

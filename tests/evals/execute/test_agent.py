@@ -1,0 +1,35 @@
+from evals.execute.agent import agent_info, all_contexts
+from evals.load.cases import load_cases
+from evals.record.fingerprint import AgentSettings
+
+SETTINGS = AgentSettings(max_tool_steps=6)
+
+
+async def test_a_capability_fragment_changes_the_agent_not_the_plan(env, monkeypatch):
+    from app.capabilities import REGISTRY
+
+    cases = [c for c in load_cases() if c.id in ("no-glowforge", "student-gets-no-staff-tools")]
+    git = ("abc", False)
+    before = agent_info("m", SETTINGS, await all_contexts(env, cases), git)
+    again = agent_info("m", SETTINGS, await all_contexts(env, cases), git)
+    assert before.fingerprint == again.fingerprint
+    cap = REGISTRY.capabilities["lab_identity"]
+    monkeypatch.setitem(REGISTRY.capabilities, "lab_identity",
+                        cap.__class__(**{**cap.__dict__, "prompt": lambda ctx: "changed"}))
+    env.composed.clear()  # a later run composes afresh (a run composes each context once)
+    after = agent_info("m", SETTINGS, await all_contexts(env, cases), git)
+    assert after.fingerprint != before.fingerprint
+    assert agent_info("m2", SETTINGS, before.contexts, git).fingerprint != before.fingerprint
+    assert agent_info("m", SETTINGS, before.contexts, ("def", False)).fingerprint != \
+        before.fingerprint
+    assert agent_info("m", AgentSettings(max_tool_steps=2), before.contexts,
+                      git).fingerprint != before.fingerprint
+
+
+def test_a_point_runs_its_model_as_it_was_asked_for():
+    local = agent_info("openai/qwen2.5-coder-1.5b-instruct", SETTINGS, {}, ("c", False),
+                       model_ref="local")
+    assert local.ref == "local"  # not the local server's address-bound id
+    assert local.fingerprint == agent_info("openai/qwen2.5-coder-1.5b-instruct", SETTINGS, {},
+                                           ("c", False)).fingerprint
+    assert agent_info("anthropic/x", SETTINGS, {}, ("c", False)).ref == "anthropic/x"

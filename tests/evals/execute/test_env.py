@@ -1,0 +1,52 @@
+"""The eval's environment: databases of a conversation's own, made ahead and dropped."""
+
+import asyncio
+
+import psycopg
+import pytest
+
+from app.manuals.embed import HashEmbedder
+from app.settings import Settings
+from evals.execute.env import conversation_database, eval_env
+
+
+async def test_two_conversations_at_once_do_not_see_each_others_rows(env, tmp_path):
+    async def one():
+        async with conversation_database(env) as (db, _):
+            await db.execute("INSERT INTO tickets (machine_id, title) SELECT id, 'mine'"
+                             " FROM machines LIMIT 1")
+            await asyncio.sleep(0.05)
+            row = await db.fetchone("SELECT count(*) AS n FROM tickets WHERE title = 'mine'")
+            return row["n"]
+
+    assert await asyncio.gather(one(), one()) == [1, 1]
+    # and only one database is made ahead for the next conversation, not one per conversation
+    ahead = await env.next_clone
+    async with await psycopg.AsyncConnection.connect(env.server_conninfo) as conn:
+        cur = await conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s",
+                                 (f"eval\\_p{__import__('os').getpid()}\\_conv\\_%",))
+        assert [r[0] for r in await cur.fetchall()] == [ahead]
+
+
+async def test_the_clone_is_dropped_after_an_error(env):
+    name = None
+    with pytest.raises(RuntimeError, match="boom"):
+        async with conversation_database(env) as (db, _):
+            name = db.conninfo
+            raise RuntimeError("boom")
+    dbname = psycopg.conninfo.conninfo_to_dict(name)["dbname"]
+    async with await psycopg.AsyncConnection.connect(env.server_conninfo) as conn:
+        cur = await conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,))
+        assert await cur.fetchone() is None
+
+
+async def test_the_clone_made_ahead_is_dropped_with_the_environment(server_conninfo, tmp_path):
+    async with eval_env(server_conninfo, Settings(data_dir=tmp_path), HashEmbedder()) as env:
+        async with conversation_database(env):
+            pass
+        async with conversation_database(env):
+            pass
+        ahead = await env.next_clone
+    async with await psycopg.AsyncConnection.connect(server_conninfo) as conn:
+        cur = await conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (ahead,))
+        assert await cur.fetchone() is None

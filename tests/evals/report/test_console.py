@@ -1,0 +1,78 @@
+from evals.record.results import Attempt, CaseResult, CheckResult, JudgeVerdict
+from evals.record.transcript import Transcript, Turn
+from evals.report.console import (
+    case_line,
+    detail_block,
+    exit_code,
+    print_report,
+    redact,
+    skip_lines,
+    totals_line,
+)
+
+
+def r(status, **kw):
+    return CaseResult(id="x", file="f.yaml", prompt="p", status=status, **kw)
+
+
+def test_exit_code_fails_on_fail_error_or_undecided_not_flaky():
+    assert exit_code([r("PASS"), r("FLAKY"), r("SKIPPED")]) == 0
+    assert exit_code([r("PASS"), r("FAIL")]) == 1
+    assert exit_code([r("ERROR")]) == 1
+    assert exit_code([r("UNDECIDED")]) == 1
+    assert exit_code([r("PASS"), r("SKIPPED")], fail_on_skip=True) == 1
+
+
+def test_totals_and_skips_are_counted_and_every_skip_says_why():
+    results = [r("PASS"), r("SKIPPED", skipped_reason="no image input"), r("FAIL")]
+    assert totals_line(results) == ("1/3 passed · 0 flaky · 1 failed · 0 undecided · 0 errored"
+                                    " · 1 skipped")
+    assert skip_lines(results) == ["  skipped 1: no image input"]
+
+
+def test_a_conversation_line_counts_its_visitor_turns():
+    turns = [Turn(role="user", content="a"), Turn(role="assistant", content="b"),
+             Turn(role="user", content="c"), Turn(role="assistant", content="d")]
+    line = case_line(r("PASS", attempts=[Attempt(transcript=Transcript(turns=turns))]))
+    assert line.endswith("(2 visitor turns)")
+
+
+def test_an_advisory_verdict_says_why_the_judge_is_not_trusted():
+    check = CheckResult(kind="judge", passed=True, reason="fine", decided=False,
+                        judge=JudgeVerdict(model="j", prompt_hash="h", trust="kappa 0.1",
+                                           verdict="pass"))
+    block = detail_block(r("UNDECIDED", attempts=[Attempt(checks=[check])]))
+    assert "? judge (j) undecided, advisory verdict pass: fine" in block
+    assert "the judge is not trusted: kappa 0.1" in block
+
+
+def test_the_console_is_redacted_like_the_artifact(capsys, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-very-secret-value")
+    answer = Transcript(answer="key sk-very-secret-value")
+    import sys
+
+    print_report([r("FAIL", attempts=[Attempt(transcript=answer)])], sys.stdout)
+    out = capsys.readouterr().out
+    assert "sk-very-secret-value" not in out and "[redacted]" in out
+
+
+def test_redact_only_touches_secret_looking_variables():
+    env = {"ANTHROPIC_API_KEY": "abc123456", "HOME": "/root"}
+    assert redact("abc123456 at /root", env) == "[redacted] at /root"
+
+
+def test_replies_cut_at_the_token_cap_are_reported():
+    from app.chat.models import _reply
+    from evals.record.results import Attempt, CaseResult, Usage
+    from evals.report.console import cut_lines
+
+    cut = _reply({"choices": [{"message": {"content": "and so on and so on"},
+                               "finish_reason": "length"}]})
+    whole = _reply({"choices": [{"message": {"content": "done"}, "finish_reason": "stop"}]})
+    assert (cut.usage.cut, whole.usage.cut) == (1, 0) and (cut.usage + whole.usage).cut == 1
+    cases = [CaseResult(id="a", file="f.yaml", prompt="p", status="FAIL",
+                        attempts=[Attempt(usage=Usage(cut_at_cap=2)), Attempt()]),
+             CaseResult(id="b", file="f.yaml", prompt="p", status="PASS", attempts=[Attempt()])]
+    assert cut_lines(cases) == ["cut at the token cap: 2 model repl(ies) in 1 attempt(s) ended"
+                                " at the cap (the embedded model's is 768 tokens): a"]
+    assert cut_lines(cases[1:]) == []

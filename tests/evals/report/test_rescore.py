@@ -1,0 +1,48 @@
+import textwrap
+
+from evals.execute.runner import run_suite
+from evals.load.cases import load_cases
+from evals.record.artifact import read_run, write_run
+from evals.record.results import Totals
+from evals.record.run import RunRecord
+from evals.report.rescore import checked_anything, rescore
+from evals.settings import PHOTOS_DIR
+from tests.fakes import ScriptedModel, say
+
+CASES = """
+- id: wants-trotec
+  prompt: "What cuts acrylic?"
+  assert:
+    - kind: mentions_tool
+      value: "Trotec Speedy 400"
+"""
+
+
+async def test_a_stricter_case_file_rescores_the_recorded_answer_without_a_model_call(
+        env, tmp_path):
+    (tmp_path / "c.yaml").write_text(textwrap.dedent(CASES))
+    cases = load_cases(tmp_path, PHOTOS_DIR)
+    results = await run_suite(env, cases, ScriptedModel(say("Use the Trotec Speedy 400.")))
+    path = write_run(RunRecord(totals=Totals.of(results), cases=results), tmp_path / "r.json")
+    stricter = tmp_path / "stricter"
+    stricter.mkdir()
+    (stricter / "c.yaml").write_text(textwrap.dedent(CASES).replace(
+        'value: "Trotec Speedy 400"', 'value: "Form 4"'))
+    rescored = await rescore(read_run(path), load_cases(stricter, PHOTOS_DIR))
+    assert [r.status for r in rescored] == ["FAIL"]
+    assert "does not name Form 4" in rescored[0].attempts[0].checks[0].reason
+    assert checked_anything(rescored)
+
+
+async def test_a_case_gone_or_broken_since_the_run_is_skipped_or_an_error(env, tmp_path):
+    (tmp_path / "c.yaml").write_text(textwrap.dedent(CASES))
+    cases = load_cases(tmp_path, PHOTOS_DIR)
+    results = await run_suite(env, cases, ScriptedModel(say("Use the Trotec Speedy 400.")))
+    record = RunRecord(cases=results)
+    [gone] = await rescore(record, [])
+    assert gone.status == "SKIPPED" and gone.skipped_reason == "no longer in the case files"
+    [broken] = await rescore(record, [], {"c.yaml": ["c.yaml:3: bad", "c.yaml:4: worse"]})
+    assert broken.status == "ERROR"
+    assert broken.attempts[0].error == ("its case file no longer loads: c.yaml:3: bad"
+                                        " (+1 more)")
+    assert not checked_anything([gone, broken])
