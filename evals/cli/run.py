@@ -40,9 +40,9 @@ from evals.execute.runner import MAX_ATTEMPTS
 from evals.execute.session import Controls, Version, prepared, run_versions
 from evals.judge.setup import JudgeSetup
 from evals.load.cases import CaseFileError, load_cases
+from evals.load.conversations import Conversation
 from evals.load.items import EvalItem
 from evals.load.plan import plan_info
-from evals.load.scenarios import Conversation
 from evals.load.selection import has_conversations, select_items
 from evals.record.artifact import write_run
 from evals.record.fingerprint import PlanInfo, Selection

@@ -31,8 +31,9 @@ from evals.execute.env import EvalEnv, conversation_database
 from evals.execute.executors import Execution, Setup, executor, tool_calls
 from evals.execute.responses import frozen_tools
 from evals.fixtures.lab_catalog import seed_lab_catalog
+from evals.load.conversations import Conversation
 from evals.load.items import EvalItem
-from evals.load.scenarios import SELECTABLE, STYLES, Conversation
+from evals.load.scenarios import SELECTABLE, STYLES
 from evals.record.transcript import ToolCall, Transcript, Turn, as_json
 
 STOP = "STOP"

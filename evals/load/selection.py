@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from evals.load.cases import Case, CaseFileError, load_cases
+from evals.load.conversations import Conversation, conversations
 from evals.load.items import EvalItem
-from evals.load.scenarios import Conversation, conversations, load_scenarios
+from evals.load.scenarios import load_scenarios
 from evals.record.fingerprint import Selection
 
 Named = TypeVar("Named", Case, Conversation, EvalItem)

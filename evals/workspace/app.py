@@ -29,6 +29,7 @@ from starlette.responses import FileResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from evals.record.store import RunStore
+from evals.workspace.groups import GroupsTab
 from evals.workspace.launch import Launcher
 from evals.workspace.layout import HEADERS, page
 from evals.workspace.overview import OverviewTab
@@ -97,7 +98,8 @@ def create_workspace(conninfo: str, token: str, *, sources: Sources | None = Non
         return Response(status_code=204, headers=HEADERS)
 
     routes = [*OverviewTab(launcher, sources).routes(), *ResultsTab(launcher).routes(),
-              *TestsTab(sources).routes(), Route("/static/workspace.js", script),
+              *TestsTab(sources).routes(), *GroupsTab(sources).routes(),
+              Route("/static/workspace.js", script),
               Route("/favicon.ico", no_icon)]
     return Starlette(routes=routes, lifespan=lifespan, middleware=[
         # the Host header builds the own origin and the progress page's address: only ours

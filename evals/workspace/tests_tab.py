@@ -1,99 +1,44 @@
 """The Tests tab: cases and scenarios with their criteria, their edit forms, the shared
-criteria, frozen tool responses as typed forms, and groups. Every save goes through
-`Writer.commit` (revision-checked, all-or-nothing, validated by the loaders) and shows the
-YAML diff it made."""
+criteria, and frozen tool responses as typed forms. Every save goes through `Writer.commit`
+(evals/workspace/forms.py) and shows the YAML diff it made."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
 
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from app.capabilities import REGISTRY
-from evals.load.cases import Case, load_cases_by_file
 from evals.load.context import offered_tools
-from evals.load.scenarios import Scenario, Shared, load_scenarios
-from evals.load.yamlfile import YamlFileError
+from evals.load.scenarios import Scenario
 from evals.workspace import edits
-from evals.workspace.layout import diff_html, e, hidden, page, refused, revs
-from evals.workspace.sources import (
-    Conflict,
-    Edit,
-    Invalid,
-    Sources,
-    Writer,
-    WriteRefused,
+from evals.workspace.forms import (
+    ENFORCEMENT,
+    SHARED_FILE,
+    Loaded,
+    Tab,
+    area,
+    case_criteria,
+    case_file,
+    enforcement_select,
+    field,
+    given,
+    load,
+    raw_responses,
+    row,
+    scenario_file,
+    text,
+    typed_response,
+    typed_responses,
 )
-
-MAX_FORM_FIELDS = 2000
-ENFORCEMENT = ("required", "informational")
-_SIMPLE = {"string": "text", "integer": "number", "number": "number", "boolean": "checkbox"}
+from evals.workspace.layout import e, hidden, page, refused, revs
+from evals.workspace.sources import Invalid
 
 
-@dataclass
-class Loaded:
-    cases: list[Case]
-    scenarios: list[Scenario]
-    shared: list[Shared]
-    revisions: dict[str, str]
-    error: str | None = None
-
-
-def load(sources: Sources) -> Loaded:
-    """The files as they are now, loaded as a run loads them (an error in any file: nothing
-    can be edited until it is fixed, since a save must leave every file loading)."""
-    revisions = sources.revisions()
-    cases, errors = load_cases_by_file(sources.cases, sources.photos)
-    if errors:
-        return Loaded([], [], [], revisions,
-                      "\n".join(e for lines in errors.values() for e in lines))
-    try:
-        scenarios, shared = load_scenarios(sources.scenarios)
-    except YamlFileError as exc:
-        return Loaded([], [], [], revisions, str(exc))
-    return Loaded(cases, scenarios, shared, revisions)
-
-
-def case_file(c: Case) -> str:
-    return f"cases/{c.file}"
-
-
-def scenario_file(s: Scenario) -> str:
-    return f"scenarios/{s.file}"
-
-
-SHARED_FILE = "scenarios/criteria.yaml"
-
-
-def parse_revs(form: FormData) -> dict[str, str]:
-    out = {}
-    for value in form.getlist("rev"):
-        name, _, rev = str(value).rpartition("@")
-        out[name] = rev
-    return out
-
-
-def text(form: FormData, name: str) -> str | None:
-    """A form field's text; None when the form has no such field (then nothing changes)."""
-    value = form.get(name)
-    return value if isinstance(value, str) else None
-
-
-def given(form: FormData, name: str) -> str:
-    return (text(form, name) or "").strip()
-
-
-class TestsTab:
-    def __init__(self, sources: Sources) -> None:
-        self.sources = sources
-        self.writer = Writer(sources)
-
+class TestsTab(Tab):
     def routes(self) -> list[Route]:
         return [
             Route("/tests", self.index),
@@ -102,22 +47,7 @@ class TestsTab:
             Route("/tests/scenario/{id}", self.scenario, methods=["GET", "POST"]),
             Route("/tests/scenario/{id}/criteria", self.add_criterion, methods=["POST"]),
             Route("/tests/scenario/{id}/responses", self.responses, methods=["GET", "POST"]),
-            Route("/tests/group", self.group, methods=["GET", "POST"]),
-            Route("/tests/rename", self.rename, methods=["GET", "POST"]),
         ]
-
-    async def _form(self, request: Request) -> FormData:
-        return await request.form(max_files=0, max_fields=MAX_FORM_FIELDS)
-
-    async def _save(self, form: FormData, edits_: dict[str, Edit], back: str,
-                    what: str) -> Response:
-        try:
-            diffs = await run_in_threadpool(self.writer.commit, parse_revs(form), edits_)
-        except WriteRefused as exc:
-            return refused(str(exc), exc.status, back)
-        return page("tests", "Saved", f"<p>{e(what)} The change, for review as a diff:</p>"
-                    f"{diff_html(diffs)}<p><a href=\"{e(back)}\">Back to the form</a> ·"
-                    ' <a href="/tests">All tests</a></p>')
 
     # the list -------------------------------------------------------------------------------
 
@@ -130,8 +60,8 @@ class TestsTab:
         shared = data.shared
         rows = []
         for c in data.cases:
-            rows.append(_row("case", c.id, case_file(c), c.group, c.prompt,
-                             _case_criteria(c), f"/tests/case/{c.id}"))
+            rows.append(row("case", c.id, case_file(c), c.group, c.prompt,
+                             case_criteria(c), f"/tests/case/{c.id}"))
         for s in data.scenarios:
             own = "".join(f"<li>{e(k.statement)} <span class=\"note\">({e(k.enforcement)})"
                           "</span></li>" for k in s.criteria)
@@ -142,9 +72,9 @@ class TestsTab:
                    ' class="stack">' + revs(data.revisions, [scenario_file(s)])
                    + '<label>Add a criterion to this scenario only</label>'
                    '<input type="text" name="statement" required>'
-                   + _enforcement_select("enforcement", "required")
+                   + enforcement_select("enforcement", "required")
                    + '<button type="submit">Add criterion</button></form>')
-            rows.append(_row("scenario", s.id, scenario_file(s), s.group,
+            rows.append(row("scenario", s.id, scenario_file(s), s.group,
                              s.opening or s.visitor.wants,
                              f"<ul>{own}{extra}</ul>{add}", f"/tests/scenario/{s.id}"))
         groups = sorted({g for g in [*(c.group for c in data.cases),
@@ -189,12 +119,12 @@ class TestsTab:
                 f" {e(', '.join(k.kind for k in found.structural()) or 'none')} (edited in the"
                 f' file).</p><form method="post" class="stack" action="{e(back)}">'
                 + revs(data.revisions, [case_file(found)])
-                + _field("id", "Name (id)", found.id)
-                + _area("prompt", "Prompt", found.prompt)
-                + _field("group", "Group", found.group or "")
-                + _area("rubric", "Criterion: what a good reply does (judged)",
+                + field("id", "Name (id)", found.id)
+                + area("prompt", "Prompt", found.prompt)
+                + field("group", "Group", found.group or "")
+                + area("rubric", "Criterion: what a good reply does (judged)",
                         found.rubric or "")
-                + _area("must_not", "Criterion: what the reply must not do (judged)",
+                + area("must_not", "Criterion: what the reply must not do (judged)",
                         found.must_not or "")
                 + '<button type="submit">Save</button><a class="button plain" href="/tests">'
                 "Cancel</a></form>")
@@ -227,13 +157,13 @@ class TestsTab:
         criteria = "".join(
             f'<div class="row criterion"><div><textarea name="statement" rows="2"'
             f' aria-label="criterion {n + 1}">{e(k.statement)}</textarea></div>'
-            f'<div>{_enforcement_select("enforcement", k.enforcement)}'
+            f'<div>{enforcement_select("enforcement", k.enforcement)}'
             f'<label class="note"><input type="checkbox" name="remove" value="{n}">'
             " remove</label></div></div>" for n, k in enumerate(found.criteria))
         criteria += ('<div class="row criterion"><div><textarea name="statement" rows="2"'
                      ' placeholder="add a criterion (this scenario only)"'
                      ' aria-label="new criterion"></textarea></div>'
-                     f'<div>{_enforcement_select("enforcement", "required")}</div></div>')
+                     f'<div>{enforcement_select("enforcement", "required")}</div></div>')
         shared = "".join(f"<li>{e(x.criterion.statement)} ({e(x.criterion.enforcement)})</li>"
                          for x in data.shared if x.applies(sid))
         frozen = "".join(f'<li><a href="/tests/scenario/{e(sid)}/responses?tool={e(t)}">'
@@ -246,11 +176,11 @@ class TestsTab:
             f'<p class="note">{e(scenario_file(found))}, line {found.line}.</p>'
             f'<form method="post" class="stack" action="/tests/scenario/{e(sid)}">'
             + revs(data.revisions, [scenario_file(found)])
-            + _field("id", "Name (id)", found.id) + _field("group", "Group", found.group or "")
+            + field("id", "Name (id)", found.id) + field("group", "Group", found.group or "")
             + "<h3>Visitor instructions</h3>"
-            + "".join(_area(f"visitor.{k}", k.replace("_", " "), getattr(v, k))
+            + "".join(area(f"visitor.{k}", k.replace("_", " "), getattr(v, k))
                       for k in edits.VISITOR_KEYS)
-            + _area("opening", "Opening message (empty: the visitor writes it)",
+            + area("opening", "Opening message (empty: the visitor writes it)",
                     found.opening or "")
             + f'<h3>Criteria</h3><div id="criteria">{criteria}</div>'
             + '<button type="submit">Save</button>'
@@ -295,8 +225,8 @@ class TestsTab:
             form = await self._form(request)
             try:
                 responses = (None if text(form, "mode") == "remove" else
-                             _raw_responses(text(form, "raw") or "")
-                             if text(form, "mode") == "raw" else _typed_responses(form, schema))
+                             raw_responses(text(form, "raw") or "")
+                             if text(form, "mode") == "raw" else typed_responses(form, schema))
             except Invalid as exc:
                 return refused(str(exc), 422, back)
             exhausted = text(form, "exhausted") or "error"
@@ -311,8 +241,8 @@ class TestsTab:
         stale = (f'<p class="error">These responses were written for contract'
                  f" {e(frozen.contract)}; the tool's is now {e(tool.contract())}.</p>"
                  if frozen and frozen.contract != tool.contract() else "")
-        fields = "".join(_typed_response(n, r, schema) for n, r in enumerate(sequence))
-        fields += _typed_response(len(sequence), None, schema)  # one more, left empty
+        fields = "".join(typed_response(n, r, schema) for n, r in enumerate(sequence))
+        fields += typed_response(len(sequence), None, schema)  # one more, left empty
         rev = revs(data.revisions, [scenario_file(found)])
         exhaust = ('<label>When the responses run out</label><select name="exhausted">'
                    + "".join(f'<option{" selected" if x == exhausted else ""}>{x}</option>'
@@ -374,247 +304,11 @@ class TestsTab:
             forms.append(
                 f'<section class="panel"><form method="post" class="stack"'
                 f' action="/tests/shared">{rev}{hidden("index", n if x else "new")}'
-                + _field("statement", "Statement" if x else "New shared criterion", statement)
-                + '<label>Enforcement</label>' + _enforcement_select("enforcement", enforcement)
-                + _field("applies_to", "Applies to (all, or scenario ids separated by commas)",
+                + field("statement", "Statement" if x else "New shared criterion", statement)
+                + '<label>Enforcement</label>' + enforcement_select("enforcement", enforcement)
+                + field("applies_to", "Applies to (all, or scenario ids separated by commas)",
                          applies)
                 + '<button type="submit">' + ("Save" if x else "Add") + "</button>"
                 + ('<button type="submit" name="remove" value="1" class="plain">Remove</button>'
                    if x else "") + "</form></section>")
         return page("tests", "Shared criteria", "".join(forms))
-
-    # groups -----------------------------------------------------------------------------------
-
-    async def group(self, request: Request) -> Response:
-        """GET: the form, with the selection frozen in it; POST: set that group on them."""
-        data = await run_in_threadpool(load, self.sources)
-        files = {**{c.id: case_file(c) for c in data.cases},
-                 **{s.id: scenario_file(s) for s in data.scenarios}}
-        if request.method == "GET":
-            picked = [i for i in request.query_params.getlist("pick") if i in files]
-            if not picked:
-                return refused("select at least one test (the boxes in the list)", 400,
-                               "/tests")
-            body = (f"<p>{len(picked)} selected: {e(', '.join(picked))}</p>"
-                    '<form method="post" class="stack" action="/tests/group">'
-                    # every file: a test added to or renamed in any file meanwhile is stale
-                    + revs(data.revisions, list(data.revisions))
-                    + "".join(hidden("pick", i) for i in picked)
-                    + _field("group", "Group name", "")
-                    + '<button type="submit">Group them</button>'
-                    '<a class="button plain" href="/tests">Cancel</a></form>')
-            return page("tests", "Group selected", body)
-        form = await self._form(request)
-        picked = [str(i) for i in form.getlist("pick")]
-        gone = [i for i in picked if i not in files]
-        if gone:
-            return refused(f"{', '.join(gone)}: no longer in the files; reload", 409)
-        by_file: dict[str, list[str]] = {}
-        for i in picked:
-            by_file.setdefault(files[i], []).append(i)
-        group = given(form, "group")
-        if not group:
-            return refused("give the group a name", 422, "/tests")
-        return await self._save(form, {f: _each(ids, edits.set_group(group))
-                                       for f, ids in by_file.items()},
-                                "/tests", f"{len(picked)} test(s) grouped as {group!r}.")
-
-    async def rename(self, request: Request) -> Response:
-        data = await run_in_threadpool(load, self.sources)
-        files = {**{c.id: case_file(c) for c in data.cases if c.group},
-                 **{s.id: scenario_file(s) for s in data.scenarios if s.group}}
-        groups = {**{c.id: c.group for c in data.cases if c.group},
-                  **{s.id: s.group for s in data.scenarios if s.group}}
-        if request.method == "GET":
-            name = request.query_params.get("group", "")
-            members = sorted(i for i, g in groups.items() if g == name)
-            if not members:
-                return refused(f"no group {name!r}", 404)
-            body = (f"<p>{len(members)} member(s): {e(', '.join(members))}</p>"
-                    '<form method="post" class="stack" action="/tests/rename">'
-                    + revs(data.revisions, list(data.revisions))
-                    + hidden("from", name) + "".join(hidden("member", i) for i in members)
-                    + _field("to", "New name", name)
-                    + '<button type="submit">Rename</button>'
-                    '<a class="button plain" href="/tests">Cancel</a></form>')
-            return page("tests", f"Rename the group {name}", body)
-        form = await self._form(request)
-        old, new = given(form, "from"), given(form, "to")
-        frozen = sorted(str(i) for i in form.getlist("member"))
-        now = sorted(i for i, g in groups.items() if g == old)
-        if not new:
-            return refused("give the group a new name (an empty one would ungroup them)", 422,
-                           f"/tests/rename?group={old}")
-        try:
-            if new != old and new in groups.values():
-                raise Conflict(f"a group named {new!r} exists already; choose another name"
-                               " (or group its members with these ones)")
-            if frozen != now:
-                raise Conflict(f"the members of {old!r} changed since the form was opened"
-                               f" (then: {', '.join(frozen) or 'none'}; now:"
-                               f" {', '.join(now) or 'none'}); reload")
-        except Conflict as exc:
-            return refused(str(exc), 409, f"/tests/rename?group={old}")
-        by_file: dict[str, list[str]] = {}
-        for i in now:
-            by_file.setdefault(files[i], []).append(i)
-        return await self._save(form, {f: _each(ids, edits.set_group(new))
-                                       for f, ids in by_file.items()},
-                                "/tests", f"The group {old!r} is now {new!r}.")
-
-
-# pieces ---------------------------------------------------------------------------------------
-
-def _each(ids: list[str], change: edits.Change) -> Edit:
-    wanted = [edits.on_entry(i, change) for i in ids]
-
-    def edit(entries: list[str]) -> list[str]:
-        for one in wanted:
-            entries = one(entries)
-        return entries
-    return edit
-
-
-def _row(kind: str, tid: str, file: str, group: str | None, text_: str, criteria: str,
-         href: str) -> str:
-    words = " ".join([tid, file, group or "", text_]).lower()
-    return (f'<tr data-search="{e(words)}"><td class="pick"><input type="checkbox"'
-            f' name="pick" form="pick" value="{e(tid)}" aria-label="select {e(tid)}"></td><td>'
-            f'<details><summary><a href="{e(href)}" class="id">{e(tid)}</a> <span'
-            f' class="note">{kind} · {e(file)}{" · " + e(group) if group else ""}</span>'
-            f"</summary><p>{e(text_)}</p>{criteria}</details></td></tr>")
-
-
-def _case_criteria(c: Case) -> str:
-    items = [f"<li>{e(k.kind)} <span class=\"note\">(structural)</span></li>"
-             for k in c.structural()]
-    if c.rubric:
-        items.append(f"<li>{e(c.rubric)} <span class=\"note\">(judged)</span></li>")
-    if c.must_not:
-        items.append(f"<li>must not: {e(c.must_not)} <span class=\"note\">(judged)</span></li>")
-    return f"<ul>{''.join(items)}</ul>"
-
-
-def _field(name: str, label: str, value: str) -> str:
-    return (f'<label for="f-{e(name)}">{e(label)}</label><input type="text" id="f-{e(name)}"'
-            f' name="{e(name)}" value="{e(value)}">')
-
-
-def _area(name: str, label: str, value: str) -> str:
-    return (f'<label for="f-{e(name)}">{e(label)}</label><textarea id="f-{e(name)}"'
-            f' name="{e(name)}">{e(value)}</textarea>')
-
-
-def _enforcement_select(name: str, value: str) -> str:
-    return (f'<select name="{e(name)}" aria-label="enforcement">'
-            + "".join(f'<option{" selected" if x == value else ""}>{x}</option>'
-                      for x in ENFORCEMENT) + "</select>")
-
-
-def _types(spec: dict[str, Any]) -> list[Any]:
-    return [spec.get("type"), *(x.get("type") for x in spec.get("anyOf", []))]
-
-
-def _kind(spec: dict[str, Any]) -> str | None:
-    """A simple field's input type; None for one edited as JSON."""
-    types = _types(spec)
-    simple = [t for t in types if t in _SIMPLE]
-    return _SIMPLE[simple[0]] if len(simple) == 1 and all(
-        t in (simple[0], "null", None) for t in types) else None
-
-
-def _typed_response(n: int, response: dict[str, Any] | None, schema: dict[str, Any]) -> str:
-    """One response as a fieldset: an error, or a field per result property (keys the schema
-    does not name ride along unchanged)."""
-    response = response or {}
-    properties = schema.get("properties", {})
-    error = response.get("error", "") if set(response) == {"error"} else ""
-    rows = [f'<legend>Response {n + 1}{" (new)" if not response else ""}</legend>',
-            _field(f"r{n}.error", "error (instead of a result: the tool failed)", error)]
-    for name, spec in properties.items():
-        value = response.get(name) if not error else None
-        kind = _kind(spec)
-        label = f"{name}{' *' if name in schema.get('required', []) else ''}"
-        if kind == "checkbox":
-            rows.append(f'<label><input type="checkbox" name="r{n}.{e(name)}" value="true"'
-                        f'{" checked" if value else ""}> {e(label)}</label>')
-        elif kind is not None:
-            rows.append(f'<label for="f-r{n}.{e(name)}">{e(label)}</label><input'
-                        f' type="{kind}" step="any" id="f-r{n}.{e(name)}"'
-                        f' name="r{n}.{e(name)}" value="{e("" if value is None else value)}">')
-        else:
-            shown = "" if value is None else json.dumps(value, indent=1, ensure_ascii=False)
-            rows.append(f'<label for="f-r{n}.{e(name)}">{e(label)} (JSON)</label><textarea'
-                        f' class="json" id="f-r{n}.{e(name)}" name="r{n}.{e(name)}">'
-                        f"{e(shown)}</textarea>")
-    extra = {k: v for k, v in response.items() if k not in properties and not error}
-    return (f'<fieldset class="response">{"".join(rows)}{hidden(f"r{n}.present", "1")}'
-            + (hidden(f"r{n}.existing", "1") if response else "")
-            + (hidden(f"r{n}.extra", json.dumps(extra)) if extra else "") + "</fieldset>")
-
-
-def _typed_responses(form: FormData, schema: dict[str, Any]) -> list[dict[str, Any]]:
-    """The typed form back as responses: an existing response is kept even when every field
-    is empty or false; a new one only once something is filled in."""
-    out = []
-    n = 0
-    while text(form, f"r{n}.present"):
-        error = given(form, f"r{n}.error")
-        if error:
-            out.append({"error": error})
-            n += 1
-            continue
-        response: dict[str, Any] = {}
-        filled = False
-        for name, spec in schema.get("properties", {}).items():
-            raw = (text(form, f"r{n}.{name}") or "").replace("\r\n", "\n")
-            kind, nullable = _kind(spec), "null" in _types(spec)
-            what = f"response {n + 1}: {name}"
-            if kind == "checkbox":
-                response[name] = bool(raw)
-                filled = filled or bool(raw)
-            elif kind == "number":
-                if raw.strip():
-                    response[name] = _number(raw.strip(), "integer" in _types(spec), what)
-                    filled = True
-                elif nullable:
-                    response[name] = None
-            elif kind == "text":
-                response[name] = None if raw == "" and nullable else raw
-                filled = filled or bool(raw)
-            elif raw.strip():
-                response[name] = _json_value(raw, what)
-                filled = True
-        extra = text(form, f"r{n}.extra")
-        if extra:
-            response.update(edits.parse_json_object(extra, f"response {n + 1}"))
-        if filled or text(form, f"r{n}.existing"):
-            out.append(response)
-        n += 1
-    if not out:
-        raise Invalid("no response left: fill one in, or unfreeze the tool")
-    return out
-
-
-def _number(raw: str, integer: bool, what: str) -> int | float:
-    try:
-        return int(raw) if integer else float(raw)
-    except ValueError:
-        raise Invalid(f"{what}: {'a whole number' if integer else 'a number'}") from None
-
-
-def _json_value(raw: str, what: str) -> Any:
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise Invalid(f"{what}: not JSON: {exc.msg}") from exc
-
-
-def _raw_responses(raw: str) -> list[dict[str, Any]]:
-    value = _json_value(raw, "raw JSON")
-    if not isinstance(value, list) or not value:
-        raise Invalid("raw JSON: a list of responses, [{...}, ...], with at least one")
-    return [edits.parse_json_object(json.dumps(v), f"response {n + 1}")
-            for n, v in enumerate(value)]
-
-

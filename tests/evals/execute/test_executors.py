@@ -4,7 +4,8 @@ from evals.checks import CHECKS
 from evals.execute.executors import EXECUTORS, AppTurn, EndpointTurn, Setup, executor
 from evals.execute.runner import attempt
 from evals.load.cases import load_cases
-from evals.load.scenarios import conversations, load_scenarios
+from evals.load.conversations import conversations
+from evals.load.scenarios import load_scenarios
 from tests.fakes import ScriptedModel, say
 
 

@@ -5,7 +5,8 @@ import textwrap
 import pytest
 
 from app.capabilities import REGISTRY
-from evals.load.scenarios import Conversation, ScenarioFileError, conversations, load_scenarios
+from evals.load.conversations import Conversation, conversations
+from evals.load.scenarios import ScenarioFileError, load_scenarios
 
 READ_PAGE = REGISTRY.tool("read_page").contract()
 
