@@ -15,11 +15,14 @@ a phone number is replaced with a placeholder, and counted.
 from __future__ import annotations
 
 import datetime as dt
+import io
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from PIL import Image, UnidentifiedImageError
 
 from app.capabilities import REGISTRY
 from app.db import Database
@@ -273,10 +276,6 @@ async def _names(db: Database) -> list[str]:
 
 def _photo(data: bytes) -> bytes | None:
     """The photo re-encoded as a JPEG with no metadata (no EXIF, no GPS)."""
-    import io
-
-    from PIL import Image, UnidentifiedImageError
-
     try:
         with Image.open(io.BytesIO(data)) as image:
             out = io.BytesIO()

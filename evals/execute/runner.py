@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.chat.model_info import price_per_token, supports_vision
-from app.chat.models import ChatModel, ModelCallError
+from app.chat.models import ChatModel
+from app.chat.retry import ModelCallError
 from evals.checks import NO_ANSWER, run_checks
 from evals.execute.env import EvalEnv
 from evals.execute.executors import EXECUTORS, Execution, Setup

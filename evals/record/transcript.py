@@ -42,7 +42,7 @@ class ToolCall(BaseModel):
         if self.outcome is not None:
             return self.outcome
         found = outcome_of(self.error)
-        return found if found in OUTCOMES else "error"  # type: ignore[return-value]
+        return next((o for o in OUTCOMES if o == found), "error")
 
     @property
     def args(self) -> dict[str, JsonValue]:

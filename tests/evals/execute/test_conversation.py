@@ -27,6 +27,7 @@ READ_PAGE = REGISTRY.tool("read_page").contract()
 
 async def test_styles_change_how_the_visitor_writes_never_what_it_wants(tmp_path):
     prompts = {}
+    assert len(STYLES) >= 2
     for style in STYLES:
         visitor = ScriptedModel(say("hello"))
         item = item_of(tmp_path, MINIMAL, style)

@@ -22,6 +22,8 @@ async def test_stubs_keep_name_description_and_schema(env):
     assert composed.composed.tool_schemas() == route.tool_schemas()
     runs = {t.name: t.run for t in composed.composed.tools}
     originals = {t.name: t.run for t in route.tools}
+    kinds = {t.kind for t in composed.composed.tools}
+    assert {"read", "write", "action"} <= kinds  # each kind is there to be looked at
     for t in composed.composed.tools:
         assert (runs[t.name] is originals[t.name]) == (t.kind == "read"), t.name
 
