@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError
+from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.db import resolve_conninfo
@@ -102,5 +103,46 @@ def conninfo(settings: Settings) -> str:
     return resolve_conninfo(url, settings.data_dir)
 
 
+SETTINGS_PAGE = PROJECT_ROOT / "docs" / "settings.md"
+
+
+def _variables(name: str, field: FieldInfo, prefix: str) -> str:
+    alias = field.validation_alias
+    names = alias.choices if isinstance(alias, AliasChoices) else [prefix + name]
+    return ", ".join(f"`{str(n).upper()}`" for n in names)
+
+
+def _default(field: FieldInfo) -> str:
+    value = field.get_default(call_default_factory=True)
+    if value is None or value == [] or value == "":
+        return "unset"
+    if isinstance(value, Path):
+        try:
+            value = value.relative_to(PROJECT_ROOT)
+        except ValueError:
+            pass
+    return f"`{value}`"
+
+
+def settings_page() -> str:
+    """docs/settings.md: every variable of the app's and the suite's settings, from the
+    settings objects themselves (`python -m evals settings --write` makes the file; a test
+    fails when the file is stale)."""
+    lines = ["# Settings", "",
+             "<!-- Generated from app/settings.py and evals/settings.py by"
+             " `python -m evals settings --write`; do not edit by hand. -->", "",
+             "Every value is an environment variable. Secrets never appear in a log, a report"
+             " or an artifact.", ""]
+    for title, cls, prefix in (("The app", Settings, ""),
+                               ("The eval suite", EvalSettings, "EVAL_")):
+        lines += [f"## {title}", "", "| Variable | Default | Meaning |", "| --- | --- | --- |"]
+        for name, field in cls.model_fields.items():
+            lines.append(f"| {_variables(name, field, prefix)} | {_default(field)} |"
+                         f" {field.description or ''} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 __all__ = ["CASES_DIR", "DEFAULT_CONCURRENCY", "EVALS_DIR", "PHOTOS_DIR", "PROJECT_ROOT",
-           "SCENARIOS_DIR", "EvalSettings", "EvalSettingsError", "conninfo", "eval_settings"]
+           "SCENARIOS_DIR", "SETTINGS_PAGE", "EvalSettings", "EvalSettingsError", "conninfo",
+           "eval_settings", "settings_page"]

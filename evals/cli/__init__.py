@@ -11,7 +11,7 @@
     python -m evals run --suite mrbench --file F [--limit N] --endpoint URL --endpoint-model ID
     python -m evals prompt [--as ROLE] [--page PATH] [--selection NAMES] [--json]
     python -m evals draft [--as ROLE] [--page PATH] [--capability NAME] [--count 8] [--out F]
-    python -m evals from-conversations | workspace | mcp
+    python -m evals from-conversations | workspace | mcp | settings [--write]
 
 Every run flag has an environment variable (EVAL_CASES, EVAL_GROUPS, EVAL_MODEL,
 EVAL_CONCURRENCY, EVAL_REPEAT, …): docs/settings.md lists them all.
@@ -25,11 +25,20 @@ from __future__ import annotations
 import argparse
 import sys
 
-from evals.cli import authoring, calibration, mcp, report, run, versions, workspace
+from evals.cli import (
+    authoring,
+    calibration,
+    mcp,
+    report,
+    run,
+    settings,
+    versions,
+    workspace,
+)
 from evals.cli.common import CliError
 from evals.settings import EvalSettingsError
 
-GROUPS = (run, versions, report, calibration, authoring, workspace, mcp)
+GROUPS = (run, versions, report, calibration, authoring, workspace, mcp, settings)
 
 
 def parser() -> argparse.ArgumentParser:
