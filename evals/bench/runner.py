@@ -97,7 +97,7 @@ class FakeServer:
 
     def __init__(self, latency_s: float, faults: tuple[float, float, float, float] = (0, 0, 0, 0)
                  ) -> None:
-        from app.web.background import free_port
+        from app.serving import free_port
 
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"

@@ -29,14 +29,13 @@ from app.chat.turn import prepare_turn
 from app.db import Database
 from app.identity import Identity, audience_of, demo_identity
 from app.manuals import ManualLibrary
-from app.manuals.blobs import BlobStore
+from app.manuals.blobs import BlobStore, serve_blob_store
 from app.manuals.citations import DocumentEvidence, extract_citations, gather_evidence
 from app.manuals.demo import DEMO_MANUALS, FIXTURE_DIR, seed_manuals
 from app.manuals.embed import Embedder
 from app.manuals.library import blob_key
 from app.seed import DEMO_MACHINES, seed_demo
 from app.settings import Settings
-from app.web.background import serve_blob_store
 from evals.fixtures.lab_catalog import seed_lab_catalog
 from evals.fixtures.tickets import seed_eval_tickets
 from evals.load.cases import PHOTOS_DIR, Case

@@ -9,7 +9,7 @@ import time
 import httpx
 import psutil
 
-from app.web.background import free_port
+from app.serving import free_port
 
 
 def postgres_of(pgdata):

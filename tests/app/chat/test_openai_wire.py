@@ -81,7 +81,7 @@ async def test_a_hanging_server_times_out_and_is_retried():
 
 
 async def test_a_refused_connection_is_a_connection_failure():
-    from app.web.background import free_port
+    from app.serving import free_port
 
     with pytest.raises(ProviderError) as exc:
         await model(f"http://127.0.0.1:{free_port()}/v1", retries=1).complete(

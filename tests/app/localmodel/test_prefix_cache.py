@@ -13,7 +13,7 @@ from starlette.routing import Route
 
 from app.chat.openai_wire import OpenAICompatModel
 from app.localmodel.prefix_cache import PinnedModel, PrefixCache, SlotPool
-from app.web.background import serve_in_thread
+from app.serving import serve_in_thread
 from tests.fake_openai import completion
 
 

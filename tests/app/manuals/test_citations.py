@@ -135,7 +135,7 @@ async def test_evidence_is_fetched_only_where_it_may_be():
     from starlette.responses import Response
     from starlette.routing import Route
 
-    from app.web.background import serve_in_thread
+    from app.serving import serve_in_thread
 
     asked = []
 

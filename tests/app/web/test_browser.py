@@ -5,8 +5,8 @@ shows the sign-in the server offers."""
 import pytest
 from playwright.async_api import Page
 
+from app.serving import serve_in_thread
 from app.web import create_app
-from app.web.background import serve_in_thread
 from tests.browser import chromium
 from tests.fakes import ScriptedModel, say
 

@@ -36,7 +36,7 @@ def answer(body):
 
 
 async def test_a_dead_endpoint_trips_the_breaker(env):
-    from app.web.background import free_port
+    from app.serving import free_port
 
     cases = select(load_cases(), HONEST) * 3
     cases = [c.__class__(**{**c.__dict__, "id": f"{c.id}-{i}"}) for i, c in enumerate(cases)]
