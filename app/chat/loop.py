@@ -14,7 +14,8 @@ from pydantic import ValidationError
 from app.capabilities import Tool, ToolError
 from app.chat.compose import ComposedChat
 from app.chat.context import ToolContext
-from app.chat.models import ChatModel, ModelReply, Usage
+from app.chat.models import ChatModel
+from app.chat.reply import ModelReply, Usage
 from app.text import storable
 
 STEP_LIMIT_NOTE = (

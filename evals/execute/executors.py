@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from app.chat.loop import run_turn
-from app.chat.models import ChatModel, Usage
+from app.chat.models import ChatModel
+from app.chat.reply import Usage
 from evals.execute.harness import EvalEnv, citation_evidence, compose_case, history_messages
 from evals.load.cases import Case
 from evals.record.results import CheckResult

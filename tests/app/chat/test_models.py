@@ -1,6 +1,7 @@
 import pytest
 
-from app.chat.models import LiteLLMModel, ModelCallError, model_for_job, reply_from_openai
+from app.chat.models import LiteLLMModel, ModelCallError, model_for_job
+from app.chat.openai_wire import reply_from_openai
 from app.settings import Settings
 from tests.fake_openai import completion, fake_openai_server
 

@@ -2,8 +2,9 @@ import json
 
 import pytest
 
-from app.chat.models import LiteLLMModel, ModelReply, ToolCallRequest, Usage
-from app.localmodel.adapter import adapt
+from app.chat.models import LiteLLMModel
+from app.chat.reply import ModelReply, ToolCallRequest, Usage
+from app.chat.text_tool_calls import adapt
 from tests.fake_openai import completion, fake_openai_server
 
 TOOLS = [{"type": "function", "function": {"name": n, "description": "d", "parameters": {}}}

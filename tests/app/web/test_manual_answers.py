@@ -4,7 +4,7 @@ import json
 
 import httpx
 
-from app.chat.models import ModelReply
+from app.chat.reply import ModelReply
 from app.manuals.citations import check_citations, extract_citations, gather_evidence
 from app.web import create_app
 from tests.fakes import ScriptedModel, call

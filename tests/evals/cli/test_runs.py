@@ -129,7 +129,7 @@ def test_progress_in_a_log_is_one_line_per_finished_case_with_the_time_left():
 
 
 def test_replies_cut_at_the_token_cap_are_reported():
-    from app.chat.models import _reply
+    from app.chat.openai_wire import _reply
     from evals.cli.runs import cut_lines
     from evals.record.results import Attempt, CaseResult
 

@@ -172,7 +172,7 @@ def test_a_cancelled_waiter_hands_its_place_on():
 async def test_the_judges_calls_count_toward_the_cost_cap(env):
     import json
 
-    from app.chat.models import ModelReply, Usage
+    from app.chat.reply import ModelReply, Usage
     from evals.execute.runner import JudgeSetup
     from evals.judge.trust import Trust
 
@@ -195,7 +195,7 @@ async def test_the_judges_calls_count_toward_the_cost_cap(env):
 async def test_a_judge_call_refused_by_the_cap_is_an_error_that_says_so(env):
     import json
 
-    from app.chat.models import ModelReply, Usage
+    from app.chat.reply import ModelReply, Usage
     from evals.execute.runner import JudgeSetup
     from evals.judge.trust import Trust
 

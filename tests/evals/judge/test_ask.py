@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from app.chat.models import LiteLLMModel, ModelReply
+from app.chat.models import LiteLLMModel
+from app.chat.reply import ModelReply
 from evals.execute.runner import JudgeSetup, run_suite
 from evals.judge import JudgeInput, judge_messages, prompt_hash
 from evals.judge.trust import Trust
