@@ -6,8 +6,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from app.capabilities import Photo
 from app.chat.compose import ComposedChat
-from app.chat.context import Photo
 from app.chat.loop import ToolCallRecord, TurnResult, run_turn
 from app.chat.models import ChatModel
 from app.chat.page_context import PageContextError, load_page_context

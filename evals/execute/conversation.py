@@ -26,9 +26,8 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import make_conninfo
 
-from app.capabilities import Tool, ToolError
+from app.capabilities import Tool, ToolContext, ToolError
 from app.capabilities._proposals import ProposalError, decide_proposal
-from app.chat.context import ToolContext
 from app.chat.loop import run_turn
 from app.chat.models import ChatModel
 from app.chat.page_context import load_page_context, selection_ids_by_name

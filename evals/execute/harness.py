@@ -21,9 +21,8 @@ import psutil
 import psycopg
 from psycopg.conninfo import make_conninfo
 
-from app.capabilities import Tool
+from app.capabilities import PageContext, Photo, Tool, ToolContext
 from app.chat.compose import ComposedChat, compose_chat
-from app.chat.context import PageContext, Photo, ToolContext
 from app.chat.page_context import load_page_context, selection_ids_by_name
 from app.chat.turn import prepare_turn
 from app.db import Database

@@ -1,8 +1,16 @@
 import pytest
 from pydantic import BaseModel
 
-from app.capabilities import REGISTRY, Registry, RegistryError, Tool, capability, tool
-from app.chat.context import PageContext, PromptContext
+from app.capabilities import (
+    REGISTRY,
+    PageContext,
+    PromptContext,
+    Registry,
+    RegistryError,
+    Tool,
+    capability,
+    tool,
+)
 from app.identity import Identity
 
 STAFF_TOOLS = {"list_open_tickets", "update_ticket", "identify_tools"}

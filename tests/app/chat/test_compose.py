@@ -1,7 +1,7 @@
 import pytest
 
+from app.capabilities import Photo
 from app.chat.compose import compose_chat, user_message
-from app.chat.context import Photo
 from app.chat.page_context import PageContextError, load_page_context, selection_ids_by_name
 from app.chat.qr import decode_qr
 from app.identity import demo_identity

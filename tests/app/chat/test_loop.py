@@ -1,7 +1,7 @@
 import json
 
+from app.capabilities import ToolContext
 from app.chat.compose import compose_chat, user_message
-from app.chat.context import ToolContext
 from app.chat.loop import STEP_LIMIT_NOTE, run_turn
 from app.chat.page_context import load_page_context
 from app.identity import demo_identity
