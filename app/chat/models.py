@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.chat import model_info
 from app.chat.openai_wire import (
@@ -20,6 +20,9 @@ from app.chat.reply import ModelReply
 from app.chat.retry import ModelCallError, ProviderError, call_with_retries, parse_retry_after
 from app.localmodel import is_local
 from app.settings import Settings
+
+if TYPE_CHECKING:
+    from app.localmodel.prefix_cache import PrefixCache
 
 # The embedded model's OpenAI-compatible server needs some key; it is not a secret.
 LOCAL_API_KEY = "local-no-key"
@@ -57,7 +60,7 @@ def price_per_token(model_id: str) -> tuple[float, float] | None:
 
 def _as_provider_error(exc: BaseException) -> ProviderError:
     """A litellm exception, classified like the wire transport's."""
-    import litellm
+    import litellm  # already imported by the call that raised (see LiteLLMModel.complete)
 
     status = getattr(exc, "status_code", None)
     headers = getattr(getattr(exc, "response", None), "headers", None) or {}
@@ -121,7 +124,9 @@ class LiteLLMModel:
         tool_choice: str | dict[str, Any] | None = None,
         response_format: dict[str, Any] | None = None,
     ) -> ModelReply:
-        import litellm  # slow to import; only paid when a litellm provider is called
+        # About 3 s to import (measured: 2.9-3.3 s on 2 cores), so only a call to a litellm
+        # provider pays it; the wire transport and model_info never import litellm.
+        import litellm
 
         litellm.suppress_debug_info = True  # no "Give Feedback" banners in our output
         kwargs: dict[str, Any] = {
@@ -156,11 +161,13 @@ class LiteLLMModel:
         return adapted(reply, tools, self._tool_calls_in_content)
 
 
-PREFIX_CACHES: dict[str, Any] = {}
+PREFIX_CACHES: dict[str, PrefixCache] = {}
 
 
-def prefix_cache(settings: Settings) -> Any:
+def prefix_cache(settings: Settings) -> PrefixCache:
     """The embedded model's prefix cache (one per folder, shared by every job's model)."""
+    # prefix_cache imports aiohttp (0.11 s, measured), which the wire transport imports only
+    # when first used (see openai_wire.warm_import): importing this module stays without it.
     from app.localmodel.prefix_cache import PrefixCache
 
     folder = str(settings.local_prefix_cache)
@@ -196,7 +203,7 @@ def model_for_job(settings: Settings, job: str, override: str | None = None) -> 
         if not settings.local_prefix_cache or not settings.local_prefix_cache_mb or \
                 settings.local_model_speculative == "draft":
             return local
-        from app.localmodel.prefix_cache import PinnedModel, pool_for
+        from app.localmodel.prefix_cache import PinnedModel, pool_for  # aiohttp: see above
 
         root = settings.local_model_url.rstrip("/").removesuffix("/v1")
         return PinnedModel(local, root, pool_for(root, settings.local_model_parallel),
