@@ -27,9 +27,10 @@ $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends chromium
 
-test: $(STAMP) $(CHROMIUM)  ## what CI runs: ruff, mypy, then the offline suite, browser tests included (no network, keys or model)
+test: $(STAMP) $(CHROMIUM)  ## what CI runs: ruff, mypy, the import contracts, then the offline suite, browser tests included (no network, keys or model)
 	$(BIN)/ruff check app evals tests
 	$(BIN)/mypy app evals
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 4  # four workers: the suite mostly waits (servers, subprocesses)
 
 serve: $(LOCAL_STAMP)  ## the chat app on http://127.0.0.1:8000
@@ -74,8 +75,9 @@ photos:  ## regenerate the photo fixtures
 manuals:  ## regenerate the fixture manual PDFs
 	$(BIN)/python evals/fixtures/manuals/make_manuals.py
 
-lint: $(STAMP)
+lint: $(STAMP)  ## ruff and the import contracts (pyproject.toml, [tool.importlinter])
 	$(BIN)/ruff check app evals tests
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
 	$(BIN)/mypy app evals
@@ -83,4 +85,4 @@ typecheck: $(STAMP)
 check: test  ## the same as test: lint, type checks and the offline suite
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache
