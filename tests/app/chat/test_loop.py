@@ -33,7 +33,6 @@ async def test_a_tool_error_goes_back_to_the_model_and_the_turn_goes_on(db, sett
 
 
 async def test_bad_arguments_unknown_tools_and_bad_json_are_results_not_crashes(db, settings):
-
     broken = ModelReply(content=None, tool_calls=[
         ToolCallRequest("a", "get_machine_details", "{not json"),
         ToolCallRequest("b", "get_machine_details", json.dumps({"sku": 1})),

@@ -70,7 +70,6 @@ async def test_photo_is_sent_as_an_image_part(make_client, db):
 
 
 async def test_a_failed_model_call_is_a_502_and_keeps_no_photo(make_client, db):
-
     client, _ = make_client(ModelCallError("provider down"))
     data = base64.b64encode(jpeg()).decode()
     async with client:
