@@ -8,7 +8,7 @@ LOCAL_STAMP := $(VENV)/.installed-local-model
 CHROMIUM := /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: test eval serve workspace lint typecheck check clean bench-manuals bench-evals bench-local \
+.PHONY: test test-fast eval serve workspace lint typecheck check clean bench-manuals bench-evals bench-local \
 	bench-compare gate \
 	photos manuals
 
@@ -32,6 +32,12 @@ test: $(STAMP) $(CHROMIUM)  ## what CI runs: ruff, mypy, the import contracts, t
 	$(BIN)/mypy app evals
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 4  # four workers: the suite mostly waits (servers, subprocesses)
+
+test-fast: $(STAMP)  ## the same checks, and the suite without its slow tests (child processes, browsers, MCP servers)
+	$(BIN)/ruff check app evals tests
+	$(BIN)/mypy app evals
+	$(BIN)/lint-imports
+	$(BIN)/python -m pytest -n 4 -m "not slow"
 
 serve: $(LOCAL_STAMP)  ## the chat app on http://127.0.0.1:8000
 	DEMO_SIGNIN=$${DEMO_SIGNIN:-1} $(BIN)/python -m app serve

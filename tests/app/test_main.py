@@ -8,6 +8,7 @@ import time
 
 import httpx
 import psutil
+import pytest
 
 from app.serving import free_port
 
@@ -17,6 +18,7 @@ def postgres_of(pgdata):
             if str(pgdata) in " ".join(p.info["cmdline"] or [])]
 
 
+@pytest.mark.slow
 def test_sigterm_stops_the_embedded_postgres_it_started(tmp_path):
     port = free_port()
     env = {**os.environ, "DATA_DIR": str(tmp_path), "MODEL_CHAT": "openai/none",

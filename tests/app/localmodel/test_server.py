@@ -20,6 +20,7 @@ FAKE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_server_lifecycle_with_a_fake_process(tmp_path):
     port = free_port()
     server = LocalModelServer([sys.executable, "-c", FAKE, str(port)], port, tmp_path / "l.log")
@@ -31,6 +32,7 @@ def test_server_lifecycle_with_a_fake_process(tmp_path):
     server.stop()  # stopping twice is harmless
 
 
+@pytest.mark.slow
 def test_a_server_that_dies_is_one_clear_line(tmp_path):
     port = free_port()
     cmd = [sys.executable, "-c", "import sys; print('model file is corrupt'); sys.exit(3)"]
@@ -52,6 +54,7 @@ def test_port_in_use_is_refused(tmp_path):
             server.start()
 
 
+@pytest.mark.slow
 def test_not_ready_in_time_is_stopped_and_reported(tmp_path):
     port = free_port()
     server = LocalModelServer([sys.executable, "-c", "import time; time.sleep(60)"], port,
@@ -160,6 +163,7 @@ llamacpp:requests_processing 0
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("body, expected", [
     (LLAMA_METRICS, "local model: served 250,000 prompt tokens in 12.3 min of prefill and"
                     " generated 12,345 tokens in 18.1 min (every job)"),

@@ -49,6 +49,7 @@ async def fits(page: Page) -> bool:
         "document.scrollingElement.scrollWidth <= window.innerWidth"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", WIDTHS)
 async def test_the_demo_sign_in_and_a_streamed_answer_work_in_the_browser(browser, db,
                                                                           settings, width):
@@ -71,6 +72,7 @@ async def test_the_demo_sign_in_and_a_streamed_answer_work_in_the_browser(browse
     assert fit
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", WIDTHS)
 async def test_without_the_demo_the_page_offers_the_university_sign_in(browser, db, settings,
                                                                        width):
@@ -88,6 +90,7 @@ async def test_without_the_demo_the_page_offers_the_university_sign_in(browser, 
     assert problems == [] and fit
 
 
+@pytest.mark.slow
 async def test_signing_in_at_a_provider_on_another_site_works_in_the_browser(browser, db,
                                                                              settings):
     """The provider sends the browser back from another site: the session cookie (holding
