@@ -7,8 +7,10 @@ LOCAL_STAMP := $(VENV)/.installed-local-model
 # The browser tests drive Debian's chromium (Playwright's own browsers are not downloaded).
 CHROMIUM := /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# Checked with mypy --strict: the run record, the run store and the runner.
+STRICT := evals/record evals/execute/runner.py
 
-.PHONY: test eval serve workspace lint typecheck check clean bench-manuals bench-evals bench-local \
+.PHONY: test test-fast eval serve workspace lint typecheck check clean bench-manuals bench-evals bench-local \
 	bench-compare gate \
 	photos manuals
 
@@ -27,10 +29,19 @@ $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends chromium
 
-test: $(STAMP) $(CHROMIUM)  ## what CI runs: ruff, mypy, then the offline suite, browser tests included (no network, keys or model)
+test: $(STAMP) $(CHROMIUM)  ## what CI runs: ruff, mypy, the import contracts, then the offline suite, browser tests included (no network, keys or model)
 	$(BIN)/ruff check app evals tests
 	$(BIN)/mypy app evals
+	$(BIN)/mypy --strict --follow-imports=silent $(STRICT)
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 4  # four workers: the suite mostly waits (servers, subprocesses)
+
+test-fast: $(STAMP)  ## the same checks, and the suite without its slow tests (child processes, browsers, MCP servers)
+	$(BIN)/ruff check app evals tests
+	$(BIN)/mypy app evals
+	$(BIN)/mypy --strict --follow-imports=silent $(STRICT)
+	$(BIN)/lint-imports
+	$(BIN)/python -m pytest -n 4 -m "not slow"
 
 serve: $(LOCAL_STAMP)  ## the chat app on http://127.0.0.1:8000
 	DEMO_SIGNIN=$${DEMO_SIGNIN:-1} $(BIN)/python -m app serve
@@ -74,13 +85,15 @@ photos:  ## regenerate the photo fixtures
 manuals:  ## regenerate the fixture manual PDFs
 	$(BIN)/python evals/fixtures/manuals/make_manuals.py
 
-lint: $(STAMP)
+lint: $(STAMP)  ## ruff and the import contracts (pyproject.toml, [tool.importlinter])
 	$(BIN)/ruff check app evals tests
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
 	$(BIN)/mypy app evals
+	$(BIN)/mypy --strict --follow-imports=silent $(STRICT)
 
 check: test  ## the same as test: lint, type checks and the offline suite
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

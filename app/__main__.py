@@ -10,7 +10,10 @@ from types import FrameType
 
 import uvicorn
 
+from app.localmodel import local_model_settings, uses_local_model
+from app.localmodel.server import LocalModelError
 from app.settings import get_settings
+from app.web import create_app
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 # On SIGTERM, answers under way get this long to finish (a model call can take minutes).
@@ -35,10 +38,6 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("pgserver").setLevel(logging.WARNING)
     if args.command == "serve":
-        from app.localmodel import local_model_settings, uses_local_model
-        from app.localmodel.server import LocalModelError
-        from app.web import create_app
-
         settings = settings.model_copy(update={"host": args.host, "port": args.port})
         if settings.demo_signin:
             if args.host not in LOOPBACK:

@@ -8,7 +8,6 @@ import json
 import uuid
 from typing import Any
 
-from app.chat.loop import TurnResult
 from app.db import Database
 from app.text import storable
 
@@ -44,30 +43,32 @@ async def load_history(db: Database, conversation_id: str, ref: str) -> list[dic
 
 
 async def record_turn(
-    db: Database, conversation_id: str | None, ref: str, user_text: str, result: TurnResult,
-    *, page_path: str | None = None, audience: str | None = None,
+    db: Database, conversation_id: str | None, ref: str, user_text: str, *, model: str,
+    answer: str, messages: list[dict[str, Any]], tool_calls: list[dict[str, Any]],
+    usage: dict[str, Any], latency_ms: int, page_path: str | None = None,
+    audience: str | None = None,
 ) -> str:
-    """Store one turn (creating the conversation when new) with the page and audience it was
-    asked from; returns the conversation id."""
+    """Store one turn (creating the conversation when new): the model that answered, its
+    answer, the messages it was sent, the tool calls it made and its token usage, with the
+    page and audience it was asked from; returns the conversation id."""
     async with db.transaction() as conn:
         if conversation_id is None:
             conversation_id = str(uuid.uuid4())
             await conn.execute(
                 "INSERT INTO conversations (id, user_ref) VALUES (%s, %s)", (conversation_id, ref)
             )
-        data = storable(result.to_dict())
         await conn.execute(
             "INSERT INTO turns (conversation_id, model, messages, answer, tool_calls, usage,"
             " latency_ms, page_path, audience) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s)",
             (
                 conversation_id,
-                result.model,
-                json.dumps(storable({"user": user_text,
-                                     "all": _redact_images(result.messages)}), default=str),
-                storable(result.answer),
-                json.dumps(data["tool_calls"], default=str),
-                json.dumps(data["usage"]),
-                result.latency_ms,
+                model,
+                json.dumps(storable({"user": user_text, "all": _redact_images(messages)}),
+                           default=str),
+                storable(answer),
+                json.dumps(storable(tool_calls), default=str),
+                json.dumps(storable(usage)),
+                latency_ms,
                 page_path,
                 audience,
             ),

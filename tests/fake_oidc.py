@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from app.web.background import free_port, serve_in_thread
+from app.serving import free_port, serve_in_thread
 
 CLIENT_ID = "makerlab"
 CLIENT_SECRET = "test-client-secret"

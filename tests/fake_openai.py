@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from app.web.background import serve_in_thread
+from app.serving import serve_in_thread
 
 # A handler answers (status, JSON payload), or (status, payload, headers); a payload that is a
 # str is sent as it is (a body that is not JSON); a float status means "sleep that long first,

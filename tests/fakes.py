@@ -6,7 +6,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from app.chat.models import ModelCallError, ModelReply, ToolCallRequest, Usage
+from app.chat.models import ModelCallError
+from app.chat.reply import ModelReply, ToolCallRequest, Usage
 
 Step = ModelReply | Exception | Callable[[list[dict[str, Any]], list[dict[str, Any]] | None],
                                          ModelReply]

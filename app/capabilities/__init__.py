@@ -13,6 +13,7 @@ from app.capabilities import (  # noqa: F401  (imported to register)
     read_page,
     units,
 )
+from app.capabilities._context import PageContext, Photo, PromptContext, SelectedRow, ToolContext
 from app.capabilities._registry import (
     REGISTRY,
     TOOL_KINDS,
@@ -30,9 +31,14 @@ __all__ = [
     "REGISTRY",
     "TOOL_KINDS",
     "Capability",
+    "PageContext",
+    "Photo",
+    "PromptContext",
     "Registry",
     "RegistryError",
+    "SelectedRow",
     "Tool",
+    "ToolContext",
     "ToolError",
     "ToolKind",
     "capability",

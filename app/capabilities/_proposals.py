@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from app.capabilities._context import PageContext, ToolContext
 from app.capabilities._registry import REGISTRY, ApplyFn, Tool, ToolError
-from app.chat.context import PageContext, ToolContext
 from app.db import Database
 from app.identity import Identity, audience_of
 from app.text import storable

@@ -13,14 +13,12 @@ import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from app.capabilities._context import PromptContext, ToolContext
 from app.identity import AUDIENCES, audience_of
-
-if TYPE_CHECKING:
-    from app.chat.context import PromptContext, ToolContext
 
 ToolKind = Literal["read", "write", "action", "live_read"]
 TOOL_KINDS: tuple[ToolKind, ...] = ("read", "write", "action", "live_read")
@@ -31,10 +29,10 @@ SUPER_ADMIN = frozenset({"super_admin"})
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,63}$")
 
-RunFn = Callable[["ToolContext", Any], Awaitable[Any]]
-ApplyFn = Callable[["ToolContext", Any], Awaitable[dict[str, Any]]]
-PromptFn = Callable[["PromptContext"], str]
-WhenFn = Callable[["PromptContext"], bool]
+RunFn = Callable[[ToolContext, Any], Awaitable[Any]]
+ApplyFn = Callable[[ToolContext, Any], Awaitable[dict[str, Any]]]
+PromptFn = Callable[[PromptContext], str]
+WhenFn = Callable[[PromptContext], bool]
 
 
 @cache

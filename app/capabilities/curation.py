@@ -7,9 +7,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from app.capabilities._context import PromptContext, ToolContext
 from app.capabilities._registry import STAFF, ToolError, capability, tool
 from app.catalog import SPEC_FIELDS
-from app.chat.context import PromptContext, ToolContext
 
 CURATABLE = (*SPEC_FIELDS, "summary", "location", "aliases")
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from app.capabilities._context import PromptContext
 from app.capabilities._registry import EVERYONE, capability
-from app.chat.context import PromptContext
 
 LAB_NAME = "MakerLAB"
 LAB_LOCATION = "Ground floor of the Engineering Library, rooms G.10 to G.14"

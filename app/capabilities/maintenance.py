@@ -6,9 +6,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.capabilities._context import PromptContext, ToolContext
 from app.capabilities._proposals import propose
 from app.capabilities._registry import STAFF, ToolError, capability, tool
-from app.chat.context import PromptContext, ToolContext
 
 
 class ListTicketsArgs(BaseModel):

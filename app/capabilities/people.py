@@ -6,9 +6,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from app.capabilities._context import PromptContext, ToolContext
 from app.capabilities._proposals import propose
 from app.capabilities._registry import SUPER_ADMIN, ToolError, capability
-from app.chat.context import PromptContext, ToolContext
 
 
 class SetTitleArgs(BaseModel):

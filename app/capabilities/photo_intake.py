@@ -6,8 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from app.capabilities._context import PromptContext, ToolContext
 from app.capabilities._registry import EVERYONE, STAFF, ToolError, capability, tool
-from app.chat.context import PromptContext, ToolContext
 
 
 class IdentifiedItem(BaseModel):

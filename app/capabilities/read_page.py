@@ -13,8 +13,8 @@ from urllib.parse import urljoin
 import httpx
 from pydantic import BaseModel, Field
 
+from app.capabilities._context import PromptContext, ToolContext
 from app.capabilities._registry import EVERYONE, ToolError, capability, tool
-from app.chat.context import PromptContext, ToolContext
 
 MAX_REDIRECTS = 3
 MAX_BYTES = 512 * 1024

@@ -7,8 +7,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from app import catalog
+from app.capabilities._context import PromptContext, ToolContext
 from app.capabilities._registry import EVERYONE, ToolError, capability, tool
-from app.chat.context import PromptContext, ToolContext
 
 
 class UnitStatusArgs(BaseModel):

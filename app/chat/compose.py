@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app import catalog
-from app.capabilities import REGISTRY, Tool
-from app.chat.context import PageContext, Photo, PromptContext
+from app.capabilities import REGISTRY, PageContext, Photo, PromptContext, Tool
 from app.chat.page_context import where_block
 from app.chat.qr import QrHint, qr_hints, qr_section
 from app.db import Database

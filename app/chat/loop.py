@@ -11,10 +11,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app.capabilities import Tool, ToolError
+from app.capabilities import Tool, ToolContext, ToolError
 from app.chat.compose import ComposedChat
-from app.chat.context import ToolContext
-from app.chat.models import ChatModel, ModelReply, Usage
+from app.chat.models import ChatModel
+from app.chat.reply import ModelReply, Usage
 from app.text import storable
 
 STEP_LIMIT_NOTE = (

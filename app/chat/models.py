@@ -3,60 +3,31 @@ every other provider through litellm), explicit timeouts and one retry policy.""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.chat import model_info
-from app.chat.openai_wire import OPENAI_BASE, OpenAICompatModel, adapted, request_options
+from app.chat.openai_wire import (
+    OPENAI_BASE,
+    OpenAICompatModel,
+    adapted,
+    reply_from_openai,
+    request_options,
+)
+from app.chat.reply import ModelReply
 from app.chat.retry import ModelCallError, ProviderError, call_with_retries, parse_retry_after
 from app.localmodel import is_local
 from app.settings import Settings
-from app.text import storable
+
+if TYPE_CHECKING:
+    from app.localmodel.prefix_cache import PrefixCache
 
 # The embedded model's OpenAI-compatible server needs some key; it is not a secret.
 LOCAL_API_KEY = "local-no-key"
 # A small local model can ramble; an answer past this is cut (it costs ~30 s on 2 cores).
 LOCAL_MAX_TOKENS = 768
-
-
-@dataclass(frozen=True)
-class ToolCallRequest:
-    id: str
-    name: str
-    arguments: str  # raw JSON text, as the model wrote it
-
-
-@dataclass(frozen=True)
-class Usage:
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cut: int = 0  # replies the model ended at its token cap (finish_reason "length")
-    # llama.cpp's own timings (the embedded model): prompt tokens taken from its cache, and
-    # the milliseconds spent on the prompt (prefill) and on generating.
-    cached_tokens: int = 0
-    prefill_ms: int = 0
-    generation_ms: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.prompt_tokens + other.prompt_tokens,
-            self.completion_tokens + other.completion_tokens,
-            self.cut + other.cut,
-            self.cached_tokens + other.cached_tokens,
-            self.prefill_ms + other.prefill_ms,
-            self.generation_ms + other.generation_ms,
-        )
-
-
-@dataclass(frozen=True)
-class ModelReply:
-    content: str | None
-    tool_calls: list[ToolCallRequest] = field(default_factory=list)
-    usage: Usage = Usage()
 
 
 class ChatModel(Protocol):
@@ -89,7 +60,7 @@ def price_per_token(model_id: str) -> tuple[float, float] | None:
 
 def _as_provider_error(exc: BaseException) -> ProviderError:
     """A litellm exception, classified like the wire transport's."""
-    import litellm
+    import litellm  # already imported by the call that raised (see LiteLLMModel.complete)
 
     status = getattr(exc, "status_code", None)
     headers = getattr(getattr(exc, "response", None), "headers", None) or {}
@@ -153,7 +124,9 @@ class LiteLLMModel:
         tool_choice: str | dict[str, Any] | None = None,
         response_format: dict[str, Any] | None = None,
     ) -> ModelReply:
-        import litellm  # slow to import; only paid when a litellm provider is called
+        # About 3 s to import (measured: 2.9-3.3 s on 2 cores), so only a call to a litellm
+        # provider pays it; the wire transport and model_info never import litellm.
+        import litellm
 
         litellm.suppress_debug_info = True  # no "Give Feedback" banners in our output
         kwargs: dict[str, Any] = {
@@ -188,59 +161,13 @@ class LiteLLMModel:
         return adapted(reply, tools, self._tool_calls_in_content)
 
 
-def reply_from_openai(data: dict[str, Any]) -> ModelReply:
-    """A ModelReply from an OpenAI-format chat completion (as a plain dict); a body of any
-    other shape is the provider's unreadable answer, never a crash."""
-    try:
-        return _reply(data)
-    except (AttributeError, TypeError, ValueError) as exc:
-        raise ProviderError("unreadable", f"the model's answer has an unexpected shape: {exc}"
-                            ) from exc
+PREFIX_CACHES: dict[str, PrefixCache] = {}
 
 
-def _reply(data: dict[str, Any]) -> ModelReply:
-    choices = data.get("choices") or []
-    if not choices:
-        raise ProviderError("unreadable", "the model returned no choices")
-    message = choices[0].get("message") or {}
-    calls = []
-    for i, call in enumerate(message.get("tool_calls") or []):
-        fn = call.get("function") or {}
-        args = fn.get("arguments")
-        calls.append(
-            ToolCallRequest(
-                id=call.get("id") or f"call_{i}",
-                name=fn.get("name") or "",
-                arguments=args if isinstance(args, str) else json.dumps(args or {}),
-            )
-        )
-    usage = data.get("usage") or {}
-    content = message.get("content")
-    if content is not None and not isinstance(content, str):
-        raise TypeError(f"content is {type(content).__name__}, not text")
-    return ModelReply(
-        content=storable(content),
-        tool_calls=calls,
-        usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
-                    int(choices[0].get("finish_reason") == "length"), *_timings(data)),
-    )
-
-
-def _timings(data: dict[str, Any]) -> tuple[int, int, int]:
-    """llama.cpp's `timings` (cached prompt tokens, prefill ms, generation ms); zeros from
-    any other provider."""
-    t = data.get("timings")
-    if not isinstance(t, dict):
-        return 0, 0, 0
-    return (int(t.get("cache_n") or 0), int(float(t.get("prompt_ms") or 0)),
-            int(float(t.get("predicted_ms") or 0)))
-
-
-PREFIX_CACHES: dict[str, Any] = {}
-
-
-def prefix_cache(settings: Settings) -> Any:
+def prefix_cache(settings: Settings) -> PrefixCache:
     """The embedded model's prefix cache (one per folder, shared by every job's model)."""
+    # prefix_cache imports aiohttp (0.11 s, measured), which the wire transport imports only
+    # when first used (see openai_wire.warm_import): importing this module stays without it.
     from app.localmodel.prefix_cache import PrefixCache
 
     folder = str(settings.local_prefix_cache)
@@ -276,7 +203,7 @@ def model_for_job(settings: Settings, job: str, override: str | None = None) -> 
         if not settings.local_prefix_cache or not settings.local_prefix_cache_mb or \
                 settings.local_model_speculative == "draft":
             return local
-        from app.localmodel.prefix_cache import PinnedModel, pool_for
+        from app.localmodel.prefix_cache import PinnedModel, pool_for  # aiohttp: see above
 
         root = settings.local_model_url.rstrip("/").removesuffix("/v1")
         return PinnedModel(local, root, pool_for(root, settings.local_model_parallel),

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 
 from app import catalog
-from app.chat.context import PageContext, SelectedRow
+from app.capabilities import PageContext, SelectedRow
 from app.db import Database
 
 _TOOL = re.compile(r"^/tools/([a-z0-9-]+)(/curate)?/?\Z")

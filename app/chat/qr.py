@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import zxingcpp
 from PIL import Image
 
-from app.chat.context import Photo
+from app.capabilities import Photo
 
 _QR = zxingcpp.barcode_formats_from_str("QRCode")
 # A label photographed on a machine stays readable at this size; decoding time and memory

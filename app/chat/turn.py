@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from app.capabilities import PageContext, Photo, ToolContext
 from app.chat.compose import ComposedChat, compose_chat, pdf_parts, user_message
-from app.chat.context import PageContext, Photo, ToolContext
 from app.db import Database
 from app.identity import Identity
 from app.manuals.library import ManualLibrary

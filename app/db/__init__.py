@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from pgvector.psycopg import register_vector_async
 from psycopg.conninfo import make_conninfo
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from app.db.embedded import start_embedded
 from app.db.migrate import MigrationError, migrate
 
 __all__ = ["Database", "MigrationError", "resolve_conninfo", "scratch_database"]
@@ -24,8 +26,6 @@ def resolve_conninfo(database_url: str | None, data_dir: Path) -> str:
     """`DATABASE_URL` when given, else the embedded server's URI (started on demand)."""
     if database_url:
         return database_url
-    from app.db.embedded import start_embedded
-
     return start_embedded(data_dir)
 
 
@@ -47,8 +47,6 @@ class Database:
 
         async def configure(conn: psycopg.AsyncConnection) -> None:
             if self._app_schema:
-                from pgvector.psycopg import register_vector_async  # imports numpy: late
-
                 await register_vector_async(conn)
             conn.row_factory = dict_row  # type: ignore[assignment]
             await conn.set_autocommit(True)

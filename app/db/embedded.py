@@ -44,7 +44,9 @@ def start_embedded(data_dir: Path) -> str:
     if pgdata.exists():
         _clear_dead_handles(pgdata)
 
-    import pgserver  # imported late: it reads XDG_RUNTIME_DIR at import
+    # Imported here, not at the top: pgserver reads XDG_RUNTIME_DIR when it is imported, and
+    # the line above has only just set it.
+    import pgserver
 
     try:
         server = pgserver.get_server(str(pgdata), cleanup_mode="stop")

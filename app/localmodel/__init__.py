@@ -27,6 +27,8 @@ def local_model_settings(settings: Settings, needed: bool, say: object = print
     if not needed or settings.local_model_url:
         yield settings
         return
+    # The server's module (httpx, psutil, uvicorn) takes 0.25-0.3 s to import (measured after
+    # app.chat.models, which imports this package for is_local): paid only to start a server.
     from app.localmodel.server import local_model
 
     with local_model(settings.data_dir, settings.local_model,

@@ -13,6 +13,8 @@ import os
 import signal
 import threading
 
+import xllamacpp as xlc
+
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m app.localmodel.serve")
@@ -31,8 +33,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--draft-max", type=int, default=8,
                    help="tokens the draft model proposes at a time")
     args = p.parse_args(argv)
-
-    import xllamacpp as xlc
 
     params = xlc.CommonParams()
     params.model.path = args.model

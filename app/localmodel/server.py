@@ -16,7 +16,7 @@ import httpx
 import psutil
 
 from app.localmodel.assemble import MODELS, ModelAssemblyError, ModelSpec, assemble
-from app.web.background import free_port
+from app.serving import free_port
 
 READY_TIMEOUT_S = 180.0
 STOP_TIMEOUT_S = 10.0

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 
 from app.manuals.pdf import PDF_MAGIC
+from app.serving import free_port, serve_in_thread
 
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*\.pdf$")
 
@@ -86,3 +89,14 @@ def blob_app(store: BlobStore) -> Starlette:
         return Response(data, media_type="application/pdf")
 
     return Starlette(routes=[Route("/{key:path}", get)])
+
+
+@contextmanager
+def serve_blob_store(root: Path, *, mount: str = "") -> Iterator[BlobStore]:
+    """A blob store in `root`, served over real HTTP on 127.0.0.1 (under `mount`) while open.
+    Its addresses name the port it is served on."""
+    port = free_port()
+    store = BlobStore(root, f"http://127.0.0.1:{port}{mount}")
+    app = Starlette(routes=[Mount(mount, blob_app(store))]) if mount else blob_app(store)
+    with serve_in_thread(app, port=port):
+        yield store

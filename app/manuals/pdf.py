@@ -6,6 +6,9 @@ import io
 import re
 from dataclasses import dataclass
 
+from pypdf import PasswordType, PdfReader
+from pypdf.errors import PdfReadError, PyPdfError
+
 PDF_MAGIC = b"%PDF-"
 # C0 control characters that are not whitespace. PostgreSQL text cannot hold NUL at all, and
 # the rest are extraction debris (a CID font read byte by byte gives "\x00H\x00e..."), so they
@@ -30,9 +33,6 @@ def normalise(text: str) -> str:
 
 def read_pages(data: bytes, name: str) -> PdfPages:
     """Each page's text, normalised and with control characters removed."""
-    from pypdf import PasswordType, PdfReader  # slow to import: only when a PDF is read
-    from pypdf.errors import PdfReadError, PyPdfError
-
     if not data.startswith(PDF_MAGIC):
         raise PdfError(f"{name}: not a PDF (does not start with %PDF-)")
     try:
@@ -59,9 +59,6 @@ def page_texts(data: bytes, name: str) -> list[str]:
 
 def page_count(data: bytes) -> int | None:
     """Pages in a PDF, from the file itself; None when it cannot be read."""
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError, PyPdfError
-
     try:
         return len(PdfReader(io.BytesIO(data), strict=False).pages)
     except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError):

@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from app.capabilities._proposals import ProposalError, decide_proposal
 from app.chat.loop import ToolCallRecord
 from app.chat.models import ModelCallError
-from app.conversations import user_ref
+from app.conversations import get_consent, set_consent, user_ref
 from app.identity import ROLES, Identity, UnknownRoleError, demo_identity, identity_by_id
 from app.web.auth import StaffListError, role_of
 from app.web.errors import ClientError, model_call_failed, request_id, server_error
@@ -109,8 +109,6 @@ async def consent(request: Request) -> JSONResponse:
     """GET: whether this person (or anonymous session) lets the lab turn their conversations
     into test cases; POST {"consent": bool}: record it. Kept against the pseudonymous
     reference their conversations are stored under; off until they say yes."""
-    from app.conversations import get_consent, set_consent
-
     identity = await current_identity(request)
     ref = current_ref(request, identity)
     db = request.app.state.db

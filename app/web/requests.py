@@ -19,7 +19,7 @@ from PIL import Image
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from starlette.requests import Request
 
-from app.chat.context import Photo
+from app.capabilities import Photo
 from app.settings import Settings
 from app.web.errors import ClientError, validation_message
 

@@ -6,8 +6,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from app.capabilities import Photo
 from app.chat.compose import ComposedChat
-from app.chat.context import Photo
 from app.chat.loop import ToolCallRecord, TurnResult, run_turn
 from app.chat.models import ChatModel
 from app.chat.page_context import PageContextError, load_page_context
@@ -97,6 +97,9 @@ async def serve_turn(
                 ([p.attachment_id for p in photos],),
             )
         raise
-    conversation_id = await record_turn(db, conversation_id, ref, text, result,
-                                        page_path=page.path, audience=audience_of(identity))
+    stored = result.to_dict()
+    conversation_id = await record_turn(
+        db, conversation_id, ref, text, model=result.model, answer=result.answer,
+        messages=result.messages, tool_calls=stored["tool_calls"], usage=stored["usage"],
+        latency_ms=result.latency_ms, page_path=page.path, audience=audience_of(identity))
     return ServedTurn(conversation_id, turn.composed, result)

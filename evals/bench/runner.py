@@ -36,8 +36,8 @@ import httpx
 from app.chat.openai_wire import OpenAICompatModel, close_clients
 from app.db import scratch_database
 from app.manuals.embed import HashEmbedder
+from app.serving import free_port
 from app.settings import get_settings
-from app.web.background import free_port
 from evals.checks import CHECKS, CheckSpec
 from evals.execute.env import eval_env
 from evals.execute.session import Prepared, Version, run_versions

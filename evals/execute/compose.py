@@ -10,8 +10,8 @@ from typing import Any
 
 import httpx
 
+from app.capabilities import PageContext, Photo, ToolContext
 from app.chat.compose import ComposedChat, compose_chat
-from app.chat.context import PageContext, Photo, ToolContext
 from app.chat.page_context import load_page_context, selection_ids_by_name
 from app.chat.turn import prepare_turn
 from app.identity import Identity, audience_of, demo_identity

@@ -20,8 +20,9 @@ from typing import Any
 from app.capabilities import Tool
 from app.capabilities._proposals import ProposalError, decide_proposal
 from app.chat.loop import run_turn
-from app.chat.models import ChatModel, Usage
+from app.chat.models import ChatModel
 from app.chat.page_context import load_page_context, selection_ids_by_name
+from app.chat.reply import Usage
 from app.chat.turn import prepare_turn
 from app.db import Database
 from app.identity import audience_of, demo_identity

@@ -23,18 +23,17 @@ import psutil
 import psycopg
 from psycopg.conninfo import make_conninfo
 
+from app.capabilities import PageContext, Photo
 from app.chat.compose import ComposedChat
-from app.chat.context import PageContext, Photo
 from app.db import Database
 from app.identity import Identity
 from app.manuals import ManualLibrary
-from app.manuals.blobs import BlobStore
+from app.manuals.blobs import BlobStore, serve_blob_store
 from app.manuals.demo import DEMO_MANUALS, FIXTURE_DIR, seed_manuals
 from app.manuals.embed import Embedder
 from app.manuals.library import blob_key
 from app.seed import DEMO_MACHINES, seed_demo
 from app.settings import Settings
-from app.web.background import serve_blob_store
 from evals.fixtures.lab_catalog import seed_lab_catalog
 from evals.fixtures.tickets import seed_eval_tickets
 from evals.settings import PROJECT_ROOT

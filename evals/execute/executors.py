@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from app.chat.loop import ToolCallRecord, run_turn
-from app.chat.models import ChatModel, Usage
+from app.chat.models import ChatModel
+from app.chat.reply import Usage
 from evals.checks import needs_evidence
 from evals.execute.agent import apply_frozen
 from evals.execute.compose import citation_evidence, compose_case

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.capabilities import Tool, ToolError
-from app.chat.context import ToolContext
+from app.capabilities import Tool, ToolContext, ToolError
 from evals.load.scenarios import ToolResponses
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.capabilities import Tool
-from app.chat.context import ToolContext
+from app.capabilities import Tool, ToolContext
 
 STUBBED_KINDS = ("write", "action", "live_read")
 # What each stub answers, shaped like the real tool's success so the turn reads naturally.

@@ -7,8 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.capabilities import REGISTRY
-from app.chat.context import PageContext, PromptContext
+from app.capabilities import REGISTRY, PageContext, PromptContext
 from app.identity import Identity
 from evals.checks import About
 from evals.fixtures.catalog import fixtures_for

@@ -3,9 +3,9 @@ from collections.abc import Iterator
 import pytest
 
 from app.manuals import BlobStore, ManualLibrary
+from app.manuals.blobs import serve_blob_store
 from app.manuals.demo import seed_manuals
 from app.manuals.embed import HashEmbedder
-from app.web.background import serve_blob_store
 
 
 @pytest.fixture

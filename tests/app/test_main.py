@@ -8,8 +8,9 @@ import time
 
 import httpx
 import psutil
+import pytest
 
-from app.web.background import free_port
+from app.serving import free_port
 
 
 def postgres_of(pgdata):
@@ -17,6 +18,7 @@ def postgres_of(pgdata):
             if str(pgdata) in " ".join(p.info["cmdline"] or [])]
 
 
+@pytest.mark.slow
 def test_sigterm_stops_the_embedded_postgres_it_started(tmp_path):
     port = free_port()
     env = {**os.environ, "DATA_DIR": str(tmp_path), "MODEL_CHAT": "openai/none",

@@ -1,19 +1,10 @@
+"""Model calls by job: model_for_job, and the litellm transport over real HTTP."""
+
 import pytest
 
-from app.chat.models import LiteLLMModel, ModelCallError, model_for_job, reply_from_openai
+from app.chat.models import LiteLLMModel, ModelCallError, model_for_job
 from app.settings import Settings
 from tests.fake_openai import completion, fake_openai_server
-
-
-def test_reply_from_openai_reads_content_tool_calls_and_usage():
-    reply = reply_from_openai(completion(None, [
-        {"id": "c1", "type": "function",
-         "function": {"name": "search_catalog", "arguments": '{"query": "laser"}'}}]))
-    assert reply.tool_calls[0].name == "search_catalog"
-    assert reply.tool_calls[0].arguments == '{"query": "laser"}'
-    assert reply.usage.prompt_tokens == 7
-    with pytest.raises(ModelCallError, match="no choices"):
-        reply_from_openai({"choices": []})
 
 
 def test_local_default_without_a_running_server_is_a_clear_error():
@@ -21,6 +12,23 @@ def test_local_default_without_a_running_server_is_a_clear_error():
         model_for_job(Settings(), "chat")
     with pytest.raises(ValueError, match="unknown model job 'chef'"):
         Settings().model_for("chef")
+
+
+def test_the_local_model_is_pinned_only_when_its_prefix_folder_is_known(tmp_path):
+    from app.chat.models import model_for_job
+    from app.settings import Settings
+
+    plain = Settings(data_dir=tmp_path, local_model_url="http://127.0.0.1:1/v1")
+    cached = plain.model_copy(update={"local_prefix_cache": str(tmp_path),
+                                      "local_model_parallel": 2})
+    off = cached.model_copy(update={"local_prefix_cache_mb": 0})
+    drafted = cached.model_copy(update={"local_model_speculative": "draft"})
+    assert type(model_for_job(plain, "chat")).__name__ == "OpenAICompatModel"
+    assert type(model_for_job(drafted, "chat")).__name__ == "OpenAICompatModel"
+    assert type(model_for_job(cached, "chat")).__name__ == "PinnedModel"
+    assert type(model_for_job(off, "chat")).__name__ == "OpenAICompatModel"
+    judge = model_for_job(cached, "judge")
+    assert judge._pool is model_for_job(cached, "chat")._pool  # one pool per server
 
 
 async def test_litellm_model_over_real_http_retries_a_transient_error():
@@ -53,18 +61,21 @@ async def test_litellm_model_gives_up_on_a_client_error_without_retrying():
     assert len(received) == 1
 
 
-def test_a_provider_key_picks_that_providers_default(monkeypatch):
-    from app.localmodel import uses_local_model
+TOOLS = [{"type": "function", "function": {"name": n, "description": "d", "parameters": {}}}
+         for n in ("search_catalog", "get_unit_status")]
 
-    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"):
-        monkeypatch.delenv(key, raising=False)
-    assert Settings().model_for("chat") == "local"
-    assert uses_local_model(Settings())
-    assert not uses_local_model(Settings(), "openai/gpt-4.1-mini")
-    assert not uses_local_model(Settings(local_model_url="http://127.0.0.1:9/v1"))
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
-    assert Settings().model_for("judge") == "openai/gpt-4.1-mini"
-    assert Settings(model_chat="anthropic/claude-x").model_for("chat") == "anthropic/claude-x"
+
+async def test_hosted_provider_responses_pass_through_untouched():
+    text = '{"name": "search_catalog", "arguments": {"query": "laser"}}'
+    with fake_openai_server(lambda body: (200, completion(text))) as (base, _):
+        hosted = LiteLLMModel("openai/fake", api_base=base, api_key="k", timeout_s=10,
+                              retries=0)
+        local = LiteLLMModel("openai/fake", api_base=base, api_key="k", timeout_s=10,
+                             retries=0, tool_calls_in_content=True, max_tokens=64)
+        as_hosted = await hosted.complete([{"role": "user", "content": "x"}], TOOLS)
+        as_local = await local.complete([{"role": "user", "content": "x"}], TOOLS)
+    assert as_hosted.content == text and as_hosted.tool_calls == []
+    assert [c.name for c in as_local.tool_calls] == ["search_catalog"]
 
 
 async def test_model_temperature_applies_when_a_call_names_none(tmp_path):
@@ -78,14 +89,3 @@ async def test_model_temperature_applies_when_a_call_names_none(tmp_path):
         await plain.complete([{"role": "user", "content": "hi"}])
     assert received[0]["temperature"] == 0 and received[1]["temperature"] == 0.7
     assert "temperature" not in received[2]  # unset: the provider's own default
-
-
-def test_llama_cpp_timings_are_read_and_others_give_zeros():
-    llama = {"choices": [{"message": {"content": "x"}, "finish_reason": "stop"}],
-             "usage": {"prompt_tokens": 1812, "completion_tokens": 3},
-             "timings": {"cache_n": 1801, "prompt_ms": 590.4, "predicted_ms": 210.9}}
-    reply = reply_from_openai(llama)
-    assert (reply.usage.cached_tokens, reply.usage.prefill_ms, reply.usage.generation_ms) == (
-        1801, 590, 210)
-    other = reply_from_openai({**llama, "timings": None})
-    assert (other.usage.cached_tokens, other.usage.prefill_ms) == (0, 0)

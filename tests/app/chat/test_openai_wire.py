@@ -1,11 +1,13 @@
-"""The wire transport's one retry policy, against a real HTTP server on 127.0.0.1."""
+"""The wire transport against a real HTTP server on 127.0.0.1: its one retry policy, and
+completions read as replies."""
 
 import time
 
 import pytest
 
 import app.chat.retry as retry
-from app.chat.openai_wire import OpenAICompatModel
+from app.chat.models import ModelCallError
+from app.chat.openai_wire import OpenAICompatModel, reply_from_openai
 from app.chat.retry import ProviderError
 from tests.fake_openai import completion, fake_openai_server
 
@@ -36,16 +38,6 @@ async def test_retry_after_is_honoured():
         reply = await model(base).complete([{"role": "user", "content": "hi"}])
     assert reply.content == "fine" and len(received) == 2
     assert seen[1] - seen[0] >= 0.38
-
-
-def test_a_long_retry_after_is_capped(monkeypatch):
-    from tenacity import RetryCallState
-
-    monkeypatch.setattr(retry, "RETRY_AFTER_CAP_S", 3.0)
-    state = RetryCallState(None, None, (), {})
-    state.set_exception((ProviderError, ProviderError("rate_limit", "x", retry_after_s=600),
-                         None))
-    assert retry._wait(state) == 3.0
 
 
 async def test_server_errors_are_retried_then_reported():
@@ -81,7 +73,7 @@ async def test_a_hanging_server_times_out_and_is_retried():
 
 
 async def test_a_refused_connection_is_a_connection_failure():
-    from app.web.background import free_port
+    from app.serving import free_port
 
     with pytest.raises(ProviderError) as exc:
         await model(f"http://127.0.0.1:{free_port()}/v1", retries=1).complete(
@@ -95,3 +87,25 @@ async def test_the_key_is_sent_but_never_shown():
         await m.complete([{"role": "user", "content": "hi"}], temperature=0)
     assert received[0]["model"] == "fake" and received[0]["temperature"] == 0
     assert "sk-x" not in repr(m)
+
+
+def test_reply_from_openai_reads_content_tool_calls_and_usage():
+    reply = reply_from_openai(completion(None, [
+        {"id": "c1", "type": "function",
+         "function": {"name": "search_catalog", "arguments": '{"query": "laser"}'}}]))
+    assert reply.tool_calls[0].name == "search_catalog"
+    assert reply.tool_calls[0].arguments == '{"query": "laser"}'
+    assert reply.usage.prompt_tokens == 7
+    with pytest.raises(ModelCallError, match="no choices"):
+        reply_from_openai({"choices": []})
+
+
+def test_llama_cpp_timings_are_read_and_others_give_zeros():
+    llama = {"choices": [{"message": {"content": "x"}, "finish_reason": "stop"}],
+             "usage": {"prompt_tokens": 1812, "completion_tokens": 3},
+             "timings": {"cache_n": 1801, "prompt_ms": 590.4, "predicted_ms": 210.9}}
+    reply = reply_from_openai(llama)
+    assert (reply.usage.cached_tokens, reply.usage.prefill_ms, reply.usage.generation_ms) == (
+        1801, 590, 210)
+    other = reply_from_openai({**llama, "timings": None})
+    assert (other.usage.cached_tokens, other.usage.prefill_ms) == (0, 0)

@@ -1,10 +1,8 @@
-import json
-import os
+"""Forward migrations: recorded, applied once, named when they fail."""
 
 import pytest
 
 from app.db import Database
-from app.db.embedded import HANDLE_FILE, _clear_dead_handles
 from app.db.migrate import MigrationError, discover, migrate
 
 
@@ -37,10 +35,3 @@ async def test_failing_migration_names_the_file_and_leaves_nothing(db: Database,
             await migrate(conn, tmp_path)
     tables = {r["tablename"] for r in await db.fetch("SELECT tablename FROM pg_tables")}
     assert "mig_ok" in tables and "mig_half" not in tables
-
-
-def test_dead_pids_are_cleared_from_the_handle_file(tmp_path):
-    dead = 2**22 + 12345  # above the default pid_max: never a live process
-    (tmp_path / HANDLE_FILE).write_text(json.dumps([os.getpid(), dead]))
-    _clear_dead_handles(tmp_path)
-    assert json.loads((tmp_path / HANDLE_FILE).read_text()) == [os.getpid()]

@@ -13,7 +13,7 @@ from starlette.routing import Route
 
 from app.chat.openai_wire import OpenAICompatModel
 from app.localmodel.prefix_cache import PinnedModel, PrefixCache, SlotPool
-from app.web.background import serve_in_thread
+from app.serving import serve_in_thread
 from tests.fake_openai import completion
 
 
@@ -160,23 +160,6 @@ async def test_a_cache_failure_costs_time_never_the_request(tmp_path):
     assert model._cache.hits == 0 and "restore slot 0" in model._cache.failures[0]
     assert model._pool.held[0] is not None  # the request itself filled the slot
     assert broken._cache.failures[0].startswith("prefix key:")
-
-
-def test_the_local_model_is_pinned_only_when_its_prefix_folder_is_known(tmp_path):
-    from app.chat.models import model_for_job
-    from app.settings import Settings
-
-    plain = Settings(data_dir=tmp_path, local_model_url="http://127.0.0.1:1/v1")
-    cached = plain.model_copy(update={"local_prefix_cache": str(tmp_path),
-                                      "local_model_parallel": 2})
-    off = cached.model_copy(update={"local_prefix_cache_mb": 0})
-    drafted = cached.model_copy(update={"local_model_speculative": "draft"})
-    assert type(model_for_job(plain, "chat")).__name__ == "OpenAICompatModel"
-    assert type(model_for_job(drafted, "chat")).__name__ == "OpenAICompatModel"
-    assert type(model_for_job(cached, "chat")).__name__ == "PinnedModel"
-    assert type(model_for_job(off, "chat")).__name__ == "OpenAICompatModel"
-    judge = model_for_job(cached, "judge")
-    assert judge._pool is model_for_job(cached, "chat")._pool  # one pool per server
 
 
 def test_a_pool_serves_one_event_loop_after_another():

@@ -1,9 +1,12 @@
+"""The blob store: PDFs by key, served over real HTTP, and only its own addresses."""
+
 import httpx
 import pytest
 
-from app.manuals.blobs import BlobKeyError
+from app.manuals.blobs import BlobKeyError, BlobStore
 
 PDF = b"%PDF-1.4\n% fixture\n"
+BASE = "http://127.0.0.1:9/manuals"
 
 
 async def _get(base, path):
@@ -55,3 +58,21 @@ def test_keys_that_could_leave_the_store_are_refused(blob_server, key):
 def test_only_pdfs_are_stored(blob_server):
     with pytest.raises(BlobKeyError, match="only PDFs"):
         blob_server[0].put("x.pdf", b"GIF89a")
+
+
+@pytest.mark.parametrize(("url", "served"), [
+    (f"{BASE}/form-4/form-4-manual.pdf", True),
+    (f"{BASE}/form-4/form-4-manual.pdf#page=2", True),
+    ("http://127.0.0.1:9/manuals/../admin.pdf", False),  # resolves outside the store
+    ("http://127.0.0.1:9/manuals/%2e%2e/admin.pdf", False),  # the server may decode it
+    ("http://127.0.0.1:9/manuals/x%2Fy.pdf", False),
+    ("http://127.0.0.1:9/other.pdf", False),
+    ("http://127.0.0.1:8000/manuals/x.pdf", False),  # another port of the same host
+    ("http://localhost:9/manuals/x.pdf", False),
+    ("http://user@127.0.0.1:9/manuals/x.pdf", False),
+    ("https://127.0.0.1:9/manuals/x.pdf", False),
+    ("http://169.254.169.254/latest/meta-data.pdf", False),
+    ("http://[::1", False),
+])
+def test_the_store_serves_only_its_own_addresses(tmp_path, url, served):
+    assert BlobStore(tmp_path, BASE).serves(url) is served

@@ -1,20 +1,11 @@
+"""The manual library: ingestion, attached scans, passage search."""
+
 import pytest
 
-from app.manuals import IngestError, ManualLibrary
-from app.manuals.chunk import passages
-from app.manuals.demo import FIXTURE_DIR, seed_manuals
-from app.manuals.embed import HashEmbedder, MiniLMEmbedder
-from app.manuals.pdf import PdfError, normalise, page_texts
-from evals.fixtures.manuals.make_manuals import MANUALS
+from app.manuals import IngestError
+from app.manuals.demo import FIXTURE_DIR
+from app.manuals.pdf import page_texts
 from tests.app.manuals.pdfs import encrypted, pdf
-
-
-def test_fixture_pdfs_hold_exactly_the_text_their_script_writes():
-    for name, (title, _, pages), has_text in MANUALS:
-        texts = page_texts((FIXTURE_DIR / name).read_bytes(), name)
-        assert len(texts) == len(pages)
-        for text, (heading, body) in zip(texts, pages, strict=True):
-            assert text == (normalise(f"{title}: {heading} {body}") if has_text else "")
 
 
 async def test_ingestion_round_trip_stores_page_texts_and_page_bound_passages(library):
@@ -57,18 +48,6 @@ async def test_search_for_one_machine_returns_only_its_manuals(library):
     assert await library.search("resin tank", slug="no-such-machine") == []
 
 
-async def test_the_real_embedder_ranks_by_meaning(db, blob_server):
-    lib = ManualLibrary(db, blob_server[0], MiniLMEmbedder())
-    await seed_manuals(lib)
-    for question, title, page in [
-        ("what should I wear to protect my hands and eyes from resin", "Form 4 Manual", 1),
-        ("Which materials are forbidden in the laser cutter?", "Trotec Speedy 400 SOP", 2),
-        ("what do I do if something catches fire in the laser", "Trotec Speedy 400 SOP", 4),
-    ]:
-        [best, *_] = await lib.search(question)
-        assert (best["title"], best["page"]) == (title, page), question
-
-
 async def test_a_corrupt_pdf_is_a_clear_error_and_the_batch_goes_on(library, tmp_path):
     bad = tmp_path / "broken.pdf"
     bad.write_bytes(b"%PDF-1.7\n1 0 obj << /Type /Catalog >> garbage")
@@ -89,23 +68,6 @@ async def test_unknown_machine_is_refused(library):
     with pytest.raises(IngestError, match="no machine with slug 'glowforge'"):
         await library.ingest((FIXTURE_DIR / "form-4-manual.pdf").read_bytes(), name="f.pdf",
                              slug="glowforge", title="x")
-
-
-def test_page_texts_of_garbage_is_a_pdf_error():
-    with pytest.raises(PdfError, match="x.pdf: cannot read the PDF"):
-        page_texts(b"%PDF-1.4 nothing else", "x.pdf")
-
-
-def test_passages_never_exceed_the_page_and_overlap_by_a_sentence():
-    text = " ".join(f"Sentence number {i} is about the resin tank." for i in range(40))
-    parts = passages(text, target=200)
-    assert len(parts) > 3 and all(p in text for p in parts)
-    assert parts[0].rsplit(". ", 1)[-1] in parts[1]
-
-
-def test_hash_embedder_is_deterministic_and_normalised():
-    a, b = HashEmbedder().embed(["resin tank", "resin tank"])
-    assert (a == b).all() and abs(float((a * a).sum()) - 1) < 1e-6
 
 
 async def test_page_text_with_nul_bytes_is_stored_without_them_and_the_report_names_the_page(

@@ -1,6 +1,10 @@
+"""Reading PDFs: each page's text, control characters removed, encrypted files."""
+
 import pytest
 
-from app.manuals.pdf import PdfError, read_pages
+from app.manuals.demo import FIXTURE_DIR
+from app.manuals.pdf import PdfError, normalise, page_texts, read_pages
+from evals.fixtures.manuals.make_manuals import MANUALS
 from tests.app.manuals.pdfs import encrypted, pdf
 
 
@@ -25,3 +29,17 @@ def test_a_pdf_with_a_user_password_is_refused_as_password_protected():
     data = encrypted(pdf("Secret."), user_password="secret")
     with pytest.raises(PdfError, match=r"^locked\.pdf: the PDF is password-protected"):
         read_pages(data, "locked.pdf")
+
+
+def test_page_texts_of_garbage_is_a_pdf_error():
+    with pytest.raises(PdfError, match="x.pdf: cannot read the PDF"):
+        page_texts(b"%PDF-1.4 nothing else", "x.pdf")
+
+
+def test_fixture_pdfs_hold_exactly_the_text_their_script_writes():
+    assert MANUALS, "the fixture script lists no manual: the loop below would check nothing"
+    for name, (title, _, pages), has_text in MANUALS:
+        texts = page_texts((FIXTURE_DIR / name).read_bytes(), name)
+        assert len(texts) == len(pages)
+        for text, (heading, body) in zip(texts, pages, strict=True):
+            assert text == (normalise(f"{title}: {heading} {body}") if has_text else "")

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from app.chat.models import ModelReply
+from app.chat.reply import ModelReply
 from evals.calibration.calibrate import CalibrationError, calibrate
 from evals.calibration.sets import MAKERSPACE_SET, load_set, rate
 from evals.judge.trust import MIN_ITEMS, MIN_KAPPA

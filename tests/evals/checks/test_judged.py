@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from app.chat.models import LiteLLMModel, ModelReply
+from app.chat.models import LiteLLMModel
+from app.chat.reply import ModelReply
 from evals.checks import CHECKS, About, CheckSpec, _registry
 from evals.checks.judged import CriterionArgs, RubricArgs
 from evals.execute.runner import run_suite

@@ -1,8 +1,8 @@
 import textwrap
 
 from app.chat.models import LiteLLMModel
+from app.serving import serve_in_thread
 from app.web import create_app
-from app.web.background import serve_in_thread
 from evals.cli import main
 from evals.execute.endpoint import run_endpoint
 from evals.judge.setup import JudgeSetup

@@ -37,7 +37,7 @@ def answer(body):
 
 
 async def test_a_dead_endpoint_trips_the_breaker(env):
-    from app.web.background import free_port
+    from app.serving import free_port
 
     cases = select(load_cases(), HONEST) * 3
     cases = [c.__class__(**{**c.__dict__, "id": f"{c.id}-{i}"}) for i, c in enumerate(cases)]
@@ -173,7 +173,7 @@ def test_a_cancelled_waiter_hands_its_place_on():
 async def test_the_judges_calls_count_toward_the_cost_cap(env):
     import json
 
-    from app.chat.models import ModelReply, Usage
+    from app.chat.reply import ModelReply, Usage
     from evals.judge.setup import JudgeSetup
     from evals.judge.trust import Trust
 
@@ -196,7 +196,7 @@ async def test_the_judges_calls_count_toward_the_cost_cap(env):
 async def test_a_judge_call_refused_by_the_cap_is_an_error_that_says_so(env):
     import json
 
-    from app.chat.models import ModelReply, Usage
+    from app.chat.reply import ModelReply, Usage
     from evals.judge.setup import JudgeSetup
     from evals.judge.trust import Trust
 

@@ -62,7 +62,7 @@ def test_redact_only_touches_secret_looking_variables():
 
 
 def test_replies_cut_at_the_token_cap_are_reported():
-    from app.chat.models import _reply
+    from app.chat.openai_wire import _reply
     from evals.record.results import Attempt, CaseResult, Usage
     from evals.report.console import cut_lines
 

@@ -9,7 +9,7 @@ import pytest
 from playwright.async_api import Page
 
 from app.db import scratch_database
-from app.web.background import serve_in_thread
+from app.serving import serve_in_thread
 from evals.workspace import create_workspace
 from evals.workspace.launch import Launcher
 from tests.browser import chromium, screenshot

@@ -1,17 +1,20 @@
-"""What a chat turn knows about its surroundings: the page, the photos, the person."""
+"""What a capability is given about a chat turn: the person, the page, the photos.
+
+A capability's prompt fragment reads a PromptContext and its tools run with a ToolContext;
+chat composition builds both, and the web routes and the evals make the photos and pages
+that go into them.
+"""
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from app.db import Database
 from app.identity import Identity
-
-if TYPE_CHECKING:
-    from app.db import Database
-    from app.manuals.library import ManualLibrary
-    from app.settings import Settings
+from app.manuals.library import ManualLibrary
+from app.settings import Settings
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Serve an ASGI app on 127.0.0.1 in a background thread (the evals' blob server, tests)."""
+"""Serving on 127.0.0.1: a free port for a server (the local model's), and an ASGI app served in
+a background thread (the blob server, tests)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,9 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import uvicorn
-
-if TYPE_CHECKING:
-    from app.manuals.blobs import BlobStore
 
 START_TIMEOUT_S = 10.0
 
@@ -45,18 +42,3 @@ def serve_in_thread(app: Any, *, host: str = "127.0.0.1", port: int | None = Non
         server.should_exit = True
         thread.join(timeout=5)
 
-
-@contextmanager
-def serve_blob_store(root: Path, *, mount: str = "") -> Iterator[BlobStore]:
-    """A blob store in `root`, served over real HTTP on 127.0.0.1 (under `mount`) while open.
-    Its addresses name the port it is served on."""
-    from starlette.applications import Starlette
-    from starlette.routing import Mount
-
-    from app.manuals.blobs import BlobStore, blob_app
-
-    port = free_port()
-    store = BlobStore(root, f"http://127.0.0.1:{port}{mount}")
-    app = Starlette(routes=[Mount(mount, blob_app(store))]) if mount else blob_app(store)
-    with serve_in_thread(app, port=port):
-        yield store

@@ -1,14 +1,29 @@
-"""The chat page in a real browser (Debian's chromium driven by Playwright), at phone and
-desktop widths: it works under its own Content-Security-Policy and the Origin check, and
-shows the sign-in the server offers."""
+"""The HTML pages, and the chat page in a real browser (Debian's chromium driven by
+Playwright), at phone and desktop widths: it works under its own Content-Security-Policy and
+the Origin check, and shows the sign-in the server offers."""
 
 import pytest
 from playwright.async_api import Page
 
+from app.serving import serve_in_thread
+from app.settings import Settings
 from app.web import create_app
-from app.web.background import serve_in_thread
 from tests.browser import chromium
+from tests.fake_oidc import CLIENT_ID, CLIENT_SECRET, fake_oidc_provider
 from tests.fakes import ScriptedModel, say
+
+
+async def test_pages_render(make_client):
+    client, _ = make_client()
+    async with client:
+        home = await client.get("/")
+        tool = await client.get("/tools/form-4")
+        missing = await client.get("/tools/glowforge")
+    assert home.status_code == 200 and 'href="/tools/form-4"' in home.text
+    assert tool.status_code == 200 and 'data-page="/tools/form-4"' in tool.text
+    assert "not recorded" in tool.text
+    assert missing.status_code == 404
+
 
 WIDTHS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
 
@@ -34,6 +49,7 @@ async def fits(page: Page) -> bool:
         "document.scrollingElement.scrollWidth <= window.innerWidth"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", WIDTHS)
 async def test_the_demo_sign_in_and_a_streamed_answer_work_in_the_browser(browser, db,
                                                                           settings, width):
@@ -56,6 +72,7 @@ async def test_the_demo_sign_in_and_a_streamed_answer_work_in_the_browser(browse
     assert fit
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", WIDTHS)
 async def test_without_the_demo_the_page_offers_the_university_sign_in(browser, db, settings,
                                                                        width):
@@ -73,13 +90,11 @@ async def test_without_the_demo_the_page_offers_the_university_sign_in(browser, 
     assert problems == [] and fit
 
 
+@pytest.mark.slow
 async def test_signing_in_at_a_provider_on_another_site_works_in_the_browser(browser, db,
                                                                              settings):
     """The provider sends the browser back from another site: the session cookie (holding
     the sign-in's state) must travel with that navigation."""
-    from app.settings import Settings
-    from tests.fake_oidc import CLIENT_ID, CLIENT_SECRET, fake_oidc_provider
-
     with fake_oidc_provider("localhost") as provider:
         provider.user = {"sub": "u1", "email": "kim@uni.example", "email_verified": True,
                          "name": "Kim Lee"}

@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from app.chat.models import ModelReply, ToolCallRequest
+from app.chat.reply import ModelReply, ToolCallRequest
 
 _FENCE = re.compile(r"```(?:json|tool_call|tool)?\s*(.*?)```", re.DOTALL)
 _TAG = re.compile(r"<(tool_call|tools|function_call)>\s*(.*?)\s*</\1>", re.DOTALL)

