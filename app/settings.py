@@ -54,69 +54,115 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore")
 
-    database_url: SecretStr | None = None
-    data_dir: Path = DEFAULT_DATA_DIR
-    host: str = DEFAULT_HOST
-    port: int = Field(default=DEFAULT_PORT, ge=1, le=65535)
-    session_secret: SecretStr | None = None
+    database_url: SecretStr | None = Field(default=None, description=(
+        "The PostgreSQL server to use; unset, an embedded one in `DATA_DIR/pg`."))
+    data_dir: Path = Field(default=DEFAULT_DATA_DIR, description=(
+        "Where the embedded server, the model files, caches and logs live."))
+    host: str = Field(default=DEFAULT_HOST, description="Where `make serve` listens.")
+    port: int = Field(default=DEFAULT_PORT, ge=1, le=65535, description="Its port.")
+    session_secret: SecretStr | None = Field(default=None, description=(
+        "Signs session cookies; unset, a random one per start."))
 
-    model_chat: str | None = None
-    model_judge: str | None = None
-    model_draft: str | None = None
-    model_sim_user: str | None = None
+    model_chat: str | None = Field(default=None, description=(
+        "The chat model (any litellm id, or `local`); unset, a provider's default when its"
+        " key is set, else the embedded model."))
+    model_judge: str | None = Field(default=None, description="The judge's model, likewise.")
+    model_draft: str | None = Field(default=None, description=(
+        "The model that drafts cases and scenarios, likewise."))
+    model_sim_user: str | None = Field(default=None, description=(
+        "The scenarios' simulated visitor, likewise."))
     # Base URL for an OpenAI-compatible endpoint (the embedded model sets it itself).
-    model_api_base: str | None = None
-    model_timeout_s: float = Field(default=DEFAULT_MODEL_TIMEOUT_S, gt=0)
+    model_api_base: str | None = Field(default=None, description=(
+        "An OpenAI-compatible endpoint every model is called at."))
+    model_timeout_s: float = Field(default=DEFAULT_MODEL_TIMEOUT_S, gt=0, description=(
+        "Seconds a model call may take."))
     # The temperature of every model call that names none (the chat turns, the visitor):
     # unset, each provider's default; 0 makes the embedded model's runs repeatable.
-    model_temperature: float | None = Field(default=None, ge=0, le=2)
-    model_retries: int = Field(default=DEFAULT_MODEL_RETRIES, ge=0, le=10)
-    max_tool_steps: int = Field(default=DEFAULT_MAX_TOOL_STEPS, ge=1, le=50)
+    model_temperature: float | None = Field(default=None, ge=0, le=2, description=(
+        "The temperature of every model call that names none (the chat turns, the visitor);"
+        " unset, each provider's default; 0 makes the embedded model's runs repeatable (the"
+        " judge is always at 0)."))
+    model_retries: int = Field(default=DEFAULT_MODEL_RETRIES, ge=0, le=10, description=(
+        "Tries after the first on a transient failure (429, 5xx, a timeout)."))
+    max_tool_steps: int = Field(default=DEFAULT_MAX_TOOL_STEPS, ge=1, le=50, description=(
+        "Tool rounds per turn."))
 
     # A file describing the lab's own catalogue; without it the built-in fixture is served.
-    catalog_source: Path | None = None
+    catalog_source: Path | None = Field(default=None, description=(
+        "The lab's own catalogue file; unset, the fixture catalogue (the evals always use"
+        " the fixture)."))
     # Where manual PDFs are stored, and the base URL they are served from (default: the
     # app's own /blobs route).
-    blob_dir: Path | None = None
-    blob_base_url: str | None = None
+    blob_dir: Path | None = Field(default=None, description=(
+        "Where manual PDFs are stored (unset: `DATA_DIR/blobs`)."))
+    blob_base_url: str | None = Field(default=None, description=(
+        "The base URL they are served from (unset: the app's own `/blobs`)."))
 
     # The embedded local model (used when no provider is configured); its server's URL is
     # set when the server is started here, or given to use one already running.
-    local_model: str = DEFAULT_LOCAL_MODEL
-    local_model_url: str | None = None
-    local_model_parallel: int = Field(default=DEFAULT_LOCAL_PARALLEL, ge=1, le=8)
-    local_model_ctx: int = Field(default=DEFAULT_LOCAL_CTX, ge=2048, le=32768)
-    local_model_kv_unified: bool = False  # one KV cache shared by the slots
-    # Speculative decoding (measured in the README's "The embedded local model"): "draft"
-    # (LOCAL_MODEL_DRAFT proposes tokens), "ngram" (n-grams already in the context), or off.
-    local_model_speculative: Literal["off", "draft", "ngram"] = "off"
-    local_model_draft: str = "qwen2.5-coder-0.5b-instruct"
+    local_model: str = Field(default=DEFAULT_LOCAL_MODEL, description=(
+        "The embedded model (docs/local-model.md)."))
+    local_model_url: str | None = Field(default=None, description=(
+        "An already-running local model server to use instead of starting one (set by this"
+        " process when it starts one)."))
+    local_model_parallel: int = Field(default=DEFAULT_LOCAL_PARALLEL, ge=1, le=8,
+                                      description="The embedded server's slots.")
+    local_model_ctx: int = Field(default=DEFAULT_LOCAL_CTX, ge=2048, le=32768, description=(
+        "Tokens per slot."))
+    local_model_kv_unified: bool = Field(default=False, description=(
+        "One KV cache shared by the slots (measured slower here with two slots)."))
+    # Speculative decoding (measured in docs/local-model.md): "draft" (LOCAL_MODEL_DRAFT
+    # proposes tokens), "ngram" (n-grams already in the context), or off.
+    local_model_speculative: Literal["off", "draft", "ngram"] = Field(
+        default="off", description=(
+            "Speculative decoding: `ngram`, or `draft` with `LOCAL_MODEL_DRAFT` (its extra"
+            " installed; turns the prefix files off). Neither was faster here."))
+    local_model_draft: str = Field(default="qwen2.5-coder-0.5b-instruct", description=(
+        "The draft model of `draft` speculation."))
     # Saved prompt prefixes of the embedded model (set when this process starts it) and the
     # bound on their folder (LOCAL_PREFIX_CACHE_MB).
-    local_prefix_cache: str | None = None
-    local_model_sha: str = ""
-    local_prefix_cache_mb: int = Field(default=2048, ge=0)
+    local_prefix_cache: str | None = Field(default=None, description=(
+        "Set by this process when it starts the embedded model: where its prompt prefixes"
+        " are saved."))
+    local_model_sha: str = Field(default="", description=(
+        "Set by this process when it starts the embedded model: its file's sha256."))
+    local_prefix_cache_mb: int = Field(default=2048, ge=0, description=(
+        "The bound on the saved prompt prefixes (`DATA_DIR/prefix-cache/`); 0 turns them"
+        " off."))
 
-    max_photo_bytes: int = Field(default=DEFAULT_MAX_PHOTO_BYTES, gt=0)
-    max_photos: int = Field(default=DEFAULT_MAX_PHOTOS, gt=0)
-    max_photo_pixels: int = Field(default=DEFAULT_MAX_PHOTO_PIXELS, gt=0)
-    max_message_chars: int = Field(default=DEFAULT_MAX_MESSAGE_CHARS, gt=0)
+    max_photo_bytes: int = Field(default=DEFAULT_MAX_PHOTO_BYTES, gt=0, description=(
+        "A photo's largest size."))
+    max_photos: int = Field(default=DEFAULT_MAX_PHOTOS, gt=0, description=(
+        "Photos per message."))
+    max_photo_pixels: int = Field(default=DEFAULT_MAX_PHOTO_PIXELS, gt=0, description=(
+        "A photo's largest pixel count, refused from its header before it is decoded."))
+    max_message_chars: int = Field(default=DEFAULT_MAX_MESSAGE_CHARS, gt=0, description=(
+        "A message's length (both chat routes)."))
 
     # Sign-in. The demo sign-in (pick a role, no password) exists only with DEMO_SIGNIN=1.
     # Real sign-in is OpenID Connect against OIDC_ISSUER; roles come from STAFF_LIST.
-    demo_signin: bool = False
-    session_max_age_s: int = Field(default=12 * 3600, ge=60)
+    demo_signin: bool = Field(default=False, description=(
+        "The demo sign-in: anyone picks any role (`make serve` turns it on)."))
+    session_max_age_s: int = Field(default=12 * 3600, ge=60, description=(
+        "How long a sign-in lasts."))
     # The host names this server answers to (a request naming another, as a DNS-rebinding
     # page would, is refused); the bind address and localhost are always allowed.
-    allowed_hosts: list[str] = []
-    oidc_issuer: str | None = None
-    oidc_client_id: str | None = None
-    oidc_client_secret: SecretStr | None = None
-    staff_list: Path | None = None
+    allowed_hosts: list[str] = Field(default=[], description=(
+        "Further host names the server answers to (a JSON list; loopback and `HOST` always)."))
+    oidc_issuer: str | None = Field(default=None, description=(
+        "The university's OpenID Connect provider (unset: no sign-in)."))
+    oidc_client_id: str | None = Field(default=None, description="Its client id.")
+    oidc_client_secret: SecretStr | None = Field(default=None, description=(
+        "Its client secret."))
+    staff_list: Path | None = Field(default=None, description=(
+        "A YAML file of staff and super_admin e-mail addresses (unset: everyone is a"
+        " student)."))
     # Some providers never send email_verified; only then may the lab say their addresses are
     # verified (OIDC_EMAIL_VERIFIED=1). Otherwise an address without email_verified: true is
     # refused.
-    oidc_email_verified: bool = False
+    oidc_email_verified: bool = Field(default=False, description=(
+        "Treat the provider's addresses as verified (for providers that never send"
+        " `email_verified`)."))
 
     @property
     def max_body_bytes(self) -> int:
