@@ -5,7 +5,6 @@ import random
 
 import pytest
 
-import app.chat.retry as retry
 from app.chat.openai_wire import OpenAICompatModel
 from evals.execute.guard import AdaptiveLimit
 from evals.execute.runner import Variant, run_suite, run_variants
@@ -15,12 +14,6 @@ from tests.fake_openai import completion, fake_openai_server
 from tests.fakes import ScriptedModel, say
 
 HONEST = "honest-absence"
-
-
-@pytest.fixture(autouse=True)
-def quick_backoff(monkeypatch):
-    monkeypatch.setattr(retry, "RETRY_WAIT_MIN_S", 0.001)
-    monkeypatch.setattr(retry, "RETRY_WAIT_MAX_S", 0.002)
 
 
 def wire(base, retries=0):
