@@ -9,7 +9,7 @@ CHROMIUM := /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: test eval serve workspace lint typecheck check clean bench-manuals bench-evals bench-local \
-	bench-compare gate \
+	bench-compare gate test-fast \
 	photos manuals
 
 $(STAMP): pyproject.toml
@@ -31,6 +31,11 @@ test: $(STAMP) $(CHROMIUM)  ## what CI runs: ruff, mypy, then the offline suite,
 	$(BIN)/ruff check app evals tests
 	$(BIN)/mypy app evals
 	$(BIN)/python -m pytest -n 4  # four workers: the suite mostly waits (servers, subprocesses)
+
+test-fast: $(STAMP)  ## ruff, mypy and the tests not marked slow (no child process, browser or MCP server)
+	$(BIN)/ruff check app evals tests
+	$(BIN)/mypy app evals
+	$(BIN)/python -m pytest -n 4 -m "not slow"
 
 serve: $(LOCAL_STAMP)  ## the chat app on http://127.0.0.1:8000
 	DEMO_SIGNIN=$${DEMO_SIGNIN:-1} $(BIN)/python -m app serve
