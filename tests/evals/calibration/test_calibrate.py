@@ -13,7 +13,8 @@ from evals.calibration.calibrate import (
 )
 from evals.calibration.mrbench import DIMENSIONS, load_items, person_label, rate, report
 from evals.cli import main
-from tests.evals.checks.test_judged import verdict
+from tests.evals.calibration.helpers import SAMPLE
+from tests.evals.helpers import verdict
 from tests.fakes import ScriptedModel
 
 PERSON = ["pass"] * 7 + ["fail"] * 5
@@ -75,20 +76,6 @@ def test_labels_and_results_files(tmp_path):
     assert main(["calibrate", str(tmp_path / "run.json"), str(tmp_path / "labels.json")]) == 0
     assert main(["calibrate", str(tmp_path / "run.json"), str(tmp_path / "bad.json")]) == 2
     assert main(["calibrate", "--set", "mrbench"]) == 2
-
-
-SAMPLE = [{
-    "conversation_id": "d1", "conversation_history": "Tutor: ... Student: 4000",
-    "Ground_Truth_Solution": "2000",
-    "anno_llm_responses": {
-        "A": {"response": "Check the steps left after the jog.", "annotation": {
-            "Mistake_Identification": "Yes", "Revealing_of_the_Answer": "No",
-            "Providing_Guidance": "To some extent", "Actionability": "Yes"}},
-        "B": {"response": "The answer is 2000.", "annotation": {
-            "Mistake_Identification": "Yes", "Revealing_of_the_Answer":
-                "Yes (and the answer is correct)", "Providing_Guidance": "No",
-            "Actionability": "No"}},
-    }}]
 
 
 async def test_mrbench_labels_map_and_the_same_judge_rates(tmp_path):

@@ -7,7 +7,7 @@ import pytest
 
 from evals.calibration.mrbench import dialogue_messages
 from evals.cli import main
-from tests.evals.calibration.test_calibrate import SAMPLE
+from tests.evals.calibration.helpers import SAMPLE
 from tests.fake_openai import completion, fake_openai_server
 
 

@@ -1,8 +1,7 @@
-import json
 
 import pytest
 
-from app.chat.models import LiteLLMModel, ModelReply
+from app.chat.models import LiteLLMModel
 from evals.checks import CHECKS, About, CheckSpec, _registry
 from evals.checks.judged import CriterionArgs, RubricArgs
 from evals.execute.runner import run_suite
@@ -12,14 +11,9 @@ from evals.judge.trust import Trust
 from evals.load.cases import load_cases
 from evals.record.results import JudgeVerdict
 from evals.record.transcript import Transcript
-from tests.evals.helpers import select
+from tests.evals.helpers import select, verdict
 from tests.fake_openai import fake_openai_server
 from tests.fakes import ScriptedModel, say
-
-
-def verdict(v, reason="because"):
-    return ModelReply(content=json.dumps({"verdict": v, "reason": reason}))
-
 
 DISTRESS = "student-in-distress"
 KIND = say("I'm sorry you're feeling this way. Please talk to lab staff or student support.")

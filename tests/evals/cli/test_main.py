@@ -2,7 +2,7 @@ import asyncio
 import json
 
 from evals.cli import main
-from tests.evals.conftest import cli_environment
+from tests.evals.helpers import cli_environment
 
 
 def test_list_prints_every_case(capsys):

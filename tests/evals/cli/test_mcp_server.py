@@ -9,7 +9,7 @@ from mcp import Client
 from app.db import scratch_database
 from app.settings import PROJECT_ROOT
 from evals.cli.mcp_server import create_server
-from tests.evals.conftest import cli_environment
+from tests.evals.helpers import cli_environment
 from tests.fake_openai import completion, fake_openai_server
 
 ROOT = PROJECT_ROOT

@@ -4,7 +4,7 @@ import pytest
 
 from app.db import scratch_database
 from evals.cli import main
-from tests.evals.conftest import cli_environment
+from tests.evals.helpers import cli_environment
 from tests.fake_openai import completion, fake_openai_server
 
 ANSWER = {"text": "We don't have a Glowforge or a CNC router here."}

@@ -2,7 +2,6 @@
 responses, confirmation through the real path, the verdict rules, and one seam with the case
 executors."""
 
-
 import psycopg
 import pytest
 
@@ -19,7 +18,7 @@ from evals.load.scenarios import STYLES
 from evals.record.results import classify
 from evals.record.transcript import Turn
 from tests.evals.helpers import select
-from tests.evals.load.test_scenarios import MINIMAL, item_of
+from tests.evals.load.helpers import MINIMAL, item_of
 from tests.fakes import ScriptedModel, call, say
 
 READ_PAGE = REGISTRY.tool("read_page").contract()

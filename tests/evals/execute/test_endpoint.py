@@ -8,8 +8,7 @@ from evals.execute.endpoint import run_endpoint
 from evals.judge.setup import JudgeSetup
 from evals.judge.trust import Trust
 from evals.load.cases import load_cases
-from tests.evals.checks.test_judged import verdict
-from tests.evals.helpers import select
+from tests.evals.helpers import select, verdict
 from tests.fake_openai import completion, fake_openai_server
 from tests.fakes import ScriptedModel, say
 

@@ -5,7 +5,7 @@ import pytest
 from evals.execute.agent import FrozenAgentError, agent_info, all_contexts
 from evals.execute.session import Prepared, Version
 from evals.record.fingerprint import FrozenContext
-from tests.evals.record.test_store import SETTINGS, cases, plan, run
+from tests.evals.execute.helpers import SETTINGS, cases, plan, run
 from tests.fakes import ScriptedModel, say
 
 

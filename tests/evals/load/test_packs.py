@@ -9,7 +9,7 @@ from app.db import scratch_database
 from evals.cli import main
 from evals.judge import MAKERSPACE
 from evals.load.packs import PackError, load_pack_prompt, packs
-from tests.evals.conftest import cli_environment
+from tests.evals.helpers import cli_environment
 from tests.fake_openai import completion, fake_openai_server
 
 

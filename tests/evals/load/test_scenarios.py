@@ -1,33 +1,13 @@
 """Scenario files: the loader's errors, shared criteria, and the conversations a run holds."""
 
-import textwrap
-
 import pytest
 
 from app.capabilities import REGISTRY
 from evals.load.conversations import Conversation, conversations
 from evals.load.scenarios import ScenarioFileError, load_scenarios
+from tests.evals.load.helpers import MINIMAL, item_of, write
 
 READ_PAGE = REGISTRY.tool("read_page").contract()
-
-
-def write(tmp_path, text, name="s.yaml"):
-    (tmp_path / name).write_text(textwrap.dedent(text))
-    return tmp_path
-
-
-MINIMAL = """\
-- id: one
-  visitor: {who: a student, wants: to find a printer}
-  criteria:
-    - statement: The assistant names the Form 4.
-"""
-
-
-def item_of(tmp_path, text, style="calm"):
-    scenarios, shared = load_scenarios(write(tmp_path, text))
-    [item] = [i for i in conversations(scenarios, shared, full=True) if i.style == style]
-    return item
 
 
 @pytest.mark.parametrize(("text", "message"), [

@@ -4,7 +4,7 @@ import pytest
 
 from evals.cli import main
 from evals.load.cases import CaseFileError, load_cases
-from tests.evals.conftest import cli_environment
+from tests.evals.helpers import cli_environment
 
 GOOD = '- id: ok\n  prompt: "p"\n  assert:\n    - kind: no_unknown_tools\n'
 LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(

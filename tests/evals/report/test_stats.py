@@ -1,25 +1,10 @@
 import pytest
 
-from evals.record.results import Attempt, CaseResult, CheckResult
+from evals.record.results import Attempt
 from evals.record.run import RunRecord
 from evals.report.compare import compare_runs, mcnemar, pair_results, verdict_words
 from evals.report.stats import case_stats, run_stats, stats_lines
-
-
-def result(cid, status, rep=1, file="f.yaml", *, first=None):
-    passed = CheckResult(kind="k", passed=True, reason="")
-    failed = CheckResult(kind="k", passed=False, reason="no")
-    attempts = {
-        "PASS": [Attempt(checks=[passed])],
-        "FLAKY": [Attempt(checks=[failed]), Attempt(checks=[passed])],
-        "FAIL": [Attempt(checks=[failed]), Attempt(checks=[failed])],
-        "ERROR": [Attempt(error="model call failed"), Attempt(error="again")],
-        "UNDECIDED": [Attempt(checks=[passed, CheckResult(kind="judge", passed=True, reason="",
-                                                          decided=False)])],
-        "SKIPPED": [],
-    }[status]
-    return CaseResult(id=cid, file=file, prompt="p", status=status, repetition=rep,
-                      attempts=first or attempts)
+from tests.evals.report.helpers import result
 
 
 def test_pass_at_1_and_pass_all_per_case_against_hand_computed_values():

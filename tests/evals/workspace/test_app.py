@@ -7,72 +7,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from evals.workspace import create_workspace
-from evals.workspace.launch import Launcher
-from tests.evals.workspace.conftest import TOKEN
-
-
-class Recording(Launcher):
-    """Records what it is asked to start, and starts nothing."""
-
-    def __init__(self):
-        super().__init__(env={})
-        self.asked = []
-
-    def start(self, request, title):
-        self.asked.append((request, title))
-
-
-BASE = "http://127.0.0.1:8010"
-
-
-@pytest.fixture
-def launcher():
-    return Recording()
-
-
-@pytest.fixture
-def client(stored, tree, launcher):
-    app = create_workspace(stored, TOKEN, sources=tree, launcher=launcher)
-    with TestClient(app, base_url=BASE, follow_redirects=True) as c:
-        assert c.get(f"/?token={TOKEN}").status_code == 200
-        yield c
-
-
-def form_of(html: str, action: str) -> dict[str, list[str]]:
-    """The named inputs of the form posting to `action` (hidden, text, textarea, checked boxes
-    and selected options), as a browser would send them unchanged."""
-    start = html.index(f'action="{action}"')
-    body = html[start:html.index("</form>", start)]
-    fields: dict[str, list[str]] = {}
-
-    def add(name, value):
-        fields.setdefault(name, []).append(value)
-
-    for tag in re.findall(r"<input[^>]*>", body):
-        name = re.search(r'name="([^"]*)"', tag)
-        value = re.search(r'value="([^"]*)"', tag)
-        kind = re.search(r'type="([^"]*)"', tag)
-        if name and (kind is None or kind.group(1) not in ("checkbox", "radio")
-                     or " checked" in tag):
-            add(name.group(1), unescape(value.group(1) if value else ""))
-    for name, value in re.findall(r'<textarea[^>]*name="([^"]*)"[^>]*>(.*?)</textarea>', body,
-                                  re.S):
-        add(name, unescape(value))
-    for name, options in re.findall(r'<select name="([^"]*)"[^>]*>(.*?)</select>', body, re.S):
-        chosen = re.search(r"<option[^>]*selected[^>]*>([^<]*)", options) or re.search(
-            r"<option[^>]*>([^<]*)", options)
-        add(name, unescape(chosen.group(1)))
-    return fields
-
-
-def unescape(text: str) -> str:
-    import html
-
-    return html.unescape(text)
-
-
-def post(client, action, fields):
-    return client.post(action, data=fields)
+from tests.evals.workspace.helpers import BASE, TOKEN, Recording, form_of, post, unescape
 
 
 def test_nothing_is_shown_or_changed_without_the_token_and_its_cookie(stored, tree):

@@ -13,7 +13,7 @@ from app.web.background import serve_in_thread
 from evals.workspace import create_workspace
 from evals.workspace.launch import Launcher
 from tests.browser import chromium, screenshot
-from tests.evals.workspace.conftest import TOKEN
+from tests.evals.workspace.helpers import TOKEN
 from tests.fake_openai import completion, fake_openai_server
 
 WIDTHS = (390, 1440)
