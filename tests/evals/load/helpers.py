@@ -1,4 +1,5 @@
-"""Scenario files written for a test, and the conversation item one of them makes."""
+"""Files written for the loaders' tests: scenario files and the conversation item one makes,
+and a YAML bomb."""
 
 import textwrap
 
@@ -23,3 +24,8 @@ def item_of(tmp_path, text, style="calm"):
     scenarios, shared = load_scenarios(write(tmp_path, text))
     [item] = [i for i in conversations(scenarios, shared, full=True) if i.style == style]
     return item
+
+
+LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+    for p, c in zip("abcdefgh", "bcdefghi", strict=True))
