@@ -1,5 +1,5 @@
 """The workspace tests' fixtures: a store with two runs and their comparison, a copy of the
-case and scenario files, and the workspace app with a launcher that starts nothing."""
+case and scenario files, the workspace app with a launcher that starts nothing, and a browser."""
 
 import shutil
 
@@ -12,6 +12,7 @@ from evals.report.compare import compare_runs
 from evals.settings import CASES_DIR, SCENARIOS_DIR
 from evals.workspace import create_workspace
 from evals.workspace.sources import Sources
+from tests.browser import chromium
 from tests.evals.workspace.helpers import BASE, TOKEN, Recording, run
 
 
@@ -52,3 +53,11 @@ def client(stored, tree, launcher):
     with TestClient(app, base_url=BASE, follow_redirects=True) as c:
         assert c.get(f"/?token={TOKEN}").status_code == 200
         yield c
+
+
+@pytest.fixture(scope="session")
+async def browser():
+    """Debian's chromium, one for every browser test of the workspace (each test opens its own
+    context); skipped or failed as tests/browser.py's need_chromium says."""
+    async with chromium() as b:
+        yield b
