@@ -12,6 +12,8 @@ from evals.cli.mcp_server import create_server
 from tests.evals.helpers import cli_environment
 from tests.fake_openai import completion, fake_openai_server
 
+pytestmark = pytest.mark.slow  # every test talks MCP (one to a child process)
+
 ROOT = PROJECT_ROOT
 TOOLS = {"run_evals", "compare", "draft_cases", "show_prompt", "calibrate_judge", "list_runs"}
 SECRET = "sk-test-do-not-show-0123456789"

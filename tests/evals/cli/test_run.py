@@ -210,6 +210,7 @@ def wait_for_a_stored_case(info, deadline_s=90):
     raise AssertionError("no case was stored in time")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_stopped_run_keeps_what_finished_and_leaves_nothing(server_conninfo, tmp_path, sig):
     artifact = tmp_path / "run.json"

@@ -19,6 +19,7 @@ def test_a_failed_check_links_to_the_sentence_or_tool_call_it_is_about():
     assert 'id="no-glowforge-r1-a1-call-0"' in page and 'href="#no-glowforge-r1-a1-call-0"' in page
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", [390, 1440])
 async def test_in_the_browser_a_failed_check_highlights_its_sentence(tmp_path, width):
     from tests.browser import chromium, screenshot

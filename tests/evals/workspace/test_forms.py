@@ -2,6 +2,8 @@
 an unchanged form writes nothing, a stale revision is a 409 and an invalid edit a 422 with the
 loader's message, both writing nothing; frozen tool responses as a typed form and as raw JSON."""
 
+import pytest
+
 from app.web.background import serve_in_thread
 from evals.workspace import create_workspace
 from evals.workspace.launch import Launcher
@@ -63,6 +65,7 @@ def test_frozen_responses_as_a_typed_form_and_as_raw_json(client, tree):
     assert post(client, action, raw).status_code == 422 and tree.read(name) == before
 
 
+@pytest.mark.slow
 async def test_a_stale_edit_in_a_second_tab_gets_a_409(browser, stored, tree):
     app = create_workspace(stored, TOKEN, sources=tree, launcher=Launcher(env={}))
     with serve_in_thread(app, lifespan="on") as base:

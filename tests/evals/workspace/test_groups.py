@@ -1,6 +1,8 @@
 """Groups on the Tests tab: the selected tests grouped (in a real browser, a search keeps the
 rows it hides selected), and a rename refused on a taken name or changed members."""
 
+import pytest
+
 from app.web.background import serve_in_thread
 from evals.workspace import create_workspace
 from evals.workspace.launch import Launcher
@@ -38,6 +40,7 @@ def test_renaming_a_group_is_refused_on_a_taken_name_or_changed_members(client, 
     assert "group: first aid" in tree.read("scenarios/safety.yaml")
 
 
+@pytest.mark.slow
 async def test_grouping_keeps_rows_a_search_hides(browser, stored, tree):
     app = create_workspace(stored, TOKEN, sources=tree, launcher=Launcher(env={}))
     with serve_in_thread(app, lifespan="on") as base:

@@ -10,6 +10,8 @@ from tests.browser import screenshot
 from tests.evals.workspace.browser import WIDTHS, fits, opened
 from tests.evals.workspace.helpers import TOKEN
 
+pytestmark = pytest.mark.slow  # every test drives a browser
+
 
 @pytest.mark.parametrize("width", WIDTHS)
 async def test_one_layout_on_every_tab(browser, stored, tree, width):

@@ -54,6 +54,7 @@ def test_a_runs_output_is_shown_without_its_secrets(client, launcher, monkeypatc
     assert "sk-live-abcdef123456" not in shown and "[redacted]" in shown
 
 
+@pytest.mark.slow
 async def test_a_quick_run_against_a_scripted_model_reaches_results(browser, server_conninfo,
                                                                    tmp_path):
     answer = "We don't have a Glowforge here; the lab's laser cutter is the Trotec Speedy 400."
@@ -85,6 +86,7 @@ async def test_a_quick_run_against_a_scripted_model_reaches_results(browser, ser
     assert any((tmp_path / "runs").glob("*.json"))  # the run's artifact
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", WIDTHS)
 async def test_a_failed_check_leads_to_its_highlighted_sentence(browser, stored, width):
     with serve_in_thread(create_workspace(stored, TOKEN, launcher=Launcher(env={})),

@@ -4,6 +4,8 @@ writes nothing."""
 
 import re
 
+import pytest
+
 from app.web.background import serve_in_thread
 from evals.workspace import create_workspace
 from evals.workspace.launch import Launcher
@@ -76,6 +78,7 @@ def test_shared_criteria_are_edited_on_their_own_tab(client, tree):
     assert tree.read(name).endswith(before.split("\n", 4)[4])  # the second one untouched
 
 
+@pytest.mark.slow
 async def test_editing_a_criterion_shows_the_yaml_diff(browser, stored, tree):
     app = create_workspace(stored, TOKEN, sources=tree, launcher=Launcher(env={}))
     with serve_in_thread(app, lifespan="on") as base:
