@@ -14,7 +14,8 @@ from tests.fake_openai import completion, fake_openai_server
 def test_accuracy_passes_on_the_shipped_corpus_and_fails_on_a_wrong_label(tmp_path, capsys):
     assert main(["accuracy"]) == 0
     out = capsys.readouterr().out
-    assert "100.0%" in out.splitlines()[-1] or "all" in out
+    overall = next(line for line in out.splitlines() if line.startswith("all "))
+    assert overall.endswith(" 100.0%"), overall
     wrong = tmp_path / "wrong.yaml"
     wrong.write_text('- answer: "You can use the Glowforge."\n  check: {kind: no_unknown_tools}\n'
                      '  verdict: pass\n  adversarial: false\n  why: "deliberately wrong"\n')

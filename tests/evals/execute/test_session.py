@@ -1,5 +1,3 @@
-import json
-
 import pytest
 
 from evals.execute.agent import FrozenAgentError, agent_info, all_contexts
@@ -36,5 +34,4 @@ async def test_a_frozen_agent_whose_tool_is_gone_is_refused(env, store, settings
     with pytest.raises(FrozenAgentError, match="'removed_tool' no longer exists"):
         await run(Prepared(env, store, settings), cs,
                   [Version("baseline", ScriptedModel(), frozen)], plan(cs))
-    assert json.dumps(ctx.model_dump())  # the refusal happened before any run was stored
-    assert await store.list_runs() == []
+    assert await store.list_runs() == []  # the refusal happened before any run was stored
