@@ -1,5 +1,6 @@
-"""The run commands (run, resume, runs, list, needs-local-model): in process against a real run
-store and a fake model over HTTP, and stopped by Ctrl-C or SIGTERM in a real child process."""
+"""The run commands in process against a real run store and a fake model over HTTP (run with
+repetitions, JUnit, a cost cap and an evaluator pack; list; needs-local-model), and a run
+stopped by Ctrl-C or SIGTERM in a real child process, then resumed."""
 
 import json
 import os

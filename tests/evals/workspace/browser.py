@@ -1,9 +1,12 @@
-"""The workspace's browser tests' parts: a page opened on the workspace (its errors collected),
-and whether it fits the window without scrolling sideways."""
+"""The workspace's browser tests' parts: the workspace served over real HTTP, a page opened on
+it (its errors collected), and whether the page fits the window without scrolling sideways."""
 
 from playwright.async_api import Page
 
+from app.web.background import serve_in_thread
 from tests.evals.workspace.helpers import TOKEN
+
+__all__ = ["WIDTHS", "fits", "opened", "serve_in_thread"]
 
 WIDTHS = (390, 1440)
 

@@ -4,11 +4,10 @@ loader's message, both writing nothing; frozen tool responses as a typed form an
 
 import pytest
 
-from app.web.background import serve_in_thread
 from evals.workspace import create_workspace
 from evals.workspace.launch import Launcher
 from tests.browser import screenshot
-from tests.evals.workspace.browser import opened
+from tests.evals.workspace.browser import opened, serve_in_thread
 from tests.evals.workspace.helpers import TOKEN, form_of, post, unescape
 
 

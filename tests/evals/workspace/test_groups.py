@@ -3,10 +3,9 @@ rows it hides selected), and a rename refused on a taken name or changed members
 
 import pytest
 
-from app.web.background import serve_in_thread
 from evals.workspace import create_workspace
 from evals.workspace.launch import Launcher
-from tests.evals.workspace.browser import opened
+from tests.evals.workspace.browser import opened, serve_in_thread
 from tests.evals.workspace.helpers import TOKEN, form_of, post, unescape
 
 

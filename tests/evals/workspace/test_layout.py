@@ -3,11 +3,10 @@ Playwright); screenshots go to the git-ignored .screenshots/ folder."""
 
 import pytest
 
-from app.web.background import serve_in_thread
 from evals.workspace import create_workspace
 from evals.workspace.launch import Launcher
 from tests.browser import screenshot
-from tests.evals.workspace.browser import WIDTHS, fits, opened
+from tests.evals.workspace.browser import WIDTHS, fits, opened, serve_in_thread
 from tests.evals.workspace.helpers import TOKEN
 
 pytestmark = pytest.mark.slow  # every test drives a browser

@@ -8,11 +8,10 @@ import re
 import pytest
 
 from app.db import scratch_database
-from app.web.background import serve_in_thread
 from evals.workspace import create_workspace
 from evals.workspace.launch import Launcher
 from tests.browser import screenshot
-from tests.evals.workspace.browser import WIDTHS, fits, opened
+from tests.evals.workspace.browser import WIDTHS, fits, opened, serve_in_thread
 from tests.evals.workspace.helpers import TOKEN
 from tests.fake_openai import completion, fake_openai_server
 
