@@ -1,4 +1,3 @@
-
 from app.chat.models import LiteLLMModel
 from evals.checks import CHECKS, About, CheckSpec
 from evals.checks.judged import CriterionArgs

@@ -1,4 +1,3 @@
-
 from app.chat.models import LiteLLMModel
 from app.web import create_app
 from app.web.background import serve_in_thread
