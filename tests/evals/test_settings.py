@@ -109,15 +109,17 @@ def test_the_settings_are_read_once_until_the_cache_is_cleared(environ):
 
 def test_runs_are_stored_in_database_url_or_the_embedded_server_of_the_data_folder(
         tmp_path, monkeypatch):
+    import evals.settings as module
+
     monkeypatch.delenv("DATABASE_URL", raising=False)
-    url = "postgresql://evals@db.example/runs"
-    assert conninfo(Settings(data_dir=tmp_path, database_url=url)) == url
-    started: list[Path] = []
+    asked: list[tuple[str | None, Path]] = []
 
-    def start_embedded(data_dir: Path) -> str:  # nothing is started: only where is asked
-        started.append(data_dir)
-        return "postgresql:///embedded"
+    def resolve(url: str | None, data_dir: Path) -> str:  # starts nothing: records the ask
+        asked.append((url, data_dir))
+        return url or f"postgresql:///embedded-in-{data_dir.name}"
 
-    monkeypatch.setattr("app.db.embedded.start_embedded", start_embedded)
-    assert conninfo(Settings(data_dir=tmp_path)) == "postgresql:///embedded"
-    assert started == [tmp_path]
+    monkeypatch.setattr(module, "resolve_conninfo", resolve)
+    url = "postgresql://evals:pw@db.example/runs"
+    assert conninfo(Settings(data_dir=tmp_path, database_url=url)) == url  # the secret's value
+    assert conninfo(Settings(data_dir=tmp_path)) == f"postgresql:///embedded-in-{tmp_path.name}"
+    assert asked == [(url, tmp_path), (None, tmp_path)]
