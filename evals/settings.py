@@ -9,6 +9,7 @@ local model) are `app.settings.Settings`; docs/settings.md lists both, generated
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -77,6 +78,16 @@ class EvalSettings(BaseSettings):
         description="The key sent to an `--endpoint` (ENDPOINT_API_KEY).")
 
 
+def _variable_set(name: str) -> str:
+    """The variable a person set for a field (a field read under two names says which)."""
+    field = EvalSettings.model_fields.get(name)
+    alias = field.validation_alias if field is not None else None
+    if isinstance(alias, AliasChoices):
+        found = [str(c) for c in alias.choices if str(c) in os.environ]
+        return found[0] if found else str(alias.choices[0])
+    return name.upper() if name.isupper() else f"EVAL_{name.upper()}"
+
+
 def _read() -> EvalSettings:
     try:
         return EvalSettings()
@@ -84,7 +95,7 @@ def _read() -> EvalSettings:
         lines = []
         for e in exc.errors():
             name = str(e["loc"][0]) if e["loc"] else "?"
-            variable = name if name.isupper() else f"EVAL_{name.upper()}"
+            variable = _variable_set(name)
             shown = "(hidden)" if "key" in name.lower() else repr(e.get("input"))
             lines.append(f"{variable}={shown}: {e['msg']}")
         raise EvalSettingsError("; ".join(lines)) from None

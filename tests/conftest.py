@@ -9,9 +9,20 @@ from collections.abc import AsyncIterator
 import psycopg
 import pytest
 
+import app.chat.retry as retry
 from app.db import Database, resolve_conninfo, scratch_database
 from app.seed import seed_demo
 from app.settings import DEFAULT_DATA_DIR, Settings
+
+
+@pytest.fixture(autouse=True)
+def quick_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retry back-off of a few milliseconds for every test: a retried call is what a test
+    checks, never the wait. A module that tests the waits themselves defines its own
+    `quick_backoff` (it overrides this one), or a test sets its values after this."""
+    monkeypatch.setattr(retry, "RETRY_WAIT_MIN_S", 0.001)
+    monkeypatch.setattr(retry, "RETRY_WAIT_MAX_S", 0.002)
+    monkeypatch.setattr(retry, "RETRY_AFTER_CAP_S", 0.005)
 
 
 @pytest.fixture(scope="session")

@@ -54,9 +54,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         p = parser()
+        if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+            argv = ["run", *argv]  # `python -m evals [flags]` is `python -m evals run [flags]`
         try:
             args = p.parse_args(argv)
-            if args.command is None:  # `python -m evals [flags]` is `python -m evals run …`
+            if args.command is None:
                 args = p.parse_args(["run", *argv])
         except SystemExit as exc:  # argparse said what was wrong (or printed --help)
             return int(exc.code or 0)

@@ -1,6 +1,4 @@
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+"""The evals tests' fixtures: an eval environment and a run store of the test's own."""
 
 import pytest
 
@@ -24,25 +22,3 @@ async def store(server_conninfo):
     async with scratch_database(server_conninfo, prefix="test_store") as info, \
             RunStore.open(info) as s:
         yield s
-
-
-@contextmanager
-def cli_environment(monkeypatch, values: dict[str, str]) -> Iterator[None]:
-    """The process environment a command runs under: no MODEL_ or EVAL_ variable but these
-    values, the hash embedder (no model download), and settings read afresh."""
-    from app.manuals import embed
-    from app.settings import get_settings
-    from evals.settings import eval_settings
-
-    for name in [k for k in os.environ if k.startswith(("MODEL_", "EVAL_"))]:
-        monkeypatch.delenv(name)
-    for name, value in values.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setattr(embed, "default_embedder", embed.HashEmbedder)
-    get_settings.cache_clear()
-    eval_settings.cache_clear()
-    try:
-        yield
-    finally:
-        get_settings.cache_clear()
-        eval_settings.cache_clear()

@@ -11,10 +11,7 @@ from evals.calibration.calibrate import (
     judge_of,
     load,
 )
-from evals.calibration.mrbench import DIMENSIONS, load_items, person_label, rate, report
 from evals.cli import main
-from tests.evals.checks.test_judged import verdict
-from tests.fakes import ScriptedModel
 
 PERSON = ["pass"] * 7 + ["fail"] * 5
 JUDGE = ["pass"] * 6 + ["fail"] + ["fail"] * 3 + ["pass"] * 2
@@ -75,48 +72,3 @@ def test_labels_and_results_files(tmp_path):
     assert main(["calibrate", str(tmp_path / "run.json"), str(tmp_path / "labels.json")]) == 0
     assert main(["calibrate", str(tmp_path / "run.json"), str(tmp_path / "bad.json")]) == 2
     assert main(["calibrate", "--set", "mrbench"]) == 2
-
-
-SAMPLE = [{
-    "conversation_id": "d1", "conversation_history": "Tutor: ... Student: 4000",
-    "Ground_Truth_Solution": "2000",
-    "anno_llm_responses": {
-        "A": {"response": "Check the steps left after the jog.", "annotation": {
-            "Mistake_Identification": "Yes", "Revealing_of_the_Answer": "No",
-            "Providing_Guidance": "To some extent", "Actionability": "Yes"}},
-        "B": {"response": "The answer is 2000.", "annotation": {
-            "Mistake_Identification": "Yes", "Revealing_of_the_Answer":
-                "Yes (and the answer is correct)", "Providing_Guidance": "No",
-            "Actionability": "No"}},
-    }}]
-
-
-async def test_mrbench_labels_map_and_the_same_judge_rates(tmp_path):
-    path = tmp_path / "mr.json"
-    path.write_text(json.dumps(SAMPLE))
-    items = load_items(path, 30)
-    reveal = next(d for d in DIMENSIONS if d.name == "Revealing_of_the_Answer")
-    assert person_label(reveal, "No") == "pass"
-    assert person_label(reveal, "Yes (but the answer is incorrect)") == "fail"
-    guidance = next(d for d in DIMENSIONS if d.name == "Providing_Guidance")
-    assert person_label(guidance, "To some extent") is None
-    judge = ScriptedModel(verdict("pass"), repeat=True)
-    results = report(await rate(items, DIMENSIONS, judge))
-    assert results["Revealing_of_the_Answer"].table == {"pass": {"pass": 1, "fail": 0},
-                                                        "fail": {"pass": 1, "fail": 0}}
-    assert results["Providing_Guidance"].rated == 1  # "To some extent" left out
-    assert len(judge.requests) == 7
-    bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps([{"conversation_id": "x"}]))
-    with pytest.raises(CalibrationError, match="dialogue 0 lacks"):
-        load_items(bad, 3)
-
-
-def test_the_shared_mrbench_sample_loads():
-    from app.settings import PROJECT_ROOT
-
-    sample = PROJECT_ROOT.parent / "shared" / "data" / "mrbench-v2-sample.json"
-    if not sample.exists():
-        pytest.skip(f"{sample} is not beside this checkout")
-    items = load_items(sample, 1000)
-    assert len(items) == 169 and all(i.reply for i in items)

@@ -1,14 +1,25 @@
-"""MRBench as a suite: each dialogue to a tutoring endpoint over real HTTP, the reply judged
-on MRBench's dimensions with the same harness, the report and artifact as for cases."""
+"""MRBench: a dialogue's history as chat messages, its annotations as pass/fail labels per
+dimension, and the judge rating each tutor reply on every dimension (MRBench run as a suite:
+tests/evals/cli/test_calibration.py)."""
 
 import json
 
 import pytest
 
-from evals.calibration.mrbench import dialogue_messages
-from evals.cli import main
-from tests.evals.calibration.test_calibrate import SAMPLE
-from tests.fake_openai import completion, fake_openai_server
+from evals.calibration.calibrate import (
+    CalibrationError,
+)
+from evals.calibration.mrbench import (
+    DIMENSIONS,
+    dialogue_messages,
+    load_items,
+    person_label,
+    rate,
+    report,
+)
+from tests.evals.calibration.helpers import SAMPLE
+from tests.evals.helpers import verdict
+from tests.fakes import ScriptedModel
 
 
 def test_an_mrbench_history_becomes_chat_messages():
@@ -24,59 +35,32 @@ def test_an_mrbench_history_becomes_chat_messages():
         {"role": "assistant", "content": "go on, my student: try"}]
 
 
-def answer(body):
-    if body.get("response_format"):  # the judge
-        return 200, completion(json.dumps({"verdict": "pass", "reason": "it guides"}))
-    return 200, completion("What did you get after the jog? Check that step again.")
+async def test_mrbench_labels_map_and_the_same_judge_rates(tmp_path):
+    path = tmp_path / "mr.json"
+    path.write_text(json.dumps(SAMPLE))
+    items = load_items(path, 30)
+    reveal = next(d for d in DIMENSIONS if d.name == "Revealing_of_the_Answer")
+    assert person_label(reveal, "No") == "pass"
+    assert person_label(reveal, "Yes (but the answer is incorrect)") == "fail"
+    guidance = next(d for d in DIMENSIONS if d.name == "Providing_Guidance")
+    assert person_label(guidance, "To some extent") is None
+    judge = ScriptedModel(verdict("pass"), repeat=True)
+    results = report(await rate(items, DIMENSIONS, judge))
+    assert results["Revealing_of_the_Answer"].table == {"pass": {"pass": 1, "fail": 0},
+                                                        "fail": {"pass": 1, "fail": 0}}
+    assert results["Providing_Guidance"].rated == 1  # "To some extent" left out
+    assert len(judge.requests) == 7
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"conversation_id": "x"}]))
+    with pytest.raises(CalibrationError, match="dialogue 0 lacks"):
+        load_items(bad, 3)
 
 
-@pytest.fixture
-def served(tmp_path, monkeypatch):
-    from app.settings import get_settings
+def test_the_shared_mrbench_sample_loads():
+    from app.settings import PROJECT_ROOT
 
-    data = tmp_path / "mr.json"
-    data.write_text(json.dumps(SAMPLE * 2))  # the same dialogue twice: run once
-    with fake_openai_server(answer) as (base, received):
-        for name, value in {"MODEL_JUDGE": "openai/fake-judge", "MODEL_API_BASE": base,
-                            "OPENAI_API_KEY": "sk-test", "DATA_DIR": str(tmp_path)}.items():
-            monkeypatch.setenv(name, value)
-        get_settings.cache_clear()
-        try:
-            yield base, received, data
-        finally:
-            get_settings.cache_clear()
-
-
-def test_each_dialogue_is_sent_and_judged_on_every_dimension(served, tmp_path, capsys):
-    base, received, data = served
-    artifact = tmp_path / "run.json"
-    args = ["run", "--suite", "mrbench", "--file", str(data), "--limit", "5",
-            "--endpoint", base, "--endpoint-model", "tutor", "--artifact", str(artifact)]
-    assert main(args) == 1  # an uncalibrated judge: UNDECIDED, not a pass
-    out = capsys.readouterr().out
-    sent = [b for b in received if not b.get("response_format")]
-    judged = [b for b in received if b.get("response_format")]
-    assert len(sent) == 1 and sent[0]["model"] == "tutor"
-    assert sent[0]["messages"][1:] == [{"role": "assistant", "content": "..."},
-                                       {"role": "user", "content": "4000"}]
-    assert len(judged) == 4 and "1 undecided" in out
-    record = json.loads(artifact.read_text())
-    (case,) = record["cases"]
-    kinds = [c["kind"] for c in case["attempts"][0]["checks"]]
-    assert kinds == ["mrbench:Mistake_Identification", "mrbench:Revealing_of_the_Answer",
-                     "mrbench:Providing_Guidance", "mrbench:Actionability"]
-    assert record["settings"]["suite"] == "mrbench"
-    assert record["models"]["endpoint"] == f"tutor at {base}"
-    assert main([*args, "--trust-judge"]) == 0
-    assert "1/1 passed" in capsys.readouterr().out
-
-
-def test_the_suite_needs_its_file_and_endpoint(served, tmp_path, capsys):
-    base, received, data = served
-    assert main(["run", "--suite", "mrbench", "--endpoint", base,
-                 "--endpoint-model", "tutor"]) == 2
-    assert "needs --file PATH" in capsys.readouterr().err
-    missing = tmp_path / "nope.json"
-    assert main(["run", "--suite", "mrbench", "--file", str(missing), "--endpoint", base,
-                 "--endpoint-model", "tutor"]) == 2
-    assert "nope.json" in capsys.readouterr().err and received == []
+    sample = PROJECT_ROOT.parent / "shared" / "data" / "mrbench-v2-sample.json"
+    if not sample.exists():
+        pytest.skip(f"{sample} is not beside this checkout")
+    items = load_items(sample, 1000)
+    assert len(items) == 169 and all(i.reply for i in items)

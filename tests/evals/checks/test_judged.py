@@ -1,11 +1,6 @@
-import json
-
-import pytest
-
 from app.chat.models import LiteLLMModel
-from app.chat.reply import ModelReply
-from evals.checks import CHECKS, About, CheckSpec, _registry
-from evals.checks.judged import CriterionArgs, RubricArgs
+from evals.checks import CHECKS, About, CheckSpec
+from evals.checks.judged import CriterionArgs
 from evals.execute.runner import run_suite
 from evals.judge import prompt_hash
 from evals.judge.setup import JudgeSetup
@@ -13,14 +8,9 @@ from evals.judge.trust import Trust
 from evals.load.cases import load_cases
 from evals.record.results import JudgeVerdict
 from evals.record.transcript import Transcript
-from tests.evals.helpers import select
+from tests.evals.helpers import select, verdict
 from tests.fake_openai import fake_openai_server
 from tests.fakes import ScriptedModel, say
-
-
-def verdict(v, reason="because"):
-    return ModelReply(content=json.dumps({"verdict": v, "reason": reason}))
-
 
 DISTRESS = "student-in-distress"
 KIND = say("I'm sorry you're feeling this way. Please talk to lab staff or student support.")
@@ -143,18 +133,6 @@ async def test_trust_judge_overrides_and_says_so(env, capsys):
     assert result.attempts[0].checks[-1].judge.trusted_by_flag is True
     print_report([result], sys.stdout, trusted_by_flag=True)
     assert "--trust-judge" in capsys.readouterr().out
-
-
-def test_judged_checks_are_in_the_one_registry_once_and_need_the_judge():
-    judged_kinds = {k for k, v in CHECKS.items() if v.needs_judge}
-    assert judged_kinds == {"rubric", "criterion"}
-    assert not any(CHECKS[k].authored for k in judged_kinds)  # built from a file's own keys
-
-    async def ask(spec, transcript, judge, about):
-        return None
-
-    with pytest.raises(ValueError, match="registered twice"):
-        _registry.judged("rubric", args=RubricArgs, label=lambda a: "judge")(ask)
 
 
 async def test_a_judged_check_without_a_judge_is_an_error_not_a_fail():

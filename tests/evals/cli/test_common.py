@@ -25,3 +25,15 @@ def test_a_count_flag_takes_a_whole_number_of_at_least_one():
     for bad, said in (("0", "must be at least 1, not 0"), ("four", "not a whole number")):
         with pytest.raises(argparse.ArgumentTypeError, match=said):
             positive(bad)
+
+
+def test_fail_on_skip_defaults_on_with_a_model_override():
+    from evals.cli import parser
+    from evals.cli.common import run_options
+
+    def fails(*argv):
+        return run_options(parser().parse_args(["run", *argv])).fails_on_skip
+
+    assert fails("--model", "x/y") is True
+    assert fails() is False
+    assert fails("--model", "x/y", "--no-fail-on-skip") is False

@@ -9,8 +9,10 @@ from mcp import Client
 from app.db import scratch_database
 from app.settings import PROJECT_ROOT
 from evals.cli.mcp_server import create_server
-from tests.evals.conftest import cli_environment
+from tests.evals.helpers import cli_environment
 from tests.fake_openai import completion, fake_openai_server
+
+pytestmark = pytest.mark.slow  # every test talks MCP (one to a child process)
 
 ROOT = PROJECT_ROOT
 TOOLS = {"run_evals", "compare", "draft_cases", "show_prompt", "calibrate_judge", "list_runs"}

@@ -1,15 +1,11 @@
-import textwrap
-
 from app.chat.models import LiteLLMModel
 from app.serving import serve_in_thread
 from app.web import create_app
-from evals.cli import main
 from evals.execute.endpoint import run_endpoint
 from evals.judge.setup import JudgeSetup
 from evals.judge.trust import Trust
 from evals.load.cases import load_cases
-from tests.evals.checks.test_judged import verdict
-from tests.evals.helpers import select
+from tests.evals.helpers import select, verdict
 from tests.fake_openai import completion, fake_openai_server
 from tests.fakes import ScriptedModel, say
 
@@ -48,20 +44,3 @@ async def test_endpoint_mode_against_this_apps_own_openai_endpoint(env):
     assert results[0].status == "PASS"
     # The app composed its own prompt for the request that came over HTTP.
     assert "The lab's catalogue" in app_model.requests[0]["messages"][0]["content"]
-
-
-def test_cli_endpoint_mode_with_a_case_file(tmp_path, capsys):
-    cases = tmp_path / "mine.yaml"
-    cases.write_text(textwrap.dedent("""
-        - id: says-no
-          prompt: "Do you have a Glowforge?"
-          assert:
-            - kind: not_contains_any
-              value: ["yes, we have"]
-    """))
-    with fake_openai_server(lambda b: (200, completion("No, we do not."))) as (base, _):
-        code = main(["run", str(cases), "--endpoint", base, "--endpoint-model", "m",
-                     "--artifact", str(tmp_path / "run.json")])
-    assert code == 0
-    assert "1/1 passed" in capsys.readouterr().out
-    assert main(["run", str(cases), "--endpoint", "http://127.0.0.1:9"]) == 2

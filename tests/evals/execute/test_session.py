@@ -1,11 +1,9 @@
-import json
-
 import pytest
 
 from evals.execute.agent import FrozenAgentError, agent_info, all_contexts
 from evals.execute.session import Prepared, Version
 from evals.record.fingerprint import FrozenContext
-from tests.evals.record.test_store import SETTINGS, cases, plan, run
+from tests.evals.execute.helpers import SETTINGS, cases, plan, run
 from tests.fakes import ScriptedModel, say
 
 
@@ -36,5 +34,4 @@ async def test_a_frozen_agent_whose_tool_is_gone_is_refused(env, store, settings
     with pytest.raises(FrozenAgentError, match="'removed_tool' no longer exists"):
         await run(Prepared(env, store, settings), cs,
                   [Version("baseline", ScriptedModel(), frozen)], plan(cs))
-    assert json.dumps(ctx.model_dump())  # the refusal happened before any run was stored
-    assert await store.list_runs() == []
+    assert await store.list_runs() == []  # the refusal happened before any run was stored

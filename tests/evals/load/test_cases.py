@@ -3,9 +3,7 @@ import textwrap
 import pytest
 
 from evals.load.cases import CaseFileError, load_cases
-from evals.load.selection import select_groups
 from evals.settings import CASES_DIR
-from tests.evals.helpers import select
 
 
 def write(tmp_path, name, text):
@@ -90,16 +88,6 @@ def test_errors_from_all_files_are_reported_together_and_no_case_loads(tmp_path)
     assert errors[1].startswith("b.yaml:8: unknown assertion kind 'nope'")
 
 
-def test_selection_by_file_or_id_and_unknown_names_list_the_valid_ones():
-    cases = load_cases()
-    assert {c.file for c in select(cases, "honest-absence")} == {"honest-absence.yaml"}
-    assert [c.id for c in select(cases, "no-glowforge, where-is-the-lab")] == [
-        "no-glowforge", "where-is-the-lab"]
-    with pytest.raises(CaseFileError, match="unknown 'nope'. Files: catalog-lookup"):
-        select(cases, "nope")
-    assert select(cases, "") == cases
-
-
 @pytest.mark.parametrize(("kind", "tool", "context"), [
     ("not_called_tool", "list_open_tickets", "{ as: student }"),
     ("called_tool", "propose_change", "{ as: staff }"),  # only on a curate page
@@ -118,18 +106,3 @@ def test_a_tool_check_on_an_offered_tool_loads(tmp_path):
         '- id: x\n  prompt: "p"\n  context: { page: tool, toolId: form-4, as: staff, curate: true }'
         '\n  assert:\n    - kind: called_tool\n      value: propose_change\n')
     assert load_cases(tmp_path)[0].checks[0].kind == "called_tool"
-
-
-def test_groups_select_cases_and_leave_the_plan_alone(tmp_path):
-    from evals.load.plan import plan_info
-
-    cases = load_cases()
-    staff = select_groups(cases, ("staff queue",))
-    assert staff and all(c.file == "staff-maintenance.yaml" for c in staff)
-    both = select_groups(cases, ("staff queue", "safety and care"))
-    assert len(both) == len(staff) + len(select_groups(cases, ("safety and care",)))
-    with pytest.raises(CaseFileError, match="unknown 'nope'. Groups: photo identification"):
-        select_groups(cases, ("nope",))
-    regrouped = [c.model_copy(update={"group": "other"}) for c in staff]
-    kw = {"judge_model": None, "judge_prompt_hash": None, "repeat": 1}
-    assert plan_info(regrouped, **kw).fingerprint == plan_info(staff, **kw).fingerprint

@@ -1,33 +1,13 @@
-"""Scenario files: the loader's errors, shared criteria, and the conversations a run holds."""
-
-import textwrap
+"""Scenario files: every malformed scenario a file:line error, and a shared criterion naming an
+unknown scenario refused."""
 
 import pytest
 
 from app.capabilities import REGISTRY
-from evals.load.conversations import Conversation, conversations
 from evals.load.scenarios import ScenarioFileError, load_scenarios
+from tests.evals.load.helpers import MINIMAL, write
 
 READ_PAGE = REGISTRY.tool("read_page").contract()
-
-
-def write(tmp_path, text, name="s.yaml"):
-    (tmp_path / name).write_text(textwrap.dedent(text))
-    return tmp_path
-
-
-MINIMAL = """\
-- id: one
-  visitor: {who: a student, wants: to find a printer}
-  criteria:
-    - statement: The assistant names the Form 4.
-"""
-
-
-def item_of(tmp_path, text, style="calm"):
-    scenarios, shared = load_scenarios(write(tmp_path, text))
-    [item] = [i for i in conversations(scenarios, shared, full=True) if i.style == style]
-    return item
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -75,27 +55,3 @@ def test_a_shared_criterion_naming_an_unknown_scenario_is_an_error(tmp_path):
     with pytest.raises(ScenarioFileError, match="criteria.yaml:2: applies_to: unknown"
                                                 " scenario 'ghost'"):
         load_scenarios(tmp_path)
-
-
-def test_shared_criteria_apply_where_they_say_and_the_shipped_set_loads(tmp_path):
-    write(tmp_path, MINIMAL + MINIMAL.replace("id: one", "id: other"))
-    write(tmp_path, "- statement: Be kind.\n  enforcement: informational\n  applies_to: [one]\n"
-                    "- statement: Invent nothing.\n  applies_to: all\n", "criteria.yaml")
-    items = {i.id: i for i in conversations(*load_scenarios(tmp_path), full=False)}
-    assert [c.statement for c in items["one@calm"].criteria] == [
-        "The assistant names the Form 4.", "Be kind.", "Invent nothing."]
-    assert [c.statement for c in items["other@calm"].criteria] == [
-        "The assistant names the Form 4.", "Invent nothing."]
-    shipped, _ = load_scenarios()
-    assert len(shipped) >= 12
-    quick = conversations(*load_scenarios(), full=False)
-    full = conversations(*load_scenarios(), full=True)
-    assert {i.style for i in quick} == {"calm"} and len(full) > len(quick)
-
-
-def test_a_scenario_item_is_scheduled_like_a_case(tmp_path):
-    item = item_of(tmp_path, MINIMAL)
-    assert isinstance(item, Conversation) and item.id == "one@calm" and item.photos == ()
-    assert item.content()["style"] == "calm" and item.executor == "conversation"
-    assert [c.kind for c in item.checks] == ["answered", "criterion"]
-    assert not item.single_turn and item.judged

@@ -2,14 +2,11 @@
 
 import pytest
 
-from evals.cli import main
 from evals.load.cases import CaseFileError, load_cases
-from tests.evals.conftest import cli_environment
+from tests.evals.helpers import cli_environment
+from tests.evals.load.helpers import LAUGHS
 
 GOOD = '- id: ok\n  prompt: "p"\n  assert:\n    - kind: no_unknown_tools\n'
-LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
-    for p, c in zip("abcdefgh", "bcdefghi", strict=True))
 
 
 @pytest.mark.parametrize(("content", "message"), [
@@ -42,10 +39,3 @@ def test_a_file_over_the_size_limit_is_refused_unread(tmp_path, monkeypatch):
         with pytest.raises(CaseFileError,
                            match=r"c.yaml:1: the file is 1,240 bytes; the limit is 1,000"):
             load_cases(tmp_path)
-
-
-def test_the_cli_exits_2_with_the_error_not_a_traceback(tmp_path, capsys):
-    (tmp_path / "c.yaml").write_bytes(LAUGHS.encode())
-    assert main(["run", str(tmp_path), "--artifact", str(tmp_path / "a.json")]) == 2
-    err = capsys.readouterr().err
-    assert "case files have errors:" in err and "Traceback" not in err

@@ -3,29 +3,12 @@ import json
 import pytest
 
 from evals.execute.agent import agent_info, all_contexts
-from evals.execute.session import Prepared, Version, run_versions
-from evals.load.cases import load_cases
-from evals.load.plan import plan_info
-from evals.record.fingerprint import AgentSettings, Point
-from evals.record.run import Models, RunRecord, RunSettings
+from evals.execute.session import Prepared, Version
+from evals.record.fingerprint import Point
+from evals.record.run import RunRecord
 from evals.record.store import StoreError
-from tests.evals.helpers import select
+from tests.evals.execute.helpers import SETTINGS, cases, plan, run
 from tests.fakes import ScriptedModel, say
-
-SETTINGS = AgentSettings(max_tool_steps=6)
-
-
-def cases(spec="no-glowforge,no-cnc-router"):
-    return select(load_cases(), spec)
-
-
-def plan(cs, repeat=1):
-    return plan_info(cs, judge_model=None, judge_prompt_hash=None, repeat=repeat)
-
-
-async def run(prep, cs, versions, p, concurrency=1):
-    return await run_versions(prep, cs, versions, p, settings=RunSettings(
-        concurrency=concurrency), models=Models(), vision=None, judge=None)
 
 
 async def test_a_run_round_trips_through_json_and_postgres(env, store, settings):

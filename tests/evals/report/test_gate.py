@@ -1,6 +1,6 @@
 from evals.record.comparison import Comparison, Pair
 from evals.report.gate import gate, render
-from tests.evals.report.test_stats import result
+from tests.evals.report.helpers import result
 
 
 def runs(statuses_by_case, file="other.yaml"):

@@ -2,33 +2,8 @@
 
 import pytest
 
-from evals.cli import main
-from evals.record.artifact import write_run as write_record
-from evals.record.results import Attempt, CaseResult, CheckResult
-from evals.record.run import Models, RunRecord
-from evals.record.transcript import ToolCall, Transcript
 from evals.report.html import render_run
-
-SENTENCE = "You could use the Glowforge Pro in room 2."
-
-
-def record():
-    failed = CaseResult(id="no-glowforge", file="honest-absence.yaml", prompt="Glowforge?",
-                        status="FAIL", attempts=[Attempt(
-                            transcript=Transcript(
-                                answer=f"Sure! {SENTENCE} <script>alert(1)</script>",
-                                tool_calls=[ToolCall(name="search_catalog",
-                                                     arguments={"query": "x"},
-                                                     result={"machines": []})]),
-                            checks=[CheckResult(kind="no_unknown_tools", passed=False,
-                                                reason=f"offers “Glowforge Pro”: “{SENTENCE}”"),
-                                    CheckResult(kind="not_called_tool {'value':"
-                                                " 'search_catalog'}", passed=False,
-                                                reason="search_catalog was called")])])
-    passed = CaseResult(id="where-is-the-lab", file="lab-identity.yaml", prompt="Where?",
-                        status="PASS",
-                        attempts=[Attempt(transcript=Transcript(answer="Room 1."))])
-    return RunRecord(run_id="r1", cases=[passed, failed], models=Models(chat="m"))
+from tests.evals.report.helpers import SENTENCE, record
 
 
 def test_model_output_is_escaped_and_failures_come_first():
@@ -44,16 +19,7 @@ def test_a_failed_check_links_to_the_sentence_or_tool_call_it_is_about():
     assert 'id="no-glowforge-r1-a1-call-0"' in page and 'href="#no-glowforge-r1-a1-call-0"' in page
 
 
-def test_the_command_writes_the_page_and_refuses_what_it_cannot_read(tmp_path, capsys):
-    artifact = write_record(record(), tmp_path / "run.json")
-    out = tmp_path / "run.html"
-    assert main(["report", str(artifact), "--html", str(out)]) == 0
-    assert SENTENCE in out.read_text()
-    (tmp_path / "bad.json").write_text("[]")
-    assert main(["report", str(tmp_path / "bad.json"), "--html", str(out)]) == 2
-    assert "a run artifact is a JSON object" in capsys.readouterr().err
-
-
+@pytest.mark.slow
 @pytest.mark.parametrize("width", [390, 1440])
 async def test_in_the_browser_a_failed_check_highlights_its_sentence(tmp_path, width):
     from tests.browser import chromium, screenshot

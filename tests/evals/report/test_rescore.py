@@ -1,3 +1,5 @@
+import asyncio
+import json
 import textwrap
 
 from evals.execute.runner import run_suite
@@ -46,3 +48,22 @@ async def test_a_case_gone_or_broken_since_the_run_is_skipped_or_an_error(env, t
     assert broken.attempts[0].error == ("its case file no longer loads: c.yaml:3: bad"
                                         " (+1 more)")
     assert not checked_anything([gone, broken])
+
+
+def test_rescore_keeps_repetitions_and_cannot_judge_a_newly_judged_case(tmp_path, capsys):
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "honest-absence.yaml").write_text(
+        '- id: no-glowforge\n  prompt: "p"\n  rubric: "Says the lab has no Glowforge."\n')
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"cases": [
+        {"id": "no-glowforge", "file": "honest-absence.yaml", "prompt": "p", "status": "PASS",
+         "repetition": r, "attempts": [{"answer": "We don't have a Glowforge."}]}
+        for r in (1, 2)]}))
+    from evals.load.cases import load_cases_by_file
+    from evals.record.artifact import read_run as load_artifact
+    from evals.report.rescore import rescore
+
+    results = asyncio.run(rescore(load_artifact(path), load_cases_by_file(cases)[0]))
+    assert [(r.repetition, r.status) for r in results] == [(1, "UNDECIDED"), (2, "UNDECIDED")]
+    assert "a rescore cannot judge it" in results[0].attempts[0].checks[-1].reason

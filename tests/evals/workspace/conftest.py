@@ -1,32 +1,19 @@
+"""The workspace tests' fixtures: a store with two runs and their comparison, a copy of the
+case and scenario files, the workspace app with a launcher that starts nothing, and a browser."""
+
 import shutil
 
 import pytest
+from starlette.testclient import TestClient
 
 from app.db import scratch_database
-from evals.execute.agent import agent_info
-from evals.load.plan import plan_info
-from evals.record.fingerprint import AgentSettings
-from evals.record.results import Attempt, CaseResult, CheckResult
-from evals.record.run import Models, RunRecord
 from evals.record.store import RunStore
-from evals.record.transcript import Transcript
 from evals.report.compare import compare_runs
 from evals.settings import CASES_DIR, SCENARIOS_DIR
+from evals.workspace import create_workspace
 from evals.workspace.sources import Sources
-
-TOKEN = "the-token"
-
-
-def run(run_id: str, status: str, answer: str, passed: bool) -> RunRecord:
-    return RunRecord(
-        run_id=run_id, status="complete", models=Models(chat="m"),
-        plan=plan_info([], judge_model=None, judge_prompt_hash=None, repeat=1),
-        agent=agent_info("m", AgentSettings(max_tool_steps=6), {}, ("c", False)),
-        cases=[CaseResult(id="no-glowforge", file="honest-absence.yaml", prompt="Glowforge?",
-                          status=status, attempts=[Attempt(
-                              transcript=Transcript(answer=answer), checks=[CheckResult(
-                              kind="no_unknown_tools", passed=passed,
-                              reason="ok" if passed else f"offers “{answer}”")])])])
+from tests.browser import chromium
+from tests.evals.workspace.helpers import BASE, TOKEN, Recording, run
 
 
 @pytest.fixture
@@ -53,3 +40,24 @@ def tree(tmp_path) -> Sources:
     shutil.copytree(CASES_DIR, tmp_path / "cases")
     shutil.copytree(SCENARIOS_DIR, tmp_path / "scenarios")
     return Sources(tmp_path / "cases", tmp_path / "scenarios")
+
+
+@pytest.fixture
+def launcher():
+    return Recording()
+
+
+@pytest.fixture
+def client(stored, tree, launcher):
+    app = create_workspace(stored, TOKEN, sources=tree, launcher=launcher)
+    with TestClient(app, base_url=BASE, follow_redirects=True) as c:
+        assert c.get(f"/?token={TOKEN}").status_code == 200
+        yield c
+
+
+@pytest.fixture(scope="session")
+async def browser():
+    """Debian's chromium, one for every browser test of the workspace (each test opens its own
+    context); skipped or failed as tests/browser.py's need_chromium says."""
+    async with chromium() as b:
+        yield b

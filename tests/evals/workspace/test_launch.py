@@ -11,6 +11,8 @@ from evals.record.store import RunStore
 from evals.workspace.launch import Launcher, LaunchError, Request
 from tests.fake_openai import completion, fake_openai_server
 
+pytestmark = pytest.mark.slow  # the launcher starts the CLI in a child process
+
 
 def slow(body):
     return 0.4, completion("We don't have that machine here.")

@@ -43,15 +43,6 @@ def test_an_edit_changes_its_entry_only_and_keeps_comments_elsewhere():
                    "  prompt: 'B'\n  assert:\n    - kind: no_unknown_tools\n")
 
 
-def test_appending_and_removing_entries():
-    text = "- statement: one\n  applies_to: all\n"
-    added = edit_entries(text, "c.yaml", edits.appended({"statement": "two",
-                                                         "applies_to": ["x"]}))
-    assert added == ("- statement: one\n  applies_to: all\n\n- statement: two\n"
-                     "  applies_to:\n    - x\n")
-    assert edit_entries(added, "c.yaml", edits.on_index(1, None)) == text + "\n"
-
-
 def test_a_file_the_workspace_cannot_cut_is_refused():
     with pytest.raises(sources.WriteRefused, match="edit this file by hand"):
         layout("[{id: a, prompt: b}]\n", "flow.yaml")
@@ -183,15 +174,6 @@ def test_a_file_without_a_final_newline_gets_an_appended_entry_on_its_own_line()
     added = edit_entries(text, "c.yaml", edits.appended({"statement": "two",
                                                          "applies_to": "all"}))
     assert added.endswith("# trailing note\n- statement: two\n  applies_to: all\n")
-
-
-def test_two_identical_criteria_rows_write_no_yaml_alias():
-    text = "- id: s\n  criteria:\n    - statement: Same.\n    - statement: Other.\n"
-    change = edits.scenario_fields(None, None, None, {}, [("Same.", "required"),
-                                                         ("Same.", "required")])
-    out = edit_entries(text, "s.yaml", edits.on_entry("s", change))
-    assert "&" not in out and "*" not in out
-    assert out == "- id: s\n  criteria:\n    - statement: Same.\n    - statement: Same.\n"
 
 
 def test_the_workspace_writes_only_inside_its_folders(tree):

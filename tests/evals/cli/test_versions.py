@@ -1,26 +1,10 @@
-"""The stored-run commands end to end: real HTTP to a fake model server, a real run store."""
+"""The version commands end to end (point, compare, gate): a real run store, a fake model
+over HTTP."""
 
 import pytest
 
-from app.db import scratch_database
 from evals.cli import main
-from tests.evals.conftest import cli_environment
-from tests.fake_openai import completion, fake_openai_server
-
-ANSWER = {"text": "We don't have a Glowforge or a CNC router here."}
-SELECTION = ["--cases", "no-glowforge,no-cnc-router"]
-
-
-@pytest.fixture
-async def cli(server_conninfo, tmp_path, monkeypatch):
-    """The CLI pointed at a scratch database and a fake OpenAI-compatible model."""
-    async with scratch_database(server_conninfo, prefix="test_cli") as info:
-        with fake_openai_server(lambda body: (200, completion(ANSWER["text"]))) as (base, _):
-            with cli_environment(monkeypatch, {
-                    "DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",
-                    "MODEL_API_BASE": base, "OPENAI_API_KEY": "sk-test",
-                    "DATA_DIR": str(tmp_path)}):
-                yield
+from tests.evals.cli.helpers import ANSWER, SELECTION
 
 
 @pytest.mark.usefixtures("cli")
@@ -75,19 +59,6 @@ def test_point_compare_refuse_adopt_and_pair_runs(capsys, monkeypatch, tmp_path)
 
 
 @pytest.mark.usefixtures("cli")
-def test_run_repeat_and_junit(capsys, tmp_path):
-    junit = tmp_path / "junit.xml"
-    assert main(["run", *SELECTION, "--repeat", "2", "--junit", str(junit),
-                 "--artifact", str(tmp_path / "run.json")]) == 0
-    out = capsys.readouterr().out
-    assert "pass@1 1.00  pass^2 yes no-glowforge" in out
-    assert "mean pass rate 1.00" in out and "run: " in out
-    xml = junit.read_text()
-    assert '<testcase classname="honest-absence" name="no-glowforge"' in xml
-    assert 'failures="0"' in xml
-
-
-@pytest.mark.usefixtures("cli")
 def test_the_gate_against_a_point_saved_with_one_repetition(capsys, tmp_path):
     assert main(["point", "save", "one", *SELECTION]) == 0
     assert main(["gate", *SELECTION, "--against", "one",
@@ -109,40 +80,3 @@ def test_the_gate_passes_and_fails(capsys, tmp_path):
     out = capsys.readouterr().out
     assert "honest-absence         yes    2 miss   2 miss  FAIL" in out
     assert out.splitlines()[-1].startswith("GATE FAIL: honest-absence: 2 miss(es) in a run")
-
-
-def test_the_prefix_cache_says_what_it_did(tmp_path, monkeypatch):
-    import evals.cli.run as run_module
-    from app.localmodel.prefix_cache import PrefixCache
-
-    cache = PrefixCache(tmp_path, 10**9)
-    cache.hits, cache.saves = 6, 1
-    cache.failed("restore slot 0: HTTP 400")
-    monkeypatch.setattr(run_module, "PREFIX_CACHES", {str(tmp_path): cache})
-    assert run_module.prefix_lines() == [f"prefix cache: 6 restored from disk, 1 computed and saved"
-                              f" ({tmp_path})", "prefix cache: restore slot 0: HTTP 400"]
-    monkeypatch.setattr(run_module, "PREFIX_CACHES", {})
-    assert run_module.prefix_lines() == []
-
-
-@pytest.mark.parametrize("judge_id, visitor_id, refused", [
-    ("openai/gpt-4o", "openai/gpt-4o", None),
-    ("judge/unpriced", "openai/gpt-4o", "the price of judge/unpriced (the judge) is unknown"),
-    ("openai/gpt-4o", "visitor/unpriced",
-     "the price of visitor/unpriced (the visitor) is unknown"),
-])
-def test_a_cost_cap_needs_a_price_for_every_model_the_run_calls(judge_id, visitor_id,
-                                                                 refused):
-    import re
-
-    from evals.cli.common import CliError
-    from evals.cli.run import cost_controls
-
-    called = [("chat model", "openai/gpt-4o"), ("judge", judge_id), ("visitor", visitor_id)]
-    if refused is None:
-        assert cost_controls(0.5, called).max_cost_usd == 0.5
-    else:
-        with pytest.raises(CliError, match=re.escape(refused)):
-            cost_controls(0.5, called)
-    # no cap, no price needed
-    assert cost_controls(None, [("judge", "judge/unpriced")]).max_cost_usd is None

@@ -1,0 +1,74 @@
+"""The checks measured against labelled answers: every labelled item loads and agrees with its
+check, a file's errors name file:line, and a disagreement (or a check that raises) is reported
+with its reason and the answer."""
+
+import io
+
+import pytest
+
+from evals.calibration.accuracy import LABELLED_DIR, load_items, measure, report
+from evals.checks import authored
+from evals.load.cases import CaseFileError
+
+ITEM = ('- answer: "{answer}"\n  check: {{kind: no_unknown_tools}}\n  verdict: {verdict}\n'
+        '  adversarial: false\n  why: "w"\n')
+
+
+def test_every_labelled_item_agrees_with_its_check_and_every_kind_is_labelled():
+    items = load_items()
+    assert len(items) >= 100
+    outcomes = measure(items)
+    disagreements = [(o.where, o.reason) for o in outcomes if not o.agrees]
+    assert disagreements == []
+    assert {o.kind for o in outcomes} == set(authored())
+    assert {p.name for p in LABELLED_DIR.glob("*.yaml")} == {w.split(":")[0] for w, _ in items}
+
+
+def test_a_disagreement_is_reported_with_the_reason_and_the_answer(tmp_path):
+    (tmp_path / "mine.yaml").write_text(
+        ITEM.format(answer="You can use the Glowforge.", verdict="pass")
+        + ITEM.format(answer="We have no Glowforge.", verdict="pass"))
+    outcomes = measure(load_items(tmp_path))
+    assert [(o.where, o.expected, o.got) for o in outcomes] == [
+        ("mine.yaml:1", "pass", "fail"), ("mine.yaml:6", "pass", "pass")]
+    out = io.StringIO()
+    assert report(outcomes, out) == 0.5
+    text = out.getvalue()
+    assert "no_unknown_tools           2           0  50.0%" in text
+    assert "≠ mine.yaml:1 no_unknown_tools: labelled pass, check says fail" in text
+    assert "answer: “You can use the Glowforge.”" in text
+    assert "kinds with no labelled item: called_tool" in text
+
+
+def test_a_check_that_raises_disagrees_with_its_label(tmp_path, monkeypatch):
+    import evals.calibration.accuracy as accuracy
+
+    def broken(item):
+        raise RuntimeError("bug in the check")
+
+    monkeypatch.setattr(accuracy, "_run", broken)
+    (tmp_path / "a.yaml").write_text(ITEM.format(answer="x", verdict="fail"))
+    [outcome] = measure(load_items(tmp_path))
+    assert outcome.got == "error" and not outcome.agrees
+    assert outcome.reason == "the check raised RuntimeError: bug in the check"
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    (ITEM.format(answer="x", verdict="maybe"),
+     "a.yaml:1: 1 validation error for LabelledItem verdict"),
+    (ITEM.replace("no_unknown_tools", "no_such_kind").format(answer="x", verdict="pass"),
+     "a.yaml:1: unknown assertion kind 'no_such_kind'"),
+    (ITEM.replace("no_unknown_tools", "mentions_tool").format(answer="x", verdict="pass"),
+     "a.yaml:1: 1 validation error for ValueArg value"),  # the kind's own arguments
+    ("just: a mapping\n", "a.yaml:1: a labelled file is a list of items"),
+])
+def test_a_bad_labelled_file_names_file_and_line(tmp_path, text, error):
+    (tmp_path / "a.yaml").write_text(text)
+    with pytest.raises(CaseFileError) as refused:
+        load_items(tmp_path)
+    assert any(e.startswith(error) for e in refused.value.errors), refused.value.errors
+
+
+def test_a_folder_without_labelled_files_is_an_error(tmp_path):
+    with pytest.raises(CaseFileError, match="no labelled"):
+        load_items(tmp_path)

@@ -1,0 +1,75 @@
+"""The report commands: a run's HTML page from an artifact, and a rescore against the case
+files as they are now."""
+
+import json
+
+from evals.cli import main
+from evals.record.artifact import write_run as write_record
+from tests.evals.report.helpers import SENTENCE, record
+
+
+def test_rescore_from_an_artifact(tmp_path, capsys):
+    artifact = {"cases": [{
+        "id": "no-glowforge", "file": "honest-absence.yaml", "prompt": "p", "status": "PASS",
+        "skipped_reason": None,
+        "attempts": [{"answer": "You can book the Glowforge Pro tomorrow.", "tool_calls": [],
+                      "error": None}],
+    }]}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(artifact))
+    assert main(["rescore", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "  FAIL      no-glowforge" in out and "Glowforge" in out
+
+
+def _artifact(tmp_path, case_id="no-glowforge", file="honest-absence.yaml"):
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"cases": [{
+        "id": case_id, "file": file, "prompt": "p", "status": "PASS",
+        "attempts": [{"answer": "We don't have a Glowforge.", "tool_calls": []}]}]}))
+    return path
+
+
+def test_rescore_against_other_case_files(tmp_path, capsys):
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "honest-absence.yaml").write_text(
+        '- id: no-glowforge\n  prompt: "p"\n  assert:\n    - kind: contains_all\n'
+        '      value: ["Epilog"]\n')
+    assert main(["rescore", str(_artifact(tmp_path)), "--cases", str(cases)]) == 1
+    assert "missing ['Epilog']" in capsys.readouterr().out
+
+
+def test_rescore_of_a_malformed_artifact_names_the_field(tmp_path, capsys):
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"cases": [{"id": "x", "prompt": "p", "status": "PASS"}]}))
+    assert main(["rescore", str(path)]) == 2
+    assert "field cases.0.file: Field required" in capsys.readouterr().err
+
+
+def test_a_rescore_that_checks_nothing_is_exit_2(tmp_path, capsys):
+    path = _artifact(tmp_path, case_id="no-such-case")
+    assert main(["rescore", str(path)]) == 2
+    assert "nothing was re-checked" in capsys.readouterr().err
+
+
+def test_a_case_whose_file_no_longer_loads_shows_the_load_error(tmp_path, capsys):
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "honest-absence.yaml").write_text("- id: no-glowforge\n  prompt: p\n  bogus: 1\n")
+    (cases / "other.yaml").write_text(
+        '- id: other\n  prompt: "p"\n  assert:\n    - kind: no_unknown_tools\n')
+    assert main(["rescore", str(_artifact(tmp_path)), "--cases", str(cases)]) == 2
+    captured = capsys.readouterr()
+    assert "ERROR" in captured.out and "its case file no longer loads:" in captured.out
+    assert "honest-absence.yaml:3: bogus" in captured.out + captured.err
+
+
+def test_the_command_writes_the_page_and_refuses_what_it_cannot_read(tmp_path, capsys):
+    artifact = write_record(record(), tmp_path / "run.json")
+    out = tmp_path / "run.html"
+    assert main(["report", str(artifact), "--html", str(out)]) == 0
+    assert SENTENCE in out.read_text()
+    (tmp_path / "bad.json").write_text("[]")
+    assert main(["report", str(tmp_path / "bad.json"), "--html", str(out)]) == 2
+    assert "a run artifact is a JSON object" in capsys.readouterr().err

@@ -1,0 +1,251 @@
+"""The run commands in process against a real run store and a fake model over HTTP (run with
+repetitions, JUnit, a cost cap and an evaluator pack; list; needs-local-model), and a run
+stopped by Ctrl-C or SIGTERM in a real child process, then resumed."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg.conninfo import make_conninfo
+
+from app.db import scratch_database
+from app.settings import PROJECT_ROOT
+from evals.cli import main
+from evals.judge import MAKERSPACE
+from evals.load.packs import load_pack_prompt
+from tests.evals.cli.helpers import SELECTION
+from tests.evals.helpers import cli_environment
+from tests.evals.load.helpers import LAUGHS
+from tests.fake_openai import completion, fake_openai_server
+
+
+def test_list_prints_every_case(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "honest-absence.yaml" in out and "no-glowforge" in out
+
+
+def test_unknown_selection_is_exit_2_listing_the_valid_names(capsys):
+    assert main(["run", "--cases", "nope"]) == 2
+    assert "unknown 'nope'. Case and scenario files:" in capsys.readouterr().err
+
+
+def test_without_a_provider_the_local_model_is_used_and_its_failure_is_one_line(
+        capsys, monkeypatch):
+    for var in ("MODEL_CHAT", "EVAL_MODEL", "MODEL_API_BASE", "OPENAI_API_KEY",
+                "ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("LOCAL_MODEL", "no-such-model")  # fails before anything is started
+    from app.settings import get_settings
+    get_settings.cache_clear()
+    try:
+        assert main(["run", "--cases", "no-glowforge"]) == 2
+    finally:
+        get_settings.cache_clear()
+    assert "local model: unknown LOCAL_MODEL 'no-such-model'" in capsys.readouterr().err
+
+
+def test_make_eval_asks_whether_the_embedded_model_is_needed(monkeypatch):
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "LOCAL_MODEL_URL"):
+        monkeypatch.delenv(var, raising=False)
+    hosted = "anthropic/claude-sonnet-4-5"
+    with cli_environment(monkeypatch, {}):
+        assert main(["needs-local-model"]) == 0
+    with cli_environment(monkeypatch, {"EVAL_MODEL": hosted}):
+        assert main(["needs-local-model"]) == 0  # the judge still is
+    with cli_environment(monkeypatch, {"EVAL_MODEL": hosted, "EVAL_JUDGE_MODEL": hosted}):
+        assert main(["needs-local-model"]) == 0  # the scenarios' visitor still is
+    with cli_environment(monkeypatch, {"EVAL_MODEL": hosted, "EVAL_JUDGE_MODEL": hosted,
+                                       "MODEL_SIM_USER": hosted}):
+        assert main(["needs-local-model"]) == 1
+
+
+@pytest.mark.usefixtures("cli")
+def test_run_repeat_and_junit(capsys, tmp_path):
+    junit = tmp_path / "junit.xml"
+    assert main(["run", *SELECTION, "--repeat", "2", "--junit", str(junit),
+                 "--artifact", str(tmp_path / "run.json")]) == 0
+    out = capsys.readouterr().out
+    assert "pass@1 1.00  pass^2 yes no-glowforge" in out
+    assert "mean pass rate 1.00" in out and "run: " in out
+    xml = junit.read_text()
+    assert '<testcase classname="honest-absence" name="no-glowforge"' in xml
+    assert 'failures="0"' in xml
+
+
+def test_the_prefix_cache_says_what_it_did(tmp_path, monkeypatch):
+    import evals.cli.run as run_module
+    from app.localmodel.prefix_cache import PrefixCache
+
+    cache = PrefixCache(tmp_path, 10**9)
+    cache.hits, cache.saves = 6, 1
+    cache.failed("restore slot 0: HTTP 400")
+    monkeypatch.setattr(run_module, "PREFIX_CACHES", {str(tmp_path): cache})
+    assert run_module.prefix_lines() == [f"prefix cache: 6 restored from disk, 1 computed and saved"
+                              f" ({tmp_path})", "prefix cache: restore slot 0: HTTP 400"]
+    monkeypatch.setattr(run_module, "PREFIX_CACHES", {})
+    assert run_module.prefix_lines() == []
+
+
+@pytest.mark.parametrize("judge_id, visitor_id, refused", [
+    ("openai/gpt-4o", "openai/gpt-4o", None),
+    ("judge/unpriced", "openai/gpt-4o", "the price of judge/unpriced (the judge) is unknown"),
+    ("openai/gpt-4o", "visitor/unpriced",
+     "the price of visitor/unpriced (the visitor) is unknown"),
+])
+def test_a_cost_cap_needs_a_price_for_every_model_the_run_calls(judge_id, visitor_id,
+                                                                 refused):
+    import re
+
+    from evals.cli.common import CliError
+    from evals.cli.run import cost_controls
+
+    called = [("chat model", "openai/gpt-4o"), ("judge", judge_id), ("visitor", visitor_id)]
+    if refused is None:
+        assert cost_controls(0.5, called).max_cost_usd == 0.5
+    else:
+        with pytest.raises(CliError, match=re.escape(refused)):
+            cost_controls(0.5, called)
+    # no cap, no price needed
+    assert cost_controls(None, [("judge", "judge/unpriced")]).max_cost_usd is None
+
+
+def answer(body):
+    if body.get("response_format"):  # the judge
+        return 200, completion(json.dumps({"verdict": "pass", "reason": "fine"}))
+    return 200, completion("Please talk to lab staff or the university's support services.")
+
+
+@pytest.fixture
+async def served(server_conninfo, tmp_path, monkeypatch):
+    async with scratch_database(server_conninfo, prefix="test_packs") as info:
+        with fake_openai_server(answer) as (base, received):
+            with cli_environment(monkeypatch, {
+                    "DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",
+                    "MODEL_JUDGE": "openai/fake-judge", "MODEL_API_BASE": base,
+                    "OPENAI_API_KEY": "sk-test", "DATA_DIR": str(tmp_path)}):
+                yield received
+
+
+def test_a_pack_replaces_the_rubric_and_is_recorded(served, tmp_path, capsys):
+    artifact = tmp_path / "run.json"
+    main(["run", "--cases", "student-in-distress", "--judge", "safety/puts-people-first",
+          "--artifact", str(artifact)])
+    out = capsys.readouterr().out
+    pack = load_pack_prompt("safety/puts-people-first")
+    asked = [m["content"] for b in served if b.get("response_format") for m in b["messages"]
+             if m["role"] == "user"]
+    record = json.loads(artifact.read_text())
+    check = record["cases"][0]["attempts"][0]["checks"][-1]
+    assert "rated with pack safety/puts-people-first" in out
+    assert asked and all(pack.rubric in a for a in asked)
+    assert not any("Replies kindly and takes what the student said seriously" in a
+                   for a in asked)  # the case's own rubric is not asked
+    assert record["settings"]["judge_pack"] == "safety/puts-people-first"
+    assert record["settings"]["judge_prompt_hash"] == pack.hash(MAKERSPACE.hash())
+    assert check["judge"]["pack"] == "safety/puts-people-first"
+    assert check["judge"]["prompt_hash"] == pack.hash(MAKERSPACE.hash())
+    assert record["plan"]["judge"]["prompt_hash"] == pack.hash(MAKERSPACE.hash())
+
+
+def test_an_unknown_pack_stops_the_run_before_it_starts(served, capsys):
+    assert main(["run", "--cases", "student-in-distress", "--judge", "nope/x"]) == 2
+    assert "cannot start: --judge 'nope/x'" in capsys.readouterr().err
+    assert served == []
+
+
+def test_the_cli_exits_2_with_the_error_not_a_traceback(tmp_path, capsys):
+    (tmp_path / "c.yaml").write_bytes(LAUGHS.encode())
+    assert main(["run", str(tmp_path), "--artifact", str(tmp_path / "a.json")]) == 2
+    err = capsys.readouterr().err
+    assert "case files have errors:" in err and "Traceback" not in err
+
+
+ROOT = PROJECT_ROOT
+CASES = "honest-absence,lab-identity"
+
+
+def slow(body):
+    return 0.3, completion("We don't have that machine here.")
+
+
+def child_env(info, base, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MODEL_", "EVAL_"))}
+    env.update({"DATABASE_URL": info, "MODEL_CHAT": "openai/fake", "MODEL_API_BASE": base,
+                "OPENAI_API_KEY": "sk-test", "DATA_DIR": str(tmp_path / "data"),
+                "EVAL_CONCURRENCY": "1", "PYTHONWARNINGS": "ignore"})
+    return env
+
+
+@contextmanager
+def scratch(server_conninfo):
+    name = f"test_stop_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(server_conninfo, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield make_conninfo(server_conninfo, dbname=name)
+    finally:
+        with psycopg.connect(server_conninfo, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def wait_for_a_stored_case(info, deadline_s=90):
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        with psycopg.connect(info) as conn:
+            try:
+                n = conn.execute("SELECT count(*) FROM eval_cases").fetchone()[0]
+            except psycopg.errors.UndefinedTable:
+                n = 0
+        if n:
+            return
+        time.sleep(0.2)
+    raise AssertionError("no case was stored in time")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_stopped_run_keeps_what_finished_and_leaves_nothing(server_conninfo, tmp_path, sig):
+    artifact = tmp_path / "run.json"
+    with scratch(server_conninfo) as info:
+        with fake_openai_server(slow) as (base, _):
+            env = child_env(info, base, tmp_path)
+            child = subprocess.Popen(
+                [sys.executable, "-m", "evals", "run", "--cases", CASES,
+                 "--artifact", str(artifact)], cwd=ROOT, env=env,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                wait_for_a_stored_case(info)
+                child.send_signal(sig)
+                out, err = child.communicate(timeout=60)
+            finally:
+                child.kill()
+            assert child.returncode == 128 + int(sig), err
+            assert f"{sig.name}: stopping" in err and "python -m evals resume" in err
+            record = json.loads(artifact.read_text())
+            assert record["status"] == "interrupted" and record["unfinished"]
+            assert len(record["cases"]) + len(record["unfinished"]) == 10
+            with psycopg.connect(info) as conn:
+                status = conn.execute("SELECT status FROM eval_runs").fetchone()[0]
+            assert status == "interrupted"
+            with psycopg.connect(server_conninfo) as conn:
+                left = conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s",
+                                    (f"eval\\_p{child.pid}\\_%",)).fetchall()
+            assert left == []
+            assert not list(Path("/tmp").glob(f"eval-blobs-p{child.pid}-*"))
+            if sig == signal.SIGTERM:
+                resumed = subprocess.run(
+                    [sys.executable, "-m", "evals", "resume", "--artifact", str(artifact)],
+                    cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+                assert "resuming run" in resumed.stdout, resumed.stderr
+                done = json.loads(artifact.read_text())
+                assert done["status"] == "complete" and done["unfinished"] == []
+                assert done["run_id"] == record["run_id"] and len(done["cases"]) == 10

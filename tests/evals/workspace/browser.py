@@ -1,0 +1,26 @@
+"""The workspace's browser tests' parts: the workspace served over real HTTP, a page opened on
+it (its errors collected), and whether the page fits the window without scrolling sideways."""
+
+from playwright.async_api import Page
+
+from app.serving import serve_in_thread
+from tests.evals.workspace.helpers import TOKEN
+
+__all__ = ["WIDTHS", "fits", "opened", "serve_in_thread"]
+
+WIDTHS = (390, 1440)
+
+
+async def opened(browser, base: str, width: int = 1440) -> Page:
+    context = await browser.new_context(viewport={"width": width, "height": 900})
+    page = await context.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.problems = problems  # type: ignore[attr-defined]
+    await page.goto(f"{base}/?token={TOKEN}")
+    return page
+
+
+async def fits(page: Page) -> bool:
+    return bool(await page.evaluate("document.scrollingElement.scrollWidth <= innerWidth"))
