@@ -38,7 +38,9 @@ class EvalSettingsError(ValueError):
 class EvalSettings(BaseSettings):
     """The eval suite's settings, read from `EVAL_*` environment variables."""
 
-    model_config = SettingsConfigDict(env_prefix="EVAL_", case_sensitive=False, extra="ignore")
+    # An empty variable is unset (a CI template that passes EVAL_REPEAT= means the default).
+    model_config = SettingsConfigDict(env_prefix="EVAL_", case_sensitive=False, extra="ignore",
+                                      env_ignore_empty=True)
 
     cases: str | None = Field(default=None, description=(
         "Comma list of case or scenario files (without .yaml) and item ids to run."))

@@ -119,10 +119,10 @@ def _record(data: Any, where: str) -> RunRecord:
         raise CalibrationError(f"not a run artifact: {exc}") from exc
 
 
-def rated_from_artifact(data: Any, where: str) -> list[Rated]:
+def rated_from(record: RunRecord) -> list[Rated]:
     """The judge's verdict on each judged case of a run: its first attempt's judged check."""
     rated = []
-    for case in _record(data, where).cases:
+    for case in record.cases:
         for attempt in case.attempts[:1]:
             for check in attempt.checks:
                 if check.judge:
@@ -132,22 +132,23 @@ def rated_from_artifact(data: Any, where: str) -> list[Rated]:
 
 def judge_of(record: RunRecord) -> tuple[str | None, str | None]:
     """The judge model and prompt hash a run's verdicts were given under (None if mixed)."""
-    models, hashes = set(), set()
+    models: set[str | None] = set()
+    hashes: set[str | None] = set()
     for case in record.cases:
         for attempt in case.attempts[:1]:
             for check in attempt.checks:
                 if check.judge:
-                    models.add(check.judge.model)
-                    hashes.add(check.judge.prompt_hash)
-    return (next(iter(models)) if len(models) == 1 else None,
-            next(iter(hashes)) if len(hashes) == 1 else None)
+                    models.add(check.judge.model or None)
+                    hashes.add(check.judge.prompt_hash or None)
+    model = next(iter(models)) if len(models) == 1 else None
+    prompt = next(iter(hashes)) if len(hashes) == 1 else None
+    return model, prompt
 
 
 def load(results: Path, labels: Path) -> tuple[RunRecord, list[Rated], dict[str, str]]:
     """A run's record, its judge's verdicts, and people's labels for them."""
     record = _record(_read_json(results), str(results))
-    return (record, rated_from_artifact(record.model_dump(mode="json"), str(results)),
-            _check_labels(_read_json(labels), str(labels)))
+    return record, rated_from(record), _check_labels(_read_json(labels), str(labels))
 
 
 def render(c: Calibration, title: str = "") -> str:

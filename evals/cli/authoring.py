@@ -8,7 +8,6 @@ import datetime as dt
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -20,14 +19,14 @@ from app.settings import Settings
 from evals.authoring.draft import DraftError, draft_for, kinds_for, render
 from evals.authoring.from_conversations import NoConversations, make_cases
 from evals.authoring.told import PromptError, told_for
-from evals.cli.common import CliError, app_settings, run_closing
+from evals.cli.common import CliError, Commands, app_settings, run_closing
 from evals.record.artifact import write_atomically
 from evals.settings import conninfo
 
 ROLES = ["student", "staff", "super_admin"]
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     pr = sub.add_parser("prompt", help="what the assistant is told for an audience and page")
     pr.add_argument("--as", dest="as_", choices=ROLES, help="the audience (default: anonymous)")
     pr.add_argument("--page", default="/", help="the page path, e.g. /tools/form-4")

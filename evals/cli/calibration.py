@@ -33,7 +33,7 @@ from evals.calibration.mrbench import rate as rate_mrbench
 from evals.calibration.mrbench import report as mrbench_report
 from evals.calibration.mrbench import run_suite as run_mrbench
 from evals.calibration.sets import load_set, rate
-from evals.cli.common import CliError, run_closing
+from evals.cli.common import CliError, Commands, run_closing
 from evals.judge import MAKERSPACE, TUTORING
 from evals.judge.trust import JUDGES_FILE, JudgeRecord, JudgesFileError, save_record, today, trust
 from evals.load.cases import CaseFileError, load_cases
@@ -46,7 +46,7 @@ from evals.settings import DEFAULT_CONCURRENCY, eval_settings
 T = TypeVar("T")
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     acc = sub.add_parser("accuracy", help="the checks against labelled answers")
     acc.add_argument("labelled", nargs="?", type=Path,
                      help="a labelled file or folder (default tests/evals/labelled/)")

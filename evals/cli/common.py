@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequen
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, TextIO, TypeAlias, TypeVar
 
 from app.chat.models import ChatModel, ModelCallError, model_for_job
 from app.chat.openai_wire import close_clients
@@ -33,6 +33,8 @@ from evals.record.store import RunStore, StoreError
 from evals.settings import DEFAULT_CONCURRENCY, conninfo, eval_settings
 
 T = TypeVar("T")
+# What a command group's `register` is given: the subcommands of `python -m evals`.
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 # Settings that would point the app at live data: the evals blank them and say so.
 LIVE_DATA_SETTINGS = ("catalog_source", "blob_base_url", "blob_dir")
 
@@ -188,16 +190,17 @@ def with_models(options: RunOptions, items: Sequence[EvalItem], models: list[str
     """Start the embedded model if any of these chat models, the judge or the visitor is it,
     then run; a local model runs one item per server slot unless told otherwise."""
     settings = app_settings()
-    local = any(uses_local_model(settings, m) for m in models) or (
+    # Asked before the server starts: once it runs, the settings name its URL, and a model
+    # served there no longer counts as the embedded one.
+    chat_is_local = any(uses_local_model(settings, m) for m in models)
+    local = chat_is_local or (
         any(i.judged for i in items) and uses_local_model(settings, options.judge.model,
                                                           "judge")
     ) or (has_conversations(items) and uses_local_model(settings, None, "sim_user"))
+    concurrency = options.concurrency or (
+        settings.local_model_parallel if chat_is_local else DEFAULT_CONCURRENCY)
     try:
         with local_model_settings(settings, local) as settings:
-            concurrency = options.concurrency or (
-                settings.local_model_parallel if any(uses_local_model(settings, m)
-                                                     for m in models)
-                else DEFAULT_CONCURRENCY)
             return run_closing(body(settings, _with(options, concurrency)))
     except LocalModelError as exc:
         raise CliError(f"local model: {exc}") from exc

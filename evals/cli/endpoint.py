@@ -33,7 +33,8 @@ def run_endpoint_command(args: argparse.Namespace, options: RunOptions) -> int:
         cases = select_cases(load_cases(Path(source)) if source else load_cases(),
                              options.selection)
     except CaseFileError as exc:
-        raise CliError(str(exc)) from exc
+        raise CliError("case files have errors:\n" + "\n".join(
+            f"  {line}" for line in exc.errors)) from exc
     if not cases:
         raise CliError("nothing selected to run")
     base = get_settings()

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+
+from evals.cli.common import Commands
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     sub.add_parser("mcp", help="the eval tools as an MCP server on stdio").set_defaults(
         handler=mcp)
 

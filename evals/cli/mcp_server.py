@@ -87,7 +87,7 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
         shared.artifacts = Path(app_settings().data_dir) / "mcp-runs"
         return shared.artifacts
 
-    def failed(what: str, job: Any) -> ToolError:
+    def failed(what: str, job: Job) -> ToolError:
         return ToolError(redact(f"{what}: " + "\n".join(list(job.output)[-15:])))
 
     @server.tool()
@@ -234,8 +234,8 @@ def _read(path: Path) -> RunRecord | None:
         return None
     try:
         return read_run(path)
-    except ArtifactError:
-        return None
+    except ArtifactError as exc:
+        raise ToolError(redact(f"the run's artifact cannot be read: {exc}")) from exc
 
 
 def serve() -> int:

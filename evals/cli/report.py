@@ -6,10 +6,9 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from app.settings import Settings
-from evals.cli.common import CliError, in_store, open_store, run_closing
+from evals.cli.common import CliError, Commands, in_store, open_store, run_closing
 from evals.load.cases import CaseFileError, load_cases_by_file
 from evals.record.artifact import ARTIFACT, ArtifactError, read_run, write_atomically
 from evals.record.store import StoreError
@@ -19,7 +18,7 @@ from evals.report.rescore import checked_anything, rescore
 from evals.settings import CASES_DIR
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     rep = sub.add_parser("report", help="a run as one self-contained HTML page")
     rep.add_argument("run", nargs="?", help="a stored run's or comparison's id, or a run"
                      " artifact's path (default: the last run's artifact)")

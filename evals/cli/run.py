@@ -21,6 +21,7 @@ from app.settings import Settings, get_settings
 from evals.cli.calibration import run_suite
 from evals.cli.common import (
     CliError,
+    Commands,
     JudgeChoice,
     RunOptions,
     add_run_flags,
@@ -53,7 +54,7 @@ from evals.report.stats import stats_lines
 from evals.settings import eval_settings
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     env = eval_settings()
     run = sub.add_parser("run", help="run the suite (the default)")
     run.add_argument("case_file", nargs="?", type=Path,

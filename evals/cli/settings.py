@@ -4,13 +4,13 @@ as docs/settings.md holds it (generated from the settings objects)."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
+from evals.cli.common import Commands
 from evals.record.artifact import write_atomically
 from evals.settings import SETTINGS_PAGE, settings_page
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     s = sub.add_parser("settings", help="every environment variable, as docs/settings.md")
     s.add_argument("--write", action="store_true", help=f"write {SETTINGS_PAGE.name} instead"
                    " of printing it")

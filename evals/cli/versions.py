@@ -6,11 +6,11 @@ import argparse
 import asyncio
 import datetime as dt
 from pathlib import Path
-from typing import Any
 
 from app.settings import Settings
 from evals.cli.common import (
     CliError,
+    Commands,
     RunOptions,
     add_run_flags,
     asked_model,
@@ -43,7 +43,7 @@ from evals.report.gate import render as render_gate
 from evals.settings import eval_settings
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     env = eval_settings()
     point = sub.add_parser("point", help="comparison points: a frozen agent and its plan")
     psub = point.add_subparsers(dest="point_command", required=True)

@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import secrets
 from pathlib import Path
-from typing import Any
 
-from evals.cli.common import app_settings
+from evals.cli.common import Commands, app_settings
 from evals.settings import conninfo, eval_settings
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     ws = sub.add_parser("workspace", help="run, read and author evals in the browser")
     ws.add_argument("--port", type=int, default=eval_settings().workspace_port,
                     help="the port on 127.0.0.1 (EVAL_WORKSPACE_PORT, default 8010)")

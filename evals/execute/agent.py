@@ -58,12 +58,15 @@ def git_state(root: Path = PROJECT_ROOT) -> tuple[str | None, bool]:
 
 async def compose_contexts(env: EvalEnv, items: Sequence[EvalItem]
                            ) -> dict[str, FrozenContext]:
-    """What the assistant is told for each audience and page these cases use."""
+    """What the assistant is told for each audience and page these items use (a scenario's
+    context is composed as a turn on its page would be)."""
     out: dict[str, FrozenContext] = {}
     for item in items:
         key = item.context.key
-        if key not in out and isinstance(item, Case):
-            composed = (await compose_case(env, item)).composed
+        if key not in out:
+            case = item if isinstance(item, Case) else Case(
+                id="context", prompt=item.prompt, context=item.context, checks=item.checks)
+            composed = (await compose_case(env, case)).composed
             out[key] = FrozenContext(system_prompt=composed.system_prompt,
                                      tools=composed.tool_schemas())
     return out

@@ -25,7 +25,7 @@ from app.chat.page_context import load_page_context, selection_ids_by_name
 from app.chat.reply import Usage
 from app.chat.turn import prepare_turn
 from app.db import Database
-from app.identity import audience_of, demo_identity
+from app.identity import Identity, audience_of, demo_identity
 from app.manuals import ManualLibrary
 from evals.checks.scenario import EndState
 from evals.execute.env import EvalEnv, conversation_database
@@ -156,7 +156,7 @@ class ScenarioConversation:
                          visitor_usage=spent)
 
 
-async def _confirm_cards(db: Database, env: EvalEnv, identity: Any,
+async def _confirm_cards(db: Database, env: EvalEnv, identity: Identity | None,
                          cards: list[dict[str, Any]]) -> list[ToolCall]:
     """The visitor presses Confirm on every card: the web route's own code path."""
     done = []

@@ -26,6 +26,7 @@ from evals.judge.setup import JudgeSetup
 from evals.load.items import EvalItem
 from evals.record.fingerprint import FrozenContext
 from evals.record.results import Attempt, CaseResult, CheckResult, Usage, classify
+from evals.record.transcript import Transcript
 from evals.settings import DEFAULT_CONCURRENCY
 
 MAX_ATTEMPTS = 2  # one retry
@@ -87,12 +88,12 @@ async def attempt(item: EvalItem, setup: Setup, judge: JudgeSetup | None = None,
                        latency_ms=_elapsed_ms(started))
     transcript = execution.transcript
     if execution.broke is not None:
-        return Attempt(transcript=transcript, error=execution.broke)
+        return Attempt(transcript=_answer_only(transcript), error=execution.broke)
     try:
         checks = await run_checks(item.checks, transcript, fixtures_for(item.context.catalog),
                                   judge, item.context.about(item.photos))
     except Exception as exc:
-        return Attempt(transcript=transcript,
+        return Attempt(transcript=_answer_only(transcript),
                        error=f"checking failed: {type(exc).__name__}: {exc}")
     if item.single_turn and not transcript.answer.strip():  # saying nothing fails a case
         checks.insert(0, CheckResult(kind="answer", passed=False, reason=NO_ANSWER))
@@ -108,6 +109,11 @@ async def attempt(item: EvalItem, setup: Setup, judge: JudgeSetup | None = None,
         latency_ms=execution.latency_ms or _elapsed_ms(started), usage=usage,
         cost_usd=attempt_cost(setup.model.model_id, usage.prompt_tokens,
                               usage.completion_tokens))
+
+
+def _answer_only(transcript: Transcript) -> Transcript:
+    """What a broken attempt keeps: the answer and the tool calls that led to it."""
+    return Transcript(answer=transcript.answer, tool_calls=transcript.tool_calls)
 
 
 async def same_attempt(make: Callable[[], Awaitable[Attempt]]) -> Attempt:

@@ -31,7 +31,7 @@ from evals.record.fingerprint import AgentInfo, PlanInfo
 from evals.record.results import CaseResult, Totals
 from evals.record.run import Models, RunRecord, RunSettings
 from evals.record.store import RunStore, new_run_id
-from evals.settings import conninfo
+from evals.settings import DEFAULT_CONCURRENCY, conninfo
 
 
 @dataclass
@@ -51,10 +51,6 @@ async def prepared(settings: Settings) -> AsyncIterator[Prepared]:
     # Work that can go on while PostgreSQL makes the run's database: the HTTP client's import,
     # then the embedder's model.
     def warm() -> None:
-        # numpy comes with it: imported on this thread while the clone is made, measured to
-        # take a few hundred ms off the first item.
-        import pgvector.psycopg  # noqa: F401
-
         warm_import()
         getattr(embedder, "load", lambda: None)()
 
@@ -155,8 +151,8 @@ async def run_versions(
     variants = [Variant(v.label, v.model, v.frozen.contexts if v.frozen else None)
                 for v in versions]
     results = await run_variants(prep.env, items, variants,
-                                 concurrency=settings.concurrency or 1, vision=vision,
-                                 judge=judge, visitor=visitor, on_done=done,
+                                 concurrency=settings.concurrency or DEFAULT_CONCURRENCY,
+                                 vision=vision, judge=judge, visitor=visitor, on_done=done,
                                  repeat=plan.repeat, on_lab=on_lab, stop=controls.stop,
                                  max_cost_usd=controls.max_cost_usd, skip=done_before)
     ended = dt.datetime.now(dt.UTC).isoformat()

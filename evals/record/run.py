@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from evals.record.fingerprint import AgentInfo, PlanInfo
 from evals.record.results import CaseResult, Totals
 
-ARTIFACT_VERSION = 3
+ARTIFACT_VERSION: Literal[3] = 3
 RunStatus = Literal["running", "complete", "interrupted"]
 
 
@@ -46,7 +46,7 @@ class RunSettings(BaseModel):
 
 class RunRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    version: Literal[3] = 3  # ARTIFACT_VERSION
+    version: Literal[3] = ARTIFACT_VERSION
     run_id: str | None = None
     status: RunStatus = "complete"
     started: str | None = None

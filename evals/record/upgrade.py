@@ -32,6 +32,9 @@ def upgrade_run(data: dict[str, Any]) -> dict[str, Any]:
     """A run record (with or without its cases) in version 3's shape."""
     version = data.get("version", 1)
     if version == ARTIFACT_VERSION:
+        # A stored run's header may be newer than rows an older harness stored under it.
+        if "cases" in data:
+            return {**data, "cases": [upgrade_case(c) for c in data["cases"]]}
         return data
     if version not in READABLE_VERSIONS:
         raise UnreadableVersion(f"artifact version {version}; this harness reads"
@@ -114,6 +117,6 @@ def _check(data: dict[str, Any]) -> dict[str, Any]:
     if isinstance(judge, dict):
         kept = {k: judge[k] for k in _JUDGE if k in judge}
         kept.setdefault("trust", "")
-        kept.setdefault("prompt_hash", "")
+        kept.setdefault("prompt_hash", "")  # unknown: calibrate --save refuses it
         out["judge"] = kept
     return out

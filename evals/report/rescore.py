@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evals.checks import CHECKS, run_checks, structural_only
+from evals.checks import run_checks, structural_only
 from evals.fixtures.catalog import fixtures_for
 from evals.load.cases import Case
 from evals.record.results import Attempt, CaseResult, CheckResult, classify
@@ -74,4 +74,3 @@ def checked_anything(results: list[CaseResult]) -> bool:
     return any(r.status not in ("SKIPPED", "ERROR") for r in results)
 
 
-__all__ = ["CHECKS", "checked_anything", "rescore"]

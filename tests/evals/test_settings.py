@@ -52,6 +52,14 @@ def test_every_eval_variable_is_read_and_typed(environ):
         assert read == value and read != getattr(defaults, name), name
 
 
+def test_an_empty_variable_is_unset(environ):
+    for name in ("EVAL_CONCURRENCY", "EVAL_REPEAT", "EVAL_VISION", "EVAL_TRUST_JUDGE",
+                 "EVAL_FAIL_ON_SKIP", "EVAL_MAX_COST"):
+        environ.setenv(name, "")
+    assert eval_settings() == EvalSettings.model_construct(**EvalSettings().model_dump())
+    assert eval_settings().repeat == 1 and eval_settings().concurrency is None
+
+
 def test_the_workspace_port_and_the_endpoint_key_are_read_without_the_prefix_too(environ):
     environ.setenv("WORKSPACE_PORT", "8123")
     environ.setenv("ENDPOINT_API_KEY", SECRET)

@@ -37,3 +37,37 @@ def test_fail_on_skip_defaults_on_with_a_model_override():
     assert fails("--model", "x/y") is True
     assert fails() is False
     assert fails("--model", "x/y", "--no-fail-on-skip") is False
+
+
+@pytest.mark.parametrize(("chat", "asked", "concurrency"), [
+    (None, None, 3),               # the embedded model: one item per server slot
+    (None, 7, 7),                  # --concurrency / EVAL_CONCURRENCY wins
+    ("openai/gpt-4o", None, 4),    # a hosted model: the default
+])
+def test_a_local_model_runs_one_item_per_slot(monkeypatch, chat, asked, concurrency):
+    """Asked before the server starts: once it runs, the settings name its URL."""
+    from contextlib import contextmanager
+
+    import evals.cli.common as common
+    from evals.cli.common import RunOptions, with_models
+    from evals.record.fingerprint import Selection
+    from tests.evals.helpers import cli_environment
+
+    @contextmanager
+    def started(settings, needed, say=print):
+        yield settings.model_copy(update={"local_model_url": "http://127.0.0.1:1"}) \
+            if needed else settings
+
+    monkeypatch.setattr(common, "local_model_settings", started)
+    seen = []
+
+    async def body(settings, options):
+        seen.append(options.concurrency)
+        return 0
+
+    with cli_environment(monkeypatch, {"LOCAL_MODEL_PARALLEL": "3"}):
+        for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
+            monkeypatch.delenv(key, raising=False)
+        options = RunOptions(selection=Selection(), model=chat, concurrency=asked)
+        assert with_models(options, [], [chat], body) == 0
+    assert seen == [concurrency]

@@ -33,3 +33,13 @@ def test_a_point_runs_its_model_as_it_was_asked_for():
     assert local.fingerprint == agent_info("openai/qwen2.5-coder-1.5b-instruct", SETTINGS, {},
                                            ("c", False)).fingerprint
     assert agent_info("anthropic/x", SETTINGS, {}, ("c", False)).ref == "anthropic/x"
+
+
+async def test_a_scenario_only_plan_still_freezes_what_the_assistant_is_told(env):
+    from evals.load.conversations import conversations
+    from evals.load.scenarios import load_scenarios
+
+    items = conversations(*load_scenarios(), full=False)
+    contexts = await all_contexts(env, items)
+    assert items and set(contexts) == {i.context.key for i in items}
+    assert all(c.system_prompt and c.tools for c in contexts.values())

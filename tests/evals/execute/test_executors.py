@@ -42,3 +42,4 @@ async def test_evidence_that_cannot_be_gathered_is_an_error_that_keeps_the_answe
     done = await attempt(case, Setup(env, ScriptedModel(say("See the manual."))))
     assert done.error == "gathering citation evidence failed: blob server gone"
     assert done.answer == "See the manual." and done.checks == []
+    assert done.turns == [] and done.transcript.attached_manuals == []  # the answer, no more
