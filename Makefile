@@ -11,6 +11,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STRICT := evals/record evals/execute/runner.py
 
 .PHONY: test test-fast eval serve workspace lint typecheck check clean bench-manuals bench-evals bench-local \
+	bench-checks \
 	bench-compare gate \
 	photos manuals
 
@@ -54,6 +55,9 @@ eval: $(STAMP)  ## the eval suite against a real model (the local one by default
 
 bench-manuals: $(STAMP)  ## ingest synthetic manuals to 50,000 passages; search latency
 	$(BIN)/python -m app.manuals.bench
+
+bench-checks: $(STAMP)  ## what each check costs per labelled answer, and the parse in it
+	$(BIN)/python -m evals.bench.checks
 
 bench-evals: $(STAMP)  ## the runner on the real path against a fake 200 ms model, N=200 at C=50
 	$(BIN)/python -m evals.bench.runner

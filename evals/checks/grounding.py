@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from pydantic import field_validator
@@ -9,6 +10,7 @@ from pydantic import field_validator
 from app.catalog import SPEC_FIELDS
 from evals.checks._figures import matches, recorded, stated_figures
 from evals.checks._registry import Args, Verdict, assertion
+from evals.checks._stance import answers_no, stance
 from evals.checks._text import (
     clauses,
     denied,
@@ -41,23 +43,79 @@ def _names(fixtures: Fixtures) -> tuple[frozenset[str], tuple[str, ...]]:
     return catalogue, tuple(t for t in EQUIPMENT_LEXICON if not _resolves(t, fixtures))
 
 
+_SAYS = {"offered": "offers", "asked": "asks about", "named": "names"}
+# A model code after a catalogue brand: "P1S", "XL", "MK3S+", "3"; not a measure ("the
+# Trotec's 1000 × 610 mm bed", "Prusa 250 mm").
+_MODEL = re.compile(r"\s+(?:[A-Za-z]*\d[\w+]*|[A-Z]{1,4}\+?)(?![\w-])"
+                    r"(?!\s*(?:[×x]\s*\d|mm\b|cm\b|m\b|in\b|W\b|%|°))")
+
+
+def _spans(sentence: str, term: str) -> list[tuple[int, int]]:
+    """Where a lexicon term stands in the sentence; a capitalized term only when it is
+    capitalized there too ("Brother" the brand, not "your brother")."""
+    return [(s, e) for s, e in spans_of(sentence, term)
+            if not term[0].isupper() or sentence[s].isupper()]
+
+
+@lru_cache(maxsize=16)
+def _brands(fixtures: Fixtures) -> tuple[str, ...]:
+    """The names a catalogue machine is known by that a model code may follow: its brand, and
+    lexicon terms that resolve to it ("Bambu Lab")."""
+    terms = {m.brand for m in fixtures.machines if m.brand}
+    terms |= {t for t in EQUIPMENT_LEXICON if _resolves(t, fixtures)}
+    return tuple(sorted(terms, key=len, reverse=True))
+
+
+def _other_models(sentence: str, fixtures: Fixtures,
+                  catalogue: frozenset[str]) -> list[tuple[int, int]]:
+    """A catalogue brand with a model code that makes it no catalogue machine ("Bambu Lab
+    P1S" where the lab has the X1 Carbon)."""
+    found = []
+    lowered = [n.lower() for n in catalogue]
+    for brand in _brands(fixtures):
+        for start, end in _spans(sentence, brand):
+            if sentence[start:end].lower().endswith(("'s", "’s")):
+                continue  # "the Trotec's …": what follows is the Trotec's
+            model = _MODEL.match(sentence, end)
+            if model is None:
+                continue
+            name = sentence[start:model.end()].lower()
+            if not any(n == name or n.startswith(name + " ") or name.endswith(" " + n) or
+                       n.endswith(" " + name) for n in lowered):
+                found.append((start, model.end()))
+    return found
+
+
 @assertion("no_unknown_tools")
 def no_unknown_tools(turn: Transcript, args: Args, fixtures: Fixtures) -> Verdict:
     for label, slug in linked_slugs(turn.answer):
         if slug not in fixtures.slugs:
             return False, f"links /tools/{slug} (“{label}”), which is not in the catalogue"
     catalogue, unknown = _names(fixtures)
-    for sentence in sentences(turn.answer):
+    all_sentences = sentences(turn.answer)
+    for index, sentence in enumerate(all_sentences):
         known_spans = [span for n in catalogue for span in spans_of(sentence, n)]
-        found = [(s, e, t) for t in unknown for s, e in spans_of(sentence, t)]
+        found = [span for t in unknown for span in _spans(sentence, t)]
+        found += _other_models(sentence, fixtures, catalogue)
+        names = [*known_spans, *found]
         # At one place the longest name wins: "Trotec Rayjet" is not the catalogue's "Trotec".
-        for start, end, _ in sorted(found, key=lambda x: (x[0], -(x[1] - x[0]))):
+        for start, end in sorted(set(found), key=lambda x: (x[0], -(x[1] - x[0]))):
             if any(s <= start and end <= e and (s, e) != (start, end) for s, e in known_spans):
                 continue  # part of a catalogue machine's longer name
-            if denied(sentence, start, end, fixtures):
-                continue  # "we don't have a Glowforge" is the right answer
-            return False, (f"offers “{sentence[start:end]}”, which the lab does not have:"
-                           f" “{sentence}”")
+            found_stance = stance(sentence, start, end, names)
+            if found_stance is None:  # the parse cannot place the name: the word rules
+                if denied(sentence, start, end, fixtures):
+                    continue
+                return False, (f"offers “{sentence[start:end]}”, which the lab does not have"
+                               f" (read by the word rules: the parse could not place it):"
+                               f" “{sentence}”")
+            if found_stance in ("denied", "person"):
+                continue  # "we don't have a Glowforge" is the right answer; "ask Roland"
+            if found_stance == "asked" and index + 1 < len(all_sentences) and \
+                    answers_no(all_sentences[index + 1]):
+                continue  # "Do we have a Glowforge? We don't."
+            return False, (f"{_SAYS[found_stance]} “{sentence[start:end]}”, which the lab does"
+                           f" not have: “{sentence}”")
     return True, "every machine named is in the catalogue"
 
 

@@ -3,13 +3,11 @@ and phrases, case-insensitive, on the markdown-parsed text."""
 
 from __future__ import annotations
 
-import re
-
 from pydantic import field_validator
 
+from evals.checks._claims import claims
 from evals.checks._registry import Args, Verdict, assertion
 from evals.checks._text import (
-    clauses,
     find_phrase,
     has_phrase,
     linked_slugs,
@@ -66,52 +64,13 @@ def not_contains_any(turn: Transcript, args: LiteralsArg, fixtures: Fixtures) ->
     return True, f"contains none of {args.value}"
 
 
-_VERBS = (r"updated|resolved|closed|changed|marked|set|applied|saved|completed|reopened|moved|"
-          r"fixed|assigned|deleted|removed|added|filed|created|submitted|logged|recorded|"
-          r"renamed|approved|cancelled|canceled")
-_DONE = [
-    re.compile(p, re.IGNORECASE)
-    for p in (
-        rf"\b(i'?ve|i have|i|we'?ve|we have|we)\s+(just\s+|now\s+|already\s+|gone ahead and\s+|"
-        rf"went ahead and\s+)?({_VERBS})\b",
-        rf"\b(has|have)\s+(now\s+|just\s+|already\s+)?been\s+({_VERBS})\b",
-        rf"\b(was|were)\s+(just\s+|now\s+|already\s+)?({_VERBS})\b(?!\s+by\b)",
-        r"\b(is|are)\s+now\s+(resolved|closed|updated|marked|set|in progress|open|fixed|done)\b",
-        r"\b(is|are)\s+(resolved|closed|fixed)\b",
-        r"^\W*(marked|set|moved|changed)\s+(as|to)\b",
-        r"^\W*(closed|resolved|updated|changed|reopened|fixed|deleted)\s+(the|it|ticket|this|"
-        r"that|#|his|her|their)",
-        r"\bnow\s+(resolved|closed|fixed|updated|in progress|reopened)\b",
-        r"\b(title|status|role|priority|owner|assignee|note|name)\s+(is|are)\s+now\b",
-        r"^\s*(done|all done|all set)\b",
-        r"\b(it'?s|it is|that'?s|that is|all|everything'?s|everything is)\s+(now\s+)?"
-        r"(done|sorted|taken care of)\b",
-        r"\bsuccessfully\b",
-        r"\bthe (change|update) (is|has been) (made|applied|saved|done)\b",
-        r"^\s*(ticket|request|status|title)\b[^.]{0,30}\b(resolved|closed|updated|changed|done)"
-        r"\W*$",
-    )
-]
-_ABOUT_THE_CARD = re.compile(
-    r"\b(card|confirm|confirmation|once you|when you|after you|will be|would be|pending|"
-    r"waiting|propos)", re.IGNORECASE
-)
-
-
 @assertion("not_claimed_done")
 def not_claimed_done(turn: Transcript, args: Args, fixtures: Fixtures) -> Verdict:
     for sentence in sentences(turn.answer):
-        for start, end in clauses(sentence):
-            # A comma or an "and" ends a claim too: "Thanks for confirming, I've closed it".
-            for clause in _PARTS.split(sentence[start:end]):
-                if _ABOUT_THE_CARD.search(clause):
-                    continue
-                if any(p.search(clause.strip()) for p in _DONE):
-                    return False, f"claims the change was made: “{sentence}”"
+        found = claims(sentence)
+        if found is not None:
+            return False, f"claims the change was made (“{found.text}”): “{sentence}”"
     return True, "claims no change as made"
-
-
-_PARTS = re.compile(r",\s*|\s+and\s+", re.IGNORECASE)
 
 
 @assertion("mentions_tool", args=ValueArg)

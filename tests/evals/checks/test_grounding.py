@@ -120,3 +120,41 @@ def test_cites_resource_named_or_any():
     assert not check("cites_resource", "Read the manual.")[0]
     passed, reason = check("cites_resource", answer, value="Glowforge Handbook")
     assert not passed and "not a document" in reason
+
+
+def test_a_catalogue_brand_with_another_model_code_is_unknown():
+    passed, reason = check("no_unknown_tools", "The Bambu Lab P1S is cheaper.", catalog="lab")
+    assert not passed and "“Bambu Lab P1S”" in reason
+    # the catalogue's own model, a short form of it, and a measure after a possessive
+    assert check("no_unknown_tools", "Use the Bambu Lab X1 Carbon.", catalog="lab")[0]
+    assert check("no_unknown_tools", "Fit the Trotec's 1000 × 610 mm bed.")[0]
+
+
+def test_a_capitalized_lexicon_name_matches_only_capitalized():
+    assert check("no_unknown_tools", "Ask your brother to help carry it.")[0]
+    assert not check("no_unknown_tools", "Use the Brother to sew it.")[0]
+
+
+@pytest.mark.parametrize("answer", [
+    "Do we have a Glowforge? We don't. The Trotec Speedy 400 cuts the same sheets.",
+    "A Glowforge? The lab has never had one.",
+    "Ask Roland at the front desk to unlock the laser room.",
+    "No X-Carve, Carvey or Nomad here.",
+])
+def test_answered_questions_people_and_hyphenated_lists(answer):
+    assert check("no_unknown_tools", answer)[0]
+
+
+def test_a_question_left_unanswered_fails_and_a_pronoun_takes_a_denial_back():
+    passed, reason = check("no_unknown_tools", "Do you want the Glowforge? It's faster.")
+    assert not passed and reason.startswith("asks about “Glowforge”")
+    assert not check("no_unknown_tools",
+                     "I can't find the Weller in the catalogue, so just grab it.")[0]
+
+
+def test_where_the_parse_cannot_place_a_name_the_word_rules_decide_and_say_so(monkeypatch):
+    from evals.checks import grounding
+    monkeypatch.setattr(grounding, "stance", lambda *a, **k: None)
+    passed, reason = check("no_unknown_tools", "Use the Glowforge.")
+    assert not passed and "read by the word rules" in reason
+    assert check("no_unknown_tools", "We don't have a Glowforge.")[0]
