@@ -36,7 +36,8 @@ def register(sub: Commands) -> None:
                         " tests' hashed-words stand-in, for a quick check of the command")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--verbose", "-v", action="store_true",
-                   help="also list every question search got wrong in some mode")
+                   help="also list each answerable question not ranked first in some mode,"
+                        " and what search returned for each question it cannot answer")
     p.set_defaults(handler=retrieval)
 
 
