@@ -7,7 +7,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from app.db import Database
 from app.manuals.blobs import BlobStore
@@ -21,6 +21,8 @@ RRF_K = 60  # reciprocal-rank fusion constant (the usual 60)
 # them, not 1000, took search p50 from 28 to 22 ms at 50,000 synthetic passages.
 TEXT_MATCH_CAP = 200
 DEFAULT_RESULTS = 4
+# Both halves fused (what the app searches with), or one half alone.
+SearchMode = Literal["fused", "text", "vector"]
 # What a search result needs of each candidate passage `c`.
 _DETAILS = "c.id, p.page, p.text, m.title, m.blob_key, mc.slug, mc.name AS machine"
 _DETAILS_JOIN = (" JOIN passages p ON p.id = c.id JOIN manuals m ON m.id = p.manual_id"
@@ -111,38 +113,52 @@ class ManualLibrary:
         return done, errors
 
     async def search(
-        self, question: str, *, slug: str | None = None, k: int = DEFAULT_RESULTS
+        self, question: str, *, slug: str | None = None, k: int = DEFAULT_RESULTS,
+        mode: SearchMode = "fused",
     ) -> list[dict[str, Any]]:
-        """The best passages for a question: vector and full-text ranks fused (RRF).
+        """The best passages for a question: vector and full-text ranks fused (RRF), or one
+        half alone (`mode`, for measuring each half: `python -m evals retrieval`)."""
+        return [result for _, result in await self.scored(question, slug=slug, k=k,
+                                                          mode=mode)]
 
-        Two queries, each returning its candidates with their details: the full-text one runs
-        on its own connection while the question is embedded, the vector one after.
+    async def scored(
+        self, question: str, *, slug: str | None = None, k: int = DEFAULT_RESULTS,
+        mode: SearchMode = "fused",
+    ) -> list[tuple[float, dict[str, Any]]]:
+        """`search`'s results, best first, each with its score: the RRF sum (fused), the
+        full-text rank (text), or the cosine similarity (vector).
+
+        Fused runs two queries, each returning its candidates with their details: the
+        full-text one runs on its own connection while the question is embedded, the vector
+        one after.
         """
         params: dict[str, Any] = {"q": question, "n": SEARCH_CANDIDATES, "slug": slug,
                                   "cap": TEXT_MATCH_CAP}
         only = "" if slug is None else (
             " AND manual_id IN (SELECT m.id FROM manuals m JOIN machines mc"
             " ON mc.id = m.machine_id WHERE mc.slug = %(slug)s)")
+        if mode == "text":
+            return [(row["score"], self._result(row))
+                    for row in (await self._by_text(params, only))[:k]]
         # Full text needs every word (websearch syntax) and ranks at most TEXT_MATCH_CAP
         # matches, so a question of common words stays cheap at any corpus size.
-        text_task = asyncio.create_task(self.db.fetch(
-            "SELECT " + _DETAILS + " FROM (SELECT id, ts_rank(tsv, websearch_to_tsquery("
-            "'english', %(q)s)) AS score FROM (SELECT id, tsv FROM passages WHERE tsv @@"
-            " websearch_to_tsquery('english', %(q)s)" + only + " LIMIT %(cap)s) matched"
-            " ORDER BY score DESC LIMIT %(n)s) c" + _DETAILS_JOIN + " ORDER BY c.score DESC",
-            params,
-        ))
+        text_task = None if mode == "vector" else asyncio.create_task(
+            self._by_text(params, only))
+        by_text: list[dict[str, Any]] = []
         try:
             # One thread, while PostgreSQL runs the full-text query on the other core.
             [vector] = await asyncio.to_thread(self.embedder.embed, [question])
             # The nearest passages alone first, so the HNSW index serves the ORDER BY.
             by_vector = await self.db.fetch(
-                "SELECT " + _DETAILS + " FROM (SELECT id, embedding <=> %(v)s AS distance"
-                " FROM passages WHERE TRUE" + only + " ORDER BY embedding <=> %(v)s"
+                "SELECT " + _DETAILS + ", c.distance FROM (SELECT id, embedding <=> %(v)s AS"
+                " distance FROM passages WHERE TRUE" + only + " ORDER BY embedding <=> %(v)s"
                 " LIMIT %(n)s) c" + _DETAILS_JOIN + " ORDER BY c.distance",
                 {**params, "v": vector})
         finally:
-            by_text = await text_task
+            if text_task is not None:
+                by_text = await text_task
+        if mode == "vector":
+            return [(1.0 - row["distance"], self._result(row)) for row in by_vector[:k]]
         scores: dict[int, float] = {}
         rows: dict[int, dict[str, Any]] = {}
         for ranked in (by_vector, by_text):
@@ -150,7 +166,18 @@ class ManualLibrary:
                 scores[row["id"]] = scores.get(row["id"], 0.0) + 1.0 / (RRF_K + rank + 1)
                 rows[row["id"]] = row
         best = sorted(scores, key=lambda i: -scores[i])[:k]
-        return [self._result(rows[i]) for i in best]
+        return [(scores[i], self._result(rows[i])) for i in best]
+
+    async def _by_text(self, params: dict[str, Any], only: str) -> list[dict[str, Any]]:
+        """The full-text candidates with their details, best first."""
+        return await self.db.fetch(
+            "SELECT " + _DETAILS + ", c.score FROM (SELECT id, ts_rank(tsv,"
+            " websearch_to_tsquery('english', %(q)s)) AS score FROM (SELECT id, tsv FROM"
+            " passages WHERE tsv @@ websearch_to_tsquery('english', %(q)s)" + only +
+            " LIMIT %(cap)s) matched ORDER BY score DESC LIMIT %(n)s) c" + _DETAILS_JOIN +
+            " ORDER BY c.score DESC",
+            params,
+        )
 
     def _result(self, row: dict[str, Any]) -> dict[str, Any]:
         return {

@@ -7,6 +7,7 @@
     python -m evals gate [--model ID] [--against NAME] [--hard FILES]
     python -m evals report [RUN] --html FILE | rescore [ARTIFACT] [--cases FILE_OR_DIR]
     python -m evals accuracy [LABELLED]
+    python -m evals retrieval [LABELLED] [--embedder default|hash] [--json] [--verbose]
     python -m evals calibrate (RESULTS LABELS | --set makerspace | --set mrbench --file F) [--save]
     python -m evals run --suite mrbench --file F [--limit N] --endpoint URL --endpoint-model ID
     python -m evals prompt [--as ROLE] [--page PATH] [--selection NAMES] [--json]
@@ -30,6 +31,7 @@ from evals.cli import (
     calibration,
     mcp,
     report,
+    retrieval,
     run,
     settings,
     versions,
@@ -38,7 +40,8 @@ from evals.cli import (
 from evals.cli.common import CliError
 from evals.settings import EvalSettingsError
 
-GROUPS = (run, versions, report, calibration, authoring, workspace, mcp, settings)
+GROUPS = (run, versions, report, calibration, retrieval, authoring, workspace, mcp,
+          settings)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -4,6 +4,7 @@ import pytest
 
 from app.manuals import IngestError
 from app.manuals.demo import FIXTURE_DIR
+from app.manuals.library import RRF_K, SEARCH_CANDIDATES, TEXT_MATCH_CAP
 from app.manuals.pdf import page_texts
 from tests.app.manuals.pdfs import encrypted, pdf
 
@@ -107,3 +108,65 @@ async def test_a_password_protected_pdf_is_refused_and_nothing_is_written(librar
     assert [d.title for d in done] == ["G"]
     assert errors == ["locked.pdf: the PDF is password-protected; ingest a copy saved"
                       " without the password"]
+
+
+async def _reference_search(library, question, *, slug=None, k=4):
+    """Search as it was before it had a mode: both queries, fused by reciprocal rank."""
+    only = "" if slug is None else (
+        " AND manual_id IN (SELECT m.id FROM manuals m JOIN machines mc"
+        " ON mc.id = m.machine_id WHERE mc.slug = %(slug)s)")
+    params = {"q": question, "n": SEARCH_CANDIDATES, "slug": slug, "cap": TEXT_MATCH_CAP}
+    details = "c.id, p.page, p.text, m.title, m.blob_key, mc.slug, mc.name AS machine"
+    join = (" JOIN passages p ON p.id = c.id JOIN manuals m ON m.id = p.manual_id"
+            " JOIN machines mc ON mc.id = m.machine_id")
+    by_text = await library.db.fetch(
+        "SELECT " + details + " FROM (SELECT id, ts_rank(tsv, websearch_to_tsquery("
+        "'english', %(q)s)) AS score FROM (SELECT id, tsv FROM passages WHERE tsv @@"
+        " websearch_to_tsquery('english', %(q)s)" + only + " LIMIT %(cap)s) matched"
+        " ORDER BY score DESC LIMIT %(n)s) c" + join + " ORDER BY c.score DESC", params)
+    [vector] = library.embedder.embed([question])
+    by_vector = await library.db.fetch(
+        "SELECT " + details + " FROM (SELECT id, embedding <=> %(v)s AS distance"
+        " FROM passages WHERE TRUE" + only + " ORDER BY embedding <=> %(v)s"
+        " LIMIT %(n)s) c" + join + " ORDER BY c.distance", {**params, "v": vector})
+    scores, rows = {}, {}
+    for ranked in (by_vector, by_text):
+        for rank, row in enumerate(ranked):
+            scores[row["id"]] = scores.get(row["id"], 0.0) + 1.0 / (RRF_K + rank + 1)
+            rows[row["id"]] = row
+    best = sorted(scores, key=lambda i: -scores[i])[:k]
+    return [library._result(rows[i]) for i in best]
+
+
+@pytest.mark.parametrize(("question", "slug", "k"), [
+    ("How do I clean the build platform?", None, 4),
+    ("Which materials are forbidden?", "trotec-speedy-400", 4),
+    ("resin tank film scratches spatula", None, 10),
+    ("wifi password", None, 3),  # no full-text match: the vector half alone
+    ("laser", "form-4", 4),
+])
+async def test_fused_search_is_what_it_was_before_search_had_a_mode(library, question, slug, k):
+    expected = await _reference_search(library, question, slug=slug, k=k)
+    assert await library.search(question, slug=slug, k=k) == expected
+    assert await library.search(question, slug=slug, k=k, mode="fused") == expected
+    scored = await library.scored(question, slug=slug, k=k)
+    assert [r for _, r in scored] == expected
+    assert [s for s, _ in scored] == sorted((s for s, _ in scored), reverse=True)
+
+
+async def test_each_half_of_search_alone_ranks_by_its_own_score(library):
+    question = "stir the resin in the tank"
+    text = await library.scored(question, k=10, mode="text")
+    vector = await library.scored(question, k=10, mode="vector")
+    assert text and vector
+    for ranked in (text, vector):
+        assert [s for s, _ in ranked] == sorted((s for s, _ in ranked), reverse=True)
+        assert ranked[0][1]["page"] == 2 and ranked[0][1]["title"] == "Form 4 Manual"
+    # Full text needs every word: only the tank page has "stir", "resin" and "tank".
+    assert [(r["title"], r["page"]) for _, r in text] == [("Form 4 Manual", 2)]
+    # The vector half ranks every passage (10 here), by cosine similarity.
+    assert len(vector) == 10 and all(-1.0 <= s <= 1.0 + 1e-6 for s, _ in vector)
+    assert await library.search("no such words anywhere xyzzy", mode="text") == []
+    assert len(await library.search("no such words anywhere xyzzy", mode="vector")) == 4
+    only = await library.search("resin laser tank lens", slug="form-4", k=10, mode="vector")
+    assert {r["machine"] for r in only} == {"Form 4"}
