@@ -35,9 +35,11 @@ A scenario (`evals/scenarios/*.yaml`, a list):
           responses: [{url: "https://…", text: "…"}, {error: "timed out"}]
           exhausted: error                # or repeat_last
 
-Selectors compare case-insensitively; a key ending in `_contains` matches a substring; null
-means absent. Shared criteria (`criteria.yaml`): `- statement, enforcement, applies_to: all |
-[scenario ids]`.
+Selectors (evals/checks/selectors.py): `field: value` compares case-insensitively, null means
+absent; `field_in: [a, b]` is one of them; `field_contains: text` a substring;
+`field_matches: pattern` a regular expression found in the text. An end state's `where` takes
+only the first and the third (the database compares them). Shared criteria (`criteria.yaml`):
+`- statement, enforcement, applies_to: all | [scenario ids]`.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ from pydantic import (
 from app.capabilities import REGISTRY, Tool
 from evals.checks.judged import CriterionArgs
 from evals.checks.scenario import EndState, ExpectAction
+from evals.checks.selectors import fields_of, selector_errors
 from evals.load.context import Context, offered_tools
 from evals.load.yamlfile import YamlFileError, field_errors, line_of, read_list
 from evals.settings import SCENARIOS_DIR
@@ -174,22 +177,6 @@ class Scenario(BaseModel):
         return f"{self.file}:{self.line}"
 
 
-def _selector_errors(selectors: dict[str, Any], fields: set[str], what: str, *,
-                     text_only: bool = False) -> list[str]:
-    """Unknown fields, and values of the wrong kind: `_contains` takes text; a table's
-    columns (text_only) take text or null, so YAML's `no` (false) is caught at load."""
-    errors = []
-    for key, value in selectors.items():
-        name = key.removesuffix("_contains")
-        if name not in fields:
-            errors.append(f"{what}: unknown field {key!r}; known: {', '.join(sorted(fields))}")
-        elif key.endswith("_contains") and not isinstance(value, str):
-            errors.append(f"{what}: {key} needs text")
-        elif text_only and not isinstance(value, str | None):
-            errors.append(f"{what}: {key} needs text or null, not {value!r} (quote it)")
-    return errors
-
-
 def _validate(raw: dict[str, Any], file: str, base: tuple[Any, ...],
               lines: dict[tuple[Any, ...], int]) -> tuple[Scenario | None, list[str]]:
     errors: list[str] = []
@@ -217,20 +204,21 @@ def _validate(raw: dict[str, Any], file: str, base: tuple[Any, ...],
                 f" offered here (offered: {', '.join(sorted(offered))})")
             continue
         assert tool.result is not None
-        for message in (_selector_errors(action.arguments, set(tool.args.model_fields),
-                                         f"{action.tool} arguments")
-                        + _selector_errors(action.result, set(tool.result.model_fields),
-                                           f"{action.tool} result")):
-            err(("expect_actions", i), message)
+        for part, schema in (("arguments", tool.args), ("result", tool.result)):
+            for key, message in selector_errors(getattr(action, part), fields_of(schema),
+                                                f"{action.tool} {part}"):
+                err(("expect_actions", i, part, key), message)
     for i, state in enumerate(model.end_state):
         columns = SELECTABLE.get(state.table)
         if columns is None:
             err(("end_state", i, "table"), f"end_state: unknown table {state.table!r}; known:"
                 f" {', '.join(sorted(SELECTABLE))}")
             continue
-        for message in _selector_errors(state.where, set(columns), f"{state.table} where",
-                                        text_only=True):
-            err(("end_state", i, "where"), message)
+        # A table's columns are all text; the database compares them (no _in, no _matches).
+        for key, message in selector_errors(state.where, dict.fromkeys(columns, True),
+                                            f"{state.table} where", text_only=True,
+                                            forms=("is", "contains")):
+            err(("end_state", i, "where", key), message)
     for name, frozen in model.tool_responses.items():
         tool = tools.get(name)
         if tool is None:
