@@ -52,17 +52,17 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    JsonValue,
     ValidationError,
     ValidationInfo,
     model_validator,
 )
 
-from app.capabilities import REGISTRY, Tool
+from app.capabilities import REGISTRY
 from evals.checks.judged import CriterionArgs
 from evals.checks.scenario import EndState, ExpectAction
 from evals.checks.selectors import fields_of, selector_errors
 from evals.load.context import Context, offered_tools
+from evals.load.responses import ToolResponses, response_errors
 from evals.load.yamlfile import YamlFileError, field_errors, line_of, read_list
 from evals.settings import SCENARIOS_DIR
 
@@ -113,27 +113,6 @@ class Visitor(BaseModel):
 
 class SharedCriterion(CriterionArgs):
     applies_to: Literal["all"] | list[str]
-
-
-class ToolResponses(BaseModel):
-    """What a tool answers in a scenario instead of running: one response, or a sequence,
-    written against the tool's contract (its hash at the time)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    contract: str = Field(pattern=r"^[0-9a-f]{12}$")
-    response: dict[str, JsonValue] | None = None
-    responses: tuple[dict[str, JsonValue], ...] = ()
-    exhausted: Literal["error", "repeat_last"] = "error"
-
-    @model_validator(mode="after")
-    def _one(self) -> ToolResponses:
-        if (self.response is None) == (not self.responses):
-            raise ValueError("give either response: (static) or responses: (a sequence)")
-        return self
-
-    @property
-    def sequence(self) -> list[dict[str, JsonValue]]:
-        return [self.response] if self.response is not None else list(self.responses)
 
 
 class Scenario(BaseModel):
@@ -219,38 +198,11 @@ def _validate(raw: dict[str, Any], file: str, base: tuple[Any, ...],
                                             f"{state.table} where", text_only=True,
                                             forms=("is", "contains")):
             err(("end_state", i, "where", key), message)
-    for name, frozen in model.tool_responses.items():
-        tool = tools.get(name)
-        if tool is None:
-            err(("tool_responses", name), f"tool_responses: unknown tool {name!r}")
-            continue
-        for message in _response_errors(tool, frozen):
-            err(("tool_responses", name), message)
+    for loc, message in response_errors(model.tool_responses, model.context):
+        err(loc, message)
     if errors:
         return None, errors
     return model.model_copy(update={"file": file, "line": line_of(base, lines)}), []
-
-
-def _response_errors(tool: Tool, frozen: ToolResponses) -> list[str]:
-    """A frozen response must fit today's contract of its tool: the hash recorded with it, and
-    the tool's result schema (or be an error)."""
-    if frozen.contract != tool.contract():
-        return [f"{tool.name}: its contract changed since these responses were written (was"
-                f" {frozen.contract}, now {tool.contract()}); check them against the tool's"
-                f" arguments and result, then record contract: {tool.contract()}"]
-    errors = []
-    assert tool.result is not None
-    for n, response in enumerate(frozen.sequence, start=1):
-        if set(response) == {"error"}:
-            continue
-        try:
-            tool.result.model_validate(response)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "(response)"
-            errors.append(f"{tool.name} response {n} does not fit the result schema:"
-                          f" {where}: {first['msg']}")
-    return errors
 
 
 @dataclass(frozen=True)
