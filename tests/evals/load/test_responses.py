@@ -1,5 +1,5 @@
 """Frozen tool responses, validated once for cases and scenarios alike: each problem a
-file:line error, and part of the plan."""
+file:line error; a case's QR codes name its own photos; both are part of the plan."""
 
 import pytest
 
@@ -64,15 +64,33 @@ def test_a_scenario_is_held_to_the_same_validation(tmp_path):
                             " anonymous visitor on / (offered: get_machine_details,")
 
 
-def test_a_case_with_frozen_responses_loads(tmp_path):
+def test_a_case_with_frozen_responses_and_qr_codes_loads(tmp_path):
     write(tmp_path, STAFF_CASE.format(frozen=(
         f"    list_open_tickets:\n      contract: {TICKETS}\n"
-        "      response: {tickets: [], count: 0}")), "c.yaml")
+        "      response: {tickets: [], count: 0}")).replace(
+        "  assert:", "  photos: [IMG_2101.jpg]\n  qr_codes:\n    IMG_2101.jpg: []\n  assert:"),
+        "c.yaml")
     [case] = load_cases(tmp_path)
     assert case.tool_responses["list_open_tickets"].sequence == [{"tickets": [], "count": 0}]
+    assert case.qr_codes == {"IMG_2101.jpg": ()}
 
 
-def test_the_plan_holds_a_cases_frozen_responses(tmp_path):
+@pytest.mark.parametrize(("qr", "expected"), [
+    ("  qr_codes:\n    IMG_2060.jpg: [https://lab/tools/form-4]\n",
+     "c.yaml:5: qr_codes: 'IMG_2060.jpg' is not one of this case's photos (IMG_2101.jpg)"),
+    ("  qr_codes:\n    IMG_2101.jpg: ['']\n",
+     "c.yaml:5: qr_codes.IMG_2101.jpg.0: String should have at least 1 character"),
+    ("  qr_codes:\n    IMG_2101.jpg: https://lab/tools/form-4\n",
+     "c.yaml:5: qr_codes.IMG_2101.jpg: Input should be a valid tuple"),
+])
+def test_qr_codes_name_the_cases_own_photos(tmp_path, qr, expected):
+    case = ('- id: x\n  prompt: "Which one is this?"\n  photos: [IMG_2101.jpg]\n' + qr
+            + "  assert:\n    - kind: no_unknown_tools\n")
+    errors = case_errors(tmp_path, "", case)
+    assert any(e.startswith(expected) for e in errors), errors
+
+
+def test_the_plan_holds_a_cases_frozen_responses_and_qr_codes(tmp_path):
     def frozen(n):
         return (f"    list_open_tickets:\n      contract: {TICKETS}\n"
                 f"      response: {{tickets: [], count: {n}}}")
@@ -85,3 +103,6 @@ def test_the_plan_holds_a_cases_frozen_responses(tmp_path):
     none = plan_of(STAFF_CASE.format(frozen=frozen(0)))
     one = plan_of(STAFF_CASE.format(frozen=frozen(1)))
     assert one.changes_since(none) == ["case edited: queue"]
+    photo = STAFF_CASE.format(frozen=frozen(1)).replace(
+        "  assert:", "  photos: [IMG_2101.jpg]\n  qr_codes:\n    IMG_2101.jpg: [a]\n  assert:")
+    assert plan_of(photo).cases["queue"] != plan_of(photo.replace("[a]", "[b]")).cases["queue"]
