@@ -12,7 +12,7 @@ from __future__ import annotations
 from pydantic import JsonValue
 
 from evals.checks._registry import Args, NoArgs, Verdict, assertion
-from evals.checks.selectors import call_misses, fitting
+from evals.checks.selectors import Selectors, call_misses, fitting
 from evals.fixtures.catalog import Fixtures
 from evals.record.transcript import Transcript
 
@@ -23,8 +23,8 @@ class ExpectAction(Args):
     `field_contains: text`, `field_matches: pattern`)."""
 
     tool: str
-    arguments: dict[str, JsonValue] = {}
-    result: dict[str, JsonValue] = {}
+    arguments: Selectors = {}
+    result: Selectors = {}
 
 
 class EndState(Args):

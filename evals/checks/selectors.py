@@ -28,6 +28,7 @@ Form = Literal["is", "in", "contains", "matches"]
 FORMS: tuple[Form, ...] = ("is", "in", "contains", "matches")
 # A key ending in one of these selects by that form; any other key is `is`.
 SUFFIXES: dict[str, Form] = {"_contains": "contains", "_in": "in", "_matches": "matches"}
+# Selectors as a file writes them: field (with its form's suffix) -> value.
 Selectors = dict[str, JsonValue]
 
 
@@ -132,30 +133,34 @@ def selector_errors(selectors: Mapping[str, Any], fields: Mapping[str, bool], wh
     (a table's columns): values are text or null, so YAML's `no` (false) is caught at load."""
     errors = []
     for key, value in selectors.items():
-        field, form = parse(key)
-
-        def err(message: str, key: str = key) -> None:
-            errors.append((key, f"{what}: {message}"))
-
-        if field not in fields:
-            err(f"unknown field {field!r}; known: {', '.join(sorted(fields))}")
-        elif form not in forms:
-            allowed = ", ".join("field: value" if f == "is" else f"field_{f}" for f in forms)
-            err(f"{key}: _{form} is not offered here (only {allowed})")
-        elif form in ("contains", "matches") and not isinstance(value, str):
-            err(f"{key} needs text")
-        elif form in ("contains", "matches") and not fields[field]:
-            err(f"{key}: {field} is not text, so _{form} cannot select it")
-        elif form == "matches" and (bad := _bad_pattern(value)):
-            err(f"{key}: not a valid pattern ({bad})")
-        elif form == "in" and not (isinstance(value, list) and value
-                                   and all(_scalar(v) for v in value)):
-            err(f"{key} needs a list of one or more plain values (text, numbers, true/false,"
-                f" null), not {value!r}")
-        elif text_only and not all(isinstance(v, str | None) for v in
-                                   (value if form == "in" else [value])):
-            err(f"{key} needs text or null, not {value!r} (quote it)")
+        problem = _problem(key, value, fields, text_only, forms)
+        if problem:
+            errors.append((key, f"{what}: {problem}"))
     return errors
+
+
+def _problem(key: str, value: Any, fields: Mapping[str, bool], text_only: bool,
+             forms: tuple[Form, ...]) -> str | None:
+    field, form = parse(key)
+    if field not in fields:
+        return f"unknown field {field!r}; known: {', '.join(sorted(fields))}"
+    if form not in forms:
+        allowed = ", ".join("field: value" if f == "is" else f"field_{f}" for f in forms)
+        return f"{key}: _{form} is not offered here (only {allowed})"
+    if form in ("contains", "matches"):
+        if not isinstance(value, str):
+            return f"{key} needs text"
+        if not fields[field]:
+            return f"{key}: {field} is not text, so _{form} cannot select it"
+        if form == "matches" and (bad := _bad_pattern(value)):
+            return f"{key}: not a valid pattern ({bad})"
+    values = value if form == "in" else [value]
+    if form == "in" and not (isinstance(value, list) and value and all(map(_scalar, value))):
+        return (f"{key} needs a list of one or more plain values (text, numbers, true/false,"
+                f" null), not {value!r}")
+    if text_only and not all(isinstance(v, str | None) for v in values):
+        return f"{key} needs text or null, not {value!r} (quote it)"
+    return None
 
 
 def _bad_pattern(pattern: str) -> str | None:

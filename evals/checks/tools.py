@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import (
-    JsonValue,
     SerializerFunctionWrapHandler,
     ValidationInfo,
     field_validator,
@@ -19,7 +18,13 @@ from pydantic import (
 
 from app.capabilities import REGISTRY
 from evals.checks._registry import Args, Verdict, assertion
-from evals.checks.selectors import call_misses, fields_of, fitting, selector_errors
+from evals.checks.selectors import (
+    Selectors,
+    call_misses,
+    fields_of,
+    fitting,
+    selector_errors,
+)
 from evals.fixtures.catalog import Fixtures
 from evals.record.transcript import ToolCall, Transcript
 
@@ -28,8 +33,8 @@ class ToolArg(Args):
     """A model tool by name, and optional selectors on its calls' arguments and result."""
 
     value: str
-    arguments: dict[str, JsonValue] = {}
-    result: dict[str, JsonValue] = {}
+    arguments: Selectors = {}
+    result: Selectors = {}
 
     @field_validator("value")
     @classmethod
@@ -41,7 +46,7 @@ class ToolArg(Args):
 
     @field_validator("arguments", "result")
     @classmethod
-    def _selectors(cls, v: dict[str, JsonValue], info: ValidationInfo) -> dict[str, JsonValue]:
+    def _selectors(cls, v: Selectors, info: ValidationInfo) -> Selectors:
         tool = REGISTRY.all_tools().get(info.data.get("value", ""))
         if tool is None:  # the value's own error says so
             return v
