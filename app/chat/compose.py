@@ -11,7 +11,7 @@ from typing import Any
 from app import catalog
 from app.capabilities import REGISTRY, PageContext, Photo, PromptContext, Tool
 from app.chat.page_context import where_block
-from app.chat.qr import QrHint, qr_hints, qr_section
+from app.chat.qr import QrHint, QrReader, qr_hints, qr_section, read_photo
 from app.db import Database
 from app.identity import Identity
 from app.manuals.library import ManualLibrary
@@ -59,8 +59,10 @@ async def compose_chat(
     page: PageContext,
     photos: tuple[Photo, ...] = (),
     manuals: ManualLibrary | None = None,
+    read_qr: QrReader = read_photo,
 ) -> ComposedChat:
-    """Compose the system prompt and tool set for who is asking, where, with these photos."""
+    """Compose the system prompt and tool set for who is asking, where, with these photos
+    (their QR codes read by `read_qr`: the evals give a case's own codes instead)."""
     machines = await catalog.list_machines(db)
     slug = page.machine["slug"] if page.machine else None
     attached = await manuals.attached_for(slug) if manuals is not None else []
@@ -72,7 +74,7 @@ async def compose_chat(
     if attached:
         turn.append(attached_section(attached))
     # Decoding is CPU work: off the event loop, so one big photo does not stall the server.
-    hints = await asyncio.to_thread(qr_hints, photos, {m["slug"] for m in machines}) \
+    hints = await asyncio.to_thread(qr_hints, photos, {m["slug"] for m in machines}, read_qr) \
         if photos else []
     qr = qr_section(hints, {m["slug"]: m["name"] for m in machines})
     if qr:

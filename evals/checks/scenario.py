@@ -9,22 +9,22 @@ executor in the conversation's own database before it is dropped, and handed in 
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import JsonValue
 
 from evals.checks._registry import Args, NoArgs, Verdict, assertion
+from evals.checks.selectors import Selectors, call_misses, fitting
 from evals.fixtures.catalog import Fixtures
 from evals.record.transcript import Transcript
 
 
 class ExpectAction(Args):
     """A tool call the conversation must contain: the tool, and selectors on its arguments
-    and its result (`field: value`, or `field_contains: text`)."""
+    and its result (evals/checks/selectors.py: `field: value`, `field_in: [a, b]`,
+    `field_contains: text`, `field_matches: pattern`)."""
 
     tool: str
-    arguments: dict[str, JsonValue] = {}
-    result: dict[str, JsonValue] = {}
+    arguments: Selectors = {}
+    result: Selectors = {}
 
 
 class EndState(Args):
@@ -37,30 +37,6 @@ class EndState(Args):
     def describe(self) -> str:
         wanted = "exists" if self.exists else "does not exist"
         return f"end_state {self.table} {self.where or '(any row)'} {wanted}"
-
-
-def matches(actual: Any, selectors: dict[str, Any]) -> list[str]:
-    """What in `actual` (a mapping) does not fit the selectors; empty when all fit. A text
-    matches case-insensitively; `field_contains` matches a part of a text."""
-    if not isinstance(actual, dict):
-        return ["not a mapping"]
-    misses = []
-    for key, want in selectors.items():
-        if key.endswith("_contains"):
-            got = actual.get(key.removesuffix("_contains"))
-            if not (isinstance(got, str) and str(want).lower() in got.lower()):
-                misses.append(f"{key.removesuffix('_contains')} {got!r} lacks {want!r}")
-            continue
-        got = actual.get(key)
-        if want is None:
-            ok = got in (None, "")
-        elif isinstance(want, str) and isinstance(got, str):
-            ok = got.strip().lower() == want.strip().lower()
-        else:
-            ok = got == want
-        if not ok:
-            misses.append(f"{key} is {got!r}, not {want!r}")
-    return misses
 
 
 @assertion("answered", args=NoArgs, reads_answer=False, authored=False,
@@ -78,12 +54,10 @@ def answered(turn: Transcript, args: NoArgs, fixtures: Fixtures) -> Verdict:
            label=lambda a: f"expect_action {a.tool} {a.arguments or ''}".strip())
 def expect_action(turn: Transcript, args: ExpectAction, fixtures: Fixtures) -> Verdict:
     ran = turn.ran(args.tool)
-    if any(not matches(c.arguments, args.arguments) and not matches(c.result, args.result)
-           for c in ran):
+    if fitting(ran, args.arguments, args.result):
         return True, f"{args.tool} ran with matching arguments"
     if ran:
-        why = "; ".join(matches(ran[-1].arguments, args.arguments)
-                        + matches(ran[-1].result, args.result))
+        why = "; ".join(call_misses(ran[-1], args.arguments, args.result))
         return False, f"{args.tool} ran {len(ran)} time(s), none fits: {why}"
     return False, f"{args.tool} never ran successfully"
 

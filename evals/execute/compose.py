@@ -1,5 +1,6 @@
 """Each case composed exactly as /api/chat composes a turn (compose_chat, prepare_turn), with
-writes and live reads stubbed; and the evidence a citation check needs, fetched over HTTP."""
+writes and live reads stubbed and the case's own QR codes (`qr_codes:`) read instead of its
+photos' decoded ones; and the evidence a citation check needs, fetched over HTTP."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import httpx
 from app.capabilities import PageContext, Photo, ToolContext
 from app.chat.compose import ComposedChat, compose_chat
 from app.chat.page_context import load_page_context, selection_ids_by_name
+from app.chat.qr import QrReader, read_photo
 from app.chat.turn import prepare_turn
 from app.identity import Identity, audience_of, demo_identity
 from app.manuals.citations import DocumentEvidence, extract_citations, gather_evidence
@@ -40,7 +42,8 @@ def load_photo(name: str) -> Photo:
 async def compose_case(env: EvalEnv, case: Case, *, accepts_pdf: bool = False) -> ComposedCase:
     """Compose a case exactly as /api/chat composes a turn, then stub writes and live reads."""
     ctx_spec = case.context
-    key = (env.catalog, ctx_spec.as_, ctx_spec.page_path, ctx_spec.selection, case.photos)
+    key = (env.catalog, ctx_spec.as_, ctx_spec.page_path, ctx_spec.selection, case.photos,
+           tuple(sorted(case.qr_codes.items())))
     if key not in env.composed:  # one composition, however many cases wait for it
         env.composed[key] = asyncio.create_task(_compose_context(env, case))
     try:
@@ -67,9 +70,18 @@ async def _compose_context(env: EvalEnv, case: Case
     page = await load_page_context(env.db, path, ids, role=audience_of(identity))
     photos = tuple(load_photo(n) for n in case.photos)
     composed = await compose_chat(env.db, identity=identity, page=page, photos=photos,
-                                  manuals=env.library)
+                                  manuals=env.library, read_qr=qr_reader(case))
     composed.tools = stub_tools(composed.tools)
     return identity, page, composed, photos
+
+
+def qr_reader(case: Case) -> QrReader:
+    """The QR reader for a case's photos: the codes its `qr_codes:` gives a photo, else what
+    the route's reader decodes from it."""
+    def read(photo: Photo) -> list[str]:
+        codes = case.qr_codes.get(photo.name)
+        return list(codes) if codes is not None else read_photo(photo)
+    return read
 
 
 async def citation_evidence(env: EvalEnv, answer: str, search_results: list[dict[str, Any]],

@@ -2,8 +2,8 @@
 composition) and check the reply with the text assertions and the judge.
 
 Cases that need the app's context (a tool page, an identity, a page path, the look-alike lab,
-photos) or that check tool calls and citations, which an endpoint does not expose, are
-SKIPPED with the reason.
+photos, frozen tool responses) or that check tool calls and citations, which an endpoint does
+not expose, are SKIPPED with the reason.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from app.chat.models import ChatModel
 from evals.execute.runner import Variant, run_variants
 from evals.judge.setup import JudgeSetup
+from evals.load.cases import Case
 from evals.load.items import EvalItem
 from evals.record.results import CaseResult
 
@@ -26,6 +27,7 @@ def skip_reason(item: EvalItem) -> str | None:
         ("a tool page", ctx.page == "tool"), ("an identity", ctx.as_ is not None),
         ("a page path", ctx.path is not None), ("the look-alike lab", ctx.catalog == "lab"),
         ("photos", bool(item.photos)),
+        ("frozen tool responses", isinstance(item, Case) and bool(item.tool_responses)),
     ) if used]
     if needs:
         return f"needs app context ({', '.join(needs)}), which endpoint mode does not have"

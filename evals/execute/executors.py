@@ -25,6 +25,7 @@ from evals.checks import needs_evidence
 from evals.execute.agent import apply_frozen
 from evals.execute.compose import citation_evidence, compose_case
 from evals.execute.env import EvalEnv
+from evals.execute.responses import answering
 from evals.load.cases import Case
 from evals.load.items import EvalItem
 from evals.record.fingerprint import FrozenContext
@@ -89,8 +90,9 @@ def _case(item: EvalItem, name: str) -> Case:
 
 @executor("app")
 class AppTurn:
-    """A case's one turn, composed exactly as /api/chat composes it (writes stubbed); a
-    comparison point's frozen agent is told what it was told then."""
+    """A case's one turn, composed exactly as /api/chat composes it (writes and live reads
+    stubbed, tools with the case's frozen responses answering from them); a comparison
+    point's frozen agent is told what it was told then."""
 
     async def run(self, item: EvalItem, setup: Setup) -> Execution:
         case = _case(item, "app")
@@ -101,6 +103,8 @@ class AppTurn:
                                       accepts_pdf=getattr(setup.model, "accepts_pdf", False))
         if setup.frozen is not None:
             apply_frozen(composed, setup.frozen, case.context.key)
+        if case.tool_responses:  # after the frozen agent's tools: those are stubs again
+            composed.composed.tools = answering(composed.composed.tools, case.tool_responses)
         result = await run_turn(setup.model, composed.composed, composed.messages,
                                 composed.ctx, max_steps=env.settings.max_tool_steps)
         transcript = Transcript(

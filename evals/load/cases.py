@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -28,6 +28,7 @@ from evals.checks import CHECKS, CheckSpec, authored
 from evals.checks.judged import RubricArgs
 from evals.load.context import Context, offered_tools
 from evals.load.plan import check_content
+from evals.load.responses import ToolResponses, response_errors
 from evals.load.yamlfile import YamlFileError, line_of, read_list, short
 from evals.settings import CASES_DIR, PHOTOS_DIR, eval_settings
 
@@ -88,6 +89,10 @@ class Case(BaseModel):
     rubric: str | None = Field(default=None, min_length=1)
     must_not: str | None = Field(default=None, min_length=1)
     group: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9 _-]{0,63}$")
+    # What a tool answers instead of running (evals/load/responses.py), and what the QR reader
+    # reads in a photo instead of decoding it: photo -> the codes' texts ([] for none).
+    tool_responses: dict[str, ToolResponses] = {}
+    qr_codes: dict[str, tuple[Annotated[str, Field(min_length=1)], ...]] = {}
     # Set by the loader, never by a file.
     file: str = ""
     line: int = 0
@@ -136,9 +141,10 @@ class Case(BaseModel):
         return tuple(c for c in self.checks if not CHECKS[c.kind].needs_judge)
 
     def content(self) -> dict[str, Any]:
-        """What the plan fingerprint hashes: what the case asks and how it is judged,
-        independent of its file, line and group."""
-        return {
+        """What the plan fingerprint hashes: what the case asks, what its tools and QR reader
+        answer, and how it is judged, independent of its file, line and group. (A case without
+        frozen answers hashes as it did before they existed.)"""
+        content: dict[str, Any] = {
             "prompt": self.prompt,
             "context": self.context.model_dump(by_alias=True, mode="json"),
             "history": [h.model_dump(exclude_none=True) for h in self.history],
@@ -147,6 +153,12 @@ class Case(BaseModel):
             "rubric": self.rubric,
             "must_not": self.must_not,
         }
+        if self.tool_responses:
+            content["tool_responses"] = {name: r.model_dump(mode="json")
+                                         for name, r in self.tool_responses.items()}
+        if self.qr_codes:
+            content["qr_codes"] = {photo: list(codes) for photo, codes in self.qr_codes.items()}
+        return content
 
 
 def _validate_case(raw: dict[str, Any], file: str, base: tuple[Any, ...],
@@ -196,6 +208,12 @@ def _validate_case(raw: dict[str, Any], file: str, base: tuple[Any, ...],
     for i, name in enumerate(model.photos):
         if "/" in name or not (photos_dir / name).is_file():
             err(("photos", i), f"photo {name!r} not found in {photos_dir}")
+    for name in model.qr_codes:
+        if name not in model.photos:
+            err(("qr_codes", name), f"qr_codes: {name!r} is not one of this case's photos"
+                f" ({', '.join(model.photos) or 'none'})")
+    for loc, message in response_errors(model.tool_responses, model.context):
+        err(loc, message)
     if errors:
         return None, errors
     if model.judged:

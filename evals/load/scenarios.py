@@ -35,9 +35,11 @@ A scenario (`evals/scenarios/*.yaml`, a list):
           responses: [{url: "https://…", text: "…"}, {error: "timed out"}]
           exhausted: error                # or repeat_last
 
-Selectors compare case-insensitively; a key ending in `_contains` matches a substring; null
-means absent. Shared criteria (`criteria.yaml`): `- statement, enforcement, applies_to: all |
-[scenario ids]`.
+Selectors (evals/checks/selectors.py): `field: value` compares case-insensitively, null means
+absent; `field_in: [a, b]` is one of them; `field_contains: text` a substring;
+`field_matches: pattern` a regular expression found in the text. An end state's `where` takes
+only the first and the third (the database compares them). Shared criteria (`criteria.yaml`):
+`- statement, enforcement, applies_to: all | [scenario ids]`.
 """
 
 from __future__ import annotations
@@ -50,16 +52,17 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    JsonValue,
     ValidationError,
     ValidationInfo,
     model_validator,
 )
 
-from app.capabilities import REGISTRY, Tool
+from app.capabilities import REGISTRY
 from evals.checks.judged import CriterionArgs
 from evals.checks.scenario import EndState, ExpectAction
+from evals.checks.selectors import fields_of, selector_errors
 from evals.load.context import Context, offered_tools
+from evals.load.responses import ToolResponses, response_errors
 from evals.load.yamlfile import YamlFileError, field_errors, line_of, read_list
 from evals.settings import SCENARIOS_DIR
 
@@ -112,27 +115,6 @@ class SharedCriterion(CriterionArgs):
     applies_to: Literal["all"] | list[str]
 
 
-class ToolResponses(BaseModel):
-    """What a tool answers in a scenario instead of running: one response, or a sequence,
-    written against the tool's contract (its hash at the time)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    contract: str = Field(pattern=r"^[0-9a-f]{12}$")
-    response: dict[str, JsonValue] | None = None
-    responses: tuple[dict[str, JsonValue], ...] = ()
-    exhausted: Literal["error", "repeat_last"] = "error"
-
-    @model_validator(mode="after")
-    def _one(self) -> ToolResponses:
-        if (self.response is None) == (not self.responses):
-            raise ValueError("give either response: (static) or responses: (a sequence)")
-        return self
-
-    @property
-    def sequence(self) -> list[dict[str, JsonValue]]:
-        return [self.response] if self.response is not None else list(self.responses)
-
-
 class Scenario(BaseModel):
     """A goal for a simulated visitor, a context, and what must hold afterwards."""
 
@@ -174,22 +156,6 @@ class Scenario(BaseModel):
         return f"{self.file}:{self.line}"
 
 
-def _selector_errors(selectors: dict[str, Any], fields: set[str], what: str, *,
-                     text_only: bool = False) -> list[str]:
-    """Unknown fields, and values of the wrong kind: `_contains` takes text; a table's
-    columns (text_only) take text or null, so YAML's `no` (false) is caught at load."""
-    errors = []
-    for key, value in selectors.items():
-        name = key.removesuffix("_contains")
-        if name not in fields:
-            errors.append(f"{what}: unknown field {key!r}; known: {', '.join(sorted(fields))}")
-        elif key.endswith("_contains") and not isinstance(value, str):
-            errors.append(f"{what}: {key} needs text")
-        elif text_only and not isinstance(value, str | None):
-            errors.append(f"{what}: {key} needs text or null, not {value!r} (quote it)")
-    return errors
-
-
 def _validate(raw: dict[str, Any], file: str, base: tuple[Any, ...],
               lines: dict[tuple[Any, ...], int]) -> tuple[Scenario | None, list[str]]:
     errors: list[str] = []
@@ -217,52 +183,26 @@ def _validate(raw: dict[str, Any], file: str, base: tuple[Any, ...],
                 f" offered here (offered: {', '.join(sorted(offered))})")
             continue
         assert tool.result is not None
-        for message in (_selector_errors(action.arguments, set(tool.args.model_fields),
-                                         f"{action.tool} arguments")
-                        + _selector_errors(action.result, set(tool.result.model_fields),
-                                           f"{action.tool} result")):
-            err(("expect_actions", i), message)
+        for part, schema in (("arguments", tool.args), ("result", tool.result)):
+            for key, message in selector_errors(getattr(action, part), fields_of(schema),
+                                                f"{action.tool} {part}"):
+                err(("expect_actions", i, part, key), message)
     for i, state in enumerate(model.end_state):
         columns = SELECTABLE.get(state.table)
         if columns is None:
             err(("end_state", i, "table"), f"end_state: unknown table {state.table!r}; known:"
                 f" {', '.join(sorted(SELECTABLE))}")
             continue
-        for message in _selector_errors(state.where, set(columns), f"{state.table} where",
-                                        text_only=True):
-            err(("end_state", i, "where"), message)
-    for name, frozen in model.tool_responses.items():
-        tool = tools.get(name)
-        if tool is None:
-            err(("tool_responses", name), f"tool_responses: unknown tool {name!r}")
-            continue
-        for message in _response_errors(tool, frozen):
-            err(("tool_responses", name), message)
+        # A table's columns are all text; the database compares them (no _in, no _matches).
+        for key, message in selector_errors(state.where, dict.fromkeys(columns, True),
+                                            f"{state.table} where", text_only=True,
+                                            forms=("is", "contains")):
+            err(("end_state", i, "where", key), message)
+    for loc, message in response_errors(model.tool_responses, model.context):
+        err(loc, message)
     if errors:
         return None, errors
     return model.model_copy(update={"file": file, "line": line_of(base, lines)}), []
-
-
-def _response_errors(tool: Tool, frozen: ToolResponses) -> list[str]:
-    """A frozen response must fit today's contract of its tool: the hash recorded with it, and
-    the tool's result schema (or be an error)."""
-    if frozen.contract != tool.contract():
-        return [f"{tool.name}: its contract changed since these responses were written (was"
-                f" {frozen.contract}, now {tool.contract()}); check them against the tool's"
-                f" arguments and result, then record contract: {tool.contract()}"]
-    errors = []
-    assert tool.result is not None
-    for n, response in enumerate(frozen.sequence, start=1):
-        if set(response) == {"error"}:
-            continue
-        try:
-            tool.result.model_validate(response)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "(response)"
-            errors.append(f"{tool.name} response {n} does not fit the result schema:"
-                          f" {where}: {first['msg']}")
-    return errors
 
 
 @dataclass(frozen=True)

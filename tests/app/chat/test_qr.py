@@ -22,3 +22,12 @@ async def test_qr_section_names_the_catalogue_machine(db):
     assert "## QR codes in this message's photos" in composed.turn_context
     assert "→ catalogue machine Form 4 (form-4)" in composed.turn_context
     assert [h.slug for h in composed.qr_hints] == ["form-4"]
+
+
+async def test_another_reader_can_say_what_a_photo_holds(db):
+    photo = Photo("IMG_2101.jpg", "image/jpeg", photo_with_qr("https://lab/tools/form-4"))
+    composed = await compose_chat(db, identity=None, page=await load_page_context(db, "/"),
+                                  photos=(photo,), read_qr=lambda p: ["https://lab/tools/nope"])
+    assert [(h.photo, h.text, h.slug) for h in composed.qr_hints] == [
+        ("IMG_2101.jpg", "https://lab/tools/nope", None)]
+    assert "“https://lab/tools/nope”" in composed.turn_context

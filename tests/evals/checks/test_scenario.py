@@ -1,10 +1,11 @@
 """The structural checks of a conversation: every turn answered, expected actions by their
-selectors, the end state the executor counted."""
+selectors (their forms are tested in test_selectors.py), the end state the executor
+counted."""
 
 import pytest
 
 from evals.checks import CHECKS
-from evals.checks.scenario import EndState, ExpectAction, matches
+from evals.checks.scenario import EndState, ExpectAction
 from evals.fixtures.catalog import fixtures_for
 from evals.record.transcript import ToolCall, Transcript, Turn
 
@@ -13,19 +14,6 @@ FIXTURES = fixtures_for("demo")
 
 def run(kind, transcript, args):
     return CHECKS[kind].check(transcript, args, FIXTURES)
-
-
-@pytest.mark.parametrize(("actual", "selectors", "misses"), [
-    ({"slug": "Form-4"}, {"slug": "form-4"}, 0),                      # case-insensitive
-    ({"description": "It SMOKED"}, {"description_contains": "smoke"}, 0),
-    ({"reporter_name": None}, {"reporter_name": None}, 0),            # null: absent
-    ({"reporter_name": "Jo"}, {"reporter_name": None}, 1),
-    ({"filed": True}, {"filed": False}, 1),
-    ({"ticket_id": 3}, {"ticket_id": 4}, 1),
-    ("not a mapping", {"x": 1}, 1),
-])
-def test_selectors_match_as_documented(actual, selectors, misses):
-    assert len(matches(actual, selectors)) == misses
 
 
 def test_every_assistant_turn_must_have_words():
@@ -51,6 +39,18 @@ def test_an_expected_action_needs_a_call_that_ran_and_fits_every_selector():
     assert run("expect_action", Transcript(tool_calls=[refused]), want) == (
         False, "report_issue never ran successfully")
     assert CHECKS["expect_action"].label(want) == "expect_action report_issue {'slug': 'form-4'}"
+
+
+def test_an_expected_action_takes_every_selector_form():
+    ran = ToolCall(name="report_issue", outcome="ok", result={"filed": True},
+                   arguments={"slug": "form-4", "title": "Tank grinding"})
+    fits = ExpectAction(tool="report_issue", arguments={
+        "slug_in": ["prusa-mk4", "form-4"], "title_matches": r"^tank", "title_contains": "GRIND"})
+    assert run("expect_action", Transcript(tool_calls=[ran]), fits)[0]
+    misses = ExpectAction(tool="report_issue", arguments={"title_matches": r"^grind"})
+    assert run("expect_action", Transcript(tool_calls=[ran]), misses) == (
+        False, "report_issue ran 1 time(s), none fits: title 'Tank grinding' does not match"
+               " '^grind'")
 
 
 def test_the_end_state_is_read_from_what_the_executor_counted():

@@ -84,3 +84,38 @@ async def test_cases_waiting_together_share_one_composition(env, monkeypatch):
     composed = await asyncio.gather(*(compose_case(env, c) for _ in range(20)))
     assert len(calls) == 1
     assert composed[0].composed.tools is not composed[1].composed.tools  # each its own list
+
+
+QR_CASE = """\
+- id: qr
+  prompt: "Which machine is this?"
+  photos: [IMG_2101.jpg]
+  qr_codes:
+    IMG_2101.jpg: {codes}
+  assert:
+    - kind: no_unknown_tools
+"""
+
+
+async def test_a_cases_qr_codes_are_read_instead_of_its_photos(env, tmp_path, monkeypatch):
+    import app.chat.qr as qr
+
+    def no_decoding(data):
+        raise AssertionError("the photo was decoded")
+
+    (tmp_path / "a.yaml").write_text(QR_CASE.format(
+        codes="[https://makerlab.example/tools/trotec-speedy-400]"))
+    (tmp_path / "b.yaml").write_text(QR_CASE.replace("id: qr", "id: no-qr").format(codes="[]"))
+    cases = {c.id: c for c in load_cases(tmp_path)}
+    monkeypatch.setattr(qr, "decode_qr", no_decoding)
+    model = ScriptedModel(say("The Trotec Speedy 400."), say("I can't tell."))
+    [first] = await run_suite(env, [cases["qr"]], model, vision=True)
+    told = model.requests[0]["messages"][1]["content"]
+    assert "“https://makerlab.example/tools/trotec-speedy-400” → catalogue machine Trotec" \
+        " Speedy 400 (trotec-speedy-400)" in told
+    assert first.attempts[0].transcript.qr_hints == [
+        "https://makerlab.example/tools/trotec-speedy-400"]
+    # the same photo with no codes is composed on its own, and the reader finds none
+    [second] = await run_suite(env, [cases["no-qr"]], model, vision=True)
+    assert "QR codes" not in model.requests[1]["messages"][1]["content"]
+    assert second.attempts[0].transcript.qr_hints == []

@@ -44,3 +44,17 @@ async def test_endpoint_mode_against_this_apps_own_openai_endpoint(env):
     assert results[0].status == "PASS"
     # The app composed its own prompt for the request that came over HTTP.
     assert "The lab's catalogue" in app_model.requests[0]["messages"][0]["content"]
+
+
+def test_a_case_with_frozen_tool_responses_needs_the_app(tmp_path):
+    from app.capabilities import REGISTRY
+    from evals.execute.endpoint import skip_reason
+
+    (tmp_path / "c.yaml").write_text(
+        '- id: x\n  prompt: "Read https://a.example"\n  tool_responses:\n    read_page:\n'
+        f'      contract: {REGISTRY.tool("read_page").contract()}\n'
+        '      response: {url: "https://a.example", text: "A page."}\n'
+        "  assert:\n    - kind: contains_all\n      value: [page]\n")
+    [case] = load_cases(tmp_path)
+    assert skip_reason(case) == ("needs app context (frozen tool responses), which endpoint"
+                                 " mode does not have")

@@ -106,3 +106,44 @@ def test_a_tool_check_on_an_offered_tool_loads(tmp_path):
         '- id: x\n  prompt: "p"\n  context: { page: tool, toolId: form-4, as: staff, curate: true }'
         '\n  assert:\n    - kind: called_tool\n      value: propose_change\n')
     assert load_cases(tmp_path)[0].checks[0].kind == "called_tool"
+
+
+@pytest.mark.parametrize(("check", "expected"), [
+    ("      arguments: {machine: form-4}\n",
+     "c.yaml:6: called_tool: arguments: report_issue arguments: unknown field 'machine';"
+     " known: description, reporter_name, slug, title"),
+    ("      result: {ticket_id_contains: '3'}\n",
+     "c.yaml:6: called_tool: result: report_issue result: ticket_id_contains: ticket_id is"
+     " not text, so _contains cannot select it"),
+    ("      arguments: {description_contains: 3}\n",
+     "c.yaml:6: called_tool: arguments: report_issue arguments: description_contains needs"
+     " text"),
+    ("      arguments:\n        title_matches: '[unclosed'\n",
+     "c.yaml:7: called_tool: arguments: report_issue arguments: title_matches: not a valid"
+     " pattern"),
+    ("      arguments: {slug_in: []}\n",
+     "c.yaml:6: called_tool: arguments: report_issue arguments: slug_in needs a list of one"
+     " or more plain values"),
+])
+def test_a_selector_the_tool_cannot_have_is_a_file_line_error(tmp_path, check, expected):
+    (tmp_path / "c.yaml").write_text(
+        '- id: x\n  prompt: "p"\n  assert:\n    - kind: called_tool\n      value: report_issue\n'
+        + check)
+    [error] = errors_for(tmp_path)
+    assert error.startswith(expected), error
+
+
+def test_tool_checks_with_selectors_load(tmp_path):
+    (tmp_path / "c.yaml").write_text(
+        '- id: x\n  prompt: "p"\n  context: { as: staff }\n  assert:\n'
+        "    - kind: proposed_action\n      value: update_ticket\n"
+        "      arguments: {ticket_id_in: [1, 2], note_matches: '(?i)^new tank'}\n"
+        "      result: {proposed: true}\n"
+        "    - kind: not_called_tool\n      value: report_issue\n"
+        "      arguments: {slug: form-4}\n")
+    [case] = load_cases(tmp_path)
+    assert [c.args.model_dump() for c in case.checks] == [
+        {"value": "update_ticket", "arguments": {"ticket_id_in": [1, 2],
+                                                 "note_matches": "(?i)^new tank"},
+         "result": {"proposed": True}},
+        {"value": "report_issue", "arguments": {"slug": "form-4"}}]

@@ -1,3 +1,4 @@
+import json
 import shutil
 from pathlib import Path
 
@@ -5,7 +6,8 @@ import pytest
 
 from evals.judge import MAKERSPACE, TUTORING
 from evals.load.cases import load_cases
-from evals.load.plan import plan_info
+from evals.load.plan import _UNORDERED, plan_info
+from evals.record.fingerprint import digest
 from evals.settings import CASES_DIR
 
 
@@ -75,3 +77,65 @@ def test_the_order_of_a_set_argument_is_not_part_of_the_plan(tmp_path):
     first = plan(load_cases(tmp_path))
     (tmp_path / "a.yaml").write_text(case.format("beta", "alpha"))
     assert plan(load_cases(tmp_path)).fingerprint == first.fingerprint
+
+
+PINNED = """\
+- id: pinned-tools
+  prompt: "Mark the laser ticket resolved and report the Form 4's noise."
+  context: { as: staff }
+  history:
+    - user: "hello"
+    - assistant: "Hi."
+  assert:
+    - kind: called_tool
+      value: report_issue
+    - kind: not_called_tool
+      value: read_page
+    - kind: proposed_action
+      value: update_ticket
+    - kind: contains_all
+      value: ["b", "a"]
+  rubric: "Proposes, does not claim."
+- id: pinned-photo
+  prompt: "Which machine is this?"
+  photos: [IMG_2101.jpg]
+  context: { catalog: lab, as: student }
+  assert:
+    - kind: identified_tool
+      value: form-4
+"""
+
+
+def test_cases_without_selectors_or_frozen_answers_hash_as_they_did_before_them(tmp_path):
+    """Selectors and frozen answers came later: a case without them keeps its place in every
+    stored plan. The digests were computed by the code before them (d99e41d)."""
+    (tmp_path / "pinned.yaml").write_text(PINNED)
+    assert plan(load_cases(tmp_path)).cases == {"pinned-photo": "dfc510ef22a08eea",
+                                                "pinned-tools": "0b834b17470a358d"}
+
+
+def test_the_shipped_cases_hash_as_their_content_did_before_selectors_and_frozen_answers():
+    """Each shipped case's content as the plan computed it before (d99e41d): a tool check's
+    arguments were its value alone, and a case had no frozen answers."""
+    def before(case):
+        checks = []
+        for spec in case.structural():
+            args = spec.args.model_dump(mode="json")
+            if spec.kind in ("called_tool", "not_called_tool", "proposed_action") and \
+                    not (args.get("arguments") or args.get("result")):
+                args = {"value": args["value"]}
+            if spec.kind in _UNORDERED and isinstance(args.get("value"), list):
+                args = {**args, "value": sorted(args["value"])}
+            checks.append({"kind": spec.kind, "args": args})
+        return {"prompt": case.prompt,
+                "context": case.context.model_dump(by_alias=True, mode="json"),
+                "history": [h.model_dump(exclude_none=True) for h in case.history],
+                "photos": list(case.photos),
+                "checks": sorted(checks, key=lambda c: json.dumps(c, sort_keys=True)),
+                "rubric": case.rubric, "must_not": case.must_not}
+
+    plain = [c for c in load_cases() if not (c.tool_responses or c.qr_codes) and not any(
+        getattr(k.args, "arguments", None) or getattr(k.args, "result", None)
+        for k in c.checks)]
+    assert len(plain) >= 40
+    assert plan(plain).cases == {c.id: digest(before(c)) for c in plain}

@@ -20,6 +20,15 @@ READ_PAGE = REGISTRY.tool("read_page").contract()
      "'update_ticket' is not a tool offered here"),  # staff only; this visitor is anonymous
     (MINIMAL + "  expect_actions:\n    - tool: report_issue\n      arguments: {colour: red}\n",
      "report_issue arguments: unknown field 'colour'"),
+    (MINIMAL + "  expect_actions:\n    - tool: report_issue\n      arguments:\n"
+     "        slug: form-4\n        title_matches: '(tank'\n",
+     "s.yaml:9: report_issue arguments: title_matches: not a valid pattern"),
+    (MINIMAL + "  expect_actions:\n    - tool: report_issue\n      result: {ticket_id_in: []}\n",
+     "s.yaml:7: report_issue result: ticket_id_in needs a list of one or more plain values"),
+    (MINIMAL + "  end_state:\n    - table: tickets\n      where: {status_in: [open]}\n",
+     "tickets where: status_in: _in is not offered here (only field: value, field_contains)"),
+    (MINIMAL + "  tool_responses:\n    update_ticket: {contract: '000000000000', response: {}}\n",
+     "s.yaml:6: tool_responses: 'update_ticket' is never offered to anonymous visitor on /"),
     (MINIMAL + "  end_state:\n    - table: secrets\n", "end_state: unknown table 'secrets'"),
     (MINIMAL + "  end_state:\n    - table: tickets\n      where: {password: x}\n",
      "tickets where: unknown field 'password'"),
