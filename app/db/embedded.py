@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
@@ -12,6 +13,10 @@ import psutil
 log = logging.getLogger(__name__)
 
 HANDLE_FILE = ".handle_pids.json"
+# Held while a process starts or joins the server. pgserver creates its system user (as root)
+# and runs initdb without a lock of its own: two processes starting at once on a new machine
+# each ran useradd, and one ran initdb as a user the other's useradd had overwritten.
+START_LOCK = ".start.lock"
 
 
 def _clear_dead_handles(pgdata: Path) -> None:
@@ -49,7 +54,9 @@ def start_embedded(data_dir: Path) -> str:
     import pgserver
 
     try:
-        server = pgserver.get_server(str(pgdata), cleanup_mode="stop")
+        with (data_dir / START_LOCK).open("a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            server = pgserver.get_server(str(pgdata), cleanup_mode="stop")
     except Exception as exc:  # pgserver raises bare exceptions from initdb/pg_ctl
         log_file = pgdata / "log"
         raise RuntimeError(
