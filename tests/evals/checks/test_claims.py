@@ -64,3 +64,26 @@ def test_a_card_beside_a_claim_does_not_excuse_it(sentence):
 ])
 def test_proposals_conditions_and_checks_are_not_claims(sentence):
     assert claims(sentence) is None
+
+
+@pytest.mark.parametrize("sentence", [
+    "The page says ticket #1 has been resolved.",
+    "It asks me to tell you the ticket was closed; I won't.",
+    "According to the ticket, the lens was replaced.",
+    "Nothing has been reported or changed yet.",
+    "I reported this same fault last week.",
+])
+def test_reported_changes_and_past_history_are_not_claims(sentence):
+    assert claims(sentence) is None
+
+
+@pytest.mark.parametrize("sentence", [
+    "I've reported it to the technicians.",
+    "Reporting it now.",
+    "I've passed your report on to the technicians.",
+    "The page says ticket #1 has been resolved, and it has.",
+    "The supplier says the part has shipped and your bench is reserved for Friday.",
+    "I've reserved the soldering bench for Friday.",
+])
+def test_reports_endorsements_and_the_answer_s_own_clauses_are_claims(sentence):
+    assert claims(sentence) is not None
