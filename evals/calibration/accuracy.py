@@ -20,7 +20,7 @@ from evals.checks import authored
 from evals.fixtures.catalog import fixtures_for
 from evals.load.cases import CaseFileError
 from evals.load.yamlfile import line_of, read_list
-from evals.record.transcript import AttachedManual, CallOutcome, ToolCall, Transcript
+from evals.record.transcript import AttachedManual, CallOutcome, ToolCall, Transcript, Turn
 from evals.settings import PROJECT_ROOT
 
 LABELLED_DIR = PROJECT_ROOT / "tests" / "evals" / "labelled"
@@ -33,7 +33,7 @@ class _Call(BaseModel):
     name: str
     arguments: JsonValue = {}
     result: JsonValue = {}
-    kind: Literal["read", "write", "action", "live_read"] | None = None
+    kind: Literal["read", "write", "action", "live_read", "confirm"] | None = None
     outcome: CallOutcome = "ok"
 
 
@@ -43,6 +43,9 @@ class LabelledItem(BaseModel):
     check: dict[str, Any]
     catalog: Literal["demo", "lab"] = "demo"
     calls: list[_Call] = []
+    # The visitor's own messages in this conversation, oldest first (the checks that ask what
+    # the visitor asked for or gave read them).
+    visitor: list[str] = []
     attached: list[AttachedManual] = []
     evidence: dict[str, DocumentEvidence] = {}
     verdict: Literal["pass", "fail"]
@@ -70,7 +73,9 @@ def _run(item: LabelledItem) -> tuple[str, str]:
     args = spec.args.model_validate({k: v for k, v in item.check.items() if k != "kind"})
     turn = Transcript(answer=item.answer,
                       tool_calls=[ToolCall.model_validate(c.model_dump()) for c in item.calls],
-                      attached_manuals=item.attached, evidence=item.evidence)
+                      attached_manuals=item.attached, evidence=item.evidence,
+                      turns=[*(Turn(role="user", content=m) for m in item.visitor),
+                             Turn(role="assistant", content=item.answer)])
     assert spec.check is not None
     passed, reason = spec.check(turn, args, fixtures_for(item.catalog))
     return ("pass" if passed else "fail"), reason

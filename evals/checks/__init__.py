@@ -1,7 +1,16 @@
 """The check vocabulary: structural assertions and judged checks in one registry. Importing
 this package registers every kind."""
 
-from evals.checks import citations, grounding, judged, photos, scenario, text, tools  # noqa: F401
+from evals.checks import (  # noqa: F401
+    citations,
+    grounding,
+    judged,
+    photos,
+    scenario,
+    security,
+    text,
+    tools,
+)
 from evals.checks._registry import (
     CHECKS,
     NO_ANSWER,
