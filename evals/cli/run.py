@@ -48,6 +48,7 @@ from evals.load.selection import has_conversations, select_items
 from evals.record.artifact import write_run
 from evals.record.fingerprint import PlanInfo, Selection
 from evals.record.run import Models, RunRecord, RunSettings
+from evals.report.attacks import attack_lines
 from evals.report.console import conversation_lines, cut_lines, exit_code, print_report
 from evals.report.junit import write_junit
 from evals.report.stats import stats_lines
@@ -294,7 +295,8 @@ def prefix_lines() -> list[str]:
 
 def report_run(record: RunRecord) -> None:
     print_report(record.cases, sys.stdout, trusted_by_flag=record.judge_trusted_by_flag)
-    for line in [*stats_lines(record.cases), *conversation_lines(record.cases),
+    for line in [*stats_lines(record.cases), *attack_lines(record.cases),
+                 *conversation_lines(record.cases),
                  *cut_lines(record.cases), *prefix_lines()]:
         print(line)
     costs = [a.cost_usd for r in record.cases for a in r.attempts]

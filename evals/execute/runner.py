@@ -141,6 +141,7 @@ async def with_one_retry(make: Callable[[], Awaitable[Attempt]]) -> list[Attempt
 
 def result_of(item: EvalItem, repetition: int, **fields: object) -> CaseResult:
     return CaseResult(id=item.id, file=item.file, prompt=item.prompt, group=item.group,
+                      attack=item.attack,
                       repetition=repetition, **fields)  # type: ignore[arg-type]
 
 

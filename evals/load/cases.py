@@ -8,6 +8,7 @@ what the loader adds (its file, line and checks).
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -30,6 +31,7 @@ from evals.load.context import Context, offered_tools
 from evals.load.plan import check_content
 from evals.load.responses import ToolResponses, response_errors
 from evals.load.yamlfile import YamlFileError, line_of, read_list, short
+from evals.record.results import Attack
 from evals.settings import CASES_DIR, PHOTOS_DIR, eval_settings
 
 # A case-file error is a YAML-file error: one or more 'file:line: message' lines.
@@ -89,6 +91,8 @@ class Case(BaseModel):
     rubric: str | None = Field(default=None, min_length=1)
     must_not: str | None = Field(default=None, min_length=1)
     group: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9 _-]{0,63}$")
+    # The security suite's items say what they plant and where (reported, never scored).
+    attack: Attack | None = None
     # What a tool answers instead of running (evals/load/responses.py), and what the QR reader
     # reads in a photo instead of decoding it: photo -> the codes' texts ([] for none).
     tool_responses: dict[str, ToolResponses] = {}
@@ -179,32 +183,8 @@ def _validate_case(raw: dict[str, Any], file: str, base: tuple[Any, ...],
             shown = f" (got {short(value)})" if not isinstance(value, dict | list) else ""
             err(loc, f"{key}: {e['msg']}{shown}")
         return None, errors
-    checks = []
-    offered = offered_tools(model.context)
-    kinds = authored()
-    for i, spec in enumerate(model.assertions):
-        kind = kinds.get(spec.kind)
-        if kind is None:
-            err(("assert", i, "kind"), f"unknown assertion kind {spec.kind!r}; known: "
-                f"{', '.join(sorted(kinds))}")
-            continue
-        try:
-            args = kind.args.model_validate(spec.model_extra or {})
-        except ValidationError as exc:
-            for e in exc.errors():
-                sub = tuple(e["loc"])
-                key = ".".join(str(p) for p in sub) or "(arguments)"
-                err(("assert", i, *sub[:1]),
-                    f"{spec.kind}: {key}: {e['msg']}".replace("Value error, ", ""))
-            continue
-        tool = getattr(args, "value", None)
-        if spec.kind in TOOL_CALL_KINDS and tool not in offered:
-            who = model.context.as_ or "anonymous visitor"
-            err(("assert", i, "value"),
-                f"{spec.kind}: {tool!r} is never offered to {who} on {model.context.page_path}"
-                f" (offered: {', '.join(sorted(offered)) or 'no tool'})")
-            continue
-        checks.append(CheckSpec(spec.kind, args, line_of((*base, "assert", i), lines)))
+    checks = assertion_checks(model.assertions, model.context, err,
+                              lambda i: line_of((*base, "assert", i), lines))
     for i, name in enumerate(model.photos):
         if "/" in name or not (photos_dir / name).is_file():
             err(("photos", i), f"photo {name!r} not found in {photos_dir}")
@@ -222,6 +202,40 @@ def _validate_case(raw: dict[str, Any], file: str, base: tuple[Any, ...],
                                 line_of(base, lines)))
     return model.model_copy(update={"file": file, "line": line_of(base, lines),
                                     "checks": tuple(checks)}), []
+
+
+def assertion_checks(assertions: tuple[AssertionSpec, ...], context: Context,
+                     err: Callable[[tuple[Any, ...], str], None],
+                     line: Callable[[int], int]) -> list[CheckSpec]:
+    """An `assert:` list (a case's or a scenario's) as checks; each problem goes to `err` with
+    its place under `assert`."""
+    checks = []
+    offered = offered_tools(context)
+    kinds = authored()
+    for i, spec in enumerate(assertions):
+        kind = kinds.get(spec.kind)
+        if kind is None:
+            err(("assert", i, "kind"), f"unknown assertion kind {spec.kind!r}; known: "
+                f"{', '.join(sorted(kinds))}")
+            continue
+        try:
+            args = kind.args.model_validate(spec.model_extra or {})
+        except ValidationError as exc:
+            for e in exc.errors():
+                sub = tuple(e["loc"])
+                key = ".".join(str(p) for p in sub) or "(arguments)"
+                err(("assert", i, *sub[:1]),
+                    f"{spec.kind}: {key}: {e['msg']}".replace("Value error, ", ""))
+            continue
+        tool = getattr(args, "value", None)
+        if spec.kind in TOOL_CALL_KINDS and tool not in offered:
+            who = context.as_ or "anonymous visitor"
+            err(("assert", i, "value"),
+                f"{spec.kind}: {tool!r} is never offered to {who} on {context.page_path}"
+                f" (offered: {', '.join(sorted(offered)) or 'no tool'})")
+            continue
+        checks.append(CheckSpec(spec.kind, args, line(i)))
+    return checks
 
 
 def case_errors(case: dict[str, Any], name: str = "case.yaml",

@@ -10,7 +10,9 @@ from typing import Any, Literal
 from evals.checks import CheckSpec, NoArgs
 from evals.checks.judged import CriterionArgs
 from evals.load.context import Context
+from evals.load.plan import check_content
 from evals.load.scenarios import QUICK_STYLES, Scenario, Shared
+from evals.record.results import Attack
 
 
 def criteria_for(scenario: Scenario, shared: list[Shared]) -> list[CriterionArgs]:
@@ -44,6 +46,10 @@ class Conversation:
         return self.scenario.group
 
     @property
+    def attack(self) -> Attack | None:
+        return self.scenario.attack
+
+    @property
     def context(self) -> Context:
         return self.scenario.context
 
@@ -73,25 +79,29 @@ class Conversation:
 
     @property
     def checks(self) -> tuple[CheckSpec, ...]:
-        """Every turn answered, the expected actions, the end state, then the criteria
-        (required ones counted, informational ones reported)."""
+        """Every turn answered, the expected actions, the end state, the assertions, then the
+        criteria (required ones counted, informational ones reported)."""
         line = self.scenario.line
         return (CheckSpec("answered", NoArgs(), line),
                 *(CheckSpec("expect_action", a, line) for a in self.scenario.expect_actions),
                 *(CheckSpec("end_state", e, line) for e in self.scenario.end_state),
+                *self.scenario.checks,
                 *(CheckSpec("criterion", c, line, required=c.enforcement == "required")
                   for c in self.criteria))
 
     def content(self) -> dict[str, Any]:
         """What the plan fingerprint hashes: everything that decides what is asked and how."""
         s = self.scenario
-        return {"scenario": s.id, "style": self.style, "context": s.context.model_dump(),
-                "visitor": s.visitor.model_dump(), "opening": s.opening,
-                "max_turns": s.max_turns, "confirm": s.confirm,
-                "criteria": [c.model_dump() for c in self.criteria],
-                "expect_actions": [a.model_dump() for a in s.expect_actions],
-                "end_state": [e.model_dump() for e in s.end_state],
-                "tool_responses": {k: v.model_dump() for k, v in s.tool_responses.items()}}
+        content = {"scenario": s.id, "style": self.style, "context": s.context.model_dump(),
+                   "visitor": s.visitor.model_dump(), "opening": s.opening,
+                   "max_turns": s.max_turns, "confirm": s.confirm,
+                   "criteria": [c.model_dump() for c in self.criteria],
+                   "expect_actions": [a.model_dump() for a in s.expect_actions],
+                   "end_state": [e.model_dump() for e in s.end_state],
+                   "tool_responses": {k: v.model_dump() for k, v in s.tool_responses.items()}}
+        if s.checks:  # a scenario without assertions hashes as it did before they existed
+            content["checks"] = check_content(s.checks)
+        return content
 
 
 def conversations(scenarios: list[Scenario], shared: list[Shared], *, full: bool

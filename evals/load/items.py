@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol
 
 from evals.checks import CheckSpec
 from evals.load.context import Context
+from evals.record.results import Attack
 
 ExecutorName = Literal["app", "conversation"]
 
@@ -29,6 +30,11 @@ class EvalItem(Protocol):
 
     @property
     def group(self) -> str | None: ...
+
+    @property
+    def attack(self) -> Attack | None:
+        """What a security item plants, and where (reported per channel, never scored)."""
+        ...
 
     @property
     def context(self) -> Context: ...

@@ -52,18 +52,22 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SkipValidation,
     ValidationError,
     ValidationInfo,
     model_validator,
 )
 
 from app.capabilities import REGISTRY
+from evals.checks import CheckSpec
 from evals.checks.judged import CriterionArgs
 from evals.checks.scenario import EndState, ExpectAction
 from evals.checks.selectors import fields_of, selector_errors
+from evals.load.cases import AssertionSpec, assertion_checks
 from evals.load.context import Context, offered_tools
 from evals.load.responses import ToolResponses, response_errors
 from evals.load.yamlfile import YamlFileError, field_errors, line_of, read_list
+from evals.record.results import Attack
 from evals.settings import SCENARIOS_DIR
 
 SHARED_CRITERIA = "criteria.yaml"
@@ -98,7 +102,7 @@ SELECTABLE: dict[str, dict[str, str]] = {
 
 ScenarioFileError = YamlFileError
 # What the loader sets on a scenario; a file that names one of these is refused.
-LOADER_FIELDS = ("file", "line")
+LOADER_FIELDS = ("file", "line", "checks")
 
 
 class Visitor(BaseModel):
@@ -118,9 +122,10 @@ class SharedCriterion(CriterionArgs):
 class Scenario(BaseModel):
     """A goal for a simulated visitor, a context, and what must hold afterwards."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
     id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
     group: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9 _-]{0,63}$")
+    attack: Attack | None = None  # what a security scenario plants (reported, never scored)
     context: Context = Context()
     visitor: Visitor
     opening: str | None = Field(default=None, min_length=1, max_length=2000)
@@ -130,10 +135,13 @@ class Scenario(BaseModel):
     criteria: tuple[CriterionArgs, ...] = ()
     expect_actions: tuple[ExpectAction, ...] = ()
     end_state: tuple[EndState, ...] = ()
+    # Structural assertions on the whole conversation: its final answer and every tool call.
+    assertions: tuple[AssertionSpec, ...] = Field(default=(), alias="assert")
     tool_responses: dict[str, ToolResponses] = {}
     # Set by the loader, never by a file.
     file: str = ""
     line: int = 0
+    checks: SkipValidation[tuple[CheckSpec, ...]] = ()
 
     @model_validator(mode="before")
     @classmethod
@@ -147,8 +155,8 @@ class Scenario(BaseModel):
 
     @model_validator(mode="after")
     def _checked(self) -> Scenario:
-        if not (self.criteria or self.expect_actions or self.end_state):
-            raise ValueError("a scenario needs criteria, expect_actions or end_state")
+        if not (self.criteria or self.expect_actions or self.end_state or self.assertions):
+            raise ValueError("a scenario needs criteria, expect_actions, end_state or assert")
         return self
 
     @property
@@ -200,9 +208,12 @@ def _validate(raw: dict[str, Any], file: str, base: tuple[Any, ...],
             err(("end_state", i, "where", key), message)
     for loc, message in response_errors(model.tool_responses, model.context):
         err(loc, message)
+    checks = assertion_checks(model.assertions, model.context, err,
+                              lambda i: line_of((*base, "assert", i), lines))
     if errors:
         return None, errors
-    return model.model_copy(update={"file": file, "line": line_of(base, lines)}), []
+    return model.model_copy(update={"file": file, "line": line_of(base, lines),
+                                    "checks": tuple(checks)}), []
 
 
 @dataclass(frozen=True)

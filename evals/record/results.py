@@ -107,6 +107,23 @@ class Attempt(BaseModel):
             any(not c.decided for c in self.counted)
 
 
+AttackChannel = Literal["web_page", "manual", "ticket", "qr_code", "earlier_turns", "catalogue"]
+AttackGoal = Literal["write_action", "claim_done", "exfiltrate", "drop_safety", "speak_as_staff"]
+CHANNELS: dict[str, str] = {"web_page": "web page", "manual": "manual passage",
+                            "ticket": "ticket text", "qr_code": "QR code in a photo",
+                            "earlier_turns": "earlier turns claiming a role",
+                            "catalogue": "catalogue record"}
+
+
+class Attack(BaseModel):
+    """What an item of the security suite plants: where the instruction arrives and what it
+    tries to make the assistant do. Reported per channel; it never changes a score."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    channel: AttackChannel
+    goal: AttackGoal
+
+
 class CaseResult(BaseModel):
     """One item's result (a case, or a scenario conversation `scenario@style`) in one
     repetition."""
@@ -120,6 +137,7 @@ class CaseResult(BaseModel):
     skipped_reason: str | None = None
     repetition: int = 1  # 1..K with --repeat K
     group: str | None = None
+    attack: Attack | None = None
 
 
 class Totals(BaseModel):

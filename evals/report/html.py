@@ -16,9 +16,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from evals.record.comparison import Comparison
-from evals.record.results import Attempt, CaseResult, CheckResult, Status
+from evals.record.results import CHANNELS, Attempt, CaseResult, CheckResult, Status
 from evals.record.run import RunRecord
 from evals.record.transcript import Turn
+from evals.report.attacks import attack_counts
 from evals.report.console import totals_line
 
 # A check's reason quotes what it is about between curly quotes (“…”) or plain ones.
@@ -179,7 +180,21 @@ def run_body(record: RunRecord, cases: list[CaseResult] | None = None, scope: st
         sections.append(f'<h2 id="{scope}{status}">{status} ({counts[status]})</h2>'
                         + "".join(items))
     return (f'<p class="totals">{_e(totals_line(record.cases))}</p>'
+            f'{_attacks(record.cases)}'
             f'<nav class="filter">{filters}</nav>{"".join(sections)}')
+
+
+def _attacks(results: list[CaseResult]) -> str:
+    """The security suite's table, per channel (nothing when the run has no attack)."""
+    rows = attack_counts(results)
+    if not rows:
+        return ""
+    body = "".join(f"<tr><td>{_e(CHANNELS[r.channel])}</td><td>{r.tried}</td>"
+                   f"<td>{r.resisted}</td><td>{r.fell}</td><td>{r.undecided}</td></tr>"
+                   for r in rows)
+    return ('<table class="grid attacks"><caption>Attacks by channel</caption><tr>'
+            "<th>channel</th><th>tried</th><th>resisted</th><th>fell</th><th>undecided</th>"
+            f"</tr>{body}</table>")
 
 
 OUTCOMES = ("improved", "regressed", "unchanged", "uncertain")
@@ -242,7 +257,9 @@ def run_title(record: RunRecord) -> str:
 
 def render_run(record: RunRecord) -> str:
     """The whole page for one run."""
-    return page(run_title(record), run_body(record))
+    # The grid's style only for a run with an attacks table: other pages stay as they were.
+    return page(run_title(record), run_body(record),
+                BAR_STYLE if attack_counts(record.cases) else "")
 
 
 def render_comparison(cid: str, result: Comparison, baseline: RunRecord, current: RunRecord

@@ -14,10 +14,17 @@ from evals.fixtures.catalog import fixtures_for
 from evals.load.cases import Case
 from evals.record.results import Attempt, CaseResult, CheckResult, classify
 from evals.record.run import RunRecord
+from evals.record.transcript import Turn
 
 
 async def _structural(case: Case, attempt: Attempt) -> list[CheckResult]:
-    checks = await run_checks(structural_only(case.checks), attempt.transcript,
+    transcript = attempt.transcript
+    if not transcript.turns:  # a single exchange is stored without it: the case has it
+        transcript = transcript.model_copy(update={"turns": [
+            Turn.model_validate(m) for m in [*case.history_messages(),
+                                             {"role": "user", "content": case.prompt},
+                                             {"role": "assistant", "content": attempt.answer}]]})
+    checks = await run_checks(structural_only(case.checks), transcript,
                               fixtures_for(case.context.catalog), None, case.context.about())
     if not attempt.answer.strip():
         checks.insert(0, CheckResult(kind="answer", passed=False, reason="no answer"))
@@ -66,7 +73,8 @@ async def rescore(record: RunRecord, cases: list[Case],
             attempts.append(a.model_copy(update={"checks": checks}))
         results.append(CaseResult(id=case.id, file=case.file, prompt=case.prompt,
                                   status=classify(attempts), attempts=attempts,
-                                  repetition=recorded.repetition, group=case.group))
+                                  repetition=recorded.repetition, group=case.group,
+                                  attack=case.attack))
     return results
 
 

@@ -24,7 +24,7 @@ def test_the_suite_loads_with_at_least_forty_cases_in_every_file():
     assert files == {f"{n}.yaml" for n in (
         "catalog-lookup", "manual-grounding", "manual-search", "citations-resolve",
         "tool-calling", "staff-maintenance", "honest-absence", "lab-identity",
-        "photo-identify", "safety-and-care")}
+        "photo-identify", "safety-and-care", "security")}
     assert files == {p.name for p in CASES_DIR.glob("*.yaml")}
 
 
@@ -70,6 +70,12 @@ GOOD = """
         ("- id: a\n  prompt: hi\n  history:\n    - user: x\n      assistant: y\n  assert:\n"
          "    - kind: no_unknown_tools\n", "bad.yaml:4: history.0: Value error, each history"),
         ("just: a mapping\n", "bad.yaml:1: a case file is a list of cases"),
+        ("- id: a\n  prompt: hi\n  attack: {channel: email, goal: exfiltrate}\n  assert:\n"
+         "    - kind: no_exfiltration\n", "bad.yaml:3: attack.channel: Input should be 'web_page'"),
+        ("- id: a\n  prompt: hi\n  assert:\n    - kind: no_unrequested_action\n"
+         "      allowed: [search_manual]\n",
+         "bad.yaml:5: no_unrequested_action: allowed.0.tool: 'search_manual' is not a write or"
+         " action tool"),
     ],
 )
 def test_each_error_names_file_and_line(tmp_path, text, expected):
@@ -147,3 +153,9 @@ def test_tool_checks_with_selectors_load(tmp_path):
                                                  "note_matches": "(?i)^new tank"},
          "result": {"proposed": True}},
         {"value": "report_issue", "arguments": {"slug": "form-4"}}]
+
+
+def test_a_security_case_says_what_it_plants_and_where():
+    case = next(c for c in load_cases() if c.id == "qr-code-plants-a-report")
+    assert (case.attack.channel, case.attack.goal) == ("qr_code", "write_action")
+    assert "attack" not in case.content()  # reported per channel, never part of what is asked

@@ -103,3 +103,13 @@ def test_without_an_opening_the_visitor_writes_first_and_each_style_is_its_own_i
     differs = {k for k in calm.content() if calm.content()[k] != hurried.content()[k]}
     assert differs == {"style"}  # the plan tells the two apart by their style alone
     assert (calm.file, calm.group, calm.where) == ("s.yaml", None, calm.scenario.where)
+
+
+def test_a_scenario_s_assertions_are_checks_and_part_of_its_content(tmp_path):
+    from tests.evals.load.helpers import MINIMAL, item_of
+    plain = item_of(tmp_path, MINIMAL)
+    item = item_of(tmp_path, MINIMAL + "  attack: {channel: web_page, goal: exfiltrate}\n"
+                   "  assert:\n    - kind: no_exfiltration\n")
+    assert [c.kind for c in item.checks] == ["answered", "no_exfiltration", "criterion"]
+    assert item.checks[1].line == 7 and item.attack.channel == "web_page"
+    assert "checks" not in plain.content() and "checks" in item.content()
