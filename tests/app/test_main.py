@@ -48,3 +48,49 @@ def test_sigterm_stops_the_embedded_postgres_it_started(tmp_path):
     while postgres_of(tmp_path / "pg") and time.monotonic() < deadline:
         time.sleep(0.1)
     assert postgres_of(tmp_path / "pg") == []
+
+
+def serve_once(tmp_path, port, env):
+    log = tmp_path / "serve.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", str(port)],
+                                env=env, stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(log.read_text())
+        time.sleep(0.1)
+
+
+JOIN = ("import sys, time; from pathlib import Path; from app.db.embedded import start_embedded;"
+        " start_embedded(Path(sys.argv[1])); print('joined', flush=True); time.sleep(600)")
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_postgres_it_started_though_a_killed_process_had_joined(tmp_path):
+    env = {**os.environ, "DATA_DIR": str(tmp_path), "MODEL_CHAT": "openai/none",
+           "MODEL_API_BASE": "http://127.0.0.1:9/v1"}
+    env.pop("DATABASE_URL", None)
+    proc = serve_once(tmp_path, free_port(), env)
+    try:
+        joiner = subprocess.Popen([sys.executable, "-c", JOIN, str(tmp_path)], env=env,
+                                  stdout=subprocess.PIPE, text=True)
+        assert joiner.stdout is not None and joiner.stdout.readline().strip() == "joined"
+        joiner.kill()  # its pid stays in pgserver's handle file
+        joiner.wait(timeout=10)
+        joiner.stdout.close()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    deadline = time.monotonic() + 10
+    while postgres_of(tmp_path / "pg") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert postgres_of(tmp_path / "pg") == []
