@@ -61,7 +61,9 @@ class Settings(BaseSettings):
     host: str = Field(default=DEFAULT_HOST, description="Where `make serve` listens.")
     port: int = Field(default=DEFAULT_PORT, ge=1, le=65535, description="Its port.")
     session_secret: SecretStr | None = Field(default=None, description=(
-        "Signs session cookies; unset, a random one per start."))
+        "Signs session cookies and keys the pseudonymous references conversations and consent"
+        " are kept under; unset, one made once in `DATA_DIR/session-secret` (mode 0600) and"
+        " kept across restarts."))
 
     model_chat: str | None = Field(default=None, description=(
         "The chat model (any litellm id, or `local`); unset, a provider's default when its"
