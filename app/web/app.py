@@ -99,7 +99,12 @@ def create_app(
         lifespan=lifespan,
         middleware=[Middleware(SecurityMiddleware),
                     Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts(settings)),
-                    Middleware(SessionMiddleware, secret_key=secret.hex(), same_site="lax")],
+                    # Strict: the cookie goes with no request another site starts (the
+                    # sign-in's way back from the provider has a cookie of its own, auth.py);
+                    # it lasts as long as a server session.
+                    Middleware(SessionMiddleware, secret_key=secret.hex(), same_site="strict",
+                               https_only=settings.secure_cookies,
+                               max_age=settings.session_max_age_s)],
         exception_handlers={ClientError: client_error_handler},
     )
     app.state.settings = settings

@@ -76,3 +76,33 @@ def test_a_secret_file_open_to_others_or_damaged_is_refused_by_name(tmp_path, mo
     with pytest.raises(SessionSecretError, match=message) as err:
         persistent_secret(path)
     assert str(path) in str(err.value)
+
+
+def _session_cookie(response):
+    cookies = [v for k, v in response.headers.multi_items()
+               if k == "set-cookie" and v.startswith("session=")]
+    assert len(cookies) == 1
+    return [part.strip().lower() for part in cookies[0].split(";")]
+
+
+@pytest.mark.parametrize(("public_url", "secure"), [
+    (None, False), ("http://lab.uni.example", False), ("https://lab.uni.example", True)])
+async def test_the_cookie_is_strict_http_only_and_lasts_as_long_as_the_session(
+        make, public_url, secure):
+    client, _ = make(demo_signin=True, session_max_age_s=3600, public_url=public_url)
+    async with client:
+        r = await client.post("/api/session", json={"role": "staff"})
+    attributes = _session_cookie(r)
+    assert "samesite=strict" in attributes and "httponly" in attributes
+    assert "max-age=3600" in attributes
+    assert ("secure" in attributes) is secure
+
+
+def test_a_public_url_that_is_not_an_address_is_refused():
+    from pydantic import ValidationError
+
+    from app.settings import Settings
+
+    for bad in ("lab.uni.example", "ftp://lab.uni.example", "https://"):
+        with pytest.raises(ValidationError, match="public_url"):
+            Settings(public_url=bad)

@@ -84,3 +84,46 @@ async def test_a_signed_in_persons_no_covers_all_their_references(db, settings):
         await browser.post("/api/consent", json={"consent": False})
     with pytest.raises(NoConversations, match="no stored conversation has its person's"):
         await make_cases(db, count=10)
+
+
+async def test_the_anonymous_session_is_linked_though_the_way_back_drops_its_cookie(db,
+                                                                                      settings):
+    """A browser does not send the strict session cookie with the provider's redirect from
+    its own site: the sign-in cookie carries the anonymous session instead."""
+    await control_person(db, settings)
+    with fake_oidc_provider() as provider:
+        async with start(db, settings, **oidc(provider)) as browser:
+            await browser.post("/api/consent", json={"consent": True})
+            await corrected(browser, MINE)
+            provider.user = SAM
+            sent = await browser.get("/auth/login")
+            async with httpx.AsyncClient() as at_provider:
+                back = (await at_provider.get(sent.headers["location"])).headers["location"]
+            cross_site = start(db, settings, **oidc(provider))
+            cross_site.cookies.set("sign_in", browser.cookies["sign_in"], domain="test.local",
+                                   path="/auth/callback")
+            async with cross_site:
+                done = await cross_site.get(back)
+                assert done.status_code == 303 and "session" in cross_site.cookies
+                assert "sign_in" not in cross_site.cookies  # used once, then deleted
+                signed_in = dict(cross_site.cookies)
+        async with start(db, settings, signed_in, **oidc(provider)) as browser:
+            assert (await browser.get("/api/me")).json()["signed_in"]["name"] == "Sam"
+            await browser.post("/api/consent", json={"consent": False})
+    assert await prompts_of_cases(db) == [CONTROL]
+
+
+async def test_a_tampered_sign_in_cookie_signs_nobody_in(db, settings, caplog):
+    with fake_oidc_provider() as provider:
+        provider.user = SAM
+        async with start(db, settings, **oidc(provider)) as browser:
+            sent = await browser.get("/auth/login")
+            async with httpx.AsyncClient() as at_provider:
+                back = (await at_provider.get(sent.headers["location"])).headers["location"]
+            browser.cookies.set("sign_in", browser.cookies["sign_in"][:-2] + "xx",
+                                domain="test.local", path="/auth/callback")
+            caplog.clear()
+            r = await browser.get(back)
+            me = (await browser.get("/api/me")).json()
+    assert r.status_code == 400 and me["signed_in"] is None
+    assert [rec.exc_info for rec in caplog.records if rec.levelname == "WARNING"] == [None]
