@@ -94,3 +94,57 @@ def test_sigterm_stops_the_postgres_it_started_though_a_killed_process_had_joine
     while postgres_of(tmp_path / "pg") and time.monotonic() < deadline:
         time.sleep(0.1)
     assert postgres_of(tmp_path / "pg") == []
+
+
+def _probe_scheme(options) -> str:
+    """The scheme an app served with uvicorn `options` sees for a request from 127.0.0.1
+    that says (in X-Forwarded-Proto) it came over https."""
+    import threading
+
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    async def scheme(request):
+        return PlainTextResponse(request.url.scheme)
+
+    port = free_port()
+    config = uvicorn.Config(Starlette(routes=[Route("/", scheme)]), **{
+        **options, "host": "127.0.0.1", "port": port, "log_level": "error"})
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            time.sleep(0.02)
+        return httpx.get(f"http://127.0.0.1:{port}/",
+                         headers={"X-Forwarded-Proto": "https"}).text
+    finally:
+        server.should_exit = True
+        thread.join(timeout=5)
+
+
+@pytest.mark.parametrize(("allowed", "scheme"), [
+    (None, "http"), ("10.0.0.1", "http"), ("127.0.0.1", "https")])
+def test_forwarded_headers_are_trusted_only_from_forwarded_allow_ips(monkeypatch, tmp_path,
+                                                                     allowed, scheme):
+    from app import __main__ as entry
+    from app.settings import get_settings
+
+    captured: dict = {}
+    monkeypatch.setattr(entry.uvicorn, "run", lambda app, **options: captured.update(options))
+    monkeypatch.setattr(entry.signal, "signal", lambda *a: None)  # keep pytest's handlers
+    for name, value in {"DATA_DIR": str(tmp_path), "MODEL_CHAT": "openai/none",
+                        "MODEL_API_BASE": "http://127.0.0.1:9/v1",
+                        "FORWARDED_ALLOW_IPS": allowed}.items():
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    get_settings.cache_clear()
+    try:
+        assert entry.main(["serve", "--port", str(free_port())]) == 0
+    finally:
+        get_settings.cache_clear()
+    assert _probe_scheme(captured) == scheme
