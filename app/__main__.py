@@ -15,6 +15,7 @@ from app.localmodel import local_model_settings, uses_local_model
 from app.localmodel.server import LocalModelError
 from app.settings import Settings, get_settings
 from app.web import create_app
+from app.web.sessions import SessionSecretError
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 # On SIGTERM, answers under way get this long to finish (a model call can take minutes).
@@ -67,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
                             **forwarded_options(settings))
         except LocalModelError as exc:
             print(f"local model: {exc}")
+            return 2
+        except SessionSecretError as exc:
+            print(f"session secret: {exc}", file=sys.stderr)
             return 2
     return 0
 

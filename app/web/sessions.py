@@ -48,28 +48,43 @@ def persistent_secret(path: Path) -> bytes:
         return _read_secret(path)
     except FileNotFoundError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
-        with os.fdopen(fd, "w") as out:
-            out.write(secrets.token_hex(32) + "\n")
-            out.flush()
-            os.fsync(out.fileno())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
         try:
-            os.link(temporary, path)
-        except FileExistsError:
-            pass  # another process made it first: theirs is the secret
-    finally:
-        os.unlink(temporary)
+            with os.fdopen(fd, "w") as out:
+                out.write(secrets.token_hex(32) + "\n")
+                out.flush()
+                os.fsync(out.fileno())
+            try:
+                os.link(temporary, path)
+            except FileExistsError:
+                pass  # another process made it first: theirs is the secret
+        finally:
+            os.unlink(temporary)
+    except OSError as exc:
+        raise SessionSecretError(f"{path}: cannot make the session secret: {exc.strerror};"
+                                 " make the data folder writable or set SESSION_SECRET"
+                                 ) from exc
     return _read_secret(path)
 
 
 def _read_secret(path: Path) -> bytes:
-    mode = path.stat().st_mode
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise SessionSecretError(f"{path}: cannot read the session secret: {exc.strerror}"
+                                 ) from exc
     if stat.S_IMODE(mode) & 0o077:
         raise SessionSecretError(f"{path}: the session secret is readable by others (mode"
                                  f" {stat.S_IMODE(mode):o}); make it private: chmod 600 {path}")
-    text = path.read_text(encoding="ascii", errors="replace").strip()
+    try:
+        text = path.read_text(encoding="ascii", errors="replace").strip()
+    except OSError as exc:
+        raise SessionSecretError(f"{path}: cannot read the session secret: {exc.strerror}"
+                                 ) from exc
     if not _SECRET_TEXT.fullmatch(text):
         raise SessionSecretError(
             f"{path}: not a session secret (64 hexadecimal digits expected); restore it, or"

@@ -148,3 +148,25 @@ def test_forwarded_headers_are_trusted_only_from_forwarded_allow_ips(monkeypatch
     finally:
         get_settings.cache_clear()
     assert _probe_scheme(captured) == scheme
+
+
+def test_a_session_secret_open_to_others_stops_serve_with_its_path(monkeypatch, tmp_path,
+                                                                   capsys):
+    from app import __main__ as entry
+    from app.settings import get_settings
+
+    secret = tmp_path / "session-secret"
+    secret.write_text("ab" * 32)
+    secret.chmod(0o644)
+    monkeypatch.setattr(entry.uvicorn, "run", lambda app, **options: None)
+    monkeypatch.setattr(entry.signal, "signal", lambda *a: None)
+    monkeypatch.setenv("DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("MODEL_CHAT", "openai/none")
+    monkeypatch.setenv("MODEL_API_BASE", "http://127.0.0.1:9/v1")
+    monkeypatch.delenv("SESSION_SECRET", raising=False)
+    get_settings.cache_clear()
+    try:
+        assert entry.main(["serve", "--port", str(free_port())]) == 2
+    finally:
+        get_settings.cache_clear()
+    assert f"{secret}: the session secret is readable by others" in capsys.readouterr().err

@@ -106,3 +106,17 @@ def test_a_public_url_that_is_not_an_address_is_refused():
     for bad in ("lab.uni.example", "ftp://lab.uni.example", "https://"):
         with pytest.raises(ValidationError, match="public_url"):
             Settings(public_url=bad)
+
+
+def test_a_secret_that_cannot_be_made_or_read_is_refused_by_name(tmp_path):
+    from app.web.sessions import SessionSecretError, persistent_secret
+
+    nowhere = tmp_path / "data"
+    nowhere.symlink_to(tmp_path / "gone" / "data")  # a data folder that cannot be made
+    taken = tmp_path / "file"
+    taken.write_text("")  # a file where the data folder should be
+    for path, message in ((nowhere / "session-secret", "cannot make the session secret"),
+                          (taken / "session-secret", "cannot read the session secret")):
+        with pytest.raises(SessionSecretError, match=message) as err:
+            persistent_secret(path)
+        assert str(path) in str(err.value)
