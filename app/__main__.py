@@ -7,13 +7,15 @@ import logging
 import signal
 import sys
 from types import FrameType
+from typing import Any
 
 import uvicorn
 
 from app.localmodel import local_model_settings, uses_local_model
 from app.localmodel.server import LocalModelError
-from app.settings import get_settings
+from app.settings import Settings, get_settings
 from app.web import create_app
+from app.web.sessions import SessionSecretError
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 # On SIGTERM, answers under way get this long to finish (a model call can take minutes).
@@ -25,6 +27,15 @@ def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
     # action the process would die there, before the exit handlers that stop the embedded
     # PostgreSQL this process started. Exiting normally runs them.
     sys.exit(128 + signum)
+
+
+def forwarded_options(settings: Settings) -> dict[str, Any]:
+    """Whose X-Forwarded-For and -Proto uvicorn believes: FORWARDED_ALLOW_IPS only. Left to
+    itself it would believe 127.0.0.1, so any process on the machine could claim to have
+    come over https or from another address."""
+    if not settings.forwarded_allow_ips:
+        return {"proxy_headers": False}
+    return {"proxy_headers": True, "forwarded_allow_ips": settings.forwarded_allow_ips}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,9 +64,13 @@ def main(argv: list[str] | None = None) -> int:
                       + (f" at {settings.local_model_url}" if settings.local_model_url else ""))
                 uvicorn.run(create_app(settings), host=args.host, port=args.port,
                             log_level="info",
-                            timeout_graceful_shutdown=SHUTDOWN_GRACE_S)
+                            timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+                            **forwarded_options(settings))
         except LocalModelError as exc:
             print(f"local model: {exc}")
+            return 2
+        except SessionSecretError as exc:
+            print(f"session secret: {exc}", file=sys.stderr)
             return 2
     return 0
 

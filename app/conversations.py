@@ -90,13 +90,43 @@ def _redact_images(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-async def set_consent(db: Database, ref: str, consent: bool) -> None:
-    """Record whether this person lets the lab turn their conversations into test cases."""
-    await db.execute(
-        "INSERT INTO research_consent (user_ref, consent) VALUES (%s, %s) ON CONFLICT (user_ref)"
-        " DO UPDATE SET consent = EXCLUDED.consent, recorded_at = now()", (ref, consent))
+async def set_consent(db: Database, ref: str, consent: bool, *,
+                      person_id: int | None = None) -> None:
+    """Record whether this person lets the lab turn their conversations into test cases. A
+    signed-in person's decision (`person_id`) is theirs, whatever reference they use, and
+    decides for every reference linked to them; an anonymous one is kept under `ref`."""
+    if person_id is None:
+        await db.execute(
+            "INSERT INTO research_consent (user_ref, consent) VALUES (%s, %s)"
+            " ON CONFLICT (user_ref) DO UPDATE SET consent = EXCLUDED.consent,"
+            " recorded_at = now()", (ref, consent))
+        return
+    async with db.transaction() as conn:
+        await conn.execute(_LINK, (ref, person_id))
+        await conn.execute(
+            "INSERT INTO person_consent (person_id, consent) VALUES (%s, %s)"
+            " ON CONFLICT (person_id) DO UPDATE SET consent = EXCLUDED.consent,"
+            " recorded_at = now()", (person_id, consent))
 
 
-async def get_consent(db: Database, ref: str) -> bool:
-    row = await db.fetchone("SELECT consent FROM research_consent WHERE user_ref = %s", (ref,))
+async def get_consent(db: Database, ref: str, *, person_id: int | None = None) -> bool:
+    """The decision `set_consent` recorded (no until there is one)."""
+    if person_id is None:
+        row = await db.fetchone("SELECT consent FROM research_consent WHERE user_ref = %s",
+                                (ref,))
+    else:
+        row = await db.fetchone("SELECT consent FROM person_consent WHERE person_id = %s",
+                                (person_id,))
     return bool(row and row["consent"])
+
+
+# A reference belongs to the first person it was linked to: an anonymous session ends when
+# someone signs in from it, so no second person can sign in from the same one.
+_LINK = ("INSERT INTO person_refs (user_ref, person_id) VALUES (%s, %s)"
+         " ON CONFLICT (user_ref) DO NOTHING")
+
+
+async def link_ref(db: Database, ref: str, person_id: int) -> None:
+    """Make `ref` (the person's own, or the anonymous session they signed in from) theirs:
+    their consent then decides for its conversations."""
+    await db.execute(_LINK, (ref, person_id))

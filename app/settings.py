@@ -10,8 +10,9 @@ import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # litellm fetches a model price map over the network at import unless told not to.
@@ -61,7 +62,17 @@ class Settings(BaseSettings):
     host: str = Field(default=DEFAULT_HOST, description="Where `make serve` listens.")
     port: int = Field(default=DEFAULT_PORT, ge=1, le=65535, description="Its port.")
     session_secret: SecretStr | None = Field(default=None, description=(
-        "Signs session cookies; unset, a random one per start."))
+        "Signs session cookies and keys the pseudonymous references conversations and consent"
+        " are kept under; unset, one made once in `DATA_DIR/session-secret` (mode 0600) and"
+        " kept across restarts."))
+    public_url: str | None = Field(default=None, description=(
+        "The address people reach this server at (`https://lab.example`); the sign-in's"
+        " callback is made from it, and an `https` address makes the cookies `Secure`."))
+    # uvicorn trusts X-Forwarded-For and -Proto only from these addresses; unset, from none
+    # (uvicorn's own default, 127.0.0.1, would let any local process claim https).
+    forwarded_allow_ips: str | None = Field(default=None, description=(
+        "The proxies whose `X-Forwarded-For` and `X-Forwarded-Proto` are believed (a comma"
+        " list of addresses or networks); unset, nobody's."))
 
     model_chat: str | None = Field(default=None, description=(
         "The chat model (any litellm id, or `local`); unset, a provider's default when its"
@@ -163,6 +174,22 @@ class Settings(BaseSettings):
     oidc_email_verified: bool = Field(default=False, description=(
         "Treat the provider's addresses as verified (for providers that never send"
         " `email_verified`)."))
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"expected an http:// or https:// address with a host name, got"
+                             f" {value!r}")
+        return value.rstrip("/")
+
+    @property
+    def secure_cookies(self) -> bool:
+        """Cookies go only over TLS when people reach the server over https."""
+        return bool(self.public_url and self.public_url.startswith("https://"))
 
     @property
     def max_body_bytes(self) -> int:

@@ -3,6 +3,8 @@ with RS256-signed ID tokens. `provider.user` is who signs in next."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import secrets
 import time
@@ -35,6 +37,14 @@ class FakeProvider:
     # A page with a link the person follows (as at a real provider, where they sign in) instead
     # of sending them straight back: the way back is then a navigation from the provider's site.
     interactive: bool = False
+    # Refuse a code whose token request does not prove the PKCE challenge (S256) it was
+    # issued under; the methods clients asked for are kept in `challenges`.
+    require_pkce: bool = False
+    challenges: list[str | None] = field(default_factory=list)
+    # Sign the next ID tokens with a key the provider does not publish (a forged token), or
+    # send something that is not a JWT at all.
+    forge: bool = False
+    garbled: bool = False
 
     def app(self) -> Starlette:
         async def discovery(request: Request) -> JSONResponse:
@@ -52,7 +62,9 @@ class FakeProvider:
             q = request.query_params
             code = secrets.token_urlsafe(12)
             self.codes[code] = {"nonce": q.get("nonce"), "client_id": q["client_id"],
-                                "user": dict(self.user)}
+                                "user": dict(self.user),
+                                "challenge": q.get("code_challenge")}
+            self.challenges.append(q.get("code_challenge_method"))
             sep = "&" if "?" in q["redirect_uri"] else "?"
             back = f"{q['redirect_uri']}{sep}" + urlencode({"code": code, "state": q["state"]})
             if self.interactive:
@@ -65,10 +77,16 @@ class FakeProvider:
             grant = self.codes.pop(str(form.get("code")), None)
             if grant is None:
                 return JSONResponse({"error": "invalid_grant"}, status_code=400)
+            if self.require_pkce and grant["challenge"] != _s256(str(form.get("code_verifier"))):
+                return JSONResponse({"error": "invalid_grant"}, status_code=400)
             now = int(time.time())
             claims = {"iss": self.issuer, "aud": grant["client_id"], "iat": now,
                       "exp": now + 300, "nonce": grant["nonce"], **grant["user"]}
-            id_token = jwt.encode({"alg": "RS256", "kid": "test-key"}, claims, self.key)
+            key = RSAKey.generate_key(2048, parameters={"kid": "test-key"}) if self.forge \
+                else self.key
+            id_token = jwt.encode({"alg": "RS256", "kid": "test-key"}, claims, key)
+            if self.garbled:
+                id_token = "not.a-token"
             return JSONResponse({"access_token": secrets.token_urlsafe(12),
                                  "token_type": "Bearer", "expires_in": 300,
                                  "id_token": id_token})
@@ -82,6 +100,11 @@ class FakeProvider:
             Route("/token", token, methods=["POST"]),
             Route("/jwks", jwks),
         ])
+
+
+def _s256(verifier: str) -> str:
+    digest = hashlib.sha256(verifier.encode()).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
 @contextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import json
 import logging
@@ -19,6 +20,19 @@ HANDLE_FILE = ".handle_pids.json"
 START_LOCK = ".start.lock"
 
 
+_at_exit: set[Path] = set()
+
+
+def _alive(pid: object) -> bool:
+    """A process that still runs (a killed one its parent has not reaped yet does not)."""
+    if not isinstance(pid, int):
+        return False
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
 def _clear_dead_handles(pgdata: Path) -> None:
     """Drop pids of processes that died without releasing their handle.
 
@@ -32,9 +46,26 @@ def _clear_dead_handles(pgdata: Path) -> None:
         pids = json.loads(handle.read_text() or "[]")
     except json.JSONDecodeError:
         pids = []
-    alive = [pid for pid in pids if isinstance(pid, int) and psutil.pid_exists(pid)]
+    alive = [pid for pid in pids if _alive(pid)]
     if alive != pids:
         handle.write_text(json.dumps(alive))
+
+
+def _release_at_exit(data_dir: Path, pgdata: Path) -> None:
+    """At exit, before pgserver lets go of its handle (exit handlers run last registered
+    first), forget the processes that joined the server and were killed since: otherwise
+    their pids keep pgserver from stopping a server no live process uses any more. A
+    joiner that still runs keeps it; the server stops when the last of them exits."""
+    if pgdata in _at_exit:
+        return
+    _at_exit.add(pgdata)
+
+    def release() -> None:
+        with (data_dir / START_LOCK).open("a") as lock:  # no process joins meanwhile
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            _clear_dead_handles(pgdata)
+
+    atexit.register(release)
 
 
 def start_embedded(data_dir: Path) -> str:
@@ -57,6 +88,7 @@ def start_embedded(data_dir: Path) -> str:
         with (data_dir / START_LOCK).open("a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             server = pgserver.get_server(str(pgdata), cleanup_mode="stop")
+            _release_at_exit(data_dir, pgdata)
     except Exception as exc:  # pgserver raises bare exceptions from initdb/pg_ctl
         log_file = pgdata / "log"
         raise RuntimeError(

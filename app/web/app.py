@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -24,6 +23,7 @@ from app.settings import Settings, get_settings
 from app.web import auth, chat_api, openai_api, pages
 from app.web.errors import ClientError, client_error_handler
 from app.web.security import SecurityMiddleware
+from app.web.sessions import session_secret
 
 
 async def health(request: Request) -> JSONResponse:
@@ -44,11 +44,7 @@ def create_app(
 ) -> Starlette:
     """The app. Tests pass their own database and a scripted model; `make serve` passes none."""
     settings = settings or get_settings()
-    secret = (
-        settings.session_secret.get_secret_value().encode()
-        if settings.session_secret
-        else secrets.token_bytes(32)
-    )
+    secret = session_secret(settings)
 
     store = manuals.store if manuals is not None else BlobStore(
         settings.blob_root(), settings.blob_base()
@@ -103,7 +99,12 @@ def create_app(
         lifespan=lifespan,
         middleware=[Middleware(SecurityMiddleware),
                     Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts(settings)),
-                    Middleware(SessionMiddleware, secret_key=secret.hex(), same_site="lax")],
+                    # Strict: the cookie goes with no request another site starts (the
+                    # sign-in's way back from the provider has a cookie of its own, auth.py);
+                    # it lasts as long as a server session.
+                    Middleware(SessionMiddleware, secret_key=secret.hex(), same_site="strict",
+                               https_only=settings.secure_cookies,
+                               max_age=settings.session_max_age_s)],
         exception_handlers={ClientError: client_error_handler},
     )
     app.state.settings = settings

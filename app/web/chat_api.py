@@ -17,12 +17,18 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from app.capabilities._proposals import ProposalError, decide_proposal
 from app.chat.loop import ToolCallRecord
 from app.chat.models import ModelCallError
-from app.conversations import get_consent, set_consent, user_ref
+from app.conversations import get_consent, set_consent
 from app.identity import ROLES, Identity, UnknownRoleError, demo_identity, identity_by_id
 from app.web.auth import StaffListError, role_of
 from app.web.errors import ClientError, model_call_failed, request_id, server_error
 from app.web.requests import PhotoIn, decode_photos, read_json, turn_input
-from app.web.sessions import end_session, session_person, start_session
+from app.web.sessions import (
+    anonymous_ref,
+    end_session,
+    person_ref,
+    session_person,
+    start_session,
+)
 from app.web.turns import serve_turn
 
 SESSION_BODY_BYTES = 4096
@@ -76,9 +82,9 @@ async def current_identity(request: Request) -> Identity | None:
 def current_ref(request: Request, identity: Identity | None) -> str:
     secret: bytes = request.app.state.secret
     if identity is not None:
-        return user_ref(secret, f"person:{identity.person_id}")
+        return person_ref(secret, identity.person_id)
     anon = request.session.setdefault("anon", secrets.token_hex(8))
-    return user_ref(secret, f"anon:{anon}")
+    return anonymous_ref(secret, anon)
 
 
 async def session_post(request: Request) -> JSONResponse:
@@ -107,15 +113,18 @@ async def me(request: Request) -> JSONResponse:
 
 async def consent(request: Request) -> JSONResponse:
     """GET: whether this person (or anonymous session) lets the lab turn their conversations
-    into test cases; POST {"consent": bool}: record it. Kept against the pseudonymous
-    reference their conversations are stored under; off until they say yes."""
+    into test cases; POST {"consent": bool}: record it. A signed-in person's decision is
+    kept against them and covers every reference they have had (the anonymous session they
+    signed in from included); an anonymous one against the session's reference. Off until
+    they say yes."""
     identity = await current_identity(request)
     ref = current_ref(request, identity)
+    person_id = identity.person_id if identity is not None else None
     db = request.app.state.db
     if request.method == "POST":
         body = await read_json(request, ConsentIn, limit=SESSION_BODY_BYTES)
-        await set_consent(db, ref, body.consent)
-    return JSONResponse({"consent": await get_consent(db, ref)})
+        await set_consent(db, ref, body.consent, person_id=person_id)
+    return JSONResponse({"consent": await get_consent(db, ref, person_id=person_id)})
 
 
 def _person(identity: Identity) -> dict[str, Any]:

@@ -4,9 +4,9 @@ generic 500 with the request id; the traceback, redacted, to the log, and not re
 the server, which would log it unredacted).
 
 The cross-site check is the Origin check (with Sec-Fetch-Site for browsers that send no
-Origin). The session cookie is SameSite=lax: a browser sends it with no other site's POST,
-only when a person follows a link here (as the university's sign-in page does when it sends
-them back), and the Origin check refuses another site's POST in any case.
+Origin). The session cookie is SameSite=strict, so a browser sends it with no request
+another site starts (the way back from the university's sign-in page has a cookie of its
+own, see auth.py), and the Origin check refuses another site's POST in any case.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Cases from stored conversations (`python -m evals from-conversations`), with no model:
 the same records always give the same cases.
 
-Only conversations whose person recorded consent (`research_consent`, set through
-/api/consent) are read. Turns are sorted into kinds, in a fixed order (a turn where a tool
+Only conversations whose person recorded consent (set through /api/consent; the rule is the
+`conversation_consent` view: a signed-in person's decision covers every reference they have
+had) are read. Turns are sorted into kinds, in a fixed order (a turn where a tool
 failed, a turn where the person corrects the assistant, a turn that asked for a machine the
 lab lacks, a turn with a photo, a staff action), and picked one kind at a time and, within a
 kind, one person at a time, so neither a kind nor a talkative person crowds out the rest.
@@ -141,9 +142,9 @@ async def load(db: Database, since: dt.datetime | None) -> tuple[list[StoredTurn
     and why."""
     rows = await db.fetch(
         "SELECT t.id, t.conversation_id, c.user_ref, t.created_at, t.messages, t.answer,"
-        " t.tool_calls, t.page_path, t.audience, coalesce(r.consent, false) AS consent"
+        " t.tool_calls, t.page_path, t.audience, cc.consent"
         " FROM turns t JOIN conversations c ON c.id = t.conversation_id"
-        " LEFT JOIN research_consent r ON r.user_ref = c.user_ref"
+        " JOIN conversation_consent cc ON cc.conversation_id = c.id"
         " ORDER BY t.created_at, t.id")
     recent = [r for r in rows if since is None or r["created_at"] >= since]
     if not recent:

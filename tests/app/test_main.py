@@ -48,3 +48,125 @@ def test_sigterm_stops_the_embedded_postgres_it_started(tmp_path):
     while postgres_of(tmp_path / "pg") and time.monotonic() < deadline:
         time.sleep(0.1)
     assert postgres_of(tmp_path / "pg") == []
+
+
+def serve_once(tmp_path, port, env):
+    log = tmp_path / "serve.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", str(port)],
+                                env=env, stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(log.read_text())
+        time.sleep(0.1)
+
+
+JOIN = ("import sys, time; from pathlib import Path; from app.db.embedded import start_embedded;"
+        " start_embedded(Path(sys.argv[1])); print('joined', flush=True); time.sleep(600)")
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_postgres_it_started_though_a_killed_process_had_joined(tmp_path):
+    env = {**os.environ, "DATA_DIR": str(tmp_path), "MODEL_CHAT": "openai/none",
+           "MODEL_API_BASE": "http://127.0.0.1:9/v1"}
+    env.pop("DATABASE_URL", None)
+    proc = serve_once(tmp_path, free_port(), env)
+    try:
+        joiner = subprocess.Popen([sys.executable, "-c", JOIN, str(tmp_path)], env=env,
+                                  stdout=subprocess.PIPE, text=True)
+        assert joiner.stdout is not None and joiner.stdout.readline().strip() == "joined"
+        joiner.kill()  # its pid stays in pgserver's handle file
+        joiner.wait(timeout=10)
+        joiner.stdout.close()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    deadline = time.monotonic() + 10
+    while postgres_of(tmp_path / "pg") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert postgres_of(tmp_path / "pg") == []
+
+
+def _probe_scheme(options) -> str:
+    """The scheme an app served with uvicorn `options` sees for a request from 127.0.0.1
+    that says (in X-Forwarded-Proto) it came over https."""
+    import threading
+
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    async def scheme(request):
+        return PlainTextResponse(request.url.scheme)
+
+    port = free_port()
+    config = uvicorn.Config(Starlette(routes=[Route("/", scheme)]), **{
+        **options, "host": "127.0.0.1", "port": port, "log_level": "error"})
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            time.sleep(0.02)
+        return httpx.get(f"http://127.0.0.1:{port}/",
+                         headers={"X-Forwarded-Proto": "https"}).text
+    finally:
+        server.should_exit = True
+        thread.join(timeout=5)
+
+
+@pytest.mark.parametrize(("allowed", "scheme"), [
+    (None, "http"), ("10.0.0.1", "http"), ("127.0.0.1", "https")])
+def test_forwarded_headers_are_trusted_only_from_forwarded_allow_ips(monkeypatch, tmp_path,
+                                                                     allowed, scheme):
+    from app import __main__ as entry
+    from app.settings import get_settings
+
+    captured: dict = {}
+    monkeypatch.setattr(entry.uvicorn, "run", lambda app, **options: captured.update(options))
+    monkeypatch.setattr(entry.signal, "signal", lambda *a: None)  # keep pytest's handlers
+    for name, value in {"DATA_DIR": str(tmp_path), "MODEL_CHAT": "openai/none",
+                        "MODEL_API_BASE": "http://127.0.0.1:9/v1",
+                        "FORWARDED_ALLOW_IPS": allowed}.items():
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    get_settings.cache_clear()
+    try:
+        assert entry.main(["serve", "--port", str(free_port())]) == 0
+    finally:
+        get_settings.cache_clear()
+    assert _probe_scheme(captured) == scheme
+
+
+def test_a_session_secret_open_to_others_stops_serve_with_its_path(monkeypatch, tmp_path,
+                                                                   capsys):
+    from app import __main__ as entry
+    from app.settings import get_settings
+
+    secret = tmp_path / "session-secret"
+    secret.write_text("ab" * 32)
+    secret.chmod(0o644)
+    monkeypatch.setattr(entry.uvicorn, "run", lambda app, **options: None)
+    monkeypatch.setattr(entry.signal, "signal", lambda *a: None)
+    monkeypatch.setenv("DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("MODEL_CHAT", "openai/none")
+    monkeypatch.setenv("MODEL_API_BASE", "http://127.0.0.1:9/v1")
+    monkeypatch.delenv("SESSION_SECRET", raising=False)
+    get_settings.cache_clear()
+    try:
+        assert entry.main(["serve", "--port", str(free_port())]) == 2
+    finally:
+        get_settings.cache_clear()
+    assert f"{secret}: the session secret is readable by others" in capsys.readouterr().err

@@ -95,6 +95,7 @@ async def test_sign_in_is_a_clear_404_when_not_configured(make):
     ("wizard: [a@b.c]", "unknown role 'wizard'"),
     ("staff: not-a-list", "staff must be a list of e-mail addresses"),
     ("staff: [: bad", "cannot read the staff list"),
+    ('staff: ["\\u212Aim@uni.example"]', "staff: '.u212aim@uni.example' changes under NFKC"),
 ])
 def test_a_bad_staff_list_is_named(tmp_path, text, message):
     from app.web.auth import StaffListError, load_staff_list
@@ -164,3 +165,82 @@ async def test_an_address_linked_to_another_account_is_a_clear_409(make):
             await sign_in(first, provider, SAM)
             r = await sign_in(second, provider, {**SAM, "sub": "someone-else"})
     assert r.status_code == 409 and "another account" in r.json()["error"]
+
+
+async def test_an_address_that_only_lowers_to_a_staff_address_is_refused(make, db, tmp_path,
+                                                                         caplog):
+    """U+212A KELVIN SIGN lowers to a plain k: the staff list must not be fooled by it, nor
+    by other compatibility characters (a ligature, a long s)."""
+    staff_list = tmp_path / "staff.yaml"
+    staff_list.write_text("staff: [kim@uni.example, ff@uni.example, sam@uni.example]\n")
+    with fake_oidc_provider() as provider:
+        kim, _ = make(**oidc(provider, staff_list=staff_list))
+        refused = []
+        async with kim:
+            await sign_in(kim, provider, {"sub": "real-kim", "email": "kim@uni.example",
+                                          "email_verified": True, "name": "Kim"})
+            for n, email in enumerate(["\u212aim@uni.example", "\ufb00@uni.example",
+                                       "\u017fam@uni.example"]):
+                other, _ = make(**oidc(provider, staff_list=staff_list))
+                async with other:
+                    caplog.clear()
+                    r = await sign_in(other, provider, {"sub": f"other-{n}", "email": email,
+                                                        "email_verified": True, "name": "X"})
+                    refused.append((r.status_code, (await other.get("/api/me")).json()))
+                    assert "reads as another one" in r.json()["error"]
+                    lines = [rec for rec in caplog.records if rec.name == "app.web"]
+                    assert len(lines) == 1 and lines[0].exc_info is None
+            kim_now = (await kim.get("/api/me")).json()["signed_in"]
+    for status, me in refused:
+        assert status == 400 and me["signed_in"] is None
+    assert kim_now == {"name": "Kim", "role": "staff", "title": ""}
+    rows = await db.fetch("SELECT email FROM people WHERE oidc_subject IS NOT NULL")
+    assert [r["email"] for r in rows] == ["kim@uni.example"]
+
+
+async def test_an_address_in_capitals_is_the_same_person_and_role(make, db, tmp_path):
+    staff_list = tmp_path / "staff.yaml"
+    staff_list.write_text("staff: [Sam@Uni.Example]\n")
+    with fake_oidc_provider() as provider:
+        client, _ = make(**oidc(provider, staff_list=staff_list))
+        async with client:
+            r = await sign_in(client, provider, {**SAM, "email": "SAM@UNI.EXAMPLE"})
+            me = (await client.get("/api/me")).json()["signed_in"]
+    assert r.status_code == 303 and me["role"] == "staff"
+    assert (await db.fetchone("SELECT email FROM people WHERE oidc_subject IS NOT NULL"))[
+        "email"] == "sam@uni.example"
+
+
+@pytest.mark.parametrize("fault", ["forge", "garbled"])
+async def test_a_forged_or_garbled_id_token_is_a_400_with_one_log_line(make, caplog, fault):
+    with fake_oidc_provider() as provider:
+        setattr(provider, fault, True)
+        client, _ = make(**oidc(provider))
+        async with client:
+            caplog.clear()
+            r = await sign_in(client, provider, SAM)
+            me = (await client.get("/api/me")).json()
+    assert r.status_code == 400 and "sign-in failed" in r.json()["error"]
+    assert me["signed_in"] is None
+    lines = [rec for rec in caplog.records if rec.levelname in ("WARNING", "ERROR")]
+    assert len(lines) == 1 and lines[0].exc_info is None
+    assert "sign-in failed" in lines[0].getMessage()
+
+
+async def test_sign_in_proves_its_code_with_pkce(make):
+    with fake_oidc_provider() as provider:
+        provider.require_pkce = True
+        client, _ = make(**oidc(provider))
+        async with client:
+            r = await sign_in(client, provider, SAM)
+    assert provider.challenges == ["S256"]
+    assert r.status_code == 303
+
+
+async def test_the_callback_address_comes_from_public_url(make):
+    with fake_oidc_provider() as provider:
+        client, _ = make(**oidc(provider, public_url="https://lab.uni.example"))
+        async with client:
+            start = await client.get("/auth/login")
+    assert "redirect_uri=https%3A%2F%2Flab.uni.example%2Fauth%2Fcallback" in \
+        start.headers["location"]
