@@ -33,7 +33,9 @@ from evals.checks._parse import verified_pipeline
 
 if TYPE_CHECKING:
     from presidio_analyzer import AnalyzerEngine
+    from presidio_analyzer.nlp_engine import NlpArtifacts
     from presidio_anonymizer import AnonymizerEngine
+    from spacy.tokens import Doc, Token
 
 # As written into a case (the form from-conversations has always used for e-mails and phones).
 PLACEHOLDERS = {"name": "[name]", "phone": "[phone]", "address": "[address]",
@@ -51,7 +53,8 @@ BLIND_SPOTS = {
             " name, a name in another language's sentence or in another script, a nickname",
     "address": "addresses outside the US and British forms (a street without a number, a"
                " street abroad, a building or a room named as a place)",
-    "phone": "numbers too short or too long for any country's plan, or written with words",
+    "phone": "numbers too short or too long for any country's plan, a local number without"
+             " its area code, one written with words",
 }
 _PERSON_SCORE = 0.5  # Presidio's spaCy recogniser scores a PERSON 0.85; lower ones are not kept
 
@@ -77,7 +80,9 @@ class Detectors:
         """Every piece of personal data in the text, in order, none overlapping (the longer
         of two overlapping pieces of one kind wins, `_PRIORITY` between kinds), none
         overlapping a protected phrase."""
-        found = [*_emails(text), *_phones(text), *_addresses(text), *_persons(text)]
+        artifacts = _analyzer().nlp_engine.process_text(text, "en")
+        found = [*_emails(text), *_phones(text), *_addresses(text, artifacts.tokens),
+                 *_persons(text, artifacts)]
         found += [Found(m.start(), m.end(), "name") for m in self._names.finditer(text)]
         kept = [(m.start(), m.end()) for m in self._keep.finditer(text)]
         found = [f for f in found if not any(f.start < e and s < f.end for s, e in kept)]
@@ -134,7 +139,22 @@ def _phones(text: str) -> list[Found]:
 
     return [Found(m.start, m.end, "phone") for region, leniency in REGIONS
             for m in phonenumbers.PhoneNumberMatcher(
-                text, region, leniency=getattr(phonenumbers.Leniency, leniency))]
+                text, region, leniency=getattr(phonenumbers.Leniency, leniency))
+            if _a_number(m.raw_string, phonenumbers.is_valid_number(m.number))]
+
+
+# The digit groups a North American number is written in when the plan cannot vouch for it:
+# 555 867 5309, (555) 867-5309, 1-555-867-5309, 5558675309.
+_NANP_GROUPS = ([3, 3, 4], [1, 3, 3, 4], [10], [11], [3, 7])
+
+
+def _a_number(raw: str, valid: bool) -> bool:
+    """A number the plan accepts, or one with its country code, is taken as written; one it
+    does not (555 and made-up numbers) only in a phone number's own grouping, so an order
+    number ("4471-2093-55") or a seven-digit part ("5566-778") stays."""
+    if valid or raw.lstrip().startswith("+"):
+        return True
+    return [len(g) for g in re.findall(r"\d+", raw)] in _NANP_GROUPS
 
 
 @cache
@@ -147,7 +167,7 @@ def _address_rules() -> tuple[Any, ...]:
     return us.rules, us.single_street_rules, gb.rules
 
 
-def _addresses(text: str) -> list[Found]:
+def _addresses(text: str, doc: Doc) -> list[Found]:
     from pyap import utils
 
     # pyap reads dashes as "-": translated one for one, so offsets hold.
@@ -155,9 +175,18 @@ def _addresses(text: str) -> list[Found]:
     full_us, street_us, full_gb = _address_rules()
     found = [m for rules in (full_us, full_gb) for m in utils.finditer(rules, plain)]
     found += [m for m in utils.finditer(street_us, plain) if _a_street(m.groupdict())]
-    # The sentence's own punctuation after a street is not part of it ("12 Elm Street.").
+    # The sentence's own punctuation after a street is not part of it ("12 Elm Street."); a
+    # town the parse names right after it, is ("8 Maple Rd, Springfield").
     ends = [(m.start(), m.start() + len(m.group(0).rstrip(" .,;:!?\n"))) for m in found]
-    return [Found(start, end, "address") for start, end in ends if end > start]
+    towns = {e.start_char: e.end_char for e in doc.ents if e.label_ == "GPE"}
+    out = []
+    for start, end in ends:
+        after = end + len(text[end:]) - len(text[end:].lstrip(", "))
+        if text[end:after].strip() == "," and after in towns:
+            end = towns[after]
+        if end > start:
+            out.append(Found(start, end, "address"))
+    return out
 
 
 def _a_street(parts: dict[str, str | None]) -> bool:
@@ -169,14 +198,69 @@ def _a_street(parts: dict[str, str | None]) -> bool:
     return bool(kinds and names) and (names[0][0].isupper() or names[0][0].isdigit())
 
 
-def _persons(text: str) -> list[Found]:
+def _persons(text: str, artifacts: NlpArtifacts) -> list[Found]:
+    """Presidio's PERSON entities, each widened to the whole proper name it is part of, and
+    the proper names the parse shows a sentence giving as someone's name."""
+    doc: Doc = artifacts.tokens
     results = _analyzer().analyze(text, language="en", entities=["PERSON"],
-                                  score_threshold=_PERSON_SCORE)
+                               score_threshold=_PERSON_SCORE, nlp_artifacts=artifacts)
+    spans = [_whole_name(doc, r.start, r.end) for r in results]
+    spans += [_group(token) for token in doc if _given_as_a_name(token)]
     # A person's name has no digit, and is written with a capital: the small English model's
     # lower-case or numbered PERSON spans are words ("mm", "resin cartridge RS-F2-...").
-    spans = [(r.start, r.end, text[r.start:r.end]) for r in results]
-    return [Found(start, end, "name") for start, end, words in spans
-            if not any(c.isdigit() for c in words) and any(c.isupper() for c in words)]
+    return [Found(start, end, "name") for start, end in spans
+            if not any(c.isdigit() for c in text[start:end])
+            and any(c.isupper() for c in text[start:end])]
+
+
+def _proper(token: Token) -> bool:
+    return token.tag_ in ("NNP", "NNPS") and token.text[:1].isupper()
+
+
+def _group(token: Token) -> tuple[int, int]:
+    """The characters of a proper name: the token and the proper nouns compounded with it
+    ("Ana" + "Souza", "Grace" + "O'Connor"; hyphens inside, as "Washington-Reid")."""
+    parts = [token]
+    while True:
+        more = [c for c in parts[0].lefts if c.dep_ in ("compound", "flat") and _proper(c)
+                and c.i == parts[0].i - 1 or (c.dep_ == "punct" and c.text == "-"
+                                              and c.i == parts[0].i - 1)]
+        if not more:
+            break
+        parts.insert(0, more[0])
+    while parts[0].text == "-":
+        parts.pop(0)
+    return parts[0].idx, token.idx + len(token.text)
+
+
+def _whole_name(doc: Doc, start: int, end: int) -> tuple[int, int]:
+    """An entity's span widened to the proper name its last token heads."""
+    inside = [t for t in doc if start <= t.idx < end]
+    if not inside:
+        return start, end
+    last = inside[-1]
+    while last.dep_ in ("compound", "flat") and _proper(last.head) and last.head.i > last.i:
+        last = last.head
+    first, _ = _group(last)
+    return min(start, first), max(end, last.idx + len(last.text))
+
+
+# Where a sentence gives a proper name as someone's: "I'm X", "this is X", "my name is X",
+# "it's X" (the attribute of "be" with such a subject), "called X", "named X", "call me X",
+# "the name X".
+_NAMING_SUBJECTS = {"i", "this", "it", "name", "names"}
+
+
+def _given_as_a_name(token: Token) -> bool:
+    if not _proper(token) or token.dep_ in ("compound", "flat"):
+        return False
+    head = token.head
+    if token.dep_ == "attr" and head.lemma_ == "be":
+        return any(c.dep_ == "nsubj" and c.lower_ in _NAMING_SUBJECTS for c in head.children)
+    if token.dep_ in ("oprd", "dobj", "npadvmod") and head.lemma_ in ("call", "name"):
+        return head.lemma_ != "call" or token.dep_ == "oprd" or any(
+            c.lower_ == "me" for c in head.children)
+    return token.dep_ == "appos" and head.lemma_ == "name"
 
 
 @cache

@@ -2,7 +2,10 @@
 (evals/calibration/pii.yaml): recall and precision per kind and overall, and every decoy
 (a machine, room, ticket, date, time, part or measure) it removed.
 
-    python -m evals.bench.pii        (make bench-pii)
+    python -m evals.bench.pii [--set FILE] [--misses]       (make bench-pii)
+
+It measures pii.yaml, the set the scrubber was adjusted on, then pii-holdout.yaml, written
+before the adjustments and never used for them.
 
 A planted item counts as found when every letter and digit of it is inside what was replaced
 (a surname left behind is a miss), whatever kind it was replaced as; a replacement counts as
@@ -16,9 +19,10 @@ import argparse
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 
 from evals.authoring.pii import KINDS, Detectors, Found, catalogue_phrases
-from evals.calibration.pii_set import PII_SET, Span, load_turns, spans
+from evals.calibration.pii_set import PII_HOLDOUT, PII_SET, Span, load_turns, spans
 
 TARGET_RECALL = 0.98
 
@@ -34,13 +38,23 @@ def overlaps(span: Span | Found, found: list[Found]) -> list[Found]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evals.bench.pii")
+    parser.add_argument("--set", type=Path, action="append",
+                        help="a labelled set (default: pii.yaml, then pii-holdout.yaml)")
     parser.add_argument("--misses", action="store_true", help="also list every miss")
     args = parser.parse_args(argv)
-    turns = load_turns()
     started = time.perf_counter()
     detectors = Detectors(keep=catalogue_phrases())
     detectors.find("Warm-up, Jordan Rivera.")  # loads spaCy and Presidio
-    loaded = time.perf_counter()
+    print(f"detectors loaded in {time.perf_counter() - started:.1f} s")
+    for path in args.set or [PII_SET, PII_HOLDOUT]:
+        measure(detectors, path, args.misses)
+    return 0
+
+
+def measure(detectors: Detectors, path: Path, misses: bool) -> None:
+    """Print the figures of one labelled set."""
+    turns = load_turns(path)
+    started = time.perf_counter()
     planted, hit, replaced, right = Counter[str](), Counter[str](), Counter[str](), Counter[str]()
     decoys_total, removed, missed, wrong = 0, [], [], []
     for turn in turns:
@@ -66,10 +80,9 @@ def main(argv: list[str] | None = None) -> int:
                 removed.append(f"  {turn.id}: {d.kind} {d.text!r} (replaced as "
                                + ", ".join(f"{f.kind} {turn.text[f.start:f.end]!r}"
                                            for f in cut) + ")")
-    elapsed = time.perf_counter() - loaded
-    print(f"{PII_SET.name}: {len(turns)} turns, {sum(planted.values())} planted items,"
-          f" {decoys_total} decoys; detectors loaded in {loaded - started:.1f} s, the turns"
-          f" scanned in {elapsed:.2f} s")
+    elapsed = time.perf_counter() - started
+    print(f"\n{path.name}: {len(turns)} turns, {sum(planted.values())} planted items,"
+          f" {decoys_total} decoys, scanned in {elapsed:.2f} s")
     print(f"{'kind':8} {'planted':>7} {'found':>5} {'recall':>7} {'replaced':>8} {'right':>5}"
           f" {'precision':>9}")
 
@@ -86,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(removed) or "  none")
     print(f"replaced but not planted: {len(wrong)}")
     print("\n".join(wrong) or "  none")
-    if args.misses:
+    if misses:
         print(f"planted but not (wholly) replaced: {len(missed)}")
         print("\n".join(missed) or "  none")
     recall = sum(hit.values()) / max(1, sum(planted.values()))
@@ -94,7 +107,6 @@ def main(argv: list[str] | None = None) -> int:
     met = recall >= TARGET_RECALL and not protected
     print(f"target (recall >= {TARGET_RECALL}, no machine name or ticket id removed):"
           f" {'met' if met else 'not met'}")
-    return 0
 
 
 if __name__ == "__main__":

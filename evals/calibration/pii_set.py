@@ -1,4 +1,5 @@
-"""The labelled conversation turns for the personal-data scrubber (evals/calibration/pii.yaml):
+"""The labelled conversation turns for the personal-data scrubber (evals/calibration/pii.yaml
+and pii-holdout.yaml):
 each turn with the personal data planted in it, by kind, and the decoys that must survive.
 
 A label's `text` stands for every place it occurs in its turn.
@@ -16,6 +17,8 @@ from evals.load.cases import CaseFileError
 from evals.load.yamlfile import line_of, read_yaml
 
 PII_SET = Path(__file__).parent / "pii.yaml"
+# Written later, in the same form, and never used to adjust the scrubber.
+PII_HOLDOUT = Path(__file__).parent / "pii-holdout.yaml"
 
 
 class PiiSetError(ValueError):

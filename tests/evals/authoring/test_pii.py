@@ -39,3 +39,33 @@ def test_names_from_the_records_are_replaced_as_whole_words(detectors):
     with_names = Detectors(keep=catalogue_phrases(), names=["zed"])
     assert with_names.scrub("ask zed, not zedd", counts) == "ask [name], not zedd"
     assert counts == Counter(name=1)
+
+
+def names(detectors, text):
+    return [text[f.start:f.end] for f in detectors.find(text) if f.kind == "name"]
+
+
+def test_a_name_given_as_a_name_is_found_where_the_entity_model_misses_it(detectors):
+    assert names(detectors, "My friend called Jordan Rivera left her SD card.") == \
+        ["Jordan Rivera"]
+    assert names(detectors, "A jacket with the name Sofia Rossi on the tag.") == ["Sofia Rossi"]
+    assert names(detectors, "I'm Priyanka Deshmukh, a second-year in mech eng.") == \
+        ["Priyanka Deshmukh"]
+
+
+def test_a_person_entity_is_widened_to_the_whole_name(detectors):
+    assert names(detectors, "Our group is Ravi Kumar, Ana Souza and Jonas Berg.") == \
+        ["Ravi Kumar", "Ana Souza", "Jonas Berg"]
+
+
+def test_a_number_the_plan_cannot_vouch_for_counts_only_in_a_phones_grouping(detectors):
+    assert detectors.find("Order 4471-2093-55 and part 5566-778 and 2008006 came.") == []
+    text = "Call 555 867 5309 or 555.867.5309 or +44 20 7946 0958."
+    assert [text[f.start:f.end] for f in detectors.find(text)] == [
+        "555 867 5309", "555.867.5309", "+44 20 7946 0958"]
+
+
+def test_a_street_takes_the_town_named_after_it_but_not_the_full_stop(detectors):
+    for text, street in [("home address: 8 Maple Rd, Springfield", "8 Maple Rd, Springfield"),
+                         ("I live at 12 Elm Street.", "12 Elm Street")]:
+        assert [text[f.start:f.end] for f in detectors.find(text)] == [street]
