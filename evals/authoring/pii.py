@@ -6,7 +6,9 @@ placeholders, for cases made from stored conversations (`python -m evals from-co
   "(617) 555-0199", "020 7946 0958") and, with a country code, as any ("+44 20 7946 0958");
 * person names: Microsoft Presidio's analyzer with its spaCy recogniser, on the English
   pipeline the checks already pin and sha256-check (evals/checks/_parse.py), with its named
-  entities, so nothing is downloaded; plus the names in the lab's own records;
+  entities, so nothing is downloaded; each PERSON widened to the whole proper name around it;
+  plus the proper names the same parse shows given as a name ("I'm X", "called X", "the name
+  X"), and the names in the lab's own records;
 * street addresses: pyap2's US and British address rules (a full address with town and postal
   code, and a US street on its own, "12 Elm Street"); spaCy's English pipeline has no street
   entity of its own, and Presidio ships no English address recogniser;
@@ -49,12 +51,14 @@ REGIONS = (("US", "POSSIBLE"), ("GB", "VALID"))
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+")
 # What no detector here can rule out, by kind: said in the summary, whatever was found.
 BLIND_SPOTS = {
-    "name": "names the English model does not tag as a person: a lone or lower-case first"
-            " name, a name in another language's sentence or in another script, a nickname",
+    "name": "names the English model does not tag as a person (it tags some as an"
+            " organisation or a place): a lone or lower-case name, a name in another"
+            " language's sentence or in another script, 'Surname, Given', a nickname",
     "address": "addresses outside the US and British forms (a street without a number, a"
                " street abroad, a building or a room named as a place)",
     "phone": "numbers too short or too long for any country's plan, a local number without"
              " its area code, one written with words",
+    "email": "addresses written out in words ('jo at example dot org')",
 }
 _PERSON_SCORE = 0.5  # Presidio's spaCy recogniser scores a PERSON 0.85; lower ones are not kept
 

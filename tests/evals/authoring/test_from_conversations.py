@@ -241,5 +241,5 @@ def test_numbers_in_any_format_addresses_and_names_go_and_machines_stay(detector
 async def test_the_summary_names_what_the_detectors_cannot_rule_out(records, db,
                                                                      detectors_loaded):
     made = await make_cases(db, 3)
-    assert set(made.unsure) == {"name", "address", "phone"}
+    assert set(made.unsure) == {"name", "address", "phone", "email"}
     assert "lower-case" in made.unsure["name"] and "another language" in made.unsure["name"]
