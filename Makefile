@@ -11,7 +11,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STRICT := evals/record evals/execute/runner.py
 
 .PHONY: test test-fast eval serve workspace lint typecheck check clean bench-manuals bench-evals bench-local \
-	bench-checks \
+	bench-checks bench-pii \
 	bench-compare gate \
 	photos manuals
 
@@ -58,6 +58,9 @@ bench-manuals: $(STAMP)  ## ingest synthetic manuals to 50,000 passages; search 
 
 bench-checks: $(STAMP)  ## what each check costs per labelled answer, and the parse in it
 	$(BIN)/python -m evals.bench.checks
+
+bench-pii: $(STAMP)  ## the personal-data scrubber on 121 labelled turns: recall, precision, decoys removed
+	$(BIN)/python -m evals.bench.pii
 
 bench-evals: $(STAMP)  ## the runner on the real path against a fake 200 ms model, N=200 at C=50
 	$(BIN)/python -m evals.bench.runner

@@ -9,8 +9,9 @@ lab lacks, a turn with a photo, a staff action), and picked one kind at a time a
 kind, one person at a time, so neither a kind nor a talkative person crowds out the rest.
 Each case keeps the conversation's earlier turns as `history` (the last 11 messages, each cut
 to 4,000 characters) and the turn's page and audience as its context; its checks and rubric
-come from the kind, never from the person's words. Text that looks like an email address or
-a phone number is replaced with a placeholder, and counted.
+come from the kind, never from the person's words. Personal data (names, phone numbers,
+street addresses, e-mail addresses) is found by the detectors of evals/authoring/pii.py and
+replaced with a placeholder of its kind, counted; what they cannot rule out is said.
 """
 
 from __future__ import annotations
@@ -21,23 +22,20 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from PIL import Image, UnidentifiedImageError
 
 from app.capabilities import REGISTRY
 from app.db import Database
+from evals.authoring.pii import BLIND_SPOTS, Detectors, catalogue_phrases
 from evals.fixtures.catalog import fixtures_for
 from evals.load.cases import case_errors
 from evals.load.context import context_for
 
 HISTORY_MESSAGES = 11
 MESSAGE_CHARS = 4000
-EMAIL = re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+")
-# A phone number: starts with +, 0 or "(", 9 to 15 digits in all; a date, a range of sizes
-# or a time is not one (see _phone).
-PHONE = re.compile(r"(?<![\w.-])[+(0][\d ()./-]{7,}\d(?![\w])")
-DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}")
 CORRECTION = re.compile(r"^\s*(no\b|nope\b|wrong\b|that'?s (not|wrong)|that is (not|wrong)"
                         r"|not what i|actually\b|incorrect\b|you said\b|you('re| are) wrong)",
                         re.IGNORECASE)
@@ -90,30 +88,23 @@ class StoredTurn:
 class Made:
     cases: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     photos: dict[str, bytes] = field(default_factory=dict)  # file name -> bytes
-    scrubbed: Counter[str] = field(default_factory=Counter)  # email / phone -> count
+    scrubbed: Counter[str] = field(default_factory=Counter)  # name / phone / ... -> count
     left_out: list[str] = field(default_factory=list)
+    # kind -> what the detectors could not rule out in it (said with the counts)
+    unsure: dict[str, str] = field(default_factory=lambda: dict(BLIND_SPOTS))
 
 
-def scrub(text: str, counts: Counter[str], names: Sequence[str] = ()) -> str:
-    """Email addresses, phone numbers and the names of people in the lab's records replaced
-    by placeholders, each counted."""
-    def email(_: re.Match[str]) -> str:
-        counts["email"] += 1
-        return "[email]"
+def scrub(text: str, counts: Counter[str], names: Sequence[str] = (),
+          keep: Sequence[str] = ()) -> str:
+    """The text with personal data replaced by placeholders of its kind ([name], [phone],
+    [address], [email]), each counted: what the detectors find, and the names of people in
+    the lab's records. The catalogue's machine names (and `keep`) stay."""
+    return _detectors(tuple(names), tuple(keep)).scrub(text, counts)
 
-    def phone(match: re.Match[str]) -> str:
-        found = match.group(0)
-        digits = sum(ch.isdigit() for ch in found)
-        if not 9 <= digits <= 15 or DATE.search(found):
-            return found
-        counts["phone"] += 1
-        return "[phone]"
 
-    text = PHONE.sub(phone, EMAIL.sub(email, text))
-    for name in names:
-        text, n = re.subn(rf"\b{re.escape(name)}\b", "[name]", text, flags=re.IGNORECASE)
-        counts["name"] += n
-    return text
+@lru_cache(maxsize=8)
+def _detectors(names: tuple[str, ...], keep: tuple[str, ...]) -> Detectors:
+    return Detectors(keep=[*catalogue_phrases(), *keep], names=names)
 
 
 def kinds_of(turn: StoredTurn, earlier: list[StoredTurn]) -> list[str]:
@@ -235,13 +226,13 @@ def pick(queued: dict[str, dict[str, list[StoredTurn]]], count: int
 
 
 def history(turn: StoredTurn, conversation: list[StoredTurn], counts: Counter[str],
-            names: Sequence[str]) -> list[dict[str, str]]:
+            names: Sequence[str], keep: Sequence[str] = ()) -> list[dict[str, str]]:
     messages: list[dict[str, str]] = []
     for t in conversation:
         if t.id >= turn.id:
             break
         messages += [{"user": t.user}, {"assistant": t.answer}]
-    return [{role: _cut(scrub(text, counts, names)) for role, text in m.items()}
+    return [{role: _cut(scrub(text, counts, names, keep)) for role, text in m.items()}
             for m in messages[-HISTORY_MESSAGES:] if next(iter(m.values())).strip()]
 
 
@@ -275,6 +266,13 @@ async def _names(db: Database) -> list[str]:
     return sorted(found, key=lambda w: (-len(w), w))
 
 
+async def _machines(db: Database) -> list[str]:
+    """The lab's own machines' names, brands and aliases: they stay in a case, as the
+    fixture catalogue's do."""
+    rows = await db.fetch("SELECT name, brand, aliases FROM machines")
+    return [w for r in rows for w in (r["name"], r["brand"], *(r["aliases"] or []))]
+
+
 def _photo(data: bytes) -> bytes | None:
     """The photo re-encoded as a JPEG with no metadata (no EXIF, no GPS)."""
     try:
@@ -295,6 +293,7 @@ async def make_cases(db: Database, count: int, since: dt.datetime | None = None)
     turns, eligible, left = await load(db, since)
     made = Made(left_out=left)
     names = await _names(db)
+    keep = await _machines(db)
     conversations: dict[str, list[StoredTurn]] = defaultdict(list)
     for t in turns:
         conversations[t.conversation].append(t)
@@ -311,10 +310,10 @@ async def make_cases(db: Database, count: int, since: dt.datetime | None = None)
                                  " their page and audience")
             continue
         case: dict[str, Any] = {"id": f"conversation-{kind}-{n}",
-                                "prompt": _cut(scrub(turn.user, made.scrubbed, names))}
+                                "prompt": _cut(scrub(turn.user, made.scrubbed, names, keep))}
         if context:
             case["context"] = context
-        past = history(turn, conversations[turn.conversation], made.scrubbed, names)
+        past = history(turn, conversations[turn.conversation], made.scrubbed, names, keep)
         if past:
             case["history"] = past
         photos: dict[str, bytes] = {}

@@ -38,9 +38,9 @@ def pipeline_digest(root: Path) -> str:
     return h.hexdigest()
 
 
-@cache
-def nlp() -> Language:
-    """The pinned pipeline, verified, without the part no check reads (named entities)."""
+def verified_pipeline() -> Path:
+    """The pinned pipeline's folder, once its files match the recorded sha256 (the folder
+    spacy.load takes). Checked at each call: each caller loads it once (cached there)."""
     spec = importlib.util.find_spec(PIPELINE)
     if spec is None or spec.origin is None:
         raise ParserError(f"the English pipeline {PIPELINE} is not installed (make installs it)")
@@ -48,11 +48,18 @@ def nlp() -> Language:
     digest = pipeline_digest(root)
     if digest != PIPELINE_SHA256:
         raise ParserError(f"{root}: sha256 {digest}, not the pinned {PIPELINE_SHA256}; refused")
+    return root / f"{PIPELINE}-3.8.0"
+
+
+@cache
+def nlp() -> Language:
+    """The pinned pipeline, verified, without the part no check reads (named entities)."""
+    root = verified_pipeline()
     # Imported here: spaCy takes 0.6 s to import and its pipeline 0.3 s to load (measured with
     # time.time around each), paid only by a run that reaches a check needing the parse.
     import spacy
 
-    return spacy.load(root / f"{PIPELINE}-3.8.0", exclude=["ner"])
+    return spacy.load(root, exclude=["ner"])
 
 
 @lru_cache(maxsize=8192)

@@ -18,6 +18,7 @@ from app.localmodel.server import LocalModelError
 from app.settings import Settings
 from evals.authoring.draft import DraftError, draft_for, kinds_for, render
 from evals.authoring.from_conversations import NoConversations, make_cases
+from evals.authoring.pii import KINDS as PII_KINDS
 from evals.authoring.told import PromptError, told_for
 from evals.cli.common import CliError, Commands, app_settings, run_closing
 from evals.record.artifact import write_atomically
@@ -130,9 +131,11 @@ def from_conversations(args: argparse.Namespace) -> int:
             print(f"cases: {args.out}")
         else:
             print(text)
-        scrubbed = ", ".join(f"{n} {what}" for what, n in sorted(made.scrubbed.items()))
-        print(f"{len(made.cases)} case(s) · contact details replaced: {scrubbed or 'none'}",
+        scrubbed = ", ".join(f"{made.scrubbed[what]} {what}" for what in PII_KINDS)
+        print(f"{len(made.cases)} case(s) · personal data replaced: {scrubbed}",
               file=sys.stderr)
+        for what, why in made.unsure.items():
+            print(f"could not rule out ({what}): {why}; review the cases", file=sys.stderr)
         for line in made.left_out:
             print(f"left out: {line}", file=sys.stderr)
         return 0

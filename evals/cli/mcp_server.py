@@ -25,6 +25,7 @@ from app.chat.models import ModelCallError
 from app.localmodel import local_model_settings, uses_local_model
 from app.localmodel.server import LocalModelError
 from app.redact import redact
+from app.settings import PROJECT_ROOT
 from evals.authoring.draft import DraftError, draft_for, render
 from evals.authoring.told import PromptError, told_for
 from evals.cli.common import app_settings, open_store
@@ -197,12 +198,14 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
                               limit: Annotated[int, Field(ge=1, le=500)] = 30
                               ) -> dict[str, Any]:
         """Check the judge model against people's verdicts on a labelled set (agreement,
-        Cohen's kappa and whether it would decide cases). Saves nothing."""
+        Cohen's kappa and whether it would decide cases). Saves nothing. Set mrbench reads
+        `file`, a path under the project folder (relative to it, or absolute)."""
         args = ["calibrate", "--set", set, "--json", "--limit", str(limit)]
         if set == "mrbench":
-            if not file or not await asyncio.to_thread(Path(file).is_file):
+            if not file:
                 raise ToolError("set mrbench needs file: the MRBench V2 JSON's path")
-            args.append(f"--file={file}")  # one argument: a path is never read as an option
+            path = await asyncio.to_thread(_project_file, file)
+            args.append(f"--file={path}")  # one argument: a path is never read as an option
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "evals", *args, env=dict(env if env is not None else
                                                            os.environ),
@@ -226,6 +229,19 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
                                  "point": r.point} for r in rows]})
 
     return server
+
+
+def _project_file(file: str) -> Path:
+    """A file the tools may read: under the project folder once every link and '..' is
+    resolved (relative to the project). Any other path gets the same refusal whether or not
+    it exists, so a caller learns nothing of the machine's files."""
+    root = PROJECT_ROOT.resolve()
+    path = (root / file).resolve()  # an absolute `file` replaces the root
+    if not path.is_relative_to(root):
+        raise ToolError(f"file {file!r}: only a file under the project folder ({root}) is read")
+    if not path.is_file():
+        raise ToolError(f"file {file!r}: no such file under the project folder")
+    return path
 
 
 def _read(path: Path) -> RunRecord | None:

@@ -216,3 +216,30 @@ async def test_nothing_stored_or_nothing_consented_is_a_clear_message(db):
         await make_cases(db, 5)
     with pytest.raises(NoConversations, match="since 2030-01-01"):
         await make_cases(db, 5, dt.datetime(2030, 1, 1, tzinfo=dt.UTC))
+
+
+@pytest.fixture(scope="module")
+def detectors_loaded():
+    """spaCy and Presidio load once for the module's tests that scrub free text (a few s)."""
+    scrub("Warm-up from Jordan Rivera.", Counter())
+
+
+def test_numbers_in_any_format_addresses_and_names_go_and_machines_stay(detectors_loaded):
+    counts = Counter()
+    text = ("Hi, this is Morgan Lee. Text 555 867 5309 or 617-555-0199 (or (617) 555-0142),"
+            " I live at 12 Elm Street. My teammate Ahmed Hassan asked about the Form 4 in"
+            " Room 204, ticket #12 and ticket 3, the Trotec Speedy 400 and the Prusa MK4 on"
+            " 2026-12-01 at 10:30: part RS-F2-GPWH-04, 600 x 400 mm.")
+    assert scrub(text, counts) == (
+        "Hi, this is [name]. Text [phone] or [phone] (or [phone]), I live at [address]. My"
+        " teammate [name] asked about the Form 4 in Room 204, ticket #12 and ticket 3, the"
+        " Trotec Speedy 400 and the Prusa MK4 on 2026-12-01 at 10:30: part RS-F2-GPWH-04,"
+        " 600 x 400 mm.")
+    assert counts == Counter(name=2, phone=3, address=1)
+
+
+async def test_the_summary_names_what_the_detectors_cannot_rule_out(records, db,
+                                                                     detectors_loaded):
+    made = await make_cases(db, 3)
+    assert set(made.unsure) == {"name", "address", "phone", "email"}
+    assert "lower-case" in made.unsure["name"] and "another language" in made.unsure["name"]

@@ -123,3 +123,31 @@ async def test_python_m_evals_mcp_answers_over_stdio(env):
     assert listed == TOOLS and runs == {"runs": []}
     assert shown["role"] == "anonymous" and "report_issue" in [
         t["function"]["name"] for t in shown["tools"]]
+
+
+async def test_calibrate_judge_reads_only_files_under_the_project(tmp_path, monkeypatch):
+    """Any other path (absolute, escaping with .., or a link out) is refused with one message,
+    whether or not the file exists, and before anything is read."""
+    import evals.cli.mcp_server as mcp_server
+
+    project = tmp_path / "project"
+    project.mkdir()
+    outside = tmp_path / "outside.json"
+    outside.write_text("[]")
+    (project / "link.json").symlink_to(outside)
+    monkeypatch.setattr(mcp_server, "PROJECT_ROOT", project, raising=False)
+    tried = {"absolute": str(outside), "absent": str(tmp_path / "absent.json"),
+             "dot-dot": "../outside.json", "dot-dot-absent": "../absent.json",
+             "linked": "link.json", "system": "/etc/passwd"}
+    async with Client(create_server()) as client:
+        answers = {k: await client.call_tool("calibrate_judge", {"set": "mrbench", "file": f})
+                   for k, f in tried.items()}
+        missing = await client.call_tool("calibrate_judge", {"set": "mrbench",
+                                                             "file": "no-such.json"})
+    assert all(result.is_error for result in answers.values())
+    said = {r.content[0].text.replace(repr(tried[k]), "PATH") for k, r in answers.items()}
+    assert said == {"Error executing tool calibrate_judge: file PATH: only a file under the"
+                    f" project folder ({project}) is read"}
+    assert missing.is_error
+    assert "file 'no-such.json': no such file under the project folder" in \
+        missing.content[0].text

@@ -1,0 +1,309 @@
+"""Personal data in conversation text, found by maintained detectors and replaced by typed
+placeholders, for cases made from stored conversations (`python -m evals from-conversations`).
+
+* phone numbers: Google's libphonenumber (`phonenumbers.PhoneNumberMatcher`), any common
+  format, read as the lab's region and Britain's (`REGIONS`: "617-555-0199", "555 867 5309",
+  "(617) 555-0199", "020 7946 0958") and, with a country code, as any ("+44 20 7946 0958");
+* person names: Microsoft Presidio's analyzer with its spaCy recogniser, on the English
+  pipeline the checks already pin and sha256-check (evals/checks/_parse.py), with its named
+  entities, so nothing is downloaded; each PERSON widened to the whole proper name around it;
+  plus the proper names the same parse shows given as a name ("I'm X", "called X", "the name
+  X"), and the names in the lab's own records;
+* street addresses: pyap2's US and British address rules (a full address with town and postal
+  code, and a US street on its own, "12 Elm Street"); spaCy's English pipeline has no street
+  entity of its own, and Presidio ships no English address recogniser;
+* e-mail addresses: one pattern (Presidio's e-mail recogniser checks the domain with
+  tldextract, which fetches the public suffix list from the network).
+
+Presidio's anonymizer replaces what was found: `[name]`, `[phone]`, `[address]`, `[email]`.
+What overlaps a protected phrase (a catalogue machine's name or alias) is kept, as are
+ticket numbers, dates and times, which no detector here takes for a phone number.
+`BLIND_SPOTS` names what the detectors cannot rule out; the summary prints it.
+Loading spaCy and Presidio takes a few seconds, so the detectors are built once, on first use.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from evals.checks._parse import verified_pipeline
+
+if TYPE_CHECKING:
+    from presidio_analyzer import AnalyzerEngine
+    from presidio_analyzer.nlp_engine import NlpArtifacts
+    from presidio_anonymizer import AnonymizerEngine
+    from spacy.tokens import Doc, Token
+
+# As written into a case (the form from-conversations has always used for e-mails and phones).
+PLACEHOLDERS = {"name": "[name]", "phone": "[phone]", "address": "[address]",
+                "email": "[email]"}
+KINDS = tuple(PLACEHOLDERS)
+# How a number without a country code is read: as the lab's country's (the US) if its length
+# is possible there (made-up and 555 numbers are not VALID, and are typed all the same), then
+# as Britain's only if it is a valid British number ("020 7946 0958"): Britain's plan has
+# possible lengths so short that sizes and dates would pass.
+REGIONS = (("US", "POSSIBLE"), ("GB", "VALID"))
+EMAIL = re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+")
+# What no detector here can rule out, by kind: said in the summary, whatever was found.
+BLIND_SPOTS = {
+    "name": "names the English model does not tag as a person (it tags some as an"
+            " organisation or a place): a lone or lower-case name, a name in another"
+            " language's sentence or in another script, 'Surname, Given', a nickname",
+    "address": "addresses outside the US and British forms (a street without a number, a"
+               " street abroad, a building or a room named as a place)",
+    "phone": "numbers too short or too long for any country's plan, a local number without"
+             " its area code, one written with words",
+    "email": "addresses written out in words ('jo at example dot org')",
+}
+_PERSON_SCORE = 0.5  # Presidio's spaCy recogniser scores a PERSON 0.85; lower ones are not kept
+
+
+@dataclass(frozen=True)
+class Found:
+    """A piece of personal data: characters [start, end) of the text, and its kind."""
+
+    start: int
+    end: int
+    kind: str
+
+
+class Detectors:
+    """The detectors for one batch of conversations: `keep` is what must survive (the
+    catalogue's machine names and aliases), `names` the private names in the lab's records."""
+
+    def __init__(self, keep: Iterable[str] = (), names: Sequence[str] = ()) -> None:
+        self._keep = _phrases(keep)
+        self._names = _phrases(names)
+
+    def find(self, text: str) -> list[Found]:
+        """Every piece of personal data in the text, in order, none overlapping (the longer
+        of two overlapping pieces of one kind wins, `_PRIORITY` between kinds), none
+        overlapping a protected phrase."""
+        artifacts = _analyzer().nlp_engine.process_text(text, "en")
+        found = [*_emails(text), *_phones(text), *_addresses(text, artifacts.tokens),
+                 *_persons(text, artifacts)]
+        found += [Found(m.start(), m.end(), "name") for m in self._names.finditer(text)]
+        kept = [(m.start(), m.end()) for m in self._keep.finditer(text)]
+        found = [f for f in found if not any(f.start < e and s < f.end for s, e in kept)]
+        return _resolved(found)
+
+    def scrub(self, text: str, counts: Counter[str]) -> str:
+        """The text with every piece of personal data replaced by its kind's placeholder,
+        each replacement counted by kind."""
+        found = self.find(text)
+        if not found:
+            return text
+        from presidio_anonymizer.entities import OperatorConfig, RecognizerResult
+
+        results = [RecognizerResult(f.kind, f.start, f.end, 1.0) for f in found]
+        operators = {k: OperatorConfig("replace", {"new_value": v})
+                     for k, v in PLACEHOLDERS.items()}
+        out = _anonymizer().anonymize(text, results, operators,  # type: ignore[arg-type]
+                                      merge_entities_with_spaces=False)
+        counts.update(item.entity_type for item in out.items)
+        return str(out.text)
+
+
+def _phrases(words: Iterable[str]) -> re.Pattern[str]:
+    """One pattern for whole-word phrases, longest first; a pattern that matches nothing
+    when there are none."""
+    ordered = sorted({w.strip() for w in words if w.strip()}, key=lambda w: (-len(w), w))
+    if not ordered:
+        return re.compile(r"(?!)")
+    return re.compile(r"(?<!\w)(" + "|".join(map(re.escape, ordered)) + r")(?!\w)",
+                      re.IGNORECASE)
+
+
+# Which detector wins where two overlap: the exact ones (an e-mail, a number the phone plan
+# accepts) over the guessing ones, so a street rule that starts on a phone number's digits
+# ("555-0102 when ticket 5 is") gives way to the number, and a street named like a person
+# ("221B Baker Street") stays an address.
+_PRIORITY = {"email": 0, "phone": 1, "address": 2, "name": 3}
+
+
+def _resolved(found: list[Found]) -> list[Found]:
+    out: list[Found] = []
+    for f in sorted(found, key=lambda f: (_PRIORITY[f.kind], -(f.end - f.start), f.start)):
+        if not any(f.start < o.end and o.start < f.end for o in out):
+            out.append(f)
+    return sorted(out, key=lambda f: f.start)
+
+
+def _emails(text: str) -> list[Found]:
+    return [Found(m.start(), m.end(), "email") for m in EMAIL.finditer(text)]
+
+
+def _phones(text: str) -> list[Found]:
+    import phonenumbers
+
+    return [Found(m.start, m.end, "phone") for region, leniency in REGIONS
+            for m in phonenumbers.PhoneNumberMatcher(
+                text, region, leniency=getattr(phonenumbers.Leniency, leniency))
+            if _a_number(m.raw_string, phonenumbers.is_valid_number(m.number))]
+
+
+# The digit groups a North American number is written in when the plan cannot vouch for it:
+# 555 867 5309, (555) 867-5309, 1-555-867-5309, 5558675309.
+_NANP_GROUPS = ([3, 3, 4], [1, 3, 3, 4], [10], [11], [3, 7])
+
+
+def _a_number(raw: str, valid: bool) -> bool:
+    """A number the plan accepts, or one with its country code, is taken as written; one it
+    does not (555 and made-up numbers) only in a phone number's own grouping, so an order
+    number ("4471-2093-55") or a seven-digit part ("5566-778") stays."""
+    if valid or raw.lstrip().startswith("+"):
+        return True
+    return [len(g) for g in re.findall(r"\d+", raw)] in _NANP_GROUPS
+
+
+@cache
+def _address_rules() -> tuple[Any, ...]:
+    from pyap import parser
+
+    us, gb = parser.AddressParser("US"), parser.AddressParser("GB")
+    # Britain's rules for a street alone match almost any words before a number: only its
+    # full addresses (with a postcode) are used.
+    return us.rules, us.single_street_rules, gb.rules
+
+
+def _addresses(text: str, doc: Doc) -> list[Found]:
+    from pyap import utils
+
+    # pyap reads dashes as "-": translated one for one, so offsets hold.
+    plain = text.translate({ord(c): "-" for c in "‐‑‒–—―"})
+    full_us, street_us, full_gb = _address_rules()
+    found = [m for rules in (full_us, full_gb) for m in utils.finditer(rules, plain)]
+    found += [m for m in utils.finditer(street_us, plain) if _a_street(m.groupdict())]
+    # The sentence's own punctuation after a street is not part of it ("12 Elm Street."); a
+    # town the parse names right after it, is ("8 Maple Rd, Springfield").
+    ends = [(m.start(), m.start() + len(m.group(0).rstrip(" .,;:!?\n"))) for m in found]
+    towns = {e.start_char: e.end_char for e in doc.ents if e.label_ == "GPE"}
+    out = []
+    for start, end in ends:
+        after = end + len(text[end:]) - len(text[end:].lstrip(", "))
+        if text[end:after].strip() == "," and after in towns:
+            end = towns[after]
+        if end > start:
+            out.append(Found(start, end, "address"))
+    return out
+
+
+def _a_street(parts: dict[str, str | None]) -> bool:
+    """A street on its own (no town or postcode to confirm it) only with a street type and a
+    name written as one ("12 Elm Street", "350 5th Ave"): pyap's rules alone also take
+    "2 mm layer height is" (a type "is") and "60 W tube"."""
+    kinds = [v for k, v in parts.items() if k.startswith("street_type") and v]
+    names = [v.strip() for k, v in parts.items() if k.startswith("street_name") and v]
+    return bool(kinds and names) and (names[0][0].isupper() or names[0][0].isdigit())
+
+
+def _persons(text: str, artifacts: NlpArtifacts) -> list[Found]:
+    """Presidio's PERSON entities, each widened to the whole proper name it is part of, and
+    the proper names the parse shows a sentence giving as someone's name."""
+    doc: Doc = artifacts.tokens
+    results = _analyzer().analyze(text, language="en", entities=["PERSON"],
+                               score_threshold=_PERSON_SCORE, nlp_artifacts=artifacts)
+    spans = [_whole_name(doc, r.start, r.end) for r in results]
+    spans += [_group(token) for token in doc if _given_as_a_name(token)]
+    # A person's name has no digit, and is written with a capital: the small English model's
+    # lower-case or numbered PERSON spans are words ("mm", "resin cartridge RS-F2-...").
+    return [Found(start, end, "name") for start, end in spans
+            if not any(c.isdigit() for c in text[start:end])
+            and any(c.isupper() for c in text[start:end])]
+
+
+def _proper(token: Token) -> bool:
+    return token.tag_ in ("NNP", "NNPS") and token.text[:1].isupper()
+
+
+def _group(token: Token) -> tuple[int, int]:
+    """The characters of a proper name: the token and the proper nouns compounded with it
+    ("Ana" + "Souza", "Grace" + "O'Connor"; hyphens inside, as "Washington-Reid")."""
+    parts = [token]
+    while True:
+        more = [c for c in parts[0].lefts if c.dep_ in ("compound", "flat") and _proper(c)
+                and c.i == parts[0].i - 1 or (c.dep_ == "punct" and c.text == "-"
+                                              and c.i == parts[0].i - 1)]
+        if not more:
+            break
+        parts.insert(0, more[0])
+    while parts[0].text == "-":
+        parts.pop(0)
+    return parts[0].idx, token.idx + len(token.text)
+
+
+def _whole_name(doc: Doc, start: int, end: int) -> tuple[int, int]:
+    """An entity's span widened to the proper name its last token heads."""
+    inside = [t for t in doc if start <= t.idx < end]
+    if not inside:
+        return start, end
+    last = inside[-1]
+    while last.dep_ in ("compound", "flat") and _proper(last.head) and last.head.i > last.i:
+        last = last.head
+    first, _ = _group(last)
+    return min(start, first), max(end, last.idx + len(last.text))
+
+
+# Where a sentence gives a proper name as someone's: "I'm X", "this is X", "my name is X",
+# "it's X" (the attribute of "be" with such a subject), "called X", "named X", "call me X",
+# "the name X".
+_NAMING_SUBJECTS = {"i", "this", "it", "name", "names"}
+
+
+def _given_as_a_name(token: Token) -> bool:
+    if not _proper(token) or token.dep_ in ("compound", "flat"):
+        return False
+    head = token.head
+    if token.dep_ == "attr" and head.lemma_ == "be":
+        return any(c.dep_ == "nsubj" and c.lower_ in _NAMING_SUBJECTS for c in head.children)
+    if token.dep_ in ("oprd", "dobj", "npadvmod") and head.lemma_ in ("call", "name"):
+        return head.lemma_ != "call" or token.dep_ == "oprd" or any(
+            c.lower_ == "me" for c in head.children)
+    return token.dep_ == "appos" and head.lemma_ == "name"
+
+
+@cache
+def _analyzer() -> AnalyzerEngine:
+    """Presidio's analyzer with only its spaCy recogniser, on the pinned pipeline."""
+    # Imported here: Presidio and spaCy take about 2 s to import and the pipeline 0.3 s to
+    # load, paid only by from-conversations and the PII bench.
+    import spacy
+    from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
+    from presidio_analyzer.nlp_engine import SpacyNlpEngine
+    from presidio_analyzer.predefined_recognizers import SpacyRecognizer
+
+    root = verified_pipeline()
+
+    class PinnedEngine(SpacyNlpEngine):  # type: ignore[misc]
+        """Presidio's spaCy engine on the verified local pipeline: Presidio's own load()
+        would download a model it does not find installed under its name."""
+
+        def load(self) -> None:
+            self.nlp = {"en": spacy.load(root)}  # type: ignore[assignment]
+
+    engine = PinnedEngine(models=[{"lang_code": "en", "model_name": str(root)}])
+    engine.load()
+    registry = RecognizerRegistry(supported_languages=["en"])
+    registry.add_recognizer(SpacyRecognizer(supported_language="en",
+                                            supported_entities=["PERSON"]))
+    return AnalyzerEngine(nlp_engine=engine, registry=registry, supported_languages=["en"])
+
+
+@cache
+def _anonymizer() -> AnonymizerEngine:
+    from presidio_anonymizer import AnonymizerEngine
+
+    return AnonymizerEngine()
+
+
+def catalogue_phrases() -> list[str]:
+    """What must survive in any conversation: every catalogue machine's name, brand and
+    aliases (the fuller lab catalogue holds the demo's two)."""
+    from evals.fixtures.catalog import fixtures_for
+
+    return [w for m in fixtures_for("lab").machines for w in (m.name, m.brand, *m.aliases)]

@@ -1,0 +1,97 @@
+"""The labelled conversation turns for the personal-data scrubber (evals/calibration/pii.yaml
+and pii-holdout.yaml):
+each turn with the personal data planted in it, by kind, and the decoys that must survive.
+
+A label's `text` stands for every place it occurs in its turn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evals.load.cases import CaseFileError
+from evals.load.yamlfile import line_of, read_yaml
+
+PII_SET = Path(__file__).parent / "pii.yaml"
+# Written later, in the same form, and never used to adjust the scrubber.
+PII_HOLDOUT = Path(__file__).parent / "pii-holdout.yaml"
+
+
+class PiiSetError(ValueError):
+    """The labelled set is unreadable or wrong; the message names file:line."""
+
+
+class Planted(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["name", "phone", "email", "address"]
+    text: str = Field(min_length=1)
+
+
+class Decoy(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["machine", "room", "ticket", "date", "time", "part", "measure", "other"]
+    text: str = Field(min_length=1)
+
+
+class Turn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    text: str = Field(min_length=1)
+    pii: list[Planted] = []
+    keep: list[Decoy] = []
+
+
+@dataclass(frozen=True)
+class Span:
+    """Characters [start, end) of a turn, labelled with a kind."""
+
+    start: int
+    end: int
+    kind: str
+    text: str
+
+
+def spans(text: str, labels: list[Planted] | list[Decoy]) -> list[Span]:
+    """Every place each label's text occurs in the turn."""
+    out = []
+    for label in labels:
+        at = text.find(label.text)
+        while at >= 0:
+            out.append(Span(at, at + len(label.text), label.kind, label.text))
+            at = text.find(label.text, at + 1)
+    return out
+
+
+def load_turns(path: Path = PII_SET) -> list[Turn]:
+    """Every labelled turn; a label whose text is not in its turn, or a repeated id, is an
+    error naming file:line."""
+    try:
+        data, lines = read_yaml(path)
+    except (CaseFileError, OSError) as exc:
+        raise PiiSetError(str(exc)) from exc
+    if not isinstance(data, list):
+        raise PiiSetError(f"{path.name}:1: a list of labelled turns")
+    turns, errors, seen = [], [], set()
+    for i, raw in enumerate(data):
+        try:
+            turn = Turn.model_validate(raw)
+        except ValidationError as exc:
+            e = exc.errors()[0]
+            errors.append(f"{path.name}:{line_of((i, *e['loc']), lines)}:"
+                          f" {'.'.join(map(str, e['loc']))}: {e['msg']}")
+            continue
+        where = f"{path.name}:{line_of((i,), lines)}"
+        if turn.id in seen:
+            errors.append(f"{where}: duplicate id {turn.id!r}")
+        seen.add(turn.id)
+        for text in [label.text for label in turn.pii] + [label.text for label in turn.keep]:
+            if text not in turn.text:
+                errors.append(f"{where}: {turn.id}: {text!r} is not in the turn's text")
+        turns.append(turn)
+    if errors:
+        raise PiiSetError("\n".join(errors))
+    return turns
