@@ -259,7 +259,7 @@ def load_scenarios(directory: Path = SCENARIOS_DIR, case_ids: Mapping[str, str] 
                 continue
             if scenario.id in cases:
                 file_errors.append(f"{scenario.where}: id {scenario.id!r} is a case's id (the"
-                                   f" case at {cases[scenario.id]}); give the scenario another")
+                                   f" case at {cases[scenario.id]}): give one of them another")
                 continue
             seen[scenario.id] = scenario.where
             file_scenarios.append(scenario)

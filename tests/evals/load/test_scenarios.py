@@ -78,8 +78,8 @@ def test_a_scenario_may_not_take_a_cases_id(tmp_path):
     scenarios = write(tmp_path / "scenarios", MINIMAL)
     with pytest.raises(ScenarioFileError) as err:
         load_scenarios(scenarios)  # the cases beside the scenarios folder, by default
-    assert err.value.errors == ["s.yaml:1: id 'one' is a case's id (the case at c.yaml:1);"
-                                " give the scenario another"]
+    assert err.value.errors == ["s.yaml:1: id 'one' is a case's id (the case at c.yaml:1):"
+                                " give one of them another"]
     with pytest.raises(ScenarioFileError):
         load_scenarios(scenarios, case_ids={"one": "other.yaml:4"})
     assert load_scenarios(scenarios, case_ids={})[0][0].id == "one"
