@@ -255,7 +255,12 @@ def resume(args: argparse.Namespace) -> int:
     try:
         return _resume_locked(args, run)
     finally:
-        in_store(lambda settings: _unlock(settings, run.run_id or ""))
+        try:
+            in_store(lambda settings: _unlock(settings, run.run_id or ""))
+        except Exception as exc:  # the run's outcome stands; a dead holder's lock is taken over
+            print(f"warning: run {run.run_id}: its lock was not released ({type(exc).__name__}:"
+                  f" {exc}); the next resume takes it over once this process is gone",
+                  file=sys.stderr)
 
 
 def _resume_locked(args: argparse.Namespace, run: RunRecord) -> int:

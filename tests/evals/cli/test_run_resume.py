@@ -52,3 +52,28 @@ def test_a_second_resume_is_refused_naming_the_holder(capsys, tmp_path):
     assert (stored(lambda store: store.load_run(run_id))).status == "complete"
     assert stored(lambda store: store.run_lock(run_id)) is None
 
+
+
+@pytest.mark.usefixtures("cli")
+def test_a_refused_resume_leaves_no_lock_and_a_lost_release_is_a_warning(capsys, tmp_path,
+                                                                         monkeypatch):
+    import evals.cli.run as run_command
+
+    artifact = tmp_path / "run.json"
+    assert main(["run", *SELECTION, "--artifact", str(artifact)]) == 0
+    run_id = json.loads(artifact.read_text())["run_id"]
+    assert main(["resume", run_id]) == 2  # complete: nothing to resume
+    assert "nothing to resume" in capsys.readouterr().err
+    assert stored(lambda store: store.run_lock(run_id)) is None
+
+    stored(lambda store: store.db.execute(
+        "UPDATE eval_runs SET status = 'interrupted' WHERE id = %s", (run_id,)))
+
+    async def store_gone(settings, run_id):
+        raise OSError("connection refused")
+
+    monkeypatch.setattr(run_command, "_unlock", store_gone)
+    assert main(["resume", run_id, "--artifact", str(artifact)]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: run {run_id}: its lock was not released (OSError: connection refused)" \
+        in err

@@ -279,6 +279,8 @@ def test_the_prompt_bound_covers_every_byte_and_each_pdf_page():
                                                   + base64.b64encode(pdf).decode()}}
     with_pdf = [{"role": "user", "content": [part]}]
     assert prompt_tokens_bound(with_pdf, None) >= 2 * 3000  # two pages, not the /Pages tree
+    part["file"]["file_data"] = "data:application/pdf;base64,abc"  # unreadable: one page
+    assert 3000 <= prompt_tokens_bound(with_pdf, None) < 2 * 3000
 
 
 async def test_a_priced_model_with_no_output_limit_is_never_called_under_a_cap():

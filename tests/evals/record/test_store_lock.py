@@ -70,3 +70,15 @@ async def test_a_holder_on_another_host_is_refused(store):
     await store.lock_run(run_id, pid=1234, host="build-7")
     with pytest.raises(RunLocked, match="process 1234 on build-7"):
         await store.lock_run(run_id)
+
+
+async def test_a_lock_that_keeps_changing_hands_is_refused(store, live_pid, monkeypatch):
+    run_id = await a_run(store)
+    await store.lock_run(run_id, pid=live_pid)
+
+    async def released(run_id):  # seen gone each time, yet taken again before the insert
+        return None
+
+    monkeypatch.setattr(store, "run_lock", released)
+    with pytest.raises(RunLocked, match=f"run {run_id}: its lock changed hands three times"):
+        await store.lock_run(run_id)
