@@ -54,13 +54,19 @@ def parse_retry_after(value: str | None) -> float | None:
         return None
 
 
+def retry_wait_s(retry_after_s: float | None, attempt_number: int) -> float:
+    """How long to wait before try `attempt_number` + 1: what the provider asked (Retry-After,
+    up to RETRY_AFTER_CAP_S), else jittered exponential back-off. Every re-try of a model call
+    waits by this, the client's and the eval runner's alike."""
+    if retry_after_s is not None:
+        return min(max(0.0, float(retry_after_s)), RETRY_AFTER_CAP_S)
+    ceiling = min(RETRY_WAIT_MAX_S, RETRY_WAIT_MIN_S * 2 ** (attempt_number - 1))
+    return random.uniform(RETRY_WAIT_MIN_S / 2, ceiling)  # noqa: S311 (jitter, not secrets)
+
+
 def _wait(state: RetryCallState) -> float:
     exc = state.outcome.exception() if state.outcome else None
-    after = getattr(exc, "retry_after_s", None)
-    if after is not None:
-        return min(float(after), RETRY_AFTER_CAP_S)
-    ceiling = min(RETRY_WAIT_MAX_S, RETRY_WAIT_MIN_S * 2 ** (state.attempt_number - 1))
-    return random.uniform(RETRY_WAIT_MIN_S / 2, ceiling)  # noqa: S311 (jitter, not secrets)
+    return retry_wait_s(getattr(exc, "retry_after_s", None), state.attempt_number)
 
 
 def retrying(retries: int, *, transient: Callable[[BaseException], bool],

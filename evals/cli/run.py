@@ -48,8 +48,15 @@ from evals.load.selection import has_conversations, select_items
 from evals.record.artifact import write_run
 from evals.record.fingerprint import PlanInfo, Selection
 from evals.record.run import Models, RunRecord, RunSettings
+from evals.record.store import RunLocked
 from evals.report.attacks import attack_lines
-from evals.report.console import conversation_lines, cut_lines, exit_code, print_report
+from evals.report.console import (
+    conversation_lines,
+    cost_lines,
+    cut_lines,
+    exit_code,
+    print_report,
+)
 from evals.report.junit import write_junit
 from evals.report.stats import stats_lines
 from evals.settings import eval_settings
@@ -242,8 +249,21 @@ async def run_once(items: list[EvalItem], options: RunOptions, settings: Setting
 
 
 def resume(args: argparse.Namespace) -> int:
-    """`python -m evals resume [RUN]`: run what an interrupted run left, into the same run."""
+    """`python -m evals resume [RUN]`: run what an interrupted run left, into the same run.
+    The run is locked in the store for as long as this runs it: a second resume is refused."""
     run = in_store(lambda settings: _resumable(settings, args.run))
+    try:
+        return _resume_locked(args, run)
+    finally:
+        try:
+            in_store(lambda settings: _unlock(settings, run.run_id or ""))
+        except Exception as exc:  # the run's outcome stands; a dead holder's lock is taken over
+            print(f"warning: run {run.run_id}: its lock was not released ({type(exc).__name__}:"
+                  f" {exc}); the next resume takes it over once this process is gone",
+                  file=sys.stderr)
+
+
+def _resume_locked(args: argparse.Namespace, run: RunRecord) -> int:
     if run.plan is None or run.agent is None:
         raise CliError(f"run {run.run_id} has no plan or agent: it cannot be resumed")
     selection = run.plan.selection or Selection()
@@ -267,20 +287,36 @@ def _judge_of(run: RunRecord) -> JudgeChoice:
 
 
 async def _resumable(settings: Settings, ref: str | None) -> RunRecord:
+    """The run to resume, locked for this process: the lock is taken before the run is read,
+    so two resumes cannot both see it unfinished."""
     async with open_store(settings) as store:
         if ref is None:
             rows = [r for r in await store.list_runs(200) if r.status != "complete"]
             if not rows:
                 raise CliError("no interrupted run to resume (python -m evals runs)")
             ref = rows[0].id
-        run = await store.load_run(ref)
-    pid = run.settings.pid
-    alive = pid is not None and pid != os.getpid() and psutil.pid_exists(pid)
-    if run.status == "complete" or (run.status == "running" and alive):
-        raise CliError(f"run {run.run_id} is {run.status}"
-                       + (f" (process {pid} is still running it)" if alive else "")
-                       + ": nothing to resume")
+        run_id = await store.resolve_run(ref)
+        try:
+            await store.lock_run(run_id)
+        except RunLocked as exc:
+            raise CliError(f"cannot resume: {exc}") from exc
+        try:
+            run = await store.load_run(run_id)
+            pid = run.settings.pid
+            alive = pid is not None and pid != os.getpid() and psutil.pid_exists(pid)
+            if run.status == "complete" or (run.status == "running" and alive):
+                raise CliError(f"run {run.run_id} is {run.status}"
+                               + (f" (process {pid} is still running it)" if alive else "")
+                               + ": nothing to resume")
+        except BaseException:
+            await store.unlock_run(run_id)
+            raise
     return run
+
+
+async def _unlock(settings: Settings, run_id: str) -> None:
+    async with open_store(settings) as store:
+        await store.unlock_run(run_id)
 
 
 def prefix_lines() -> list[str]:
@@ -299,14 +335,8 @@ def report_run(record: RunRecord) -> None:
                  *conversation_lines(record.cases),
                  *cut_lines(record.cases), *prefix_lines()]:
         print(line)
-    costs = [a.cost_usd for r in record.cases for a in r.attempts]
-    known = [c for c in costs if c is not None]
-    unknown = len(costs) - len(known)
-    if known:
-        print(f"cost: ${sum(known):.4f}" + (f" (+ {unknown} attempt(s) at an unknown price)"
-                                            if unknown else ""))
-    elif costs:
-        print(f"cost: unknown ({record.models.chat} has no price in litellm's table)")
+    for line in cost_lines(record.cases, record.models.chat):
+        print(line)
 
 
 def runs(args: argparse.Namespace) -> int:

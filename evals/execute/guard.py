@@ -7,20 +7,35 @@ interrupted run.
 - After BREAKER_AFTER consecutive calls that could not connect, no further call is made: every
   one fails at once with "endpoint unreachable: …", so a run against a dead endpoint finishes
   in seconds, not after every case's retries.
-- With a cost cap, once the calls' known cost reaches it no new call is made.
+- With a cost cap, a call first reserves its worst-case cost (every output token it may
+  generate and an upper bound of its prompt's tokens, at the model's price from litellm's
+  metadata) and settles its real cost when it returns. A call whose worst case does not fit
+  under the cap beside what is spent and reserved waits for the calls in flight to settle,
+  and is refused once nothing is in flight to free room: the spend never passes the cap, calls
+  in flight included.
 - Once the run is told to stop (Ctrl-C, SIGTERM), no new call is made.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
+import json
+import re
 from collections import deque
 from typing import Any
 
-from app.chat.model_info import price_per_token
+from app.chat.model_info import info, price_per_token
 from app.chat.retry import ProviderError
 
 BREAKER_AFTER = 5
+# What a PDF part may cost beyond its bytes: providers bill a page as text plus an image of
+# it (Anthropic documents 1,500-3,000 tokens a page), and a compressed page can be smaller.
+PDF_PAGE_TOKENS = 3000
+# Per message, what a chat template adds around its content (role markers, separators).
+MESSAGE_OVERHEAD_TOKENS = 16
+_PDF_PAGE = re.compile(rb"/Type\s*/Page(?![a-zA-Z])")
 
 
 class NotCalled(ProviderError):
@@ -78,16 +93,93 @@ class AdaptiveLimit:
 
 
 class Spend:
-    """A run's known cost so far, shared by every guard of the run (the chat models', the
-    visitors' and the judge's), and the cap it must stay under."""
+    """A run's cost so far, shared by every guard of the run (the chat models', the visitors'
+    and the judge's), the worst-case cost of the calls in flight, and the cap that the two
+    together must stay under."""
 
     def __init__(self, max_cost_usd: float | None = None) -> None:
         self.max_cost_usd = max_cost_usd
         self.cost_usd = 0.0
+        self.reserved_usd = 0.0
+        self.in_flight = 0
+        self.refused = False  # a call's worst case found no room, with nothing in flight
+        self._settled: asyncio.Event | None = None
 
     @property
     def cap_reached(self) -> bool:
-        return self.max_cost_usd is not None and self.cost_usd >= self.max_cost_usd
+        return self.max_cost_usd is not None and (self.refused
+                                                  or self.cost_usd >= self.max_cost_usd)
+
+    def fits(self, worst_usd: float) -> bool:
+        return self.max_cost_usd is None or \
+            self.cost_usd + self.reserved_usd + worst_usd <= self.max_cost_usd
+
+    async def reserve(self, worst_usd: float, stop: asyncio.Event) -> bool:
+        """Set `worst_usd` aside for one call; False when it cannot fit even after every call
+        in flight has settled (or the run stopped while it waited)."""
+        while not self.fits(worst_usd):
+            if self.in_flight == 0 or stop.is_set():
+                self.refused = self.refused or self.in_flight == 0
+                return False
+            if self._settled is None or self._settled.is_set():
+                self._settled = asyncio.Event()
+            settled = self._settled
+            waiter = asyncio.ensure_future(settled.wait())
+            stopper = asyncio.ensure_future(stop.wait())
+            try:
+                await asyncio.wait({waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiter.cancel()
+                stopper.cancel()
+        self.reserved_usd += worst_usd
+        self.in_flight += 1
+        return True
+
+    def settle(self, worst_usd: float, cost_usd: float) -> None:
+        """A reserved call is over: its reservation is released and its real cost counted."""
+        self.reserved_usd = max(0.0, self.reserved_usd - worst_usd)
+        self.in_flight -= 1
+        self.cost_usd += cost_usd
+        if self._settled is not None:
+            self._settled.set()
+
+
+def max_output_tokens(model: Any) -> int | None:
+    """The most tokens one reply of the model can hold: the limit it is called with, else
+    litellm's metadata for the model; None when neither says."""
+    configured = getattr(model, "max_tokens", None)
+    if isinstance(configured, int) and configured > 0:
+        return configured
+    entry = info(model.model_id)
+    limit = entry.get("max_output_tokens") or entry.get("max_tokens")
+    return int(limit) if isinstance(limit, int | float) and limit > 0 else None
+
+
+def prompt_tokens_bound(messages: list[dict[str, Any]],
+                        tools: list[dict[str, Any]] | None) -> int:
+    """An upper bound of a request's prompt tokens. A byte-level tokenizer's token covers at
+    least one byte, so the request's UTF-8 JSON (which spells out every message, tool schema
+    and base64 attachment) bounds its text; each message adds its template's markers, and
+    each PDF page what a provider bills for its picture."""
+    text = json.dumps([messages, tools or []], ensure_ascii=False, default=str)
+    return len(text.encode()) + MESSAGE_OVERHEAD_TOKENS * len(messages) + \
+        PDF_PAGE_TOKENS * sum(_pdf_pages(m) for m in messages)
+
+
+def _pdf_pages(message: dict[str, Any]) -> int:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return 0
+    pages = 0
+    for part in content:
+        data = part.get("file", {}).get("file_data", "") if isinstance(part, dict) else ""
+        if isinstance(data, str) and data.startswith("data:application/pdf;base64,"):
+            try:
+                raw = base64.b64decode(data.partition(",")[2], validate=False)
+            except (binascii.Error, ValueError):
+                raw = b""
+            pages += max(1, len(_PDF_PAGE.findall(raw)))
+    return pages
 
 
 class CallGuard:
@@ -132,10 +224,32 @@ class CallGuard:
             return NotCalled("stopped", "the run was stopped before this call")
         if self.unreachable is not None:
             return NotCalled("unreachable", f"endpoint unreachable: {self.unreachable}")
-        if self.cost_cap_reached:
+        if self.cost_cap_reached:  # spent, or a call found no room with none in flight
             return NotCalled("cost_cap", f"cost cap reached (${self.spend.cost_usd:.4f} of"
-                                         f" ${self.max_cost_usd:.4f})")
+                                         f" ${self.max_cost_usd:.4f} spent)")
         return None
+
+    def worst_case_usd(self, messages: list[dict[str, Any]],
+                       tools: list[dict[str, Any]] | None) -> float | None:
+        """What this call can cost at most; None when its model's price is unknown (its cost
+        is not counted then, never taken as 0)."""
+        prices = price_per_token(self.model_id)
+        if prices is None:
+            return None
+        ceiling = max_output_tokens(self.model)
+        if ceiling is None:  # priced, but with no bound on its reply: nothing to reserve by
+            return float("inf")
+        return prompt_tokens_bound(messages, tools) * prices[0] + ceiling * prices[1]
+
+    def _cap_refusal(self, worst: float) -> NotCalled:
+        cap, spend = self.max_cost_usd or 0.0, self.spend
+        if worst == float("inf"):
+            return NotCalled("cost_cap", f"cost cap: litellm's metadata gives no output token"
+                                         f" limit for {self.model_id}, so no call of it can be"
+                                         " kept under the cap")
+        return NotCalled("cost_cap", f"cost cap reached: this call may cost up to ${worst:.4f},"
+                                     f" more than the ${max(0.0, cap - spend.cost_usd):.4f}"
+                                     f" left of ${cap:.4f} (${spend.cost_usd:.4f} spent)")
 
     async def complete(self, messages: list[dict[str, Any]],
                        tools: list[dict[str, Any]] | None = None, **kw: Any) -> Any:
@@ -146,8 +260,15 @@ class CallGuard:
             refused = self.refusal()  # it may have changed while this call waited
             if refused is not None:
                 raise refused
+            worst = self.worst_case_usd(messages, tools) \
+                if self.max_cost_usd is not None else None
+            if worst is not None and not await self.spend.reserve(worst, self.stop):
+                stopped = self.refusal() if self.stop.is_set() else None
+                raise stopped or self._cap_refusal(worst)
+            cost = 0.0
             try:
                 reply = await self.model.complete(messages, tools, **kw)
+                cost = self._cost(reply)
             except ProviderError as exc:
                 if exc.kind == "connection":
                     self.connection_failures += 1
@@ -156,12 +277,18 @@ class CallGuard:
                 else:
                     self.connection_failures = 0
                 raise
+            finally:
+                if worst is not None:
+                    self.spend.settle(worst, cost)
+                elif cost:
+                    self.spend.cost_usd += cost
+                self.cost_usd += cost
         self.connection_failures = 0
         await self.limit.grow()
-        prices = price_per_token(self.model_id)
-        if prices is not None:
-            cost = (reply.usage.prompt_tokens * prices[0]
-                    + reply.usage.completion_tokens * prices[1])
-            self.cost_usd += cost
-            self.spend.cost_usd += cost
         return reply
+
+    def _cost(self, reply: Any) -> float:
+        prices = price_per_token(self.model_id)
+        if prices is None:
+            return 0.0
+        return reply.usage.prompt_tokens * prices[0] + reply.usage.completion_tokens * prices[1]

@@ -16,7 +16,7 @@ from typing import Any
 
 from app.chat.model_info import price_per_token, supports_vision
 from app.chat.models import ChatModel
-from app.chat.retry import ModelCallError
+from app.chat.retry import ModelCallError, retry_wait_s
 from evals.checks import NO_ANSWER, run_checks
 from evals.execute.env import EvalEnv
 from evals.execute.executors import EXECUTORS, Execution, Setup
@@ -25,16 +25,16 @@ from evals.fixtures.catalog import fixtures_for
 from evals.judge.setup import JudgeSetup
 from evals.load.items import EvalItem
 from evals.record.fingerprint import FrozenContext
-from evals.record.results import Attempt, CaseResult, CheckResult, Usage, classify
+from evals.record.results import NOT_CALLED, Attempt, CaseResult, CheckResult, Usage, classify
 from evals.record.transcript import Transcript
 from evals.settings import DEFAULT_CONCURRENCY
 
 MAX_ATTEMPTS = 2  # one retry
-# A guard's refusals: retrying cannot help, and nothing was asked of the model.
-NOT_CALLED = ("stopped", "unreachable", "cost_cap")
 # Tries of one attempt lost to provider errors (after the model's own retries) before the
-# attempt is given up as an ERROR.
+# attempt is given up as an ERROR. A guard's refusal (NOT_CALLED) and a request the provider
+# refused are not tried again: neither would answer otherwise.
 PROVIDER_REATTEMPTS = 1
+NOT_RETRIED = (*NOT_CALLED, "refused")
 GRACE_S = 5.0  # how long in-flight items may finish once a run is told to stop
 
 OnDone = Callable[[str, CaseResult], Awaitable[None]]
@@ -81,8 +81,10 @@ async def attempt(item: EvalItem, setup: Setup, judge: JudgeSetup | None = None,
     try:
         execution = await EXECUTORS[executor or item.executor].run(item, setup)
     except ModelCallError as exc:
-        return Attempt(error=f"model call failed: {exc}", failure=exc.kind or "unreadable",
+        lost = Attempt(error=f"model call failed: {exc}", failure=exc.kind or "unreadable",
                        latency_ms=_elapsed_ms(started))
+        lost._retry_after_s = getattr(exc, "retry_after_s", None)
+        return lost
     except Exception as exc:  # a harness failure is this item's ERROR, not the run's end
         return Attempt(error=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}",
                        latency_ms=_elapsed_ms(started))
@@ -117,24 +119,33 @@ def _answer_only(transcript: Transcript) -> Transcript:
 
 
 async def same_attempt(make: Callable[[], Awaitable[Attempt]]) -> Attempt:
-    """One attempt; a try lost to a provider's failure is tried again as the same attempt."""
+    """One attempt; a try lost to a provider's failure is tried again as the same attempt,
+    after waiting what the provider asked (Retry-After, capped) or a back-off. One still lost
+    after PROVIDER_REATTEMPTS says so in its error."""
     lost: list[str] = []
-    for _ in range(PROVIDER_REATTEMPTS):
-        result = await make()
-        if result.failure is None or result.failure in NOT_CALLED:
-            return result.model_copy(update={"lost_to": lost}) if lost else result
-        lost.append(result.error or result.failure)
     result = await make()
+    for n in range(1, PROVIDER_REATTEMPTS + 1):
+        if not result.lost_to_provider or result.failure in NOT_RETRIED:
+            break
+        lost.append(result.error or result.failure or "")
+        await asyncio.sleep(retry_wait_s(result._retry_after_s, n))
+        result = await make()
+    if result.lost_to_provider:
+        tries = len(lost) + 1
+        result = result.model_copy(update={
+            "error": f"lost to the provider after {tries} tr{'ies' if tries > 1 else 'y'} of"
+                     f" this attempt (not a check failure): {result.error}"})
     return result.model_copy(update={"lost_to": lost}) if lost else result
 
 
 async def with_one_retry(make: Callable[[], Awaitable[Attempt]]) -> list[Attempt]:
-    """One attempt, and a second only when the first failed or broke (up to MAX_ATTEMPTS); an
-    undecided attempt is not retried, since a retry cannot make its judge trusted, and neither
-    is one the guard refused."""
+    """One attempt, and a second only when the first failed a check or broke (up to
+    MAX_ATTEMPTS); an undecided attempt is not retried, since a retry cannot make its judge
+    trusted, and neither is one the guard refused or one lost to the provider (it was already
+    tried again as the same attempt: a second attempt would count it as a flake)."""
     attempts = [await same_attempt(make)]
     while not (attempts[-1].passed or attempts[-1].undecided
-               or attempts[-1].failure in NOT_CALLED) and len(attempts) < MAX_ATTEMPTS:
+               or attempts[-1].failure is not None) and len(attempts) < MAX_ATTEMPTS:
         attempts.append(await same_attempt(make))
     return attempts
 

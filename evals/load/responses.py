@@ -8,11 +8,15 @@ validation, which both loaders use:
         exhausted: error           # or repeat_last
 
 `response:` is one answer for every call; `responses:` a sequence, answered in order. A
-response fits the tool's result model, or is `{error: text}` (the tool's error).
+response fits the tool's result model, or is `{error: text}` (the tool's error). A key the
+result schema does not name is refused (the tool would never answer it, so the model would be
+tested on an answer it cannot get), and so is a NUL or other control character in any text
+(YAML's "\0" escape writes one past the file reader's check).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -20,6 +24,9 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, m
 
 from app.capabilities import REGISTRY, Tool
 from evals.load.context import Context, offered_tools
+
+# What no frozen text may hold: the control characters the YAML reader refuses in a file.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 class ToolResponses(BaseModel):
@@ -77,7 +84,16 @@ def _fit(tool: Tool, frozen: ToolResponses) -> list[tuple[tuple[Any, ...], str]]
                  f" arguments and result, then record contract: {tool.contract()}")]
     errors: list[tuple[tuple[Any, ...], str]] = []
     assert tool.result is not None
+    schema = tool.result.model_json_schema()
     for n, response in enumerate(frozen.sequence, start=1):
+        loc = ("response",) if frozen.response is not None else ("responses", n - 1)
+        control = _control_at(response)
+        if control is not None:
+            path, char = control
+            errors.append(((*loc, *path), f"{tool.name} response {n}:"
+                                          f" {'.'.join(map(str, path)) or '(response)'}: text"
+                                          f" holds the control character {char!r}"))
+            continue
         if set(response) == {"error"}:
             continue
         try:
@@ -85,7 +101,86 @@ def _fit(tool: Tool, frozen: ToolResponses) -> list[tuple[tuple[Any, ...], str]]
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "(response)"
-            loc = ("response",) if frozen.response is not None else ("responses", n - 1)
             errors.append((loc, f"{tool.name} response {n} does not fit the result schema:"
                                 f" {where}: {first['msg']}"))
+            continue
+        for path in _unknown_keys(response, schema, schema.get("$defs", {}), ()):
+            known = sorted(_properties(_resolve(schema, schema.get("$defs", {})), path[:-1],
+                                       response, schema.get("$defs", {})))
+            errors.append(((*loc, *path), f"{tool.name} response {n}:"
+                                          f" {'.'.join(map(str, path))}: not a field of the"
+                                          " tool's result (fields:"
+                                          f" {', '.join(known) or 'none'})"))
     return errors
+
+
+def _control_at(value: Any, path: tuple[Any, ...] = ()) -> tuple[tuple[Any, ...], str] | None:
+    """Where a control character first appears in a value's keys or text, and which."""
+    if isinstance(value, str):
+        found = _CONTROL.search(value)
+        return (path, found.group()) if found else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            hit = _control_at(key, (*path, key)) or _control_at(item, (*path, key))
+            if hit:
+                return hit
+    if isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            hit = _control_at(item, (*path, i))
+            if hit:
+                return hit
+    return None
+
+
+def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in schema:
+        schema = defs[schema["$ref"].rsplit("/", 1)[-1]]
+    return schema
+
+
+def _unknown_keys(value: Any, schema: dict[str, Any], defs: dict[str, Any],
+                  path: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    """The paths of the keys in `value` its JSON schema does not name (an object that takes
+    any key, `additionalProperties`, takes them all)."""
+    schema = _resolve(schema, defs)
+    options = schema.get("anyOf") or schema.get("oneOf")
+    if options:
+        found = [_unknown_keys(value, option, defs, path) for option in options]
+        return min(found, key=len)
+    if isinstance(value, dict) and ("properties" in schema or schema.get("type") == "object"):
+        props, extra = schema.get("properties", {}), schema.get("additionalProperties")
+        unknown: list[tuple[Any, ...]] = []
+        for key, item in value.items():
+            if key in props:
+                unknown += _unknown_keys(item, props[key], defs, (*path, key))
+            elif isinstance(extra, dict):
+                unknown += _unknown_keys(item, extra, defs, (*path, key))
+            elif extra is not True:
+                unknown.append((*path, key))
+        return unknown
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [p for i, item in enumerate(value)
+                for p in _unknown_keys(item, schema["items"], defs, (*path, i))]
+    return []
+
+
+def _properties(schema: dict[str, Any], path: tuple[Any, ...], value: Any,
+                defs: dict[str, Any]) -> set[str]:
+    """The field names the schema allows at `path` (for the error message)."""
+    for step in path:
+        schema = _resolve(schema, defs)
+        options = schema.get("anyOf") or schema.get("oneOf")
+        if options:
+            schema = next((_resolve(o, defs) for o in options
+                           if "properties" in _resolve(o, defs) or "items" in _resolve(o, defs)),
+                          {})
+        if isinstance(step, int):
+            schema, value = schema.get("items", {}), value[step]
+        else:
+            schema, value = schema.get("properties", {}).get(step, {}), value[step]
+    schema = _resolve(schema, defs)
+    options = schema.get("anyOf") or schema.get("oneOf")
+    if options:
+        schema = next((_resolve(o, defs) for o in options if "properties" in _resolve(o, defs)),
+                      {})
+    return set(schema.get("properties", {}))

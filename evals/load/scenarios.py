@@ -44,6 +44,7 @@ only the first and the third (the database compares them). Shared criteria (`cri
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -63,7 +64,7 @@ from evals.checks import CheckSpec
 from evals.checks.judged import CriterionArgs
 from evals.checks.scenario import EndState, ExpectAction
 from evals.checks.selectors import fields_of, selector_errors
-from evals.load.cases import AssertionSpec, assertion_checks
+from evals.load.cases import AssertionSpec, assertion_checks, load_cases_by_file
 from evals.load.context import Context, offered_tools
 from evals.load.responses import ToolResponses, response_errors
 from evals.load.yamlfile import YamlFileError, field_errors, line_of, read_list
@@ -225,12 +226,15 @@ class Shared:
         return self.applies_to == "all" or scenario_id in self.applies_to
 
 
-def load_scenarios(directory: Path = SCENARIOS_DIR
+def load_scenarios(directory: Path = SCENARIOS_DIR, case_ids: Mapping[str, str] | None = None
                    ) -> tuple[list[Scenario], list[Shared]]:
-    """Every scenario and the shared criteria; every file's errors raised together."""
+    """Every scenario and the shared criteria; every file's errors raised together. A scenario
+    may not take a case's id (`case_ids`: id -> where; by default the cases in the `cases`
+    folder beside `directory`): a selection by that id, and a report, would name both."""
     errors: list[str] = []
     scenarios: list[Scenario] = []
     seen: dict[str, str] = {}
+    cases = case_ids if case_ids is not None else _case_ids(directory.parent / "cases")
     for path in sorted(directory.glob("*.yaml")):
         if path.name == SHARED_CRITERIA:
             continue
@@ -253,6 +257,10 @@ def load_scenarios(directory: Path = SCENARIOS_DIR
                 file_errors.append(f"{scenario.where}: duplicate id {scenario.id!r} (first at"
                                    f" {seen[scenario.id]})")
                 continue
+            if scenario.id in cases:
+                file_errors.append(f"{scenario.where}: id {scenario.id!r} is a case's id (the"
+                                   f" case at {cases[scenario.id]}): give one of them another")
+                continue
             seen[scenario.id] = scenario.where
             file_scenarios.append(scenario)
         errors += file_errors
@@ -263,6 +271,15 @@ def load_scenarios(directory: Path = SCENARIOS_DIR
     if errors:
         raise ScenarioFileError(errors)
     return scenarios, shared
+
+
+def _case_ids(folder: Path) -> dict[str, str]:
+    """The ids of the cases in a folder, with where each is (a case file's own errors are the
+    case loader's to report)."""
+    if not folder.is_dir():
+        return {}
+    cases, _ = load_cases_by_file(folder)
+    return {c.id: c.where for c in cases}
 
 
 def _load_shared(path: Path, ids: set[str]) -> tuple[list[Shared], list[str]]:

@@ -26,7 +26,9 @@ def select_items(selection: Selection) -> list[EvalItem]:
     with_cases = selection.only != "scenarios"
     with_scenarios = selection.only != "cases" and source is None
     cases = (load_cases(source) if source else load_cases()) if with_cases else []
-    scenarios, shared = load_scenarios() if with_scenarios else ([], [])
+    # The cases already loaded are what a scenario's id may not be (no second load of them).
+    ids = {c.id: c.where for c in cases} if with_cases and source is None else None
+    scenarios, shared = load_scenarios(case_ids=ids) if with_scenarios else ([], [])
     case_files = {Path(c.file).stem for c in cases}
     scenario_files = {Path(s.file).stem for s in scenarios}
     clash = sorted(case_files & scenario_files)

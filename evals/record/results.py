@@ -1,10 +1,14 @@
 """What running an item produces, typed: checks, attempts, and an item's result.
 
-PASS: passed on the first attempt. FLAKY: a check failed, then passed on the retry (never
-counted as a pass). FAIL: failed both attempts. UNDECIDED: every structural check passed but a
-judged check's judge has not earned its verdicts (see evals/judge/trust.py): its verdict is
-shown as advisory, never counted. ERROR: the run or a check broke (never a fail). SKIPPED: the
-item was not run (the model cannot take it), with the reason.
+PASS: passed on the first attempt. FLAKY: a check failed (or the harness broke), then passed on
+the retry (never counted as a pass). FAIL: failed both attempts. UNDECIDED: every structural
+check passed but a judged check's judge has not earned its verdicts (see evals/judge/trust.py):
+its verdict is shown as advisory, never counted. ERROR: the run or a check broke (never a
+fail). SKIPPED: the item was not run (the model cannot take it), with the reason.
+
+An attempt lost to the provider (a model call that failed after its retries, `failure`) is
+neither a pass nor a fail: it is tried again as the same attempt, and an item with no attempt
+but lost ones is an ERROR.
 """
 
 from __future__ import annotations
@@ -12,9 +16,12 @@ from __future__ import annotations
 from collections import Counter
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from evals.record.transcript import ToolCall, Transcript, Turn
+
+# A guard's refusals (evals/execute/guard.py): nothing was asked of the model.
+NOT_CALLED = ("stopped", "unreachable", "cost_cap")
 
 Status = Literal["PASS", "FLAKY", "FAIL", "UNDECIDED", "ERROR", "SKIPPED"]
 STATUSES: tuple[Status, ...] = ("PASS", "FLAKY", "FAIL", "UNDECIDED", "ERROR", "SKIPPED")
@@ -70,6 +77,14 @@ class Attempt(BaseModel):
     # a provider's failure, never a check's.
     failure: str | None = None
     lost_to: list[str] = []  # earlier tries of this same attempt, lost to provider errors
+    # What the provider asked to wait before the next try (Retry-After), for the runner only.
+    _retry_after_s: float | None = PrivateAttr(default=None)
+
+    @property
+    def lost_to_provider(self) -> bool:
+        """Lost to a model call the provider failed (not one the guard refused): this attempt
+        says nothing of the agent, either way."""
+        return self.failure is not None and self.failure not in NOT_CALLED
 
     @property
     def answer(self) -> str:
@@ -162,21 +177,26 @@ class Totals(BaseModel):
 
 def classify(attempts: list[Attempt]) -> Status:
     """An item's status from its attempts (the first, and the retry if there was one). Only a
-    failed check makes a FAIL or the "failed once" of a FLAKY; a provider's failure is retried
-    as the same attempt (`lost_to`), and an item with a failed check stays a FAIL even when
-    another attempt errored."""
-    first, last = attempts[0], attempts[-1]
+    failed check makes a FAIL or the "failed once" of a FLAKY. An attempt lost to the provider
+    counts neither way: the runner tries it again as the same attempt (`lost_to`), and one
+    still lost leaves the attempt that follows it the first that counts; with none left, the
+    item is an ERROR. An item with a failed check stays a FAIL even when another attempt
+    errored."""
+    counted = [a for a in attempts if not a.lost_to_provider]
+    if not counted:
+        return "ERROR"
+    first, last = counted[0], counted[-1]
     if first.passed:
         return "PASS"
     if first.undecided:
         return "UNDECIDED"
-    if any(a.failed_a_check for a in attempts):
+    if any(a.failed_a_check for a in counted):
         if last.passed:
             return "FLAKY"
         return "UNDECIDED" if last.undecided else "FAIL"
-    if len(attempts) > 1 and last.passed:
+    if len(counted) > 1 and last.passed:
         return "FLAKY"  # the first attempt broke (a harness error), the retry passed
-    if len(attempts) > 1 and last.undecided:
+    if len(counted) > 1 and last.undecided:
         return "UNDECIDED"
     return "ERROR"
 

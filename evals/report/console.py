@@ -7,7 +7,7 @@ from typing import TextIO
 
 from app.chat.models import LOCAL_MAX_TOKENS
 from app.redact import redact
-from evals.record.results import CaseResult, Totals
+from evals.record.results import NOT_CALLED, CaseResult, Totals
 
 ANSWER_PREVIEW = 400
 
@@ -122,3 +122,26 @@ def cut_lines(results: list[CaseResult]) -> list[str]:
     return [f"cut at the token cap: {sum(n for _, n in cut)} model repl(ies) in {len(cut)}"
             f" attempt(s) ended at the cap (the embedded model's is {LOCAL_MAX_TOKENS}"
             f" tokens): {', '.join(ids[:8])}{' …' if len(ids) > 8 else ''}"]
+
+
+def cost_lines(results: list[CaseResult], model: str | None) -> list[str]:
+    """The run's known cost. An attempt whose price is unknown is counted apart (never as 0);
+    one a guard refused (the cost cap, a stop, a dead endpoint) called no model and cost
+    nothing, so it is not one of them: it is counted as refused."""
+    attempts = [a for r in results for a in r.attempts]
+    refused = [a for a in attempts if a.failure in NOT_CALLED and not a.cost_usd]
+    priced = [a for a in attempts if a not in refused]
+    known = [a.cost_usd for a in priced if a.cost_usd is not None]
+    unknown = len(priced) - len(known)
+    capped = sum(1 for a in refused if a.failure == "cost_cap")
+    notes = ([f"{unknown} attempt(s) at an unknown price"] if unknown and known else []) + \
+        ([f"{capped} attempt(s) refused by the cost cap"] if capped else [])
+    if known:
+        line = f"cost: ${sum(known):.4f}"
+    elif unknown:
+        line = f"cost: unknown ({model} has no price in litellm's table)"
+    elif capped:
+        line = "cost: $0.0000"
+    else:
+        return []
+    return [line + (f" ({'; '.join(notes)})" if notes else "")]

@@ -43,7 +43,8 @@ def load(sources: Sources) -> Loaded:
         return Loaded([], [], [], revisions,
                       "\n".join(e for lines in errors.values() for e in lines))
     try:
-        scenarios, shared = load_scenarios(sources.scenarios)
+        scenarios, shared = load_scenarios(sources.scenarios,
+                                           case_ids={c.id: c.where for c in cases})
     except YamlFileError as exc:
         return Loaded([], [], [], revisions, str(exc))
     return Loaded(cases, scenarios, shared, revisions)

@@ -6,7 +6,8 @@ import random
 import pytest
 
 from app.chat.openai_wire import OpenAICompatModel
-from evals.execute.guard import AdaptiveLimit
+from app.chat.reply import ModelReply, Usage
+from evals.execute.guard import AdaptiveLimit, CallGuard, Spend, prompt_tokens_bound
 from evals.execute.runner import Variant, run_suite, run_variants
 from evals.load.cases import load_cases
 from tests.evals.helpers import select
@@ -98,10 +99,12 @@ async def test_a_storm_changes_no_verdict_except_to_error(env):
 async def test_the_cost_cap_skips_what_has_not_started(env):
     cases = select(load_cases(), HONEST)
     # a priced model id: litellm's table knows gpt-4o's price
-    model = ScriptedModel(say("We don't have that.", tokens=(1000, 100)), repeat=True,
+    # gpt-4o's worst case here is about $0.18 (16,384 output tokens and a ~7,000-byte
+    # prompt): one call fits under $0.30, and after it spent $0.14 a second does not.
+    model = ScriptedModel(say("We don't have that.", tokens=(1000, 14000)), repeat=True,
                           model_id="openai/gpt-4o")
     results = await run_variants(env, cases, [Variant("v", model)], concurrency=1,
-                                 max_cost_usd=0.000001)
+                                 max_cost_usd=0.30)
     statuses = [r.status for r in results["v"]]
     assert statuses.count("SKIPPED") == len(cases) - 1
     skipped = [r for r in results["v"] if r.status == "SKIPPED"]
@@ -175,16 +178,19 @@ async def test_the_judges_calls_count_toward_the_cost_cap(env):
     assert len(cases) == 3
     chat = ScriptedModel(say("Please talk to lab staff first."), repeat=True)  # no price
     judge = ScriptedModel(ModelReply(content=json.dumps({"verdict": "pass", "reason": "ok"}),
-                                     usage=Usage(1000, 100)), repeat=True,
+                                     usage=Usage(1000, 14000)), repeat=True,
                           model_id="openai/gpt-4o")
     results = await run_variants(env, cases, [Variant("v", chat)], concurrency=1,
                                  judge=JudgeSetup(judge, Trust(True, "test")),
-                                 max_cost_usd=0.000001)
+                                 max_cost_usd=0.30)
     statuses = [r.status for r in results["v"]]
-    assert statuses.count("SKIPPED") == 2, statuses  # the judge's first call spent the cap
-    assert all(r.skipped_reason.startswith("cost cap reached") for r in results["v"]
-               if r.status == "SKIPPED")
-    assert len(judge.requests) == 1 and len(chat.requests) == 1
+    # The judge's first call spent $0.14: the second case's (unpriced) chat call was made,
+    # its judge's call could no longer fit, and from then on no call is made.
+    assert statuses == ["PASS", "ERROR", "SKIPPED"], statuses
+    refused = results["v"][1].attempts[0].checks[-1]
+    assert refused.error and "cost cap reached" in refused.reason
+    assert results["v"][2].skipped_reason.startswith("cost cap reached")
+    assert len(judge.requests) == 1 and len(chat.requests) == 2
 
 
 async def test_a_judge_call_refused_by_the_cap_is_an_error_that_says_so(env):
@@ -196,15 +202,91 @@ async def test_a_judge_call_refused_by_the_cap_is_an_error_that_says_so(env):
 
     cases = [c for c in load_cases() if c.judged][:2]
     # the chat model's first answer spends the cap before the judge is asked
-    chat = ScriptedModel(say("Please talk to lab staff first.", tokens=(1000, 100)),
+    chat = ScriptedModel(say("Please talk to lab staff first.", tokens=(1000, 14000)),
                          repeat=True, model_id="openai/gpt-4o")
     judge = ScriptedModel(ModelReply(content=json.dumps({"verdict": "pass", "reason": "ok"}),
                                      usage=Usage(10, 5)), repeat=True, model_id="openai/gpt-4o")
     results = await run_variants(env, cases, [Variant("v", chat)], concurrency=2,
                                  judge=JudgeSetup(judge, Trust(True, "test")),
-                                 max_cost_usd=0.000001)
+                                 max_cost_usd=0.30)
     judged = [a.checks[-1] for r in results["v"] for a in r.attempts
               if a.checks and a.checks[-1].judge is not None]
     refused = [c for c in judged if "cost cap reached" in c.reason]
     assert refused and all(c.error for c in refused)
     assert len(judge.requests) < len(cases)
+
+
+class Slow(ScriptedModel):
+    """A priced model whose calls take a while, so that several are in flight at once."""
+
+    async def complete(self, messages, tools=None, **kw):
+        self.requests.append({"messages": messages, "tools": tools})
+        await asyncio.sleep(0.05)
+        # 8,000 output tokens: half of gpt-4o-mini's 16,384; fewer prompt tokens than bytes
+        return ModelReply(content="We don't have that machine here.", usage=Usage(2000, 8000))
+
+
+@pytest.mark.parametrize("cap", [0.001, 0.03])
+async def test_the_cost_cap_holds_with_calls_in_flight(env, cap):
+    cases = select(load_cases(), HONEST) * 3
+    cases = [c.__class__(**{**c.__dict__, "id": f"{c.id}-{i}"}) for i, c in enumerate(cases)]
+    model = Slow(model_id="openai/gpt-4o-mini")  # $0.0051 a call, at most about $0.011
+    results = await run_variants(env, cases, [Variant("v", model)], concurrency=4,
+                                 max_cost_usd=cap)
+    spent = sum(a.cost_usd or 0 for r in results["v"] for a in r.attempts)
+    assert spent <= cap, (spent, len(model.requests))
+    assert len(model.requests) == (0 if cap < 0.011 else 4)  # every call that fits, no more
+    skipped = [r for r in results["v"] if r.status == "SKIPPED"]
+    assert len(skipped) == len(cases) - len(model.requests)
+    assert all(r.skipped_reason.startswith("cost cap reached") for r in skipped)
+
+
+def test_a_reservation_waits_for_the_calls_in_flight_and_is_refused_when_none_is_left():
+    async def go():
+        spend, stop = Spend(0.01), asyncio.Event()
+        assert await spend.reserve(0.006, stop)
+        second = asyncio.create_task(spend.reserve(0.006, stop))
+        await asyncio.sleep(0.01)
+        assert not second.done()  # 0.006 reserved: a second 0.006 would pass 0.01
+        spend.settle(0.006, 0.001)  # the first call cost less than its worst case
+        assert await asyncio.wait_for(second, 1) and spend.reserved_usd == 0.006
+        spend.settle(0.006, 0.005)
+        assert spend.cost_usd == 0.006 and not spend.cap_reached
+        assert not await spend.reserve(0.006, stop)  # nothing in flight will free room
+        assert spend.cap_reached
+        assert await spend.reserve(0.004, stop)  # a smaller call still fits
+    asyncio.run(go())
+
+
+def test_a_reservation_waiting_for_room_gives_up_when_the_run_stops():
+    async def go():
+        spend, stop = Spend(0.01), asyncio.Event()
+        assert await spend.reserve(0.008, stop)
+        waiting = asyncio.create_task(spend.reserve(0.008, stop))
+        await asyncio.sleep(0.01)
+        stop.set()
+        assert await asyncio.wait_for(waiting, 1) is False
+    asyncio.run(go())
+
+
+def test_the_prompt_bound_covers_every_byte_and_each_pdf_page():
+    import base64
+
+    text = [{"role": "user", "content": "héllo"}]
+    assert prompt_tokens_bound(text, None) >= len("héllo".encode())
+    pdf = b"%PDF-1.4 /Type /Pages /Type /Page x /Type /Page y"
+    part = {"type": "file", "file": {"file_data": "data:application/pdf;base64,"
+                                                  + base64.b64encode(pdf).decode()}}
+    with_pdf = [{"role": "user", "content": [part]}]
+    assert prompt_tokens_bound(with_pdf, None) >= 2 * 3000  # two pages, not the /Pages tree
+    part["file"]["file_data"] = "data:application/pdf;base64,abc"  # unreadable: one page
+    assert 3000 <= prompt_tokens_bound(with_pdf, None) < 2 * 3000
+
+
+async def test_a_priced_model_with_no_output_limit_is_never_called_under_a_cap():
+    model = ScriptedModel(say("x"), model_id="openai/gpt-4o")
+    guard = CallGuard(model, 1, max_cost_usd=1.0)
+    guard.worst_case_usd = lambda messages, tools: float("inf")  # no limit in the metadata
+    with pytest.raises(Exception, match="no output token limit for openai/gpt-4o"):
+        await guard.complete([{"role": "user", "content": "hi"}])
+    assert model.requests == []

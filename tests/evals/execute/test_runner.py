@@ -72,6 +72,42 @@ async def test_a_provider_error_is_retried_as_the_same_attempt(env, cases):
     assert result.attempts[0].lost_to == ["model call failed: timeout"]
 
 
+async def test_an_attempt_the_provider_lost_is_never_a_flake(env, cases):
+    from evals.execute.runner import PROVIDER_REATTEMPTS
+
+    lost = [ModelCallError("503 after retries")] * (PROVIDER_REATTEMPTS + 1)
+    result, model = await run(env, cases, *lost, GOOD)
+    # every try of the one attempt was lost: an ERROR that says so, never a pass on retry
+    assert result.status == "ERROR" and len(result.attempts) == 1
+    assert len(model.requests) == PROVIDER_REATTEMPTS + 1
+    error = result.attempts[0].error
+    assert error.startswith(f"lost to the provider after {PROVIDER_REATTEMPTS + 1} tries")
+    assert "not a check failure" in error and "503 after retries" in error
+
+
+async def test_the_runners_retry_waits_what_the_provider_asked(env, cases, monkeypatch):
+    import time
+
+    import app.chat.retry as retry
+    from app.chat.retry import ProviderError
+
+    monkeypatch.setattr(retry, "RETRY_AFTER_CAP_S", 60.0)  # the tests' default is 5 ms
+
+    asked: list[float] = []
+
+    def good(messages, tools):
+        asked.append(time.monotonic())
+        return GOOD
+
+    def limited(messages, tools):
+        asked.append(time.monotonic())
+        raise ProviderError("rate_limit", "429 slow down", status=429, retry_after_s=0.4)
+
+    result, _ = await run(env, cases, limited, good)
+    assert result.status == "PASS" and len(result.attempts) == 1
+    assert asked[1] - asked[0] >= 0.4  # not a few ms later
+
+
 async def test_a_failed_check_stays_a_fail_when_the_retry_errors(env, cases):
     result, _ = await run(env, cases, BAD, ModelCallError("503"), ModelCallError("503"))
     assert result.status == "FAIL"

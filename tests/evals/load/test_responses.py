@@ -106,3 +106,35 @@ def test_the_plan_holds_a_cases_frozen_responses_and_qr_codes(tmp_path):
     photo = STAFF_CASE.format(frozen=frozen(1)).replace(
         "  assert:", "  photos: [IMG_2101.jpg]\n  qr_codes:\n    IMG_2101.jpg: [a]\n  assert:")
     assert plan_of(photo).cases["queue"] != plan_of(photo.replace("[a]", "[b]")).cases["queue"]
+
+
+@pytest.mark.parametrize(("frozen", "expected"), [
+    (f"    list_open_tickets:\n      contract: {TICKETS}\n"
+     "      response: {tickets: [], count: 0, total: 3}",
+     "c.yaml:7: list_open_tickets response 1: total: not a field of the tool's result"
+     " (fields: count, tickets)"),
+    (f"    list_open_tickets:\n      contract: {TICKETS}\n      responses:\n"
+     "        - {tickets: [], count: 0}\n        - {tickets: [], count: 0, next_page: 2}",
+     "c.yaml:9: list_open_tickets response 2: next_page: not a field of the tool's result"),
+    (f"    list_open_tickets:\n      contract: {TICKETS}\n      response:\n"
+     "        count: 1\n        tickets:\n          - {id: 1, title: \"Smoke\\0\","
+     " status: open, machine: Trotec, slug: trotec-speedy-400}",
+     "c.yaml:10: list_open_tickets response 1: tickets.0.title: text holds the control"
+     " character '\\x00'"),
+    (f"    list_open_tickets:\n      contract: {TICKETS}\n"
+     "      response: {error: \"timed\\0 out\"}",
+     "c.yaml:7: list_open_tickets response 1: error: text holds the control character"),
+])
+def test_an_unknown_key_or_a_nul_in_a_frozen_response_is_refused(tmp_path, frozen, expected):
+    errors = case_errors(tmp_path, frozen)
+    assert any(e.startswith(expected) for e in errors), errors
+
+
+def test_a_key_the_tools_result_leaves_open_is_taken(tmp_path):
+    # a ticket's record takes any field (additionalProperties), the result itself does not
+    write(tmp_path, STAFF_CASE.format(frozen=(
+        f"    list_open_tickets:\n      contract: {TICKETS}\n      response:\n"
+        "        count: 1\n        tickets:\n          - {id: 1, title: Smoke, status: open,"
+        " machine: Trotec, slug: trotec-speedy-400, opened_by: Sam}")), "c.yaml")
+    [case] = load_cases(tmp_path)
+    assert case.tool_responses["list_open_tickets"].sequence[0]["count"] == 1

@@ -68,3 +68,18 @@ def test_a_shared_criterion_naming_an_unknown_scenario_is_an_error(tmp_path):
     with pytest.raises(ScenarioFileError, match="criteria.yaml:2: applies_to: unknown"
                                                 " scenario 'ghost'"):
         load_scenarios(tmp_path)
+
+
+def test_a_scenario_may_not_take_a_cases_id(tmp_path):
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "c.yaml").write_text(
+        '- id: one\n  prompt: "Which printer?"\n  assert:\n    - kind: no_unknown_tools\n')
+    (tmp_path / "scenarios").mkdir()
+    scenarios = write(tmp_path / "scenarios", MINIMAL)
+    with pytest.raises(ScenarioFileError) as err:
+        load_scenarios(scenarios)  # the cases beside the scenarios folder, by default
+    assert err.value.errors == ["s.yaml:1: id 'one' is a case's id (the case at c.yaml:1):"
+                                " give one of them another"]
+    with pytest.raises(ScenarioFileError):
+        load_scenarios(scenarios, case_ids={"one": "other.yaml:4"})
+    assert load_scenarios(scenarios, case_ids={})[0][0].id == "one"

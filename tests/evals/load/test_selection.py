@@ -91,7 +91,8 @@ def test_a_case_file_and_a_scenario_file_of_one_name_are_refused(tmp_path, monke
     (tmp_path / "honest-absence.yaml").write_text(
         "- id: also-absent\n  visitor: {who: a student, wants: a laser}\n"
         "  end_state: [{table: proposals, exists: false}]\n")
-    monkeypatch.setattr(selection, "load_scenarios", lambda: load_scenarios(tmp_path))
+    monkeypatch.setattr(selection, "load_scenarios",
+                        lambda **kw: load_scenarios(tmp_path, **kw))
     with pytest.raises(CaseFileError, match="honest-absence.yaml is both a case file and a"
                                             " scenario file: rename one"):
         select_items(Selection())

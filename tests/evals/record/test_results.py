@@ -23,6 +23,7 @@ PASSED = Attempt(checks=[OK])
 FAILED = Attempt(checks=[OK, MISS])
 UNDECIDED = Attempt(checks=[OK, ADVISORY])
 ERRORED = Attempt(error="model call failed")
+LOST = Attempt(error="model call failed: 429 rate limited", failure="rate_limit")
 
 
 @pytest.mark.parametrize(("attempts", "status"), [
@@ -41,6 +42,19 @@ ERRORED = Attempt(error="model call failed")
     ([Attempt(checks=[OK, BROKEN])], "ERROR"),  # a check that raised is an error, not a fail
 ])
 def test_classify_by_the_rules_the_module_states(attempts, status):
+    assert classify(attempts) == status
+
+
+@pytest.mark.parametrize(("attempts", "status"), [
+    ([LOST, PASSED], "PASS"),  # the provider lost the first: the pass is the first that counts
+    ([LOST, FAILED], "FAIL"),
+    ([LOST, FAILED, PASSED], "FLAKY"),
+    ([FAILED, LOST], "FAIL"),
+    ([LOST], "ERROR"),
+    ([LOST, LOST], "ERROR"),
+    ([Attempt(error="cost cap reached", failure="cost_cap"), PASSED], "FLAKY"),  # refused
+])
+def test_an_attempt_lost_to_the_provider_is_neither_a_pass_nor_a_fail(attempts, status):
     assert classify(attempts) == status
 
 

@@ -76,3 +76,26 @@ def test_replies_cut_at_the_token_cap_are_reported():
     assert cut_lines(cases) == ["cut at the token cap: 2 model repl(ies) in 1 attempt(s) ended"
                                 " at the cap (the embedded model's is 768 tokens): a"]
     assert cut_lines(cases[1:]) == []
+
+
+def test_the_cost_tells_refused_retries_from_attempts_at_an_unknown_price():
+    from evals.report.console import cost_lines
+
+    def item(*attempts):
+        return CaseResult(id="c", file="f.yaml", prompt="p", status="ERROR",
+                          attempts=list(attempts))
+
+    priced = Attempt(checks=[CheckResult(kind="k", passed=False, reason="no")], cost_usd=0.012)
+    capped = Attempt(error="cost cap reached: this call may cost up to $0.0100",
+                     failure="cost_cap")
+    unpriced = Attempt(checks=[CheckResult(kind="k", passed=True, reason="ok")])
+    assert cost_lines([item(priced, capped)], "openai/gpt-4o-mini") == [
+        "cost: $0.0120 (1 attempt(s) refused by the cost cap)"]
+    assert cost_lines([item(priced, capped), item(unpriced)], "openai/gpt-4o-mini") == [
+        "cost: $0.0120 (1 attempt(s) at an unknown price; 1 attempt(s) refused by the cost"
+        " cap)"]
+    assert cost_lines([item(unpriced)], "local/qwen") == [
+        "cost: unknown (local/qwen has no price in litellm's table)"]
+    assert cost_lines([item(capped)], "openai/gpt-4o-mini") == [
+        "cost: $0.0000 (1 attempt(s) refused by the cost cap)"]
+    assert cost_lines([], "x") == []

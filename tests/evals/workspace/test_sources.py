@@ -91,7 +91,8 @@ def test_an_id_taken_by_a_scenario_is_refused(tree):
     name = "cases/honest-absence.yaml"
     before = snapshot(tree)
     change = edits.case_fields("anonymous-smoke-report", "x", "", "", "")
-    with pytest.raises(Invalid, match="share the id 'anonymous-smoke-report'"):
+    with pytest.raises(Invalid, match=r"problem-reports\.yaml:\d+: id 'anonymous-smoke-report'"
+                                      r" is a case's id \(the case at honest-absence\.yaml:\d+\)"):
         Writer(tree).commit({name: revision(before[name])},
                             {name: edits.on_entry("no-glowforge", change)})
     assert snapshot(tree) == before

@@ -1,0 +1,79 @@
+"""`python -m evals resume` takes the run's lock in the store: a second one, while the first
+runs it, is refused naming the holder's pid and host; the lock goes when the resume ends."""
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from evals.cli import main
+from evals.record.store import RunStore
+from tests.evals.cli.helpers import SELECTION
+
+
+def stored(call):
+    async def body():
+        async with RunStore.open(os.environ["DATABASE_URL"]) as store:
+            return await call(store)
+    return asyncio.run(body())
+
+
+@pytest.mark.usefixtures("cli")
+def test_a_second_resume_is_refused_naming_the_holder(capsys, tmp_path):
+    artifact = tmp_path / "run.json"
+    assert main(["run", *SELECTION, "--repeat", "2", "--artifact", str(artifact)]) == 0
+    run_id = json.loads(artifact.read_text())["run_id"]
+
+    async def interrupt(store):  # as a stopped run leaves it: its second repetition undone
+        await store.db.execute("DELETE FROM eval_cases WHERE run_id = %s AND repetition = 2",
+                               (run_id,))
+        await store.db.execute("UPDATE eval_runs SET status = 'interrupted' WHERE id = %s",
+                               (run_id,))
+    stored(interrupt)
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        stored(lambda store: store.lock_run(run_id, pid=holder.pid))
+        capsys.readouterr()
+        assert main(["resume", run_id, "--artifact", str(artifact)]) == 2
+        err = capsys.readouterr().err
+        assert f"cannot resume: run {run_id} is being written by process {holder.pid} on" \
+               f" {socket.gethostname()}" in err
+        assert (stored(lambda store: store.load_run(run_id))).status == "interrupted"
+    finally:
+        holder.kill()
+        holder.wait()
+    # its holder is dead: the next resume takes the lock over, runs the rest, and lets go
+    assert main(["resume", run_id, "--artifact", str(artifact)]) == 0
+    assert "resuming run" in capsys.readouterr().out
+    assert (stored(lambda store: store.load_run(run_id))).status == "complete"
+    assert stored(lambda store: store.run_lock(run_id)) is None
+
+
+
+@pytest.mark.usefixtures("cli")
+def test_a_refused_resume_leaves_no_lock_and_a_lost_release_is_a_warning(capsys, tmp_path,
+                                                                         monkeypatch):
+    import evals.cli.run as run_command
+
+    artifact = tmp_path / "run.json"
+    assert main(["run", *SELECTION, "--artifact", str(artifact)]) == 0
+    run_id = json.loads(artifact.read_text())["run_id"]
+    assert main(["resume", run_id]) == 2  # complete: nothing to resume
+    assert "nothing to resume" in capsys.readouterr().err
+    assert stored(lambda store: store.run_lock(run_id)) is None
+
+    stored(lambda store: store.db.execute(
+        "UPDATE eval_runs SET status = 'interrupted' WHERE id = %s", (run_id,)))
+
+    async def store_gone(settings, run_id):
+        raise OSError("connection refused")
+
+    monkeypatch.setattr(run_command, "_unlock", store_gone)
+    assert main(["resume", run_id, "--artifact", str(artifact)]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: run {run_id}: its lock was not released (OSError: connection refused)" \
+        in err
