@@ -8,8 +8,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-import re
-import shutil
 import sys
 import tempfile
 import time
@@ -20,13 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import psutil
 import psycopg
 from psycopg.conninfo import make_conninfo
 
 from app.capabilities import PageContext, Photo
 from app.chat.compose import ComposedChat
 from app.db import Database, connect
+from app.db.leftovers import SCRATCH_DB_PREFIX, SCRATCH_DIR_PREFIX, remove_leftovers
 from app.identity import Identity
 from app.manuals import ManualLibrary
 from app.manuals.blobs import BlobStore, serve_blob_store
@@ -39,11 +37,10 @@ from evals.fixtures.lab_catalog import seed_lab_catalog
 from evals.fixtures.tickets import seed_eval_tickets
 from evals.settings import PROJECT_ROOT
 
-# Scratch databases and blob folders carry the pid of the run that made them, so a later run
-# can remove what a killed one left behind.
-DB_PREFIX = "eval_p"
-BLOBS_PREFIX = "eval-blobs-p"
-_OWNER = re.compile(r"^(?:eval_p|eval-blobs-p)(\d+)[_-]")
+# Scratch databases and blob folders carry the pid of the run that made them, so a later start
+# (of a run, the app or the workspace) can remove what a killed one left behind.
+DB_PREFIX = SCRATCH_DB_PREFIX
+BLOBS_PREFIX = SCRATCH_DIR_PREFIX
 # Every call to the server is bounded, so a server that stops or freezes mid-run ends the run
 # with an error in bounded time: connecting (ADMIN_CONNECT_S), making or dropping a database
 # (ADMIN_TIMEOUT_S: a copy of the template takes well under a second here), and each of the
@@ -75,31 +72,9 @@ async def _drop_or_say(server_conninfo: str, name: str) -> None:
               " removes it", file=sys.stderr)
 
 
-def _dead(name: str) -> bool:
-    m = _OWNER.match(name)
-    return m is not None and not psutil.pid_exists(int(m.group(1)))
-
-
-def _clean_stale_folders() -> list[str]:
-    removed = []
-    for folder in Path(tempfile.gettempdir()).glob(f"{BLOBS_PREFIX}*"):
-        if folder.is_dir() and _dead(folder.name):
-            shutil.rmtree(folder, ignore_errors=True)
-            removed.append(str(folder))
-    return removed
-
-
 async def clean_stale(server_conninfo: str) -> list[str]:
     """Drop the scratch databases and blob folders of eval runs whose process is gone."""
-    removed = []
-    async with _admin(server_conninfo) as admin:
-        cur = await admin.execute("SELECT datname FROM pg_database WHERE datname LIKE %s",
-                                  (DB_PREFIX.replace("_", r"\_") + "%",))
-        for (name,) in await cur.fetchall():
-            if _dead(name):
-                await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-                removed.append(name)
-    return removed + await asyncio.to_thread(_clean_stale_folders)
+    return await remove_leftovers(server_conninfo)
 
 
 @dataclass
