@@ -16,7 +16,7 @@ from psycopg.conninfo import make_conninfo
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from app.db.embedded import start_embedded
+from app.db.embedded import start_embedded, stop_orphaned
 from app.db.migrate import MigrationError, migrate
 
 __all__ = ["Database", "MigrationError", "connect", "resolve_conninfo", "scratch_database"]
@@ -25,8 +25,11 @@ Row = dict[str, Any]
 
 
 def resolve_conninfo(database_url: str | None, data_dir: Path) -> str:
-    """`DATABASE_URL` when given, else the embedded server's URI (started on demand)."""
+    """`DATABASE_URL` when given, else the embedded server's URI (started on demand). With
+    `DATABASE_URL`, an embedded server in `data_dir` that no live process owns (its owners were
+    killed) is stopped: nothing else would ever stop it."""
     if database_url:
+        stop_orphaned(data_dir)
         return database_url
     return start_embedded(data_dir)
 
