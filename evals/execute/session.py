@@ -95,11 +95,12 @@ async def watch_database(conninfo: str, stop: asyncio.Event) -> None:
         except (psycopg.Error, TimeoutError, OSError) as exc:
             misses += 1
             if misses >= WATCH_MISSES:
-                why = "no answer" if isinstance(exc, TimeoutError) else \
-                    (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                why = f"no answer within {WATCH_TIMEOUT_S:g} s" if isinstance(
+                    exc, TimeoutError) else (str(exc).strip().splitlines()
+                                             or [type(exc).__name__])[0]
                 where = store_name(conninfo).replace("the run store", "the run's database")
-                print(f"error: {where} does not answer ({why}): stopping the run",
-                      file=sys.stderr)
+                print(f"error: {where} does not answer ({why}, {misses} times in a row):"
+                      " stopping the run", file=sys.stderr)
                 stop.set()
 
 

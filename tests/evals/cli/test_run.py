@@ -21,7 +21,7 @@ from app.settings import PROJECT_ROOT
 from evals.cli import main
 from evals.judge import MAKERSPACE
 from evals.load.packs import load_pack_prompt
-from tests.evals.cli.helpers import SELECTION
+from tests.evals.cli.helpers import SELECTION, store_down_at_the_end
 from tests.evals.helpers import cli_environment
 from tests.evals.load.helpers import LAUGHS
 from tests.fake_openai import completion, fake_openai_server
@@ -336,3 +336,15 @@ def test_resume_rebuilds_the_artifact_from_the_store_before_it_runs_anything(
                                                   "--artifact", str(artifact)]) == 0
     assert seen == [["no-glowforge"]]
     assert sorted(_cases_in(artifact)) == ["no-cnc-router", "no-glowforge"]
+
+
+@pytest.mark.usefixtures("cli")
+def test_a_store_still_down_at_the_end_is_one_error_line_and_a_non_zero_exit(
+        capsys, tmp_path, monkeypatch):
+    store_down_at_the_end(monkeypatch)
+    artifact = tmp_path / "run.json"
+    assert main(["run", *SELECTION, "--artifact", str(artifact)]) == 1
+    out, err = capsys.readouterr()
+    assert "(not all stored)" in out and "2/2 passed" in out
+    assert f"python -m evals runs --import {artifact} puts them there" in err
+    assert "Traceback" not in err and len(json.loads(artifact.read_text())["cases"]) == 2
