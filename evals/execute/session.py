@@ -27,7 +27,7 @@ from evals.execute.agent import (
     compose_contexts,
     git_state,
 )
-from evals.execute.env import EvalEnv, clean_stale, eval_env
+from evals.execute.env import ENV_TIMEOUT_S, EvalEnv, clean_stale, eval_env
 from evals.execute.runner import Variant, run_variants
 from evals.judge.setup import JudgeSetup
 from evals.load.items import EvalItem
@@ -184,7 +184,10 @@ async def run_versions(
     if writer is not None:
         writer.write()
 
+    finished: dict[str, list[CaseResult]] = {v.label: [] for v in versions}
+
     async def done(label: str, result: CaseResult) -> None:
+        finished[label].append(result)
         if writer is not None:
             writer.add(result)
         await prep.store.save_case(records[label].run_id or "", result)
@@ -205,6 +208,15 @@ async def run_versions(
                                      vision=vision, judge=judge, visitor=visitor, on_done=done,
                                      repeat=plan.repeat, on_lab=on_lab, stop=controls.stop,
                                      max_cost_usd=controls.max_cost_usd, skip=done_before)
+    except (psycopg.Error, TimeoutError) as exc:
+        # The run's own database failed between items (seeding the look-alike lab, say): the
+        # run stops there, as interrupted, with every item that finished.
+        reason = f"no answer within {ENV_TIMEOUT_S:g} s" if isinstance(exc, TimeoutError) \
+            else (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        print(f"error: the run's database failed ({reason}): the run stops here",
+              file=sys.stderr)
+        controls.stop.set()
+        results = finished
     finally:
         watching.cancel()
         await asyncio.gather(watching, return_exceptions=True)

@@ -93,3 +93,23 @@ async def test_a_run_whose_database_freezes_stops_in_bounded_time_saying_why(
     assert "does not answer" in err and "stopping the run" in err and "Traceback" not in err
     assert "was not dropped" in err  # the teardown says so in one line, bounded too
     assert took < 40
+
+
+async def test_a_database_failure_between_items_stops_the_run_keeping_what_finished(
+        env, store, settings, monkeypatch, capsys):
+    from evals.execute.env import EvalEnv
+
+    async def frozen(self):
+        raise TimeoutError
+
+    monkeypatch.setattr(EvalEnv, "use_lab", frozen)
+    cs = cases("no-glowforge,photo-studio-form4")  # the second runs on the look-alike lab
+    model = ScriptedModel(say("We don't have a Glowforge."), repeat=True)
+    records = await run(Prepared(env, store, settings), cs, [Version("current", model)],
+                        plan(cs))
+    record = records["current"]
+    assert record.status == "interrupted" and record.unfinished == ["photo-studio-form4#1"]
+    assert [r.id for r in record.cases] == ["no-glowforge"]
+    err = capsys.readouterr().err
+    assert "error: the run's database failed (no answer within 30 s): the run stops here" in err
+    assert (await store.load_run(record.run_id)).status == "interrupted"
