@@ -181,15 +181,23 @@ async def run_versions(
     # run's cases, from the store), then each item as it finishes, before the store has it.
     writer = RunArtifact(records[versions[0].label], artifact) \
         if artifact is not None and len(versions) == 1 else None
-    if writer is not None:
-        writer.write()
+
+    def write(result: CaseResult | None = None) -> None:
+        if writer is None:
+            return
+        try:
+            writer.add(result) if result is not None else writer.write()
+        except OSError as exc:  # the store still gets it; the run's end writes it again
+            print(f"warning: the artifact {writer.path} was not written: {exc}",
+                  file=sys.stderr)
+
+    write()
 
     finished: dict[str, list[CaseResult]] = {v.label: [] for v in versions}
 
     async def done(label: str, result: CaseResult) -> None:
         finished[label].append(result)
-        if writer is not None:
-            writer.add(result)
+        write(result)
         await prep.store.save_case(records[label].run_id or "", result)
         if progress is not None:
             name = f"{label}: {result.id}" if len(versions) > 1 else result.id

@@ -113,3 +113,21 @@ async def test_a_database_failure_between_items_stops_the_run_keeping_what_finis
     err = capsys.readouterr().err
     assert "error: the run's database failed (no answer within 30 s): the run stops here" in err
     assert (await store.load_run(record.run_id)).status == "interrupted"
+
+
+async def test_an_artifact_that_cannot_be_written_is_said_and_the_store_still_gets_each_case(
+        env, store, settings, tmp_path, capsys):
+    from evals.execute.session import run_versions
+    from evals.record.run import Models, RunSettings
+
+    (tmp_path / "a-file").write_text("")
+    bad = tmp_path / "a-file" / "run.json"  # its folder is a file
+    cs = cases()
+    model = ScriptedModel(say("We don't have a Glowforge."), repeat=True)
+    records = await run_versions(Prepared(env, store, settings), cs, [Version("current", model)],
+                                 plan(cs), settings=RunSettings(concurrency=1), models=Models(),
+                                 vision=None, judge=None, artifact=bad)
+    err = capsys.readouterr().err
+    assert err.count(f"warning: the artifact {bad} was not written") == 3  # start, two cases
+    loaded = await store.load_run(records["current"].run_id)
+    assert loaded.status == "complete" and len(loaded.cases) == 2
