@@ -47,7 +47,7 @@ BLOBS_PREFIX = SCRATCH_DIR_PREFIX
 # cases' own statements (ENV_TIMEOUT_S).
 ADMIN_CONNECT_S = 5.0
 ADMIN_TIMEOUT_S = 30.0
-ENV_TIMEOUT_S = 30.0
+ENV_TIMEOUT_S = 10.0
 
 
 @asynccontextmanager

@@ -50,7 +50,7 @@ class StoreUnavailable(StoreError):
 # here, since a frozen server enforces nothing), and how long a run's end waits for the rows
 # still queued. A write that fails is retried with back-off from RETRY_FIRST_S to RETRY_MAX_S.
 STORE_TIMEOUT_S = 10.0
-FLUSH_TIMEOUT_S = 20.0
+FLUSH_TIMEOUT_S = 10.0
 RETRY_FIRST_S = 0.5
 RETRY_MAX_S = 8.0
 

@@ -111,7 +111,7 @@ async def test_a_database_failure_between_items_stops_the_run_keeping_what_finis
     assert record.status == "interrupted" and record.unfinished == ["photo-studio-form4#1"]
     assert [r.id for r in record.cases] == ["no-glowforge"]
     err = capsys.readouterr().err
-    assert "error: the run's database failed (no answer within 30 s): the run stops here" in err
+    assert "error: the run's database failed (no answer within 10 s): the run stops here" in err
     assert (await store.load_run(record.run_id)).status == "interrupted"
 
 
