@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import math
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -14,27 +16,50 @@ from psycopg.conninfo import make_conninfo
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from app.db.embedded import start_embedded
+from app.db.embedded import start_embedded, stop_orphaned
 from app.db.migrate import MigrationError, migrate
 
-__all__ = ["Database", "MigrationError", "resolve_conninfo", "scratch_database"]
+__all__ = ["Database", "MigrationError", "connect", "resolve_conninfo", "scratch_database"]
 
 Row = dict[str, Any]
 
 
 def resolve_conninfo(database_url: str | None, data_dir: Path) -> str:
-    """`DATABASE_URL` when given, else the embedded server's URI (started on demand)."""
+    """`DATABASE_URL` when given, else the embedded server's URI (started on demand). With
+    `DATABASE_URL`, an embedded server in `data_dir` that no live process owns (its owners were
+    killed) is stopped: nothing else would ever stop it."""
     if database_url:
+        stop_orphaned(data_dir)
         return database_url
     return start_embedded(data_dir)
 
 
-class Database:
-    """An async connection pool on one database, migrated when opened."""
+async def connect(conninfo: str, timeout_s: float | None = None, *, autocommit: bool = False,
+                  connect_timeout_s: float | None = None) -> psycopg.AsyncConnection[Any]:
+    """One connection; with `timeout_s`, connecting gives up after it (or after
+    `connect_timeout_s`) and statements end on the server after it (statement_timeout). A
+    frozen server enforces no statement_timeout: wrap the statements in asyncio.timeout too."""
+    if timeout_s is None:
+        return await psycopg.AsyncConnection.connect(conninfo, autocommit=autocommit)
+    return await psycopg.AsyncConnection.connect(
+        conninfo, autocommit=autocommit,
+        connect_timeout=max(1, math.ceil(connect_timeout_s or timeout_s)),
+        options=f"-c statement_timeout={int(timeout_s * 1000)}")
 
-    def __init__(self, conninfo: str, *, max_size: int = 10, app_schema: bool = True) -> None:
+
+class Database:
+    """An async connection pool on one database, migrated when opened.
+
+    With `timeout_s`, no call waits longer than that: connecting (connect_timeout), waiting
+    for a pooled connection, and each statement, on the server (statement_timeout) and here
+    (a server that is frozen enforces nothing, so the client gives up too). TimeoutError then.
+    """
+
+    def __init__(self, conninfo: str, *, max_size: int = 10, app_schema: bool = True,
+                 timeout_s: float | None = None) -> None:
         self.conninfo = conninfo
         self._max_size = max_size
+        self.timeout_s = timeout_s
         # False: the app's schema (and pgvector) is not this pool's: the eval run store
         # migrates its own tables.
         self._app_schema = app_schema
@@ -42,7 +67,7 @@ class Database:
 
     async def open(self) -> None:
         if self._app_schema:
-            async with await psycopg.AsyncConnection.connect(self.conninfo) as conn:
+            async with await connect(self.conninfo, self.timeout_s) as conn:
                 await migrate(conn)
 
         async def configure(conn: psycopg.AsyncConnection) -> None:
@@ -51,21 +76,29 @@ class Database:
             conn.row_factory = dict_row  # type: ignore[assignment]
             await conn.set_autocommit(True)
 
+        limits: dict[str, Any] = {}
+        if self.timeout_s is not None:
+            limits = {"timeout": self.timeout_s,
+                      "kwargs": {"connect_timeout": max(1, math.ceil(self.timeout_s)),
+                                 "options": f"-c statement_timeout={int(self.timeout_s * 1000)}"}}
         self._pool = AsyncConnectionPool(
-            self.conninfo, min_size=1, max_size=self._max_size, configure=configure, open=False
-        )
-        await self._pool.open(wait=True)
+            self.conninfo, min_size=1, max_size=self._max_size, configure=configure, open=False,
+            **limits)
+        async with asyncio.timeout(self.timeout_s):
+            await self._pool.open(wait=True, timeout=self.timeout_s or 30.0)
 
     async def close(self) -> None:
         if self._pool is not None:
-            await self._pool.close()
-            self._pool = None
+            pool, self._pool = self._pool, None
+            await pool.close(timeout=self.timeout_s or 5.0)
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[psycopg.AsyncConnection[Row]]:
         if self._pool is None:
             raise RuntimeError("database is not open")
-        async with self._pool.connection() as conn:
+        # The whole use of the connection is bounded: a statement on a frozen server would
+        # otherwise wait forever.
+        async with asyncio.timeout(self.timeout_s), self._pool.connection() as conn:
             yield conn  # type: ignore[misc]
 
     @asynccontextmanager

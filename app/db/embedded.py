@@ -7,6 +7,7 @@ import fcntl
 import json
 import logging
 import os
+import signal
 from pathlib import Path
 
 import psutil
@@ -96,3 +97,44 @@ def start_embedded(data_dir: Path) -> str:
             f"See {log_file}; set DATABASE_URL to use a server instead."
         ) from exc
     return str(server.get_uri())
+
+
+def stop_orphaned(data_dir: Path, wait_s: float = 15.0) -> bool:
+    """Stop the embedded server under `data_dir` if it runs and no live process owns it
+    (every process that started or joined it was killed hard, so none of them stopped it);
+    True when it was stopped. A server a live process started or joined is never touched."""
+    pgdata = data_dir / "pg"
+    pidfile = pgdata / "postmaster.pid"
+    if not pidfile.exists():
+        return False
+    with (data_dir / START_LOCK).open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # no process is starting or joining it meanwhile
+        try:
+            pid = int(pidfile.read_text().split()[0])
+            postmaster = psutil.Process(pid)
+            if "postgres" not in postmaster.name():
+                return False  # a stale file whose pid another program now has
+        except (OSError, ValueError, IndexError, psutil.Error):
+            return False
+        if not (pgdata / HANDLE_FILE).exists():
+            return False  # not started through pgserver: not ours to stop
+        _clear_dead_handles(pgdata)
+        try:
+            owners = json.loads((pgdata / HANDLE_FILE).read_text() or "[]")
+        except (OSError, json.JSONDecodeError):
+            return False
+        if owners:
+            return False
+        log.info("stopping the embedded PostgreSQL in %s: every process that used it is gone",
+                 pgdata)
+        try:
+            postmaster.send_signal(signal.SIGINT)  # PostgreSQL's fast shutdown
+            postmaster.wait(wait_s)
+        except psutil.TimeoutExpired:
+            postmaster.kill()
+        except psutil.NoSuchProcess:
+            pass
+        except psutil.Error as exc:  # not ours to signal (another user's server)
+            log.warning("could not stop the embedded PostgreSQL in %s: %s", pgdata, exc)
+            return False
+        return True

@@ -16,6 +16,7 @@ from starlette.staticfiles import StaticFiles
 
 from app.chat.models import ChatModel, model_for_job
 from app.db import Database, resolve_conninfo
+from app.db.leftovers import remove_leftovers_saying
 from app.manuals import BlobStore, ManualLibrary, blob_app
 from app.manuals.demo import seed_database, seed_manuals
 from app.manuals.embed import default_embedder
@@ -56,7 +57,9 @@ def create_app(
         database = db
         if database is None:
             url = settings.database_url.get_secret_value() if settings.database_url else None
-            database = Database(resolve_conninfo(url, settings.data_dir))
+            conninfo = resolve_conninfo(url, settings.data_dir)
+            await remove_leftovers_saying(conninfo)
+            database = Database(conninfo)
             await database.open()
         library = manuals
         if library is None:

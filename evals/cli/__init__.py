@@ -24,6 +24,7 @@ and their handlers; a handler that cannot go on raises CliError, said once here 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 from evals.cli import (
@@ -55,6 +56,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    # A database that stops answering is said once, by the run store and the run's watchdog;
+    # psycopg's own warnings would repeat it on every reconnection and cancelled query.
+    logging.getLogger("psycopg").setLevel(logging.ERROR)
     try:
         p = parser()
         if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help"):

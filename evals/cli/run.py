@@ -45,7 +45,7 @@ from evals.load.conversations import Conversation
 from evals.load.items import EvalItem
 from evals.load.plan import plan_info
 from evals.load.selection import has_conversations, select_items
-from evals.record.artifact import write_run
+from evals.record.artifact import ArtifactError, read_run, write_run
 from evals.record.fingerprint import PlanInfo, Selection
 from evals.record.run import Models, RunRecord, RunSettings
 from evals.record.store import RunLocked
@@ -100,7 +100,11 @@ def register(sub: Commands) -> None:
     res.add_argument("--fail-on-skip", action=argparse.BooleanOptionalAction, default=None)
     res.add_argument("--max-cost", type=float, default=None)
     res.set_defaults(handler=resume)
-    sub.add_parser("runs", help="list the stored runs").set_defaults(handler=runs)
+    runs_ = sub.add_parser("runs", help="list the stored runs")
+    runs_.add_argument("--import", dest="import_artifact", metavar="ARTIFACT", type=Path,
+                       help="put the run in this artifact into the store (the cases a store"
+                            " that was down missed), then list")
+    runs_.set_defaults(handler=runs)
     lst = sub.add_parser("list", help="list the cases")
     lst.add_argument("--groups", action="store_true", help="list the groups instead")
     lst.set_defaults(handler=list_cases)
@@ -216,8 +220,10 @@ async def run_once(items: list[EvalItem], options: RunOptions, settings: Setting
                                       " resumed under this one:",
                                       *(f"  {line}" for line in changes)]))
         plan = resume.plan
-    # The artifact says at once that a run is under way: an old one never looks current.
-    write_run(RunRecord(status="running", started=dt.datetime.now(dt.UTC).isoformat()),
+    # The artifact says at once that a run is under way: an old one never looks current. A
+    # resumed run's artifact is rebuilt from the store at once, with the cases it holds.
+    write_run(resume.model_copy(update={"status": "running"}) if resume is not None else
+              RunRecord(status="running", started=dt.datetime.now(dt.UTC).isoformat()),
               options.artifact)
     todo = len(items) * options.repeat - (len(resume.cases) if resume else 0)
     print_start(model.model_id, items, options.repeat, settings)
@@ -229,18 +235,26 @@ async def run_once(items: list[EvalItem], options: RunOptions, settings: Setting
                 prep, items, [Version("current", model,
                                       ref=asked_model(settings, options.model))],
                 plan, settings=run, models=models, vision=options.vision, judge=judge,
-                visitor=visitor, progress=progress, controls=controls, resume=resume)
+                visitor=visitor, progress=progress, controls=controls, resume=resume,
+                artifact=options.artifact)
+        store_failed = prep.store_failed
     progress(None)
     record = records["current"]
     report_run(record)
-    print(f"run: {record.run_id} (stored) · artifact: {write_run(record, options.artifact)}")
+    print(f"run: {record.run_id} ({'not all stored' if store_failed else 'stored'}) ·"
+          f" artifact: {write_run(record, options.artifact)}")
+    if store_failed:
+        print(f"error: {store_failed}; the artifact has every finished case:"
+              f" python -m evals runs --import {options.artifact} puts them there",
+              file=sys.stderr)
     if options.junit:
         print(f"junit: {write_junit(record, options.junit)}")
     if record.status == "interrupted":
         print(f"interrupted: {len(record.cases)} finished, {len(record.unfinished)} not run;"
               f" python -m evals resume {record.run_id} runs the rest", file=sys.stderr)
         return exit_for(got) or 1
-    code = exit_code(record.cases, fail_on_skip=options.fails_on_skip)
+    code = exit_code(record.cases, fail_on_skip=options.fails_on_skip) or \
+        (1 if store_failed else 0)
     capped = [r for r in record.cases if (r.skipped_reason or "").startswith("cost cap")]
     if capped:
         print(f"cost cap reached: {len(capped)} case(s) not run", file=sys.stderr)
@@ -340,8 +354,19 @@ def report_run(record: RunRecord) -> None:
 
 
 def runs(args: argparse.Namespace) -> int:
+    record = None
+    if getattr(args, "import_artifact", None) is not None:
+        try:
+            record = read_run(args.import_artifact)
+        except ArtifactError as exc:
+            raise CliError(str(exc)) from exc
+
     async def body(settings: Settings) -> int:
         async with open_store(settings) as store:
+            if record is not None:
+                n = await store.import_run(record)
+                print(f"imported run {record.run_id} ({record.status}): {n} case(s) from"
+                      f" {args.import_artifact}")
             rows = await store.list_runs()
         if not rows:
             print("no stored runs yet: python -m evals run")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import sys
 from pathlib import Path
 
 from app.settings import Settings
@@ -237,7 +238,8 @@ async def _compare_point(settings: Settings, p: Point, cases: list[Case], option
                 prep, cases, versions, plan, settings=run, models=models,
                 vision=options.vision, judge=judge, progress=progress, point=p.name)
             result = compare_runs(records["baseline"], records["current"])
-            cid = await prep.store.save_comparison(
+            failed = prep.store_failed
+            cid = None if failed else await prep.store.save_comparison(
                 p.name, records["baseline"].run_id or "", records["current"].run_id or "",
                 result)
     except (PlanMismatch, FrozenAgentError) as exc:
@@ -247,6 +249,9 @@ async def _compare_point(settings: Settings, p: Point, cases: list[Case], option
     print(render(result, f"point {p.name} ({p.agent.model}, agent {p.agent.fingerprint[:8]},"
                          f" run {records['baseline'].run_id})",
                  f"today ({current_model.model_id}, run {records['current'].run_id})"))
+    if cid is None:
+        print(f"error: {failed}; the comparison is not stored", file=sys.stderr)
+        return 1
     print(f"comparison {cid} stored")
     return 0
 
@@ -304,10 +309,15 @@ async def _gate(settings: Settings, cases: list[Case], options: RunOptions,
             progress(None)
         comparison = compare_runs(records["baseline"], records["current"]) \
             if against is not None else None
+        failed = prep.store_failed
     record = records["current"]
     report_run(record)
     write_run(record, options.artifact)
     result = apply_gate(record.cases, hard, comparison)
     print()
     print(render_gate(result))
+    if failed:
+        print(f"error: {failed}; the artifact has the run: python -m evals runs --import"
+              f" {options.artifact} puts it there", file=sys.stderr)
+        return 1
     return 0 if result.passed else 1

@@ -6,7 +6,8 @@ import argparse
 import secrets
 from pathlib import Path
 
-from evals.cli.common import Commands, app_settings
+from evals.cli.common import Commands, app_settings, run_closing
+from evals.execute.env import clean_stale
 from evals.settings import conninfo, eval_settings
 
 
@@ -27,9 +28,12 @@ def workspace(args: argparse.Namespace) -> int:
     from evals.workspace.launch import Launcher
 
     settings = app_settings()
+    server = conninfo(settings)
+    for name in run_closing(clean_stale(server)):
+        print(f"removed {name}, left by an eval run whose process is gone")
     token = secrets.token_urlsafe(24)
     launcher = Launcher(artifacts=Path(settings.data_dir) / "workspace-runs")
-    app = create_workspace(conninfo(settings), token, launcher=launcher)
+    app = create_workspace(server, token, launcher=launcher)
     print(f"workspace: http://127.0.0.1:{args.port}/?token={token}  (Ctrl-C stops it)")
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
     return 0

@@ -8,8 +8,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-import re
-import shutil
+import sys
 import tempfile
 import time
 import uuid
@@ -19,13 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import psutil
 import psycopg
 from psycopg.conninfo import make_conninfo
 
 from app.capabilities import PageContext, Photo
 from app.chat.compose import ComposedChat
-from app.db import Database
+from app.db import Database, connect
+from app.db.leftovers import SCRATCH_DB_PREFIX, SCRATCH_DIR_PREFIX, remove_leftovers
 from app.identity import Identity
 from app.manuals import ManualLibrary
 from app.manuals.blobs import BlobStore, serve_blob_store
@@ -38,38 +37,44 @@ from evals.fixtures.lab_catalog import seed_lab_catalog
 from evals.fixtures.tickets import seed_eval_tickets
 from evals.settings import PROJECT_ROOT
 
-# Scratch databases and blob folders carry the pid of the run that made them, so a later run
-# can remove what a killed one left behind.
-DB_PREFIX = "eval_p"
-BLOBS_PREFIX = "eval-blobs-p"
-_OWNER = re.compile(r"^(?:eval_p|eval-blobs-p)(\d+)[_-]")
+# Scratch databases and blob folders carry the pid of the run that made them, so a later start
+# (of a run, the app or the workspace) can remove what a killed one left behind.
+DB_PREFIX = SCRATCH_DB_PREFIX
+BLOBS_PREFIX = SCRATCH_DIR_PREFIX
+# Every call to the server is bounded, so a server that stops or freezes mid-run ends the run
+# with an error in bounded time: connecting (ADMIN_CONNECT_S), making or dropping a database
+# (ADMIN_TIMEOUT_S: a copy of the template takes well under a second here), and each of the
+# cases' own statements (ENV_TIMEOUT_S).
+ADMIN_CONNECT_S = 5.0
+ADMIN_TIMEOUT_S = 30.0
+ENV_TIMEOUT_S = 10.0
 
 
-def _dead(name: str) -> bool:
-    m = _OWNER.match(name)
-    return m is not None and not psutil.pid_exists(int(m.group(1)))
+@asynccontextmanager
+async def _admin(server_conninfo: str) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+    """A connection to the server for CREATE and DROP DATABASE, bounded in time."""
+    async with asyncio.timeout(ADMIN_CONNECT_S + ADMIN_TIMEOUT_S):
+        async with await connect(server_conninfo, ADMIN_TIMEOUT_S, autocommit=True,
+                                 connect_timeout_s=ADMIN_CONNECT_S) as admin:
+            yield admin
 
 
-def _clean_stale_folders() -> list[str]:
-    removed = []
-    for folder in Path(tempfile.gettempdir()).glob(f"{BLOBS_PREFIX}*"):
-        if folder.is_dir() and _dead(folder.name):
-            shutil.rmtree(folder, ignore_errors=True)
-            removed.append(str(folder))
-    return removed
+async def _drop_or_say(server_conninfo: str, name: str) -> None:
+    """Drop a database of this run; if the server is gone, say so in one line (the next start
+    removes it, clean_stale) instead of ending the run's teardown with a traceback."""
+    try:
+        async with _admin(server_conninfo) as admin:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    except (psycopg.Error, TimeoutError, OSError) as exc:
+        reason = "no answer" if isinstance(exc, TimeoutError) else \
+            f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}"
+        print(f"warning: the run's database {name} was not dropped ({reason}); the next run"
+              " removes it", file=sys.stderr)
 
 
 async def clean_stale(server_conninfo: str) -> list[str]:
     """Drop the scratch databases and blob folders of eval runs whose process is gone."""
-    removed = []
-    async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
-        cur = await admin.execute("SELECT datname FROM pg_database WHERE datname LIKE %s",
-                                  (DB_PREFIX.replace("_", r"\_") + "%",))
-        for (name,) in await cur.fetchall():
-            if _dead(name):
-                await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-                removed.append(name)
-    return removed + await asyncio.to_thread(_clean_stale_folders)
+    return await remove_leftovers(server_conninfo)
 
 
 @dataclass
@@ -119,7 +124,7 @@ async def ensure_template(server_conninfo: str, embedder: Embedder) -> str:
     manuals, made once per content (and embedder) and cloned by every run: the passages are
     embedded once, not on every run."""
     name = template_name(embedder)
-    async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
+    async with _admin(server_conninfo) as admin:
         cur = await admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
         if await cur.fetchone():
             return name
@@ -136,16 +141,13 @@ async def ensure_template(server_conninfo: str, embedder: Embedder) -> str:
                                                  embedder))
         finally:
             await db.close()
-        async with await psycopg.AsyncConnection.connect(server_conninfo,
-                                                         autocommit=True) as admin:
+        async with _admin(server_conninfo) as admin:
             try:
                 await admin.execute(f'ALTER DATABASE "{build}" RENAME TO "{name}"')
             except psycopg.errors.DuplicateDatabase:
                 pass  # another run made it first: use theirs
     finally:
-        async with await psycopg.AsyncConnection.connect(server_conninfo,
-                                                         autocommit=True) as admin:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{build}" WITH (FORCE)')
+        await _drop_or_say(server_conninfo, build)
     return name
 
 
@@ -174,7 +176,7 @@ async def eval_env(server_conninfo: str, settings: Settings, embedder: Embedder
 
         store, info = await asyncio.gather(
             blobs(), stack.enter_async_context(cloned_database(server_conninfo, template)))
-        db = Database(info, max_size=8)
+        db = Database(info, max_size=8, timeout_s=ENV_TIMEOUT_S)
         await db.open()
         env = EvalEnv(db, ManualLibrary(db, store, embedder), settings,
                       server_conninfo=server_conninfo, template=template)
@@ -199,7 +201,7 @@ async def cloned_database(server_conninfo: str, template: str) -> AsyncIterator[
     that spare by renaming it (instant); without a spare it copies the template itself."""
     name = f"{DB_PREFIX}{os.getpid()}_{uuid.uuid4().hex[:12]}"
     spare = SPARE_PREFIX + template.removeprefix(TEMPLATE_PREFIX)
-    async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
+    async with _admin(server_conninfo) as admin:
         try:
             await admin.execute(f'ALTER DATABASE "{spare}" RENAME TO "{name}"')
         except (psycopg.errors.InvalidCatalogName, psycopg.errors.ObjectInUse,
@@ -208,10 +210,9 @@ async def cloned_database(server_conninfo: str, template: str) -> AsyncIterator[
 
     async def make_spare() -> None:
         try:
-            async with await psycopg.AsyncConnection.connect(server_conninfo,
-                                                             autocommit=True) as admin:
+            async with _admin(server_conninfo) as admin:
                 await admin.execute(f'CREATE DATABASE "{spare}" TEMPLATE "{template}"')
-        except psycopg.Error:
+        except (psycopg.Error, TimeoutError, OSError):
             pass  # another run made one, or the template is busy: the next run copies
 
     spare_made = asyncio.create_task(make_spare())
@@ -219,25 +220,21 @@ async def cloned_database(server_conninfo: str, template: str) -> AsyncIterator[
         yield make_conninfo(server_conninfo, dbname=name)
     finally:
         await asyncio.gather(spare_made, return_exceptions=True)
-        async with await psycopg.AsyncConnection.connect(server_conninfo,
-                                                         autocommit=True) as admin:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await _drop_or_say(server_conninfo, name)
 
 
 async def _clone(env: EvalEnv) -> str:
     assert env.server_conninfo is not None and env.template is not None
     # "_conv_": never mistaken for a run's own database (DB_PREFIX, pid, then 12 hex digits)
     name = f"{DB_PREFIX}{os.getpid()}_conv_{uuid.uuid4().hex[:10]}"
-    async with await psycopg.AsyncConnection.connect(env.server_conninfo,
-                                                     autocommit=True) as admin:
+    async with _admin(env.server_conninfo) as admin:
         await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{env.template}"')
     return name
 
 
 async def drop_clone(env: EvalEnv, name: str) -> None:
     assert env.server_conninfo is not None
-    async with await psycopg.AsyncConnection.connect(env.server_conninfo,
-                                                     autocommit=True) as admin:
+    async with _admin(env.server_conninfo) as admin:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
@@ -259,7 +256,8 @@ async def conversation_database(env: EvalEnv) -> AsyncIterator[tuple[Database, f
     took = time.perf_counter() - started
     if env.next_clone is None:  # one made ahead at a time, whatever runs at once
         env.next_clone = asyncio.create_task(_clone(env))
-    db = Database(make_conninfo(env.server_conninfo, dbname=name), max_size=2)
+    db = Database(make_conninfo(env.server_conninfo, dbname=name), max_size=2,
+                  timeout_s=ENV_TIMEOUT_S)
     try:
         await db.open()
         yield db, took

@@ -10,9 +10,13 @@ import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg
 
 from app.chat.models import ChatModel
 from app.chat.openai_wire import warm_import
+from app.db import connect
 from app.manuals import embed
 from app.settings import Settings
 from evals.execute.agent import (
@@ -23,15 +27,23 @@ from evals.execute.agent import (
     compose_contexts,
     git_state,
 )
-from evals.execute.env import EvalEnv, clean_stale, eval_env
+from evals.execute.env import ENV_TIMEOUT_S, EvalEnv, clean_stale, eval_env
 from evals.execute.runner import Variant, run_variants
 from evals.judge.setup import JudgeSetup
 from evals.load.items import EvalItem
+from evals.record.artifact import RunArtifact
 from evals.record.fingerprint import AgentInfo, PlanInfo
 from evals.record.results import CaseResult, Totals
 from evals.record.run import Models, RunRecord, RunSettings
-from evals.record.store import RunStore, new_run_id
+from evals.record.store import RunStore, StoreUnavailable, new_run_id, store_name
 from evals.settings import DEFAULT_CONCURRENCY, conninfo
+
+# The run's own database is asked "SELECT 1" every WATCH_EVERY_S on a connection of its own;
+# WATCH_MISSES answers missed in a row (the server stopped, or frozen) stop the run: the cases
+# left need that database, and running them would only make errors.
+WATCH_EVERY_S = 2.0
+WATCH_TIMEOUT_S = 3.0
+WATCH_MISSES = 2
 
 
 @dataclass
@@ -39,6 +51,8 @@ class Prepared:
     env: EvalEnv
     store: RunStore
     settings: Settings
+    # Why the run's end is not in the store (it was down), when it is not.
+    store_failed: str | None = None
 
 
 @asynccontextmanager
@@ -65,6 +79,29 @@ async def prepared(settings: Settings) -> AsyncIterator[Prepared]:
             yield Prepared(env, store, settings)
         finally:
             await asyncio.gather(warming, return_exceptions=True)
+
+
+async def watch_database(conninfo: str, stop: asyncio.Event) -> None:
+    """Stop the run, saying why in one line, once its database misses WATCH_MISSES answers in
+    a row (each bounded by WATCH_TIMEOUT_S); a stopped run is resumable."""
+    misses = 0
+    while not stop.is_set():
+        await asyncio.sleep(WATCH_EVERY_S)
+        try:
+            async with asyncio.timeout(WATCH_TIMEOUT_S):
+                async with await connect(conninfo, WATCH_TIMEOUT_S, autocommit=True) as conn:
+                    await conn.execute("SELECT 1")
+            misses = 0
+        except (psycopg.Error, TimeoutError, OSError) as exc:
+            misses += 1
+            if misses >= WATCH_MISSES:
+                why = f"no answer within {WATCH_TIMEOUT_S:g} s" if isinstance(
+                    exc, TimeoutError) else (str(exc).strip().splitlines()
+                                             or [type(exc).__name__])[0]
+                where = store_name(conninfo).replace("the run store", "the run's database")
+                print(f"error: {where} does not answer ({why}, {misses} times in a row):"
+                      " stopping the run", file=sys.stderr)
+                stop.set()
 
 
 @dataclass
@@ -104,12 +141,14 @@ async def run_versions(
     settings: RunSettings, models: Models, vision: bool | None, judge: JudgeSetup | None,
     visitor: ChatModel | None = None, point: str | None = None,
     progress: Callable[[str], None] | None = None, controls: Controls | None = None,
-    resume: RunRecord | None = None,
+    resume: RunRecord | None = None, artifact: Path | None = None,
 ) -> dict[str, RunRecord]:
     """Run every version over the plan, interleaved; store each run as it goes. A stopped run
     is stored as interrupted, its unfinished items listed; `resume` finishes such a run (one
     version) under the same id. `settings` and `models` are the run's (each version's label,
-    order and chat model are filled in here)."""
+    order and chat model are filled in here). With one version, `artifact` is written as each
+    item finishes. A store that fails on the way is said at once and caught up when it
+    returns; if it is still down at the end, `prep.store_failed` says why."""
     controls = controls or Controls()
     validate_versions(items, versions)
     demo = [i for i in items if i.context.catalog == "demo"]
@@ -138,7 +177,27 @@ async def run_versions(
             plan=plan, agent=agent_of(v), point=point if v.frozen is not None else None)
         await prep.store.start_run(records[v.label])
 
+    # One version's run is written to the artifact as it goes: first what it holds (a resumed
+    # run's cases, from the store), then each item as it finishes, before the store has it.
+    writer = RunArtifact(records[versions[0].label], artifact) \
+        if artifact is not None and len(versions) == 1 else None
+
+    def write(result: CaseResult | None = None) -> None:
+        if writer is None:
+            return
+        try:
+            writer.add(result) if result is not None else writer.write()
+        except OSError as exc:  # the store still gets it; the run's end writes it again
+            print(f"warning: the artifact {writer.path} was not written: {exc}",
+                  file=sys.stderr)
+
+    write()
+
+    finished: dict[str, list[CaseResult]] = {v.label: [] for v in versions}
+
     async def done(label: str, result: CaseResult) -> None:
+        finished[label].append(result)
+        write(result)
         await prep.store.save_case(records[label].run_id or "", result)
         if progress is not None:
             name = f"{label}: {result.id}" if len(versions) > 1 else result.id
@@ -150,11 +209,25 @@ async def run_versions(
 
     variants = [Variant(v.label, v.model, v.frozen.contexts if v.frozen else None)
                 for v in versions]
-    results = await run_variants(prep.env, items, variants,
-                                 concurrency=settings.concurrency or DEFAULT_CONCURRENCY,
-                                 vision=vision, judge=judge, visitor=visitor, on_done=done,
-                                 repeat=plan.repeat, on_lab=on_lab, stop=controls.stop,
-                                 max_cost_usd=controls.max_cost_usd, skip=done_before)
+    watching = asyncio.create_task(watch_database(prep.env.db.conninfo, controls.stop))
+    try:
+        results = await run_variants(prep.env, items, variants,
+                                     concurrency=settings.concurrency or DEFAULT_CONCURRENCY,
+                                     vision=vision, judge=judge, visitor=visitor, on_done=done,
+                                     repeat=plan.repeat, on_lab=on_lab, stop=controls.stop,
+                                     max_cost_usd=controls.max_cost_usd, skip=done_before)
+    except (psycopg.Error, TimeoutError) as exc:
+        # The run's own database failed between items (seeding the look-alike lab, say): the
+        # run stops there, as interrupted, with every item that finished.
+        reason = f"no answer within {ENV_TIMEOUT_S:g} s" if isinstance(exc, TimeoutError) \
+            else (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        print(f"error: the run's database failed ({reason}): the run stops here",
+              file=sys.stderr)
+        controls.stop.set()
+        results = finished
+    finally:
+        watching.cancel()
+        await asyncio.gather(watching, return_exceptions=True)
     ended = dt.datetime.now(dt.UTC).isoformat()
     for v in versions:
         record = records[v.label]
@@ -169,8 +242,12 @@ async def run_versions(
         record = record.model_copy(update={
             "cases": merged, "totals": Totals.of(merged), "ended": ended, "agent": agent,
             "status": "interrupted" if unfinished else "complete", "unfinished": unfinished})
-        await prep.store.finish_run(record)
         records[v.label] = record
+        if prep.store_failed is None:
+            try:
+                await prep.store.finish_run(record)
+            except StoreUnavailable as exc:
+                prep.store_failed = str(exc)
     for error in prep.store.write_errors:
         print(f"warning: a result was not stored ({error}); the artifact has it",
               file=sys.stderr)

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from app.redact import redact
+from evals.record.results import CaseResult
 from evals.record.run import RunRecord
 from evals.record.upgrade import UnreadableVersion, upgrade_run
 from evals.settings import EVALS_DIR
@@ -56,6 +57,34 @@ def write_run(record: RunRecord, path: Path = ARTIFACT) -> Path:
     text = redact(json.dumps(record.model_dump(mode="json"), indent=2, ensure_ascii=False))
     write_atomically(path, text)
     return path
+
+
+class RunArtifact:
+    """The artifact of a run under way, rewritten (atomically) as each item finishes, so it
+    never holds less than the run store, whatever becomes of the store or of the process.
+    Each case is serialised and redacted once; a rewrite joins what is kept."""
+
+    def __init__(self, record: RunRecord, path: Path = ARTIFACT) -> None:
+        self.path = path
+        self._head = record.model_copy(update={"cases": []})
+        self._cases: dict[tuple[str, int], str] = {}
+        for result in record.cases:
+            self._cases[(result.id, result.repetition)] = self._text(result)
+
+    @staticmethod
+    def _text(result: CaseResult) -> str:
+        return redact(json.dumps(result.model_dump(mode="json"), ensure_ascii=False))
+
+    def add(self, result: CaseResult) -> None:
+        """One more finished item: the artifact is rewritten with it."""
+        self._cases[(result.id, result.repetition)] = self._text(result)
+        self.write()
+
+    def write(self) -> None:
+        head = redact(json.dumps(self._head.model_dump(mode="json", exclude={"cases"}),
+                                 ensure_ascii=False))
+        cases = ",\n".join(self._cases.values())
+        write_atomically(self.path, f'{head[:-1]}, "cases": [\n{cases}\n]}}\n')
 
 
 def write_atomically(path: Path, text: str) -> None:

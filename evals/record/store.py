@@ -13,6 +13,7 @@ import datetime as dt
 import json
 import os
 import socket
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -21,10 +22,11 @@ from typing import Any
 
 import psutil
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.json import Jsonb
 from pydantic import BaseModel, ConfigDict
 
-from app.db import Database
+from app.db import Database, connect
 from app.db.migrate import migrate
 from app.redact import redact
 from evals.record.artifact import read_record
@@ -64,6 +66,39 @@ def holder_alive(lock: RunLock) -> bool:
     except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
         return bool(psutil.pid_exists(lock.pid))
     return created <= lock.started_at.timestamp() + 1.0  # create_time is rounded
+
+
+class StoreUnavailable(StoreError):
+    """The run store's server is down or does not answer in time; the message names it."""
+
+
+# Every call to the store's server is bounded: connecting, each statement (on the server and
+# here, since a frozen server enforces nothing), and how long a run's end waits for the rows
+# still queued. A write that fails is retried with back-off from RETRY_FIRST_S to RETRY_MAX_S.
+STORE_TIMEOUT_S = 10.0
+FLUSH_TIMEOUT_S = 10.0
+RETRY_FIRST_S = 0.5
+RETRY_MAX_S = 8.0
+
+
+def store_name(conninfo: str) -> str:
+    """The store as a person finds it: its database and server, never a password."""
+    try:
+        params = conninfo_to_dict(conninfo)
+    except psycopg.ProgrammingError:
+        return "the run store"
+    where = str(params.get("host") or "localhost")
+    if params.get("port"):
+        where += f":{params['port']}"
+    return f"the run store (database {params.get('dbname', '?')} on {where})"
+
+
+def _reason(exc: BaseException) -> str:
+    """An exception in one line: its type and the first line of its message."""
+    text = str(exc).strip().splitlines()
+    if isinstance(exc, TimeoutError):
+        return f"no answer within {STORE_TIMEOUT_S:.0f} s"
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
 class RunSummary(BaseModel):
@@ -154,24 +189,33 @@ class RunStore:
     """Runs and their cases in PostgreSQL. Finished cases are queued and written by one writer
     task, in batches: a run at concurrency 200 never waits on the store's connections."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, name: str = "the run store") -> None:
         self.db = db
+        self.name = name
         self._queue: asyncio.Queue[tuple[str, CaseResult]] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
         self.write_errors: list[str] = []
+        self.down: str | None = None  # why the store is failing, while it is
+        self.unstored = 0  # finished cases queued or failing, not yet written
 
     @classmethod
     @asynccontextmanager
     async def open(cls, conninfo: str) -> AsyncIterator[RunStore]:
-        async with await psycopg.AsyncConnection.connect(conninfo) as conn:
-            await migrate(conn, MIGRATIONS, table=MIGRATIONS_TABLE)
-        db = Database(conninfo, max_size=4, app_schema=False)
-        await db.open()
-        store = cls(db)
+        name = store_name(conninfo)
+        db = Database(conninfo, max_size=4, app_schema=False, timeout_s=STORE_TIMEOUT_S)
+        try:
+            async with asyncio.timeout(STORE_TIMEOUT_S * 2):
+                async with await connect(conninfo, STORE_TIMEOUT_S) as conn:
+                    await migrate(conn, MIGRATIONS, table=MIGRATIONS_TABLE)
+                await db.open()
+        except (psycopg.OperationalError, TimeoutError) as exc:
+            await db.close()
+            raise StoreUnavailable(f"{name} cannot be reached: {_reason(exc)}") from None
+        store = cls(db, name)
         try:
             yield store
         finally:
-            await store.flush()
+            await store.flush(0 if store.down else None)  # a run's end waited already
             if store._writer is not None:
                 store._writer.cancel()
                 await asyncio.gather(store._writer, return_exceptions=True)
@@ -192,25 +236,54 @@ class RunStore:
         """Queue one finished case for writing (at once, by the writer task)."""
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write_loop())
+        self.unstored += 1
         await self._queue.put((run_id, result))
 
-    async def flush(self) -> None:
-        """Wait until every queued case is written."""
-        if self._writer is not None and not self._writer.done():
-            await self._queue.join()
+    async def flush(self, timeout_s: float | None = None) -> bool:
+        """Wait until every queued case is written, at most `timeout_s` (FLUSH_TIMEOUT_S by
+        default); False when some are still unwritten then (the store is down)."""
+        if self._writer is None or self._writer.done():
+            return self.unstored == 0
+        try:
+            async with asyncio.timeout(FLUSH_TIMEOUT_S if timeout_s is None else timeout_s):
+                await self._queue.join()
+        except TimeoutError:
+            return False
+        return True
 
     async def _write_loop(self) -> None:
+        """Write what is queued, in batches. A batch that fails is kept and tried again with
+        back-off until the store answers, whatever else is queued meanwhile: the failure is
+        said at once, in one line, and so is the store's return."""
+        wait = RETRY_FIRST_S
+        batch: list[tuple[str, CaseResult]] = []
         while True:
-            batch = [await self._queue.get()]
+            if not batch:
+                batch = [await self._queue.get()]
             while len(batch) < WRITE_BATCH and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
             try:
                 await self._write(batch)
-            except Exception as exc:  # a store fault loses rows, never the run: say so
+            except (psycopg.OperationalError, psycopg.InterfaceError, TimeoutError,
+                    OSError) as exc:
+                if self.down is None:
+                    self.down = _reason(exc)
+                    print(f"warning: {self.name} failed ({self.down}): finished cases go on"
+                          " into the artifact; retrying", file=sys.stderr)
+                await asyncio.sleep(wait)
+                wait = min(wait * 2, RETRY_MAX_S)
+                continue
+            except Exception as exc:  # a row the store refuses: said at the end, run goes on
                 self.write_errors.append(f"{type(exc).__name__}: {exc}")
-            finally:
-                for _ in batch:
-                    self._queue.task_done()
+            if self.down is not None:
+                print(f"{self.name} answers again: the cases it missed are written",
+                      file=sys.stderr)
+                self.down = None
+            wait = RETRY_FIRST_S
+            self.unstored -= len(batch)
+            for _ in batch:
+                self._queue.task_done()
+            batch = []
 
     async def _write(self, batch: list[tuple[str, CaseResult]]) -> None:
         """Finished cases with their attempts and checks: four statements a batch."""
@@ -245,12 +318,39 @@ class RunStore:
                     " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", checks)
 
     async def finish_run(self, record: RunRecord) -> None:
-        await self.flush()
+        """The run's end: its queued cases written (FLUSH_TIMEOUT_S at most), then its status
+        and totals; StoreUnavailable when the store does not answer."""
+        if not await self.flush():
+            raise StoreUnavailable(f"{self.name} is down ({self.down or 'no answer'}):"
+                                   f" {self.unstored} finished case(s) are not in it")
+        try:
+            await self._finish(record)
+        except (psycopg.OperationalError, psycopg.InterfaceError, TimeoutError) as exc:
+            raise StoreUnavailable(f"{self.name} is down ({_reason(exc)}): the run's end is"
+                                   " not in it") from None
+
+    async def _finish(self, record: RunRecord) -> None:
         await self.db.execute(
             "UPDATE eval_runs SET status = %s, ended_at = now(), totals = %s, header = %s,"
             " agent_fingerprint = %s WHERE id = %s",
             (record.status, Jsonb(record.totals.model_dump()), _json(record, exclude={"cases"}),
              record.agent.fingerprint if record.agent else "", record.run_id))
+
+    async def import_run(self, record: RunRecord) -> int:
+        """Put a run from its artifact into the store (a run the store missed, in part or
+        whole): its header and every case, each case replacing the stored one. Returns the
+        cases written."""
+        if not record.run_id or record.plan is None or record.agent is None:
+            raise StoreError("the artifact holds no run to import (no run id, plan or agent)")
+        exists = await self.db.fetchone("SELECT 1 AS one FROM eval_runs WHERE id = %s",
+                                        (record.run_id,))
+        if exists is None:
+            await self.start_run(record)
+        for start in range(0, len(record.cases), WRITE_BATCH):
+            await self._write([(record.run_id, r)
+                               for r in record.cases[start:start + WRITE_BATCH]])
+        await self._finish(record)
+        return len(record.cases)
 
     async def resolve_run(self, ref: str) -> str:
         """A run id from an id or a unique prefix of one."""

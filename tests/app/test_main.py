@@ -50,22 +50,71 @@ def test_sigterm_stops_the_embedded_postgres_it_started(tmp_path):
     assert postgres_of(tmp_path / "pg") == []
 
 
-def serve_once(tmp_path, port, env):
+KILLED_RUN = """
+import os, sys, tempfile, time
+from pathlib import Path
+import psycopg
+from app.db import resolve_conninfo
+uri = resolve_conninfo(None, Path(sys.argv[1]))
+with psycopg.connect(uri, autocommit=True) as admin:
+    admin.execute(f'CREATE DATABASE "eval_p{os.getpid()}_killed"')
+folder = tempfile.mkdtemp(prefix=f"eval-blobs-p{os.getpid()}-")
+print(uri, folder, flush=True)
+time.sleep(600)
+"""
+
+
+def _serve_until_healthy(tmp_path, env):
+    port = free_port()
     log = tmp_path / "serve.log"
     with log.open("w") as out:
         proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", str(port)],
                                 env=env, stdout=out, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 90
     while True:
         try:
             if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return proc
+                return proc, log
         except httpx.HTTPError:
             pass
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
             raise AssertionError(log.read_text())
         time.sleep(0.1)
+
+
+@pytest.mark.slow
+def test_serve_removes_what_a_killed_process_left_and_ends_its_orphaned_postgres(tmp_path):
+    import psycopg
+
+    env = {**os.environ, "DATA_DIR": str(tmp_path), "MODEL_CHAT": "openai/none",
+           "MODEL_API_BASE": "http://127.0.0.1:9/v1"}
+    env.pop("DATABASE_URL", None)
+    killed = subprocess.Popen([sys.executable, "-c", KILLED_RUN, str(tmp_path)], env=env,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        uri, folder = killed.stdout.readline().split()
+    finally:
+        killed.kill()  # SIGKILL: no exit handler runs
+        killed.wait()
+        killed.stdout.close()
+    assert postgres_of(tmp_path / "pg")  # left running, owned by no live process
+    proc, log = _serve_until_healthy(tmp_path, env)
+    try:
+        with psycopg.connect(uri) as conn:
+            left = conn.execute("SELECT datname FROM pg_database WHERE datname = %s",
+                                (f"eval_p{killed.pid}_killed",)).fetchall()
+        assert left == [], log.read_text()
+        assert not os.path.exists(folder)  # (another test's start may have removed them first)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    deadline = time.monotonic() + 10
+    while postgres_of(tmp_path / "pg") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert postgres_of(tmp_path / "pg") == []
 
 
 JOIN = ("import sys, time; from pathlib import Path; from app.db.embedded import start_embedded;"
@@ -77,7 +126,7 @@ def test_sigterm_stops_the_postgres_it_started_though_a_killed_process_had_joine
     env = {**os.environ, "DATA_DIR": str(tmp_path), "MODEL_CHAT": "openai/none",
            "MODEL_API_BASE": "http://127.0.0.1:9/v1"}
     env.pop("DATABASE_URL", None)
-    proc = serve_once(tmp_path, free_port(), env)
+    proc, _ = _serve_until_healthy(tmp_path, env)
     try:
         joiner = subprocess.Popen([sys.executable, "-c", JOIN, str(tmp_path)], env=env,
                                   stdout=subprocess.PIPE, text=True)

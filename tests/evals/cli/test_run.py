@@ -21,7 +21,7 @@ from app.settings import PROJECT_ROOT
 from evals.cli import main
 from evals.judge import MAKERSPACE
 from evals.load.packs import load_pack_prompt
-from tests.evals.cli.helpers import SELECTION
+from tests.evals.cli.helpers import SELECTION, store_down_at_the_end
 from tests.evals.helpers import cli_environment
 from tests.evals.load.helpers import LAUGHS
 from tests.fake_openai import completion, fake_openai_server
@@ -249,3 +249,102 @@ def test_a_stopped_run_keeps_what_finished_and_leaves_nothing(server_conninfo, t
                 done = json.loads(artifact.read_text())
                 assert done["status"] == "complete" and done["unfinished"] == []
                 assert done["run_id"] == record["run_id"] and len(done["cases"]) == 10
+
+
+@contextmanager
+def _cli_with(monkeypatch, info, tmp_path, handler):
+    with fake_openai_server(handler) as (base, received):
+        with cli_environment(monkeypatch, {
+                "DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat", "MODEL_API_BASE": base,
+                "OPENAI_API_KEY": "sk-test", "DATA_DIR": str(tmp_path),
+                "EVAL_CONCURRENCY": "1"}):
+            yield received
+
+
+def _cases_in(path):
+    try:
+        return [c["id"] for c in json.loads(path.read_text()).get("cases", [])]
+    except (OSError, ValueError):
+        return None
+
+
+def test_the_artifact_holds_every_finished_case_while_the_run_goes(
+        server_conninfo, tmp_path, monkeypatch):
+    artifact = tmp_path / "run.json"
+    seen = []
+
+    def handler(body):
+        seen.append(_cases_in(artifact))
+        return 200, completion("We don't have a Glowforge or a CNC router here.")
+
+    with scratch(server_conninfo) as info:
+        with _cli_with(monkeypatch, info, tmp_path, handler):
+            main(["run", *SELECTION, "--artifact", str(artifact)])
+    # The second case's model call is made after the first case finished: it is in the file.
+    assert seen[0] == [] and len(seen[-1]) == 1, seen
+
+
+def test_runs_import_puts_an_artifacts_run_in_a_store_that_missed_it(
+        server_conninfo, tmp_path, monkeypatch, capsys):
+    artifact = tmp_path / "run.json"
+    answer = completion("We don't have a Glowforge or a CNC router here.")
+    with scratch(server_conninfo) as first, scratch(server_conninfo) as other:
+        with _cli_with(monkeypatch, first, tmp_path, lambda body: (200, answer)):
+            main(["run", *SELECTION, "--artifact", str(artifact)])
+        run_id = json.loads(artifact.read_text())["run_id"]
+        capsys.readouterr()
+        with _cli_with(monkeypatch, other, tmp_path, lambda body: (200, answer)):
+            assert main(["runs", "--import", str(artifact)]) == 0
+            out = capsys.readouterr().out
+            assert f"imported run {run_id} (complete): 2 case(s)" in out
+            assert f"{run_id}" in out.splitlines()[-1] and "complete" in out.splitlines()[-1]
+            # importing again replaces, never doubles
+            assert main(["runs", "--import", str(artifact)]) == 0
+        with psycopg.connect(other) as conn:
+            n = conn.execute("SELECT count(*) FROM eval_cases WHERE run_id = %s",
+                             (run_id,)).fetchone()[0]
+        assert n == 2
+        bad = tmp_path / "bad.json"
+        bad.write_text("[1]")
+        with _cli_with(monkeypatch, other, tmp_path, lambda body: (200, answer)):
+            assert main(["runs", "--import", str(bad)]) == 2
+        assert "bad.json: a run artifact is a JSON object" in capsys.readouterr().err
+
+
+def test_resume_rebuilds_the_artifact_from_the_store_before_it_runs_anything(
+        server_conninfo, tmp_path, monkeypatch):
+    artifact = tmp_path / "run.json"
+    seen = []
+
+    def handler(body):
+        seen.append(_cases_in(artifact))
+        return 200, completion("We don't have a Glowforge or a CNC router here.")
+
+    with scratch(server_conninfo) as info:
+        with _cli_with(monkeypatch, info, tmp_path, handler):
+            main(["run", *SELECTION, "--artifact", str(artifact)])
+            run_id = json.loads(artifact.read_text())["run_id"]
+            # As a run killed with SIGKILL leaves it: one case stored, the run still
+            # "running" under a process that is gone, the artifact stale.
+            with psycopg.connect(info, autocommit=True) as conn:
+                conn.execute("DELETE FROM eval_cases WHERE case_id = 'no-cnc-router'")
+                conn.execute("UPDATE eval_runs SET status = 'running', header = jsonb_set("
+                             "header, '{settings,pid}', '999999999')")
+            artifact.write_text('{"status": "running", "cases": []}')
+            seen.clear()
+            assert main(["resume", run_id,
+                                                  "--artifact", str(artifact)]) == 0
+    assert seen == [["no-glowforge"]]
+    assert sorted(_cases_in(artifact)) == ["no-cnc-router", "no-glowforge"]
+
+
+@pytest.mark.usefixtures("cli")
+def test_a_store_still_down_at_the_end_is_one_error_line_and_a_non_zero_exit(
+        capsys, tmp_path, monkeypatch):
+    store_down_at_the_end(monkeypatch)
+    artifact = tmp_path / "run.json"
+    assert main(["run", *SELECTION, "--artifact", str(artifact)]) == 1
+    out, err = capsys.readouterr()
+    assert "(not all stored)" in out and "2/2 passed" in out
+    assert f"python -m evals runs --import {artifact} puts them there" in err
+    assert "Traceback" not in err and len(json.loads(artifact.read_text())["cases"]) == 2

@@ -80,3 +80,16 @@ def test_the_gate_passes_and_fails(capsys, tmp_path):
     out = capsys.readouterr().out
     assert "honest-absence         yes    2 miss   2 miss  FAIL" in out
     assert out.splitlines()[-1].startswith("GATE FAIL: honest-absence: 2 miss(es) in a run")
+
+
+@pytest.mark.usefixtures("cli")
+def test_a_gate_whose_store_is_down_at_the_end_says_so_and_fails(capsys, tmp_path,
+                                                                  monkeypatch):
+    from tests.evals.cli.helpers import store_down_at_the_end
+
+    store_down_at_the_end(monkeypatch)
+    artifact = tmp_path / "a.json"
+    assert main(["gate", *SELECTION, "--artifact", str(artifact)]) == 1
+    err = capsys.readouterr().err
+    assert f"python -m evals runs --import {artifact} puts it there" in err
+    assert "Traceback" not in err

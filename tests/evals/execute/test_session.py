@@ -35,3 +35,99 @@ async def test_a_frozen_agent_whose_tool_is_gone_is_refused(env, store, settings
         await run(Prepared(env, store, settings), cs,
                   [Version("baseline", ScriptedModel(), frozen)], plan(cs))
     assert await store.list_runs() == []  # the refusal happened before any run was stored
+
+
+async def test_a_run_whose_database_freezes_stops_in_bounded_time_saying_why(
+        server_conninfo, store, settings, monkeypatch, capsys):
+    import asyncio
+    import os
+    import time
+
+    import psycopg
+
+    from app.manuals.embed import HashEmbedder
+    from evals.execute import env as env_module
+    from evals.execute import session
+    from evals.execute.env import eval_env
+    from tests.pg_proxy import pg_proxy
+
+    monkeypatch.setattr(session, "WATCH_EVERY_S", 0.1)
+    monkeypatch.setattr(session, "WATCH_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(env_module, "ADMIN_CONNECT_S", 0.5)
+    monkeypatch.setattr(env_module, "ADMIN_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(env_module, "ENV_TIMEOUT_S", 1.0)
+    cs = cases("honest-absence,lab-identity")
+
+    class Slow:
+        model_id = "scripted/fake"
+
+        def __init__(self, proxy):
+            self.proxy, self.calls = proxy, 0
+
+        async def complete(self, messages, tools=None, **kw):
+            self.calls += 1
+            if self.calls == 2:
+                self.proxy.freeze()  # as SIGSTOP on every process of the server
+            await asyncio.sleep(0.3)
+            return say("We don't have that machine here.")
+
+    async def body(proxy):
+        async with eval_env(proxy.conninfo, settings, HashEmbedder()) as env:
+            return await run(Prepared(env, store, settings), cs,
+                             [Version("current", Slow(proxy))], plan(cs))
+
+    started = time.monotonic()
+    try:
+        async with pg_proxy(server_conninfo) as proxy:
+            records = await asyncio.wait_for(body(proxy), 60)
+    finally:
+        with psycopg.connect(server_conninfo, autocommit=True) as admin:
+            for (name,) in admin.execute(
+                    "SELECT datname FROM pg_database WHERE datname LIKE %s",
+                    (f"eval\\_p{os.getpid()}\\_%",)).fetchall():
+                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    took = time.monotonic() - started
+    record = records["current"]
+    assert record.status == "interrupted" and record.unfinished, record.status
+    err = capsys.readouterr().err
+    assert "does not answer" in err and "stopping the run" in err and "Traceback" not in err
+    assert "was not dropped" in err  # the teardown says so in one line, bounded too
+    assert took < 40
+
+
+async def test_a_database_failure_between_items_stops_the_run_keeping_what_finished(
+        env, store, settings, monkeypatch, capsys):
+    from evals.execute.env import EvalEnv
+
+    async def frozen(self):
+        raise TimeoutError
+
+    monkeypatch.setattr(EvalEnv, "use_lab", frozen)
+    cs = cases("no-glowforge,photo-studio-form4")  # the second runs on the look-alike lab
+    model = ScriptedModel(say("We don't have a Glowforge."), repeat=True)
+    records = await run(Prepared(env, store, settings), cs, [Version("current", model)],
+                        plan(cs))
+    record = records["current"]
+    assert record.status == "interrupted" and record.unfinished == ["photo-studio-form4#1"]
+    assert [r.id for r in record.cases] == ["no-glowforge"]
+    err = capsys.readouterr().err
+    assert "error: the run's database failed (no answer within 10 s): the run stops here" in err
+    assert (await store.load_run(record.run_id)).status == "interrupted"
+
+
+async def test_an_artifact_that_cannot_be_written_is_said_and_the_store_still_gets_each_case(
+        env, store, settings, tmp_path, capsys):
+    from evals.execute.session import run_versions
+    from evals.record.run import Models, RunSettings
+
+    (tmp_path / "a-file").write_text("")
+    bad = tmp_path / "a-file" / "run.json"  # its folder is a file
+    cs = cases()
+    model = ScriptedModel(say("We don't have a Glowforge."), repeat=True)
+    records = await run_versions(Prepared(env, store, settings), cs, [Version("current", model)],
+                                 plan(cs), settings=RunSettings(concurrency=1), models=Models(),
+                                 vision=None, judge=None, artifact=bad)
+    err = capsys.readouterr().err
+    assert err.count(f"warning: the artifact {bad} was not written") == 3  # start, two cases
+    loaded = await store.load_run(records["current"].run_id)
+    assert loaded.status == "complete" and len(loaded.cases) == 2

@@ -86,3 +86,25 @@ def test_an_artifact_written_to_a_device_or_pipe_is_written_not_replaced(tmp_pat
     write_atomically(plain, "one")
     write_atomically(plain, "two")
     assert plain.read_text() == "two" and not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_run_under_way_is_rewritten_whole_as_each_case_is_added(tmp_path, monkeypatch):
+    from evals.record.artifact import RunArtifact
+
+    path = tmp_path / "run.json"
+    key = "sk-very-secret-value"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    record = RunRecord(run_id="r1", status="running", started="2026-12-01T00:00:00+00:00",
+                       models=Models(chat="openai/fake"))
+    artifact = RunArtifact(record, path)
+    artifact.write()
+    assert read_run(path).cases == []
+    first = CaseResult(id="a", file="f.yaml", prompt="p", status="PASS",
+                       attempts=[Attempt(transcript=Transcript(answer=f"key {key}"))])
+    artifact.add(first)
+    artifact.add(CaseResult(id="b", file="f.yaml", prompt="p", status="FAIL"))
+    got = read_run(path)
+    assert got.status == "running" and got.run_id == "r1"
+    assert [c.id for c in got.cases] == ["a", "b"]
+    assert key not in path.read_text() and "[redacted]" in path.read_text()
+    assert not list(tmp_path.glob(".*.tmp"))  # renamed over, never left half-written

@@ -114,3 +114,102 @@ async def test_a_run_stored_by_an_older_harness_loads_through_the_one_reader(sto
     assert record.version == 3 and len(record.cases) == len(data["cases"])
     assert [c.id for c in record.cases] == [c["id"] for c in data["cases"]]
     assert record.models.chat == "openai/fake"
+
+
+def _result(case_id):
+    from evals.record.results import CaseResult
+
+    return CaseResult(id=case_id, file="f.yaml", prompt="p", status="PASS")
+
+
+def _header(run_id):
+    return RunRecord(run_id=run_id, status="running", started="2026-12-01T00:00:00+00:00",
+                     plan=plan(cases()),
+                     agent=agent_info("scripted/fake", SETTINGS, {}))
+
+
+async def _count(info, run_id):
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(info) as conn:
+        cur = await conn.execute("SELECT count(*) FROM eval_cases WHERE run_id = %s", (run_id,))
+        return (await cur.fetchone())[0]
+
+
+async def test_a_store_that_fails_mid_run_says_so_once_and_catches_up_when_it_returns(
+        server_conninfo, capsys, monkeypatch):
+    import asyncio
+
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    from app.db import scratch_database
+    from evals.record import store as store_module
+    from evals.record.store import RunStore
+
+    monkeypatch.setattr(store_module, "RETRY_FIRST_S", 0.05)
+    async with scratch_database(server_conninfo, prefix="test_down") as info:
+        name = conninfo_to_dict(info)["dbname"]
+
+        async def allow(on):
+            async with await psycopg.AsyncConnection.connect(server_conninfo,
+                                                             autocommit=True) as admin:
+                await admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS {on}')
+                if not on:
+                    await admin.execute("SELECT pg_terminate_backend(pid) FROM"
+                                        " pg_stat_activity WHERE datname = %s", (name,))
+
+        async with RunStore.open(info) as store:
+            await store.start_run(_header("down1"))
+            await store.save_case("down1", _result("a"))
+            assert await store.flush()
+            await allow(False)
+            for case_id in ("b", "c", "d"):
+                await store.save_case("down1", _result(case_id))
+            for _ in range(100):
+                if store.down:
+                    break
+                await asyncio.sleep(0.05)
+            err = capsys.readouterr().err
+            assert err.count("failed") == 1 and f"database {name}" in err
+            assert "retrying" in err and "Traceback" not in err
+            assert not await store.flush(0.3)  # still down: not written, not lost
+            await allow(True)
+            await store.finish_run(_header("down1").model_copy(update={"status": "complete"}))
+        assert await _count(info, "down1") == 4
+        assert "answers again" in capsys.readouterr().err
+
+
+async def test_a_frozen_store_gives_up_in_bounded_time_naming_itself(server_conninfo,
+                                                                     monkeypatch):
+    import asyncio
+    import time
+
+    from app.db import scratch_database
+    from evals.record import store as store_module
+    from evals.record.store import RunStore, StoreUnavailable
+    from tests.pg_proxy import pg_proxy
+
+    monkeypatch.setattr(store_module, "STORE_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(store_module, "FLUSH_TIMEOUT_S", 2.0)
+    monkeypatch.setattr(store_module, "RETRY_FIRST_S", 0.1)
+    async with scratch_database(server_conninfo, prefix="test_frozen") as info, \
+            pg_proxy(info) as proxy:
+        started = 0.0
+
+        async def body():
+            nonlocal started
+            async with RunStore.open(proxy.conninfo) as store:
+                await store.start_run(_header("frozen1"))
+                proxy.freeze()  # as SIGSTOP on the server's processes
+                started = time.monotonic()
+                await store.save_case("frozen1", _result("a"))
+                await store.finish_run(_header("frozen1"))
+
+        with pytest.raises(StoreUnavailable, match=r"run store \(database .* is down .*"
+                                                   r"1 finished case\(s\) are not in it"):
+            await asyncio.wait_for(body(), 60)
+        assert time.monotonic() - started < 20
+        proxy.freeze()
+        with pytest.raises(StoreUnavailable, match="cannot be reached: no answer"):
+            await asyncio.wait_for(RunStore.open(proxy.conninfo).__aenter__(), 60)
