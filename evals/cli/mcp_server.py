@@ -33,8 +33,9 @@ from evals.load.cases import CaseFileError
 from evals.load.selection import select_items
 from evals.record.artifact import ArtifactError, read_run
 from evals.record.fingerprint import Selection
+from evals.record.listings import LaunchedRun
 from evals.record.run import RunRecord
-from evals.record.store import LaunchedRun, StoreError
+from evals.record.store import StoreError
 from evals.workspace.launch import POINT_NAME, Job, Launcher, Request
 
 Names = Annotated[str | None, Field(default=None, max_length=2000,

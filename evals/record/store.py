@@ -32,8 +32,16 @@ from app.redact import redact
 from evals.record.artifact import read_record
 from evals.record.comparison import Comparison
 from evals.record.fingerprint import Point
-from evals.record.results import CaseResult, Totals
-from evals.record.run import RunRecord, RunStatus
+from evals.record.listings import (
+    ComparisonSummary,
+    FileCount,
+    LaunchedRun,
+    PointSummary,
+    RunSummary,
+    StoredComparison,
+)
+from evals.record.results import CaseResult
+from evals.record.run import RunRecord
 from evals.record.upgrade import upgrade_point
 
 MIGRATIONS = Path(__file__).parent / "store_migrations"
@@ -99,77 +107,6 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, TimeoutError):
         return f"no answer within {STORE_TIMEOUT_S:.0f} s"
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
-
-
-class RunSummary(BaseModel):
-    """A stored run, as `python -m evals runs` lists it."""
-
-    model_config = ConfigDict(extra="forbid")
-    id: str
-    started_at: dt.datetime
-    status: RunStatus
-    model: str
-    plan_fingerprint: str
-    agent_fingerprint: str
-    point: str | None
-    totals: Totals | None
-
-
-class PointSummary(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    name: str
-    created_at: dt.datetime
-    plan_fingerprint: str
-    agent_fingerprint: str
-    model: str | None
-
-
-class ComparisonSummary(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    id: str
-    created_at: dt.datetime
-    point: str | None
-    baseline_run: str
-    current_run: str
-    counts: dict[str, int] | None
-    verdict: str | None
-
-
-class StoredComparison(BaseModel):
-    """One stored comparison, with the runs it paired."""
-
-    model_config = ConfigDict(extra="forbid")
-    id: str
-    created_at: dt.datetime
-    point: str | None
-    baseline_run: str
-    current_run: str
-    result: Comparison
-
-
-class FileCount(BaseModel):
-    """Per run and case file: the items that passed and those decided."""
-
-    model_config = ConfigDict(extra="forbid")
-    run_id: str
-    file: str
-    passed: int
-    decided: int
-
-
-class LaunchedRun(BaseModel):
-    """A run a workspace launch started, with its finished items by status and its cost so far
-    (None while no attempt has a known price)."""
-
-    model_config = ConfigDict(extra="forbid")
-    id: str
-    status: RunStatus
-    point: str | None
-    version: str | None
-    items: int | None
-    repeat: int | None
-    counts: dict[str, int]
-    cost: float | None
 
 
 def new_run_id() -> str:

@@ -11,8 +11,9 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from app.redact import redact
+from evals.record.listings import ComparisonSummary, RunSummary
 from evals.record.results import CaseResult, Totals
-from evals.record.store import ComparisonSummary, RunStore, RunSummary, StoreError
+from evals.record.store import RunStore, StoreError
 from evals.report.html import ORDER, comparison_body, run_body, run_title
 from evals.workspace.launch import Job, Launcher
 from evals.workspace.layout import HEADERS, e, page
