@@ -4,13 +4,15 @@ run record as a file. The run store reads its rows through `read_record` too."""
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from app.redact import redact
-from evals.record.results import CaseResult
+from evals.record.results import CaseResult, Totals
 from evals.record.run import RunRecord
 from evals.record.upgrade import UnreadableVersion, upgrade_run
 from evals.settings import EVALS_DIR
@@ -68,8 +70,14 @@ class RunArtifact:
         self.path = path
         self._head = record.model_copy(update={"cases": []})
         self._cases: dict[tuple[str, int], str] = {}
+        self._results: dict[tuple[str, int], CaseResult] = {}
         for result in record.cases:
-            self._cases[(result.id, result.repetition)] = self._text(result)
+            self._keep(result)
+
+    def _keep(self, result: CaseResult) -> None:
+        key = (result.id, result.repetition)
+        self._cases[key] = self._text(result)
+        self._results[key] = result
 
     @staticmethod
     def _text(result: CaseResult) -> str:
@@ -77,11 +85,15 @@ class RunArtifact:
 
     def add(self, result: CaseResult) -> None:
         """One more finished item: the artifact is rewritten with it."""
-        self._cases[(result.id, result.repetition)] = self._text(result)
+        self._keep(result)
         self.write()
 
     def write(self) -> None:
-        head = redact(json.dumps(self._head.model_dump(mode="json", exclude={"cases"}),
+        # The totals are of the cases written so far: an artifact imported into the store
+        # mid-run, or after a kill, says what it holds.
+        head_record = self._head.model_copy(
+            update={"totals": Totals.of(list(self._results.values()))})
+        head = redact(json.dumps(head_record.model_dump(mode="json", exclude={"cases"}),
                                  ensure_ascii=False))
         cases = ",\n".join(self._cases.values())
         write_atomically(self.path, f'{head[:-1]}, "cases": [\n{cases}\n]}}\n')
@@ -94,6 +106,13 @@ def write_atomically(path: Path, text: str) -> None:
         with path.open("w") as out:
             out.write(text)
         return
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+    # A temporary file of its own: two processes rewriting one artifact (two runs on one
+    # checkout) must not write into, or move away, each other's.
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(name, path)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise

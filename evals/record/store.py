@@ -40,7 +40,7 @@ from evals.record.listings import (
     RunSummary,
     StoredComparison,
 )
-from evals.record.results import CaseResult
+from evals.record.results import CaseResult, Totals
 from evals.record.run import RunRecord
 from evals.record.upgrade import upgrade_point
 
@@ -279,14 +279,23 @@ class RunStore:
         cases written."""
         if not record.run_id or record.plan is None or record.agent is None:
             raise StoreError("the artifact holds no run to import (no run id, plan or agent)")
-        exists = await self.db.fetchone("SELECT 1 AS one FROM eval_runs WHERE id = %s",
+        stored = await self.db.fetchone("SELECT status FROM eval_runs WHERE id = %s",
                                         (record.run_id,))
-        if exists is None:
-            await self.start_run(record)
-        for start in range(0, len(record.cases), WRITE_BATCH):
-            await self._write([(record.run_id, r)
-                               for r in record.cases[start:start + WRITE_BATCH]])
-        await self._finish(record)
+        if stored is None:
+            await self.start_run(record)  # the lock names a stored run
+        await self.lock_run(record.run_id)  # RunLocked while a live process writes it
+        try:
+            if stored is not None and stored["status"] == "complete" and \
+                    record.status != "complete":
+                raise StoreError(f"run {record.run_id} is complete in the store; an artifact"
+                                 f" of it that is {record.status} would undo that")
+            for start in range(0, len(record.cases), WRITE_BATCH):
+                await self._write([(record.run_id, r)
+                                   for r in record.cases[start:start + WRITE_BATCH]])
+            await self._finish(record.model_copy(
+                update={"totals": Totals.of(record.cases)}))
+        finally:
+            await self.unlock_run(record.run_id)
         return len(record.cases)
 
     async def resolve_run(self, ref: str) -> str:

@@ -304,6 +304,17 @@ def test_runs_import_puts_an_artifacts_run_in_a_store_that_missed_it(
             n = conn.execute("SELECT count(*) FROM eval_cases WHERE run_id = %s",
                              (run_id,)).fetchone()[0]
         assert n == 2
+        stale = json.loads(artifact.read_text()) | {"status": "interrupted"}
+        (tmp_path / "stale.json").write_text(json.dumps(stale))
+        with _cli_with(monkeypatch, other, tmp_path, lambda body: (200, answer)):
+            assert main(["runs", "--import", str(tmp_path / "stale.json")]) == 2
+        assert f"run {run_id} is complete in the store" in capsys.readouterr().err
+        with psycopg.connect(other, autocommit=True) as conn:  # a live writer holds the run
+            conn.execute("INSERT INTO eval_run_locks (run_id, pid, host) VALUES (%s, %s, %s)",
+                         (run_id, 1, "elsewhere"))
+        with _cli_with(monkeypatch, other, tmp_path, lambda body: (200, answer)):
+            assert main(["runs", "--import", str(artifact)]) == 2
+        assert "is being written by process 1 on elsewhere" in capsys.readouterr().err
         bad = tmp_path / "bad.json"
         bad.write_text("[1]")
         with _cli_with(monkeypatch, other, tmp_path, lambda body: (200, answer)):

@@ -108,3 +108,30 @@ def test_a_run_under_way_is_rewritten_whole_as_each_case_is_added(tmp_path, monk
     assert [c.id for c in got.cases] == ["a", "b"]
     assert key not in path.read_text() and "[redacted]" in path.read_text()
     assert not list(tmp_path.glob(".*.tmp"))  # renamed over, never left half-written
+    assert (got.totals.cases, got.totals.passed, got.totals.failed) == (2, 1, 1)
+
+
+def test_two_writers_of_one_artifact_never_leave_it_torn(tmp_path):
+    import threading
+
+    path = tmp_path / "run.json"
+    errors, torn = [], []
+
+    def write(n):
+        for i in range(150):
+            try:
+                write_atomically(path, json.dumps({"writer": n, "i": i, "pad": "x" * 4000}))
+            except OSError as exc:
+                errors.append(exc)
+            try:
+                json.loads(path.read_text())
+            except (OSError, json.JSONDecodeError):
+                torn.append(i)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and torn == []
+    assert not list(tmp_path.glob(".*.tmp"))
