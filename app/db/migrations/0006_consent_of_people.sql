@@ -13,11 +13,14 @@ CREATE TABLE person_refs (
     linked_at  timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX person_refs_person ON person_refs (person_id);
--- The one rule, for whoever reads conversations: the person's decision when the reference
--- is a person's and they made one, else the reference's own, else no.
+-- The one rule, for whoever reads conversations: a "no" given under the reference itself is
+-- final (a person who signs in later, or whoever signs in next on a shared computer, cannot
+-- turn it into a yes); otherwise the person's decision when the reference is a person's and
+-- they made one, else the reference's own, else no.
 CREATE VIEW conversation_consent AS
     SELECT c.id AS conversation_id,
-           coalesce(pc.consent, r.consent, false) AS consent
+           CASE WHEN r.consent IS FALSE THEN false
+                ELSE coalesce(pc.consent, r.consent, false) END AS consent
     FROM conversations c
     LEFT JOIN person_refs pr ON pr.user_ref = c.user_ref
     LEFT JOIN person_consent pc ON pc.person_id = pr.person_id

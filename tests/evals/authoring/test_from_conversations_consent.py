@@ -86,6 +86,17 @@ async def test_a_signed_in_persons_no_covers_all_their_references(db, settings):
         await make_cases(db, count=10)
 
 
+async def test_an_anonymous_no_stays_a_no_whoever_signs_in_from_that_session(db, settings):
+    await control_person(db, settings)
+    async with start(db, settings, demo_signin=True) as browser:
+        await browser.post("/api/consent", json={"consent": False})
+        await corrected(browser, MINE)
+        await browser.post("/api/session", json={"role": "student"})
+        assert (await browser.post("/api/consent", json={"consent": True})).json() == {
+            "consent": True}
+    assert await prompts_of_cases(db) == [CONTROL]
+
+
 async def test_the_anonymous_session_is_linked_though_the_way_back_drops_its_cookie(db,
                                                                                       settings):
     """A browser does not send the strict session cookie with the provider's redirect from
