@@ -52,9 +52,19 @@ async def remove_leftovers(server_conninfo: str) -> list[str]:
             cur = await admin.execute("SELECT datname FROM pg_database WHERE datname LIKE %s",
                                       (SCRATCH_DB_PREFIX.replace("_", r"\_") + "%",))
             for (name,) in await cur.fetchall():
-                if owner_gone(name):
-                    await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-                    removed.append(name)
+                if not owner_gone(name):
+                    continue
+                # A pid names a process on this machine only: a database some session still
+                # uses belongs to a live run, perhaps on another machine sharing the server.
+                busy = await admin.execute(
+                    "SELECT 1 FROM pg_stat_activity WHERE datname = %s LIMIT 1", (name,))
+                if await busy.fetchone() is not None:
+                    continue
+                try:  # never WITH (FORCE): a session that connected meanwhile keeps it
+                    await admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+                except psycopg.errors.ObjectInUse:
+                    continue
+                removed.append(name)
     return removed + await asyncio.to_thread(remove_dead_folders)
 
 

@@ -43,3 +43,21 @@ async def test_a_dead_processs_scratch_databases_and_folders_go_and_a_live_ones_
             for name in names.values():
                 admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         folders["live"].rmdir()
+
+
+async def test_a_dead_pid_s_database_that_a_session_still_uses_is_kept(server_conninfo):
+    # The same pid on another machine sharing the server is another process: a database some
+    # session uses belongs to a live run there.
+    name = f"eval_p{_dead_pid()}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(server_conninfo, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    user = psycopg.conninfo.make_conninfo(server_conninfo, dbname=name)
+    try:
+        with psycopg.connect(user):
+            assert name not in await remove_leftovers(server_conninfo)
+        with psycopg.connect(server_conninfo) as conn:
+            assert conn.execute("SELECT 1 FROM pg_database WHERE datname = %s",
+                                (name,)).fetchone() is not None
+    finally:
+        with psycopg.connect(server_conninfo, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
