@@ -238,8 +238,12 @@ def _project_file(file: str) -> Path:
     it exists, so a caller learns nothing of the machine's files."""
     root = PROJECT_ROOT.resolve()
     path = (root / file).resolve()  # an absolute `file` replaces the root
-    if not path.is_relative_to(root):
-        raise ToolError(f"file {file!r}: only a file under the project folder ({root}) is read")
+    # Never a hidden path (.data holds the session secret and the database, .env keys, .git
+    # the history): what the calibration's errors quote would go back to the caller.
+    if not path.is_relative_to(root) or path.suffix != ".json" or any(
+            part.startswith(".") for part in path.relative_to(root).parts):
+        raise ToolError(f"file {file!r}: only a .json file under the project folder ({root}),"
+                        " outside its hidden folders, is read")
     if not path.is_file():
         raise ToolError(f"file {file!r}: no such file under the project folder")
     return path

@@ -146,8 +146,19 @@ async def test_calibrate_judge_reads_only_files_under_the_project(tmp_path, monk
                                                              "file": "no-such.json"})
     assert all(result.is_error for result in answers.values())
     said = {r.content[0].text.replace(repr(tried[k]), "PATH") for k, r in answers.items()}
-    assert said == {"Error executing tool calibrate_judge: file PATH: only a file under the"
-                    f" project folder ({project}) is read"}
+    assert said == {"Error executing tool calibrate_judge: file PATH: only a .json file under"
+                    f" the project folder ({project}), outside its hidden folders, is read"}
     assert missing.is_error
     assert "file 'no-such.json': no such file under the project folder" in \
         missing.content[0].text
+
+
+def test_calibrate_judge_never_reads_a_hidden_or_non_json_file_under_the_project():
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from evals.cli.mcp_server import _project_file
+
+    for file in (".data/session-secret", ".env", ".git/config", "pyproject.toml",
+                 ".data/../.git/HEAD"):
+        with pytest.raises(ToolError, match="outside its hidden folders, is read"):
+            _project_file(file)
