@@ -165,7 +165,9 @@ def _probe_scheme(options) -> str:
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
+        deadline = time.monotonic() + 30
         while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
             time.sleep(0.02)
         return httpx.get(f"http://127.0.0.1:{port}/",
                          headers={"X-Forwarded-Proto": "https"}).text
