@@ -145,7 +145,10 @@ def _unknown_keys(value: Any, schema: dict[str, Any], defs: dict[str, Any],
     schema = _resolve(schema, defs)
     options = schema.get("anyOf") or schema.get("oneOf")
     if options:
-        found = [_unknown_keys(value, option, defs, path) for option in options]
+        # Only the options of the value's own kind: `D | None` with a mapping is read as D (the
+        # null option names no key, and would hide a typo inside D).
+        fitting = [o for o in options if _of_kind(value, _resolve(o, defs))] or options
+        found = [_unknown_keys(value, option, defs, path) for option in fitting]
         return min(found, key=len)
     if isinstance(value, dict) and ("properties" in schema or schema.get("type") == "object"):
         props, extra = schema.get("properties", {}), schema.get("additionalProperties")
@@ -162,6 +165,18 @@ def _unknown_keys(value: Any, schema: dict[str, Any], defs: dict[str, Any],
         return [p for i, item in enumerate(value)
                 for p in _unknown_keys(item, schema["items"], defs, (*path, i))]
     return []
+
+
+def _of_kind(value: Any, schema: dict[str, Any]) -> bool:
+    """Whether a schema option can take the value's kind at all (a mapping, a list, other)."""
+    if "anyOf" in schema or "oneOf" in schema or not schema:
+        return True
+    kind = schema.get("type")
+    if isinstance(value, dict):
+        return "properties" in schema or kind == "object"
+    if isinstance(value, list):
+        return "items" in schema or kind == "array"
+    return kind not in ("object", "array") and "properties" not in schema
 
 
 def _properties(schema: dict[str, Any], path: tuple[Any, ...], value: Any,

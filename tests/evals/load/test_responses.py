@@ -138,3 +138,22 @@ def test_a_key_the_tools_result_leaves_open_is_taken(tmp_path):
         " machine: Trotec, slug: trotec-speedy-400, opened_by: Sam}")), "c.yaml")
     [case] = load_cases(tmp_path)
     assert case.tool_responses["list_open_tickets"].sequence[0]["count"] == 1
+
+
+def test_an_unknown_key_inside_an_optional_record_is_found():
+    from pydantic import BaseModel
+
+    from evals.load.responses import _unknown_keys
+
+    class Inner(BaseModel):
+        a: int
+
+    class Result(BaseModel):
+        inner: Inner | None = None
+        items: list[Inner] | None = None
+
+    schema = Result.model_json_schema()
+    value = {"inner": {"a": 1, "typo": 2}, "items": [{"a": 1, "oops": 3}]}
+    assert _unknown_keys(value, schema, schema["$defs"], ()) == [
+        ("inner", "typo"), ("items", 0, "oops")]
+    assert _unknown_keys({"inner": None}, schema, schema["$defs"], ()) == []
