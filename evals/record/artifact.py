@@ -110,6 +110,8 @@ def write_atomically(path: Path, text: str) -> None:
     # checkout) must not write into, or move away, each other's.
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        # mkstemp makes it private (0600); the artifact keeps the mode it had, else 0644.
+        os.fchmod(fd, path.stat().st_mode & 0o777 if path.exists() else 0o644)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)
         os.replace(name, path)

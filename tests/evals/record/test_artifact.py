@@ -135,3 +135,12 @@ def test_two_writers_of_one_artifact_never_leave_it_torn(tmp_path):
         t.join()
     assert errors == [] and torn == []
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_rewritten_artifact_keeps_its_mode(tmp_path):
+    path = tmp_path / "run.json"
+    write_atomically(path, "{}")
+    assert path.stat().st_mode & 0o777 == 0o644
+    path.chmod(0o640)
+    write_atomically(path, "{}")
+    assert path.stat().st_mode & 0o777 == 0o640
