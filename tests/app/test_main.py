@@ -18,27 +18,37 @@ def postgres_of(pgdata):
             if str(pgdata) in " ".join(p.info["cmdline"] or [])]
 
 
-@pytest.mark.slow
-def test_sigterm_stops_the_embedded_postgres_it_started(tmp_path):
-    port = free_port()
+def serve_env(tmp_path) -> dict[str, str]:
+    """`serve`'s environment: the data folder under tmp_path, the embedded PostgreSQL."""
     env = {**os.environ, "DATA_DIR": str(tmp_path), "MODEL_CHAT": "openai/none",
            "MODEL_API_BASE": "http://127.0.0.1:9/v1"}
     env.pop("DATABASE_URL", None)
+    return env
+
+
+def serve_until_healthy(tmp_path, env, wait_s=60):
+    """`python -m app serve` started, once /healthz answers (its log read out otherwise)."""
+    port = free_port()
     log = tmp_path / "serve.log"
     with log.open("w") as out:
         proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", str(port)],
                                 env=env, stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return proc, log
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(log.read_text())
+        time.sleep(0.1)
+
+
+def sigterm_leaves_no_postgres(proc, tmp_path) -> None:
+    """SIGTERM ends serve with 143, and within 10 s no PostgreSQL of tmp_path's runs."""
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.1)
-        assert postgres_of(tmp_path / "pg")  # it did start one
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 128 + signal.SIGTERM
     finally:
@@ -48,6 +58,17 @@ def test_sigterm_stops_the_embedded_postgres_it_started(tmp_path):
     while postgres_of(tmp_path / "pg") and time.monotonic() < deadline:
         time.sleep(0.1)
     assert postgres_of(tmp_path / "pg") == []
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_embedded_postgres_it_started(tmp_path):
+    proc, _ = serve_until_healthy(tmp_path, serve_env(tmp_path))
+    try:
+        assert postgres_of(tmp_path / "pg")  # it did start one
+    except BaseException:
+        proc.kill()
+        raise
+    sigterm_leaves_no_postgres(proc, tmp_path)
 
 
 KILLED_RUN = """
@@ -64,32 +85,11 @@ time.sleep(600)
 """
 
 
-def _serve_until_healthy(tmp_path, env):
-    port = free_port()
-    log = tmp_path / "serve.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", str(port)],
-                                env=env, stdout=out, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return proc, log
-        except httpx.HTTPError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise AssertionError(log.read_text())
-        time.sleep(0.1)
-
-
 @pytest.mark.slow
 def test_serve_removes_what_a_killed_process_left_and_ends_its_orphaned_postgres(tmp_path):
     import psycopg
 
-    env = {**os.environ, "DATA_DIR": str(tmp_path), "MODEL_CHAT": "openai/none",
-           "MODEL_API_BASE": "http://127.0.0.1:9/v1"}
-    env.pop("DATABASE_URL", None)
+    env = serve_env(tmp_path)
     killed = subprocess.Popen([sys.executable, "-c", KILLED_RUN, str(tmp_path)], env=env,
                               stdout=subprocess.PIPE, text=True)
     try:
@@ -99,22 +99,17 @@ def test_serve_removes_what_a_killed_process_left_and_ends_its_orphaned_postgres
         killed.wait()
         killed.stdout.close()
     assert postgres_of(tmp_path / "pg")  # left running, owned by no live process
-    proc, log = _serve_until_healthy(tmp_path, env)
+    proc, log = serve_until_healthy(tmp_path, env, wait_s=90)
     try:
         with psycopg.connect(uri) as conn:
             left = conn.execute("SELECT datname FROM pg_database WHERE datname = %s",
                                 (f"eval_p{killed.pid}_killed",)).fetchall()
         assert left == [], log.read_text()
         assert not os.path.exists(folder)  # (another test's start may have removed them first)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    deadline = time.monotonic() + 10
-    while postgres_of(tmp_path / "pg") and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert postgres_of(tmp_path / "pg") == []
+    except BaseException:
+        proc.kill()
+        raise
+    sigterm_leaves_no_postgres(proc, tmp_path)
 
 
 JOIN = ("import sys, time; from pathlib import Path; from app.db.embedded import start_embedded;"
@@ -123,10 +118,8 @@ JOIN = ("import sys, time; from pathlib import Path; from app.db.embedded import
 
 @pytest.mark.slow
 def test_sigterm_stops_the_postgres_it_started_though_a_killed_process_had_joined(tmp_path):
-    env = {**os.environ, "DATA_DIR": str(tmp_path), "MODEL_CHAT": "openai/none",
-           "MODEL_API_BASE": "http://127.0.0.1:9/v1"}
-    env.pop("DATABASE_URL", None)
-    proc, _ = _serve_until_healthy(tmp_path, env)
+    env = serve_env(tmp_path)
+    proc, _ = serve_until_healthy(tmp_path, env)
     try:
         joiner = subprocess.Popen([sys.executable, "-c", JOIN, str(tmp_path)], env=env,
                                   stdout=subprocess.PIPE, text=True)
@@ -134,15 +127,10 @@ def test_sigterm_stops_the_postgres_it_started_though_a_killed_process_had_joine
         joiner.kill()  # its pid stays in pgserver's handle file
         joiner.wait(timeout=10)
         joiner.stdout.close()
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    deadline = time.monotonic() + 10
-    while postgres_of(tmp_path / "pg") and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert postgres_of(tmp_path / "pg") == []
+    except BaseException:
+        proc.kill()
+        raise
+    sigterm_leaves_no_postgres(proc, tmp_path)
 
 
 def _probe_scheme(options) -> str:
