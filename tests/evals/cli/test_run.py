@@ -268,15 +268,19 @@ def _cases_in(path):
         return None
 
 
+def _noting_the_artifact(artifact, seen):
+    """A model that notes the artifact's cases in `seen` at every call, then answers."""
+    def handler(body):
+        seen.append(_cases_in(artifact))
+        return 200, completion("We don't have a Glowforge or a CNC router here.")
+    return handler
+
+
 def test_the_artifact_holds_every_finished_case_while_the_run_goes(
         server_conninfo, tmp_path, monkeypatch):
     artifact = tmp_path / "run.json"
     seen = []
-
-    def handler(body):
-        seen.append(_cases_in(artifact))
-        return 200, completion("We don't have a Glowforge or a CNC router here.")
-
+    handler = _noting_the_artifact(artifact, seen)
     with scratch(server_conninfo) as info:
         with _cli_with(monkeypatch, info, tmp_path, handler):
             main(["run", *SELECTION, "--artifact", str(artifact)])
@@ -326,11 +330,7 @@ def test_resume_rebuilds_the_artifact_from_the_store_before_it_runs_anything(
         server_conninfo, tmp_path, monkeypatch):
     artifact = tmp_path / "run.json"
     seen = []
-
-    def handler(body):
-        seen.append(_cases_in(artifact))
-        return 200, completion("We don't have a Glowforge or a CNC router here.")
-
+    handler = _noting_the_artifact(artifact, seen)
     with scratch(server_conninfo) as info:
         with _cli_with(monkeypatch, info, tmp_path, handler):
             main(["run", *SELECTION, "--artifact", str(artifact)])
