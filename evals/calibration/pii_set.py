@@ -13,8 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evals.load.cases import CaseFileError
-from evals.load.yamlfile import line_of, read_yaml
+from evals.load.yamlfile import field_errors, line_of, read_list
 
 PII_SET = Path(__file__).parent / "pii.yaml"
 # Written later, in the same form, and never used to adjust the scrubber.
@@ -69,20 +68,16 @@ def spans(text: str, labels: list[Planted] | list[Decoy]) -> list[Span]:
 def load_turns(path: Path = PII_SET) -> list[Turn]:
     """Every labelled turn; a label whose text is not in its turn, or a repeated id, is an
     error naming file:line."""
-    try:
-        data, lines = read_yaml(path)
-    except (CaseFileError, OSError) as exc:
-        raise PiiSetError(str(exc)) from exc
-    if not isinstance(data, list):
-        raise PiiSetError(f"{path.name}:1: a list of labelled turns")
-    turns, errors, seen = [], [], set()
+    data, lines, errors = read_list(path, "a list of labelled turns")
+    if errors:
+        raise PiiSetError("\n".join(errors))
+    turns, seen = [], set()
     for i, raw in enumerate(data):
         try:
             turn = Turn.model_validate(raw)
         except ValidationError as exc:
-            e = exc.errors()[0]
-            errors.append(f"{path.name}:{line_of((i, *e['loc']), lines)}:"
-                          f" {'.'.join(map(str, e['loc']))}: {e['msg']}")
+            errors += [f"{path.name}:{line_of((i, *loc), lines)}: {message}"
+                       for loc, message in field_errors(exc, "turn")]
             continue
         where = f"{path.name}:{line_of((i,), lines)}"
         if turn.id in seen:
