@@ -35,26 +35,25 @@ class PointSummary(BaseModel):
     model: str | None
 
 
-class ComparisonSummary(BaseModel):
+class _ComparisonRow(BaseModel):
+    """What every listing of a stored comparison holds: which runs it paired, and when."""
+
     model_config = ConfigDict(extra="forbid")
     id: str
     created_at: dt.datetime
     point: str | None
     baseline_run: str
     current_run: str
+
+
+class ComparisonSummary(_ComparisonRow):
     counts: dict[str, int] | None
     verdict: str | None
 
 
-class StoredComparison(BaseModel):
+class StoredComparison(_ComparisonRow):
     """One stored comparison, with the runs it paired."""
 
-    model_config = ConfigDict(extra="forbid")
-    id: str
-    created_at: dt.datetime
-    point: str | None
-    baseline_run: str
-    current_run: str
     result: Comparison
 
 
