@@ -24,6 +24,15 @@ __all__ = ["Database", "MigrationError", "connect", "resolve_conninfo", "scratch
 Row = dict[str, Any]
 
 
+def failure(exc: BaseException, timeout_s: float | None = None) -> str:
+    """A database call's failure in one line: "no answer within N s" for a timeout, else the
+    exception's type and the first line of its message (psycopg's run to several)."""
+    if isinstance(exc, TimeoutError):
+        return f"no answer within {timeout_s:g} s" if timeout_s else "no answer"
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
 def resolve_conninfo(database_url: str | None, data_dir: Path) -> str:
     """`DATABASE_URL` when given, else the embedded server's URI (started on demand). With
     `DATABASE_URL`, an embedded server in `data_dir` that no live process owns (its owners were

@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 import psycopg
 
-from app.db import connect
+from app.db import connect, failure
 
 log = logging.getLogger(__name__)
 
@@ -74,8 +74,7 @@ async def remove_leftovers_saying(server_conninfo: str) -> list[str]:
     try:
         removed = await remove_leftovers(server_conninfo)
     except (psycopg.Error, TimeoutError, OSError) as exc:
-        log.warning("what killed processes left was not removed: %s: %s",
-                    type(exc).__name__, (str(exc).strip().splitlines() or [""])[0])
+        log.warning("what killed processes left was not removed: %s", failure(exc))
         return []
     for name in removed:
         log.info("removed %s, left by a process that is gone", name)

@@ -23,7 +23,7 @@ from psycopg.conninfo import make_conninfo
 
 from app.capabilities import PageContext, Photo
 from app.chat.compose import ComposedChat
-from app.db import Database, connect
+from app.db import Database, connect, failure
 from app.db.leftovers import SCRATCH_DB_PREFIX, SCRATCH_DIR_PREFIX, remove_leftovers
 from app.identity import Identity
 from app.manuals import ManualLibrary
@@ -66,9 +66,7 @@ async def _drop_or_say(server_conninfo: str, name: str) -> None:
         async with _admin(server_conninfo) as admin:
             await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     except (psycopg.Error, TimeoutError, OSError) as exc:
-        reason = "no answer" if isinstance(exc, TimeoutError) else \
-            f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}"
-        print(f"warning: the run's database {name} was not dropped ({reason}); the next run"
+        print(f"warning: the run's database {name} was not dropped ({failure(exc)}); the next run"
               " removes it", file=sys.stderr)
 
 

@@ -16,7 +16,7 @@ import psycopg
 
 from app.chat.models import ChatModel
 from app.chat.openai_wire import warm_import
-from app.db import connect
+from app.db import connect, failure
 from app.manuals import embed
 from app.settings import Settings
 from evals.execute.agent import (
@@ -95,9 +95,7 @@ async def watch_database(conninfo: str, stop: asyncio.Event) -> None:
         except (psycopg.Error, TimeoutError, OSError) as exc:
             misses += 1
             if misses >= WATCH_MISSES:
-                why = f"no answer within {WATCH_TIMEOUT_S:g} s" if isinstance(
-                    exc, TimeoutError) else (str(exc).strip().splitlines()
-                                             or [type(exc).__name__])[0]
+                why = failure(exc, WATCH_TIMEOUT_S)
                 where = store_name(conninfo).replace("the run store", "the run's database")
                 print(f"error: {where} does not answer ({why}, {misses} times in a row):"
                       " stopping the run", file=sys.stderr)
@@ -219,9 +217,8 @@ async def run_versions(
     except (psycopg.Error, TimeoutError) as exc:
         # The run's own database failed between items (seeding the look-alike lab, say): the
         # run stops there, as interrupted, with every item that finished.
-        reason = f"no answer within {ENV_TIMEOUT_S:g} s" if isinstance(exc, TimeoutError) \
-            else (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        print(f"error: the run's database failed ({reason}): the run stops here",
+        print(f"error: the run's database failed ({failure(exc, ENV_TIMEOUT_S)}): the run"
+              " stops here",
               file=sys.stderr)
         controls.stop.set()
         results = finished

@@ -26,7 +26,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.json import Jsonb
 from pydantic import BaseModel, ConfigDict
 
-from app.db import Database, connect
+from app.db import Database, connect, failure
 from app.db.migrate import migrate
 from app.redact import redact
 from evals.record.artifact import read_record
@@ -101,14 +101,6 @@ def store_name(conninfo: str) -> str:
     return f"the run store (database {params.get('dbname', '?')} on {where})"
 
 
-def _reason(exc: BaseException) -> str:
-    """An exception in one line: its type and the first line of its message."""
-    text = str(exc).strip().splitlines()
-    if isinstance(exc, TimeoutError):
-        return f"no answer within {STORE_TIMEOUT_S:.0f} s"
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
-
-
 def new_run_id() -> str:
     return uuid.uuid4().hex[:12]
 
@@ -147,7 +139,8 @@ class RunStore:
                 await db.open()
         except (psycopg.OperationalError, TimeoutError) as exc:
             await db.close()
-            raise StoreUnavailable(f"{name} cannot be reached: {_reason(exc)}") from None
+            raise StoreUnavailable(
+                f"{name} cannot be reached: {failure(exc, STORE_TIMEOUT_S)}") from None
         store = cls(db, name)
         try:
             yield store
@@ -204,7 +197,7 @@ class RunStore:
             except (psycopg.OperationalError, psycopg.InterfaceError, TimeoutError,
                     OSError) as exc:
                 if self.down is None:
-                    self.down = _reason(exc)
+                    self.down = failure(exc, STORE_TIMEOUT_S)
                     print(f"warning: {self.name} failed ({self.down}): finished cases go on"
                           " into the artifact; retrying", file=sys.stderr)
                 await asyncio.sleep(wait)
@@ -263,8 +256,8 @@ class RunStore:
         try:
             await self._finish(record)
         except (psycopg.OperationalError, psycopg.InterfaceError, TimeoutError) as exc:
-            raise StoreUnavailable(f"{self.name} is down ({_reason(exc)}): the run's end is"
-                                   " not in it") from None
+            raise StoreUnavailable(f"{self.name} is down ({failure(exc, STORE_TIMEOUT_S)}):"
+                                   " the run's end is not in it") from None
 
     async def _finish(self, record: RunRecord) -> None:
         await self.db.execute(
