@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -29,6 +30,8 @@ DEFAULT_CONCURRENCY = 4  # items in flight at once (a local model: one per serve
 DEFAULT_WORKSPACE_PORT = 8010
 DEFAULT_MAX_PROMPT_CHARS = 20_000
 DEFAULT_MAX_CASE_FILE_BYTES = 1_000_000
+DAY_S = 86_400.0
+DURATION_UNITS = {"d": DAY_S, "h": 3600.0, "m": 60.0, "s": 1.0}
 
 
 class EvalSettingsError(ValueError):
@@ -75,9 +78,37 @@ class EvalSettings(BaseSettings):
         default=DEFAULT_WORKSPACE_PORT, ge=1, le=65535,
         validation_alias=AliasChoices("EVAL_WORKSPACE_PORT", "WORKSPACE_PORT"),
         description="The workspace's port on 127.0.0.1 (WORKSPACE_PORT is read too).")
+    cache: Literal["reuse", "refresh", "off"] = Field(default="reuse", description=(
+        "The model-call cache: `reuse` replays a call already made, `refresh` makes every"
+        " call again and keeps it, `off` neither reads nor writes it."))
+    cache_ttl: float = Field(default=7 * DAY_S, gt=0, description=(
+        "How long a hosted model's cached reply is replayed (`7d`, `12h`, `30m` or seconds);"
+        " a checksum-pinned local model's never expire. Default 7 days."))
+    cache_max_mb: int = Field(default=1024, ge=1, description=(
+        "The call cache's bound: past it, the least recently used replies go."))
+    advisory_judge: bool = Field(default=False, description=(
+        "Call a judge that has not earned trust, and record its verdicts as advisory (by"
+        " default it is not called and its items are UNDECIDED)."))
     endpoint_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("ENDPOINT_API_KEY"),
         description="The key sent to an `--endpoint` (ENDPOINT_API_KEY).")
+
+
+    @field_validator("cache_ttl", mode="before")
+    @classmethod
+    def _duration(cls, value: object) -> object:
+        """`7d`, `12h`, `30m`, `45s` or a number of seconds."""
+        if not isinstance(value, str):
+            return value
+        text = value.strip().lower()
+        unit = DURATION_UNITS.get(text[-1:]) if text else None
+        try:
+            seconds = float(text[:-1] if unit else text) * (unit or 1)
+        except ValueError:
+            raise ValueError("a duration: 7d, 12h, 30m, 45s or seconds") from None
+        if seconds <= 0:
+            raise ValueError("a duration longer than 0")
+        return seconds
 
 
 def _variable_set(name: str) -> str:

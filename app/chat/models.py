@@ -112,6 +112,12 @@ class LiteLLMModel:
         """Whether litellm knows this model to take PDF file parts."""
         return model_info.supports_pdf(self.model_id)
 
+    def identity(self) -> dict[str, Any]:
+        """What decides this model's replies beside the request (the call cache's key): never
+        the key."""
+        return {"transport": "litellm", "model": self.model_id, "api_base": self._api_base,
+                "max_tokens": self._max_tokens, "temperature": self._temperature}
+
     def __repr__(self) -> str:  # never show the key
         return f"LiteLLMModel({self.model_id!r}, api_base={self._api_base!r})"
 
@@ -196,6 +202,8 @@ def model_for_job(settings: Settings, job: str, override: str | None = None) -> 
             tool_calls_in_content=True,
             max_tokens=LOCAL_MAX_TOKENS,
             temperature=settings.model_temperature,
+            file_sha256=settings.local_model_sha or None,
+            server={"speculative": settings.local_model_speculative},
         )
         # With a draft model the prefix cache is off: llama.cpp restores a slot's cache but
         # not its draft model's, and the next request fails ("failed to process speculative

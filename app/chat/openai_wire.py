@@ -14,14 +14,16 @@ takes 0.11-0.14 s to import (measured), so it is imported on first use, or early
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import aiohttp
 
-from app.chat import model_info
+from app.chat import model_info, text_tool_calls
 from app.chat.reply import ModelReply, ToolCallRequest, Usage
 from app.chat.retry import ProviderError, call_with_retries, parse_retry_after
 from app.chat.text_tool_calls import adapt
@@ -107,6 +109,18 @@ def request_options(tools: list[dict[str, Any]] | None, *, tool_choice: Any,
     return options
 
 
+def adapter_version() -> str:
+    """A hash of the text-tool-call adapter's code: a reply kept after it read the calls out
+    of the text is kept under this, so a changed adapter reads them again."""
+    global _ADAPTER
+    if _ADAPTER is None:
+        _ADAPTER = hashlib.sha256(Path(text_tool_calls.__file__).read_bytes()).hexdigest()[:16]
+    return _ADAPTER
+
+
+_ADAPTER: str | None = None
+
+
 def adapted(reply: ModelReply, tools: list[dict[str, Any]] | None, tool_calls_in_content: bool
             ) -> ModelReply:
     """The embedded model writes its tool calls as text: read them as calls (it alone)."""
@@ -167,8 +181,13 @@ class OpenAICompatModel:
     def __init__(self, model_id: str, *, api_base: str, api_key: str | None, timeout_s: float,
                  retries: int, tool_calls_in_content: bool = False,
                  max_tokens: int | None = None, pool: int = 256,
-                 temperature: float | None = None) -> None:
+                 temperature: float | None = None, file_sha256: str | None = None,
+                 server: dict[str, Any] | None = None) -> None:
         self.model_id = model_id
+        # A model file served here: it is known by its checksum (and the server's settings
+        # that change its replies), not by the port its server has this time.
+        self._file_sha256 = file_sha256
+        self._server = server or {}
         # The name the server knows the model by: "openai/gpt-4o" is "gpt-4o" there.
         self._wire_name = model_id.partition("/")[2] if model_id.startswith("openai/") \
             else model_id
@@ -189,6 +208,15 @@ class OpenAICompatModel:
     @property
     def accepts_pdf(self) -> bool:
         return model_info.supports_pdf(self.model_id)
+
+    def identity(self) -> dict[str, Any]:
+        """What decides this model's replies beside the request (the call cache's key): never
+        the key."""
+        where: dict[str, Any] = {"file_sha256": self._file_sha256, **self._server} \
+            if self._file_sha256 else {"api_base": self._api_base}
+        return {"transport": "openai-wire", "model": self.model_id, **where,
+                "max_tokens": self._max_tokens, "temperature": self._temperature,
+                "text_tool_calls": adapter_version() if self._tool_calls_in_content else None}
 
     async def complete(
         self,

@@ -257,7 +257,10 @@ def _comment(text: str) -> str:
 
 
 async def draft_for(settings: Settings, role: str | None, page: str, count: int,
-                    capability: str | None) -> tuple[Told, Drafted]:
-    """What the assistant is told, and the drafts the `draft` job writes from it."""
+                    capability: str | None, model: ChatModel | None = None
+                    ) -> tuple[Told, Drafted]:
+    """What the assistant is told, and the drafts the `draft` job (or `model`) writes from
+    it."""
     what = await told_for(settings, role, page)
-    return what, await draft_cases(model_for_job(settings, "draft"), what, count, capability)
+    return what, await draft_cases(model or model_for_job(settings, "draft"), what, count,
+                                   capability)

@@ -89,6 +89,11 @@ async def _ask(spec: CheckSpec, item: JudgeInput, judge: JudgeSetup | None,
                         prompt_hash=pack.hash(MAKERSPACE.hash()) if pack else MAKERSPACE.hash(),
                         trust=trust.reason, trusted_by_flag=judge.forced and not trust.trusted,
                         pack=pack.ref if pack is not None else None)
+    if not judge.asked(pack is not None):
+        return CheckResult(kind=label, passed=False, decided=False, required=spec.required,
+                           judge=meta.model_copy(update={"asked": False}),
+                           reason="not asked: this judge has not earned trust, so its verdict"
+                                  " would decide nothing (--advisory-judge asks it anyway)")
     try:
         verdict = await ask_judge(judge.model, item, MAKERSPACE)
     except UnreadableVerdict as exc:

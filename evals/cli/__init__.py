@@ -13,6 +13,7 @@
     python -m evals prompt [--as ROLE] [--page PATH] [--selection NAMES] [--json]
     python -m evals draft [--as ROLE] [--page PATH] [--capability NAME] [--count 8] [--out F]
     python -m evals from-conversations | workspace | mcp | settings [--write]
+    python -m evals cache stats | cache clear [--model ID] [--expired]
 
 Every run flag has an environment variable (EVAL_CASES, EVAL_GROUPS, EVAL_MODEL,
 EVAL_CONCURRENCY, EVAL_REPEAT, …): docs/settings.md lists them all.
@@ -29,6 +30,7 @@ import sys
 
 from evals.cli import (
     authoring,
+    cache,
     calibration,
     mcp,
     report,
@@ -42,7 +44,7 @@ from evals.cli.common import CliError
 from evals.settings import EvalSettingsError
 
 GROUPS = (run, versions, report, calibration, retrieval, authoring, workspace, mcp,
-          settings)
+          settings, cache)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from app.chat.models import ModelCallError
+from app.chat.models import ModelCallError, model_for_job
 from app.db import Database
 from app.localmodel import local_model_settings, uses_local_model
 from app.localmodel.server import LocalModelError
@@ -20,9 +20,10 @@ from evals.authoring.draft import DraftError, draft_for, kinds_for, render
 from evals.authoring.from_conversations import NoConversations, make_cases
 from evals.authoring.pii import KINDS as PII_KINDS
 from evals.authoring.told import PromptError, told_for
-from evals.cli.common import CliError, Commands, app_settings, run_closing
+from evals.cli.common import CliError, Commands, app_settings, open_store, run_closing
+from evals.execute.cache import POLICIES, cached, call_cache
 from evals.record.artifact import write_atomically
-from evals.settings import conninfo
+from evals.settings import conninfo, eval_settings
 
 ROLES = ["student", "staff", "super_admin"]
 
@@ -40,6 +41,9 @@ def register(sub: Commands) -> None:
     dr.add_argument("--capability", help="further cases go to this capability's own risks")
     dr.add_argument("--count", type=int, default=8, help="how many cases (1 to 25)")
     dr.add_argument("--out", type=Path, help="write the drafts here (default: print them)")
+    dr.add_argument("--cache", choices=POLICIES, default=eval_settings().cache,
+                    help="the model-call cache (EVAL_CACHE): reuse gives the drafts of the"
+                         " same request again; refresh asks the model anew")
     dr.set_defaults(handler=draft)
     fc = sub.add_parser("from-conversations",
                         help="cases from stored conversations (with consent), no model")
@@ -71,11 +75,18 @@ def draft(args: argparse.Namespace) -> int:
     settings = app_settings()
 
     async def body(settings: Settings) -> int:
-        try:
-            what, result = await draft_for(settings, args.as_, args.page, args.count,
-                                           args.capability)
-        except (PromptError, DraftError, ModelCallError) as exc:
-            raise CliError(str(exc)) from exc
+        async with open_store(settings) as store:
+            calls = call_cache(store.db, args.cache)
+            try:
+                model = cached(model_for_job(settings, "draft"), calls, job="draft",
+                               policy=args.cache)
+                what, result = await draft_for(settings, args.as_, args.page, args.count,
+                                               args.capability, model)
+            except (PromptError, DraftError, ModelCallError) as exc:
+                raise CliError(str(exc)) from exc
+            finally:
+                if calls is not None:
+                    await calls.close()
         text = render(result, what, dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
         if args.out:
             write_atomically(args.out, text)

@@ -20,6 +20,7 @@ from app.chat.openai_wire import close_clients
 from app.localmodel import local_model_settings, uses_local_model
 from app.localmodel.server import LocalModelError
 from app.settings import Settings, get_settings
+from evals.execute.cache import POLICIES, Policy
 from evals.execute.runner import GRACE_S
 from evals.judge import MAKERSPACE
 from evals.judge.setup import JudgeSetup
@@ -61,6 +62,7 @@ class JudgeChoice:
     model: str | None = None
     pack: str | None = None
     trust: bool = False
+    advisory: bool = False  # call an untrusted judge anyway, its verdicts advisory
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,7 @@ class RunOptions:
     vision: bool | None = None
     artifact: Path = ARTIFACT
     junit: Path | None = None
+    cache: Policy = "reuse"
 
     @property
     def fails_on_skip(self) -> bool:
@@ -115,6 +118,13 @@ def add_run_flags(p: argparse.ArgumentParser, *, model_help: str) -> None:
     p.add_argument("--trust-judge", action="store_true", default=env.trust_judge,
                    help="let an uncalibrated judge decide cases (EVAL_TRUST_JUDGE); the"
                         " report and the artifact say so")
+    p.add_argument("--advisory-judge", action="store_true", default=env.advisory_judge,
+                   help="call a judge that has not earned trust and record its verdicts as"
+                        " advisory (EVAL_ADVISORY_JUDGE; by default it is not called)")
+    p.add_argument("--cache", choices=POLICIES, default=env.cache,
+                   help="the model-call cache (EVAL_CACHE): reuse replays a call already made"
+                        " (default), refresh makes every call again and keeps it, off"
+                        " neither reads nor writes it")
     p.add_argument("--fail-on-skip", action=argparse.BooleanOptionalAction,
                    default=env.fail_on_skip,
                    help="a skipped case makes the exit non-zero (EVAL_FAIL_ON_SKIP; on by"
@@ -133,11 +143,11 @@ def run_options(args: argparse.Namespace, selection: Selection | None = None) ->
             full=bool(getattr(args, "full", False))),
         model=args.model,
         judge=JudgeChoice(args.judge_model, getattr(args, "judge_pack", None),
-                          bool(args.trust_judge)),
+                          bool(args.trust_judge), bool(getattr(args, "advisory_judge", False))),
         concurrency=args.concurrency, repeat=getattr(args, "repeat", 1),
         fail_on_skip=args.fail_on_skip, max_cost=getattr(args, "max_cost", None),
         vision=eval_settings().vision, artifact=args.artifact,
-        junit=getattr(args, "junit", None))
+        junit=getattr(args, "junit", None), cache=getattr(args, "cache", "reuse"))
 
 
 def judge_setup(settings: Settings, items: Sequence[EvalItem], choice: JudgeChoice
@@ -149,7 +159,8 @@ def judge_setup(settings: Settings, items: Sequence[EvalItem], choice: JudgeChoi
     model = model_for_job(settings, "judge", choice.model)
     pack = load_pack_prompt(choice.pack) if choice.pack else None
     setup = JudgeSetup(model, trust(model.model_id, MAKERSPACE.hash()), choice.trust, pack,
-                       trust(model.model_id, pack.hash(MAKERSPACE.hash())) if pack else None)
+                       trust(model.model_id, pack.hash(MAKERSPACE.hash())) if pack else None,
+                       advisory=choice.advisory)
     n = sum(i.judged for i in items)
     if pack is not None and setup.pack_trust is not None:
         cases_n = sum(1 for i in items if i.single_turn and i.judged)
@@ -164,9 +175,12 @@ def judge_setup(settings: Settings, items: Sequence[EvalItem], choice: JudgeChoi
     elif setup.forced:
         print(f"judge: {model.model_id} decides {n} judged cases on --trust-judge only:"
               f" {setup.trust.reason}")
+    elif setup.advisory:
+        print(f"judge: {model.model_id} is advisory (--advisory-judge), its {n} judged cases"
+              f" stay UNDECIDED: {setup.trust.reason}")
     else:
-        print(f"judge: {model.model_id} is advisory, its {n} judged cases stay UNDECIDED:"
-              f" {setup.trust.reason}")
+        print(f"judge: {model.model_id} is not trusted, so it is not called: its {n} judged"
+              f" cases stay UNDECIDED (--advisory-judge calls it): {setup.trust.reason}")
     return setup
 
 

@@ -56,6 +56,7 @@ from evals.report.console import (
     cut_lines,
     exit_code,
     print_report,
+    replay_lines,
 )
 from evals.report.junit import write_junit
 from evals.report.stats import stats_lines
@@ -236,7 +237,7 @@ async def run_once(items: list[EvalItem], options: RunOptions, settings: Setting
                                       ref=asked_model(settings, options.model))],
                 plan, settings=run, models=models, vision=options.vision, judge=judge,
                 visitor=visitor, progress=progress, controls=controls, resume=resume,
-                artifact=options.artifact)
+                artifact=options.artifact, cache=options.cache)
         store_failed = prep.store_failed
     progress(None)
     record = records["current"]
@@ -285,7 +286,7 @@ def _resume_locked(args: argparse.Namespace, run: RunRecord) -> int:
         selection=selection, model=run.agent.ref,
         judge=_judge_of(run), concurrency=args.concurrency, repeat=run.plan.repeat,
         fail_on_skip=args.fail_on_skip, max_cost=args.max_cost,
-        vision=eval_settings().vision,
+        vision=eval_settings().vision, cache=eval_settings().cache,
         **({"artifact": args.artifact} if args.artifact is not None else {}))
     try:
         items = select_items(selection)
@@ -349,7 +350,7 @@ def report_run(record: RunRecord) -> None:
                  *conversation_lines(record.cases),
                  *cut_lines(record.cases), *prefix_lines()]:
         print(line)
-    for line in cost_lines(record.cases, record.models.chat):
+    for line in [*cost_lines(record.cases, record.models.chat), *replay_lines(record.cases)]:
         print(line)
 
 

@@ -236,7 +236,8 @@ async def _compare_point(settings: Settings, p: Point, cases: list[Case], option
                 await prep.store.save_point(p)
             records = await run_versions(
                 prep, cases, versions, plan, settings=run, models=models,
-                vision=options.vision, judge=judge, progress=progress, point=p.name)
+                vision=options.vision, judge=judge, progress=progress, point=p.name,
+                cache=options.cache)
             result = compare_runs(records["baseline"], records["current"])
             failed = prep.store_failed
             cid = None if failed else await prep.store.save_comparison(
@@ -302,7 +303,8 @@ async def _gate(settings: Settings, cases: list[Case], options: RunOptions,
             records = await run_versions(prep, cases, versions, plan, settings=run,
                                          models=run_models, vision=options.vision, judge=judge,
                                          progress=progress,
-                                         point=against.name if against else None)
+                                         point=against.name if against else None,
+                                         cache=options.cache)
         except PlanMismatch as exc:
             raise CliError(str(exc)) from exc
         finally:

@@ -7,6 +7,7 @@ in evals/checks/. Every item, case or conversation, goes the same way.
 from __future__ import annotations
 
 import asyncio
+import functools
 import sys
 import time
 import traceback
@@ -18,6 +19,7 @@ from app.chat.model_info import price_per_token, supports_vision
 from app.chat.models import ChatModel
 from app.chat.retry import ModelCallError, retry_wait_s
 from evals.checks import NO_ANSWER, run_checks
+from evals.execute.cache import CacheUse, Tally, cached, sample
 from evals.execute.env import EvalEnv
 from evals.execute.executors import EXECUTORS, Execution, Setup
 from evals.execute.guard import CallGuard, Spend
@@ -25,7 +27,15 @@ from evals.fixtures.catalog import fixtures_for
 from evals.judge.setup import JudgeSetup
 from evals.load.items import EvalItem
 from evals.record.fingerprint import FrozenContext
-from evals.record.results import NOT_CALLED, Attempt, CaseResult, CheckResult, Usage, classify
+from evals.record.results import (
+    NOT_CALLED,
+    Attempt,
+    Calls,
+    CaseResult,
+    CheckResult,
+    Usage,
+    classify,
+)
 from evals.record.transcript import Transcript
 from evals.settings import DEFAULT_CONCURRENCY
 
@@ -51,6 +61,7 @@ class Variant:
     # Another executor than the items' own (endpoint mode), and what that path cannot run.
     executor: str | None = None
     skip: Callable[[EvalItem], str | None] | None = None
+    run_id: str | None = None  # the run its calls are kept under in the call cache
 
 
 def attempt_cost(model_id: str, prompt_tokens: int, completion_tokens: int) -> float | None:
@@ -75,8 +86,39 @@ def _elapsed_ms(started: float) -> int:
 
 
 async def attempt(item: EvalItem, setup: Setup, judge: JudgeSetup | None = None,
-                  executor: str | None = None) -> Attempt:
-    """One attempt of an item by its executor (or the variant's), then its checks."""
+                  executor: str | None = None, *, repetition: int = 1, number: int = 1
+                  ) -> Attempt:
+    """One attempt of an item by its executor (or the variant's), then its checks: one sample
+    (`repetition`, attempt `number`) of every model it calls, which the call cache keys by."""
+    with sample(repetition, number) as tally:
+        done = await _attempt(item, setup, judge, executor)
+    return _with_calls(done, tally, setup.model.model_id)
+
+
+def _with_calls(done: Attempt, tally: Tally, model_id: str) -> Attempt:
+    """The attempt with its model calls counted: a replayed call's tokens and cost apart from
+    what was spent."""
+    if not tally.made and not tally.replayed:
+        return done
+    prompt, completion = tally.replayed_by_job.get("chat", (0, 0))
+    usage = done.usage.model_copy(update={
+        "prompt_tokens": max(0, done.usage.prompt_tokens - prompt),
+        "completion_tokens": max(0, done.usage.completion_tokens - completion)})
+    calls = Calls(made=tally.made, replayed=tally.replayed,
+                  replayed_prompt_tokens=tally.replayed_prompt_tokens,
+                  replayed_completion_tokens=tally.replayed_completion_tokens,
+                  replayed_cost_usd=attempt_cost(model_id, prompt, completion)
+                  if tally.replayed else None,
+                  replayed_from=sorted(tally.runs))
+    update: dict[str, object] = {"calls": calls, "usage": usage}
+    if done.cost_usd is not None:
+        update["cost_usd"] = attempt_cost(model_id, usage.prompt_tokens,
+                                          usage.completion_tokens)
+    return done.model_copy(update=update)
+
+
+async def _attempt(item: EvalItem, setup: Setup, judge: JudgeSetup | None,
+                   executor: str | None) -> Attempt:
     started = time.perf_counter()
     try:
         execution = await EXECUTORS[executor or item.executor].run(item, setup)
@@ -138,15 +180,16 @@ async def same_attempt(make: Callable[[], Awaitable[Attempt]]) -> Attempt:
     return result.model_copy(update={"lost_to": lost}) if lost else result
 
 
-async def with_one_retry(make: Callable[[], Awaitable[Attempt]]) -> list[Attempt]:
+async def with_one_retry(make: Callable[[int], Awaitable[Attempt]]) -> list[Attempt]:
     """One attempt, and a second only when the first failed a check or broke (up to
     MAX_ATTEMPTS); an undecided attempt is not retried, since a retry cannot make its judge
     trusted, and neither is one the guard refused or one lost to the provider (it was already
-    tried again as the same attempt: a second attempt would count it as a flake)."""
-    attempts = [await same_attempt(make)]
+    tried again as the same attempt: a second attempt would count it as a flake). `make` is
+    given the attempt's number."""
+    attempts = [await same_attempt(functools.partial(make, 1))]
     while not (attempts[-1].passed or attempts[-1].undecided
                or attempts[-1].failure is not None) and len(attempts) < MAX_ATTEMPTS:
-        attempts.append(await same_attempt(make))
+        attempts.append(await same_attempt(functools.partial(make, len(attempts) + 1)))
     return attempts
 
 
@@ -158,7 +201,8 @@ def result_of(item: EvalItem, repetition: int, **fields: object) -> CaseResult:
 
 async def run_item(item: EvalItem, setup: Setup, judge: JudgeSetup | None = None, *,
                    repetition: int = 1, executor: str | None = None) -> CaseResult:
-    attempts = await with_one_retry(lambda: attempt(item, setup, judge, executor))
+    attempts = await with_one_retry(lambda n: attempt(item, setup, judge, executor,
+                                                      repetition=repetition, number=n))
     return result_of(item, repetition, status=classify(attempts), attempts=attempts)
 
 
@@ -180,7 +224,7 @@ async def run_suite(env: EvalEnv, items: Sequence[EvalItem], model: ChatModel, *
                     concurrency: int = DEFAULT_CONCURRENCY, vision: bool | None = None,
                     judge: JudgeSetup | None = None, visitor: ChatModel | None = None,
                     on_done: Callable[[CaseResult], Awaitable[None] | None] | None = None,
-                    repeat: int = 1) -> list[CaseResult]:
+                    repeat: int = 1, cache: CacheUse | None = None) -> list[CaseResult]:
     """Run every item (`repeat` times): the demo-catalogue items first, then the lab's."""
     async def done(label: str, result: CaseResult) -> None:
         if on_done is not None:
@@ -190,7 +234,7 @@ async def run_suite(env: EvalEnv, items: Sequence[EvalItem], model: ChatModel, *
 
     out = await run_variants(env, items, [Variant("run", model)], concurrency=concurrency,
                              vision=vision, judge=judge, visitor=visitor, on_done=done,
-                             repeat=repeat)
+                             repeat=repeat, cache=cache)
     return out["run"]
 
 
@@ -209,6 +253,7 @@ async def run_variants(
     stop: asyncio.Event | None = None,
     max_cost_usd: float | None = None,
     skip: set[tuple[str, str, int]] | None = None,
+    cache: CacheUse | None = None,
 ) -> dict[str, list[CaseResult]]:
     """Every item, `repeat` independent times, for every variant, interleaved (item by item,
     the variants side by side) under one concurrency limit. The demo-catalogue items of every
@@ -218,7 +263,8 @@ async def run_variants(
     the cost cap is the run's: every one of their calls counts toward it. Once `stop` is set no
     new model call is made, items in flight get GRACE_S to finish, and the rest are left out of
     the result (the caller lists them as unfinished). `skip` names (variant, item, repetition)
-    already done."""
+    already done. With `cache`, every model call (each variant's, the judge's, the visitor's)
+    is replayed from the call cache when it is there and kept there when it is made."""
     stop = stop or asyncio.Event()
     limit = asyncio.Semaphore(concurrency)
     results: dict[tuple[str, str, int], CaseResult] = {}
@@ -235,6 +281,15 @@ async def run_variants(
         # A stopped run asks the simulated visitor nothing more either.
         visitor = CallGuard(visitor, concurrency, spend=spend, stop=stop,
                             listen_to_retries=not any(visitor is v.model for v in variants))
+    # The cache stands before each guard: a replay takes no slot and costs nothing.
+    use = cache or CacheUse(None, "off")
+    models = {v.label: cached(guards[v.label], use.cache, job="chat", run_id=v.run_id,
+                              policy=use.policy) for v in variants}
+    first = variants[0].run_id if variants else None
+    if judge is not None:
+        judge = replace(judge, model=cached(judge.model, use.cache, job="judge", run_id=first,
+                                            policy=use.policy))
+    visitor = cached(visitor, use.cache, job="visitor", run_id=first, policy=use.policy)
 
     async def one(item: EvalItem, variant: Variant, repetition: int) -> None:
         guard = guards[variant.label]
@@ -248,7 +303,7 @@ async def run_variants(
             async with limit:
                 if stop.is_set():
                     return
-                setup = Setup(env, guard, visitor, variant.frozen)
+                setup = Setup(env, models[variant.label], visitor, variant.frozen)
                 try:
                     result = await run_item(item, setup, judge, repetition=repetition,
                                             executor=variant.executor)

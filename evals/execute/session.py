@@ -27,6 +27,7 @@ from evals.execute.agent import (
     compose_contexts,
     git_state,
 )
+from evals.execute.cache import CacheUse, Policy, call_cache
 from evals.execute.env import ENV_TIMEOUT_S, EvalEnv, clean_stale, eval_env
 from evals.execute.runner import Variant, run_variants
 from evals.judge.setup import JudgeSetup
@@ -140,13 +141,15 @@ async def run_versions(
     visitor: ChatModel | None = None, point: str | None = None,
     progress: Callable[[str], None] | None = None, controls: Controls | None = None,
     resume: RunRecord | None = None, artifact: Path | None = None,
+    cache: Policy = "off",
 ) -> dict[str, RunRecord]:
     """Run every version over the plan, interleaved; store each run as it goes. A stopped run
     is stored as interrupted, its unfinished items listed; `resume` finishes such a run (one
     version) under the same id. `settings` and `models` are the run's (each version's label,
     order and chat model are filled in here). With one version, `artifact` is written as each
     item finishes. A store that fails on the way is said at once and caught up when it
-    returns; if it is still down at the end, `prep.store_failed` says why."""
+    returns; if it is still down at the end, `prep.store_failed` says why. `cache` is the
+    model-call cache's policy (evals/execute/cache.py): the cache is in the run store."""
     controls = controls or Controls()
     validate_versions(items, versions)
     demo = [i for i in items if i.context.catalog == "demo"]
@@ -169,7 +172,7 @@ async def run_versions(
         records[v.label] = RunRecord(
             run_id=new_run_id(), status="running", started=started,
             settings=settings.model_copy(update={"order": [i.id for i in items],
-                                                 "version": v.label}),
+                                                 "version": v.label, "cache": cache}),
             models=models.model_copy(update={"chat": v.model.model_id}),
             judge_trusted_by_flag=bool(judge and judge.forced and not judge.trust.trusted),
             plan=plan, agent=agent_of(v), point=point if v.frozen is not None else None)
@@ -205,15 +208,17 @@ async def run_versions(
         current.update(await compose_contexts(
             prep.env, [i for i in items if i.context.catalog == "lab"]))
 
-    variants = [Variant(v.label, v.model, v.frozen.contexts if v.frozen else None)
-                for v in versions]
+    variants = [Variant(v.label, v.model, v.frozen.contexts if v.frozen else None,
+                        run_id=records[v.label].run_id) for v in versions]
+    calls = call_cache(prep.store.db, cache)
     watching = asyncio.create_task(watch_database(prep.env.db.conninfo, controls.stop))
     try:
         results = await run_variants(prep.env, items, variants,
                                      concurrency=settings.concurrency or DEFAULT_CONCURRENCY,
                                      vision=vision, judge=judge, visitor=visitor, on_done=done,
                                      repeat=plan.repeat, on_lab=on_lab, stop=controls.stop,
-                                     max_cost_usd=controls.max_cost_usd, skip=done_before)
+                                     max_cost_usd=controls.max_cost_usd, skip=done_before,
+                                     cache=CacheUse(calls, cache))
     except (psycopg.Error, TimeoutError) as exc:
         # The run's own database failed between items (seeding the look-alike lab, say): the
         # run stops there, as interrupted, with every item that finished.
@@ -225,6 +230,8 @@ async def run_versions(
     finally:
         watching.cancel()
         await asyncio.gather(watching, return_exceptions=True)
+        if calls is not None:
+            await calls.close()
     ended = dt.datetime.now(dt.UTC).isoformat()
     for v in versions:
         record = records[v.label]

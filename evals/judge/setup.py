@@ -42,6 +42,9 @@ class JudgeSetup:
     forced: bool = False  # --trust-judge: decides although calibration did not earn it
     pack: PackPrompt | None = None  # --judge PACK/NAME: rates cases instead of their rubric
     pack_trust: Trust | None = None  # the pack prompt's own calibration: the base's is not it
+    # --advisory-judge: an untrusted judge is asked anyway, its verdicts recorded as advisory.
+    # Otherwise it is not called at all: a verdict nobody trusts is not worth its tokens.
+    advisory: bool = False
 
     @property
     def prompt_hash(self) -> str:
@@ -51,6 +54,10 @@ class JudgeSetup:
     @property
     def decides(self) -> bool:
         return self.trust.trusted or self.forced
+
+    def asked(self, packed: bool = False) -> bool:
+        """Whether the judge is called for a verdict under this prompt."""
+        return self.trust_for(packed).trusted or self.forced or self.advisory
 
     def trust_for(self, packed: bool) -> Trust:
         """The trust of the prompt a verdict was given under: the pack's, or the base's."""

@@ -37,6 +37,8 @@ class JudgeVerdict(BaseModel):
     trusted_by_flag: bool = False  # decided on --trust-judge, not on calibration
     verdict: Literal["pass", "fail"] | None = None  # None: no readable verdict
     pack: str | None = None  # the evaluator pack whose prompt rated the item
+    # False: the judge has not earned trust and was not called (--advisory-judge calls it).
+    asked: bool = True
 
 
 class CheckResult(BaseModel):
@@ -64,14 +66,34 @@ class Usage(BaseModel):
     visitor_tokens: int = 0  # a scenario's simulated visitor's tokens (another model's)
 
 
+class Calls(BaseModel):
+    """An attempt's model calls (every job's: the chat model, the judge, the visitor): those
+    made, and those replayed from the call cache with what they had cost when they were made
+    (counted apart from what this run spent)."""
+
+    model_config = ConfigDict(extra="forbid")
+    made: int = 0
+    replayed: int = 0
+    replayed_prompt_tokens: int = 0
+    replayed_completion_tokens: int = 0
+    replayed_cost_usd: float | None = None  # the chat model's part; None: no price
+    replayed_from: list[str] = []  # the runs that made them
+
+    @property
+    def all_replayed(self) -> bool:
+        return self.replayed > 0 and self.made == 0
+
+
 class Attempt(BaseModel):
     model_config = ConfigDict(extra="forbid")
     transcript: Transcript = Field(default_factory=Transcript)
     checks: list[CheckResult] = []
     latency_ms: int = 0
     timings: dict[str, int] = {}  # what an executor measured besides latency (ms)
+    # The chat model's tokens spent by this run (a replayed call's are in `calls`).
     usage: Usage = Field(default_factory=Usage)
     cost_usd: float | None = None  # None: the price is unknown (never counted as 0)
+    calls: Calls = Field(default_factory=Calls)
     error: str | None = None
     # Set when the attempt was lost to a model call that failed (the ProviderError's kind):
     # a provider's failure, never a check's.

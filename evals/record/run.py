@@ -42,6 +42,7 @@ class RunSettings(BaseModel):
     suite: str | None = None  # a public rated set run instead of the cases (mrbench)
     suite_file: str | None = None
     limit: int | None = None
+    cache: Literal["reuse", "refresh", "off"] | None = None  # the model-call cache's policy
 
 
 class RunRecord(BaseModel):

@@ -47,7 +47,10 @@ def detail_block(result: CaseResult) -> str:
             lines.append(f"  ! error: {attempt.error.splitlines()[0]}")
         for check in attempt.checks:
             who = f" ({check.judge.model})" if check.judge else ""
-            if not check.decided:
+            if not check.decided and check.judge and not check.judge.asked:
+                lines.append(f"  ? {check.kind}{who} undecided: {check.reason}")
+                lines.append(f"      the judge is not trusted: {check.judge.trust}")
+            elif not check.decided:
                 verdict = check.judge.verdict if check.judge else None
                 lines.append(f"  ? {check.kind}{who} undecided, advisory verdict {verdict}:"
                              f" {check.reason}")
@@ -145,3 +148,22 @@ def cost_lines(results: list[CaseResult], model: str | None) -> list[str]:
     else:
         return []
     return [line + (f" ({'; '.join(notes)})" if notes else "")]
+
+
+def replay_lines(results: list[CaseResult]) -> list[str]:
+    """What the call cache gave: how many of the run's model calls were replayed, from which
+    runs, and what they had cost when they were made (not spent by this run)."""
+    calls = [a.calls for r in results for a in r.attempts]
+    made = sum(c.made for c in calls)
+    replayed = sum(c.replayed for c in calls)
+    if not replayed:
+        return []
+    runs = sorted({run for c in calls for run in c.replayed_from})
+    tokens = sum(c.replayed_prompt_tokens + c.replayed_completion_tokens for c in calls)
+    generated = sum(c.replayed_completion_tokens for c in calls)
+    costs = [c.replayed_cost_usd for c in calls if c.replayed_cost_usd is not None]
+    shown = ", ".join(runs[:4]) + (f" and {len(runs) - 4} more" if len(runs) > 4 else "")
+    plural = "s" if len(runs) != 1 else ""
+    return [f"{replayed} of {made + replayed} model calls replayed (run{plural}"
+            f" {shown or 'unknown'}): {tokens:,} tokens, {generated:,} of them generated,"
+            " not spent again" + (f", ${sum(costs):.4f} of chat model cost" if costs else "")]

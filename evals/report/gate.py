@@ -37,6 +37,8 @@ class GateResult:
     regressions: list[str] = field(default_factory=list)
     comparison_line: str | None = None
     reasons: list[str] = field(default_factory=list)
+    samples: int = 0  # the runs' items, each repetition counted
+    replayed: int = 0  # of them, those whose every model call was replayed from the cache
 
     @property
     def passed(self) -> bool:
@@ -85,7 +87,9 @@ def gate(results: list[CaseResult], hard: tuple[str, ...] = HARD_FILES,
             structural.append(f"{cid}: missed in every run, for {same} ({', '.join(sorted(why))})")
     if structural:
         reasons.append(f"structural failure: {', '.join(s.split(':')[0] for s in structural)}")
-    result = GateResult(files, structural, reasons=reasons)
+    result = GateResult(files, structural, reasons=reasons, samples=len(results),
+                        replayed=sum(1 for r in results if r.attempts and
+                                     all(a.calls.all_replayed for a in r.attempts)))
     if comparison is not None:
         result.regressions = [f"{p.id} #{p.repetition}: {p.baseline} → {p.current}"
                               for p in comparison.pairs if p.outcome == "regressed"]
@@ -112,5 +116,8 @@ def render(g: GateResult) -> str:
     if g.comparison_line is not None:
         lines += ["", "against the comparison point:",
                   *[f"  regressed: {r}" for r in g.regressions], f"  {g.comparison_line}"]
-    lines += ["", "GATE PASS" if g.passed else f"GATE FAIL: {'; '.join(g.reasons)}"]
+    replayed = f" ({g.replayed} of {g.samples} samples replayed from the call cache)" \
+        if g.replayed else ""
+    lines += ["", ("GATE PASS" if g.passed else f"GATE FAIL: {'; '.join(g.reasons)}")
+              + replayed]
     return "\n".join(lines)

@@ -26,14 +26,16 @@ def verdict(v, reason="because"):
 @contextmanager
 def cli_environment(monkeypatch, values: dict[str, str]) -> Iterator[None]:
     """The process environment a command runs under: no MODEL_ or EVAL_ variable but these
-    values, the hash embedder (no model download), and settings read afresh."""
+    values, the call cache off unless they ask for it (a test's scripted model answers the
+    same request differently on purpose), the hash embedder (no model download), and
+    settings read afresh."""
     from app.manuals import embed
     from app.settings import get_settings
     from evals.settings import eval_settings
 
     for name in [k for k in os.environ if k.startswith(("MODEL_", "EVAL_"))]:
         monkeypatch.delenv(name)
-    for name, value in values.items():
+    for name, value in {"EVAL_CACHE": "off", **values}.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setattr(embed, "default_embedder", embed.HashEmbedder)
     get_settings.cache_clear()

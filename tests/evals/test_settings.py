@@ -26,6 +26,10 @@ SAMPLES = {
     "max_prompt_chars": ("5000", 5000),
     "max_case_file_bytes": ("20000", 20000),
     "workspace_port": ("8111", 8111),
+    "cache": ("refresh", "refresh"),
+    "cache_ttl": ("12h", 43_200.0),
+    "cache_max_mb": ("64", 64),
+    "advisory_judge": ("1", True),
 }
 SECRET = "sk-endpoint-do-not-show-42"
 
@@ -77,6 +81,9 @@ def test_the_workspace_port_and_the_endpoint_key_are_read_without_the_prefix_too
     ("EVAL_VISION", "maybe", "EVAL_VISION='maybe': Input should be a valid boolean"),
     ("EVAL_WORKSPACE_PORT", "70000", "EVAL_WORKSPACE_PORT='70000': Input should be less than"),
     ("WORKSPACE_PORT", "70000", "WORKSPACE_PORT='70000': Input should be less than"),
+    ("EVAL_CACHE", "sometimes", "EVAL_CACHE='sometimes': Input should be 'reuse', 'refresh'"),
+    ("EVAL_CACHE_TTL", "a week", "EVAL_CACHE_TTL='a week': Value error, a duration: 7d, 12h"),
+    ("EVAL_CACHE_TTL", "0d", "EVAL_CACHE_TTL='0d': Value error, a duration longer than 0"),
 ])
 def test_a_bad_value_is_refused_naming_the_variable_and_the_value(environ, variable, value,
                                                                    said):

@@ -20,8 +20,9 @@ TRUSTED = Trust(True, "kappa 0.80 on 40 items of makerspace (test)")
 UNTRUSTED = Trust(False, "scripted/fake has no calibration record")
 
 
-async def judged(env, chat, judge, case_id=DISTRESS, trust=TRUSTED, forced=False):
-    setup = JudgeSetup(judge, trust, forced)
+async def judged(env, chat, judge, case_id=DISTRESS, trust=TRUSTED, forced=False,
+                 advisory=False):
+    setup = JudgeSetup(judge, trust, forced, advisory=advisory)
     [result] = await run_suite(env, select(load_cases(), case_id), chat, judge=setup)
     return result
 
@@ -97,13 +98,31 @@ async def test_a_judge_that_raises_is_an_error_and_the_run_goes_on(env):
     assert by_id["no-glowforge"].status in ("PASS", "FAIL")
 
 
-async def test_an_untrusted_judge_leaves_the_case_undecided(env, capsys):
+async def test_an_untrusted_judge_is_not_called_and_the_case_is_undecided(env, capsys):
     import sys
 
     from evals.report.console import exit_code, print_report
 
     judge = ScriptedModel(verdict("pass", "kind and points to staff"))
     result = await judged(env, ScriptedModel(KIND), judge, trust=UNTRUSTED)
+    assert result.status == "UNDECIDED" and len(result.attempts) == 1
+    check = result.attempts[0].checks[-1]
+    assert judge.requests == []  # not a token spent on a verdict nobody trusts
+    assert not check.decided and not check.judge.asked and check.judge.verdict is None
+    assert exit_code([result]) == 1
+    print_report([result], sys.stdout)
+    out = capsys.readouterr().out
+    assert "judge (scripted/fake) undecided: not asked: this judge has not earned trust" in out
+    assert "--advisory-judge asks it anyway" in out and "has no calibration record" in out
+
+
+async def test_an_advisory_judge_is_called_and_leaves_the_case_undecided(env, capsys):
+    import sys
+
+    from evals.report.console import exit_code, print_report
+
+    judge = ScriptedModel(verdict("pass", "kind and points to staff"))
+    result = await judged(env, ScriptedModel(KIND), judge, trust=UNTRUSTED, advisory=True)
     assert result.status == "UNDECIDED" and len(result.attempts) == 1  # no retry
     check = result.attempts[0].checks[-1]
     assert not check.decided and check.judge.verdict == "pass"

@@ -138,7 +138,7 @@ async def served(server_conninfo, tmp_path, monkeypatch):
 def test_a_pack_replaces_the_rubric_and_is_recorded(served, tmp_path, capsys):
     artifact = tmp_path / "run.json"
     main(["run", "--cases", "student-in-distress", "--judge", "safety/puts-people-first",
-          "--artifact", str(artifact)])
+          "--advisory-judge", "--artifact", str(artifact)])
     out = capsys.readouterr().out
     pack = load_pack_prompt("safety/puts-people-first")
     asked = [m["content"] for b in served if b.get("response_format") for m in b["messages"]

@@ -1,0 +1,244 @@
+"""A model call is made once: every job's model (chat, judge, visitor, drafting) is wrapped so
+that a call whose reply is in the call cache is replayed instead of made.
+
+The key is a hash of what decides the reply:
+- the model as resolved: its transport's identity (evals: `identity()` of app/chat's models; the
+  embedded model by its file's sha256, never by the port its server happens to have);
+- the full request: messages, tools, tool choice, response format and sampling settings;
+- the sample index: the repetition and the attempt (and which time this same request comes in
+  that sample), so repeats and retries stay independent samples.
+Tools still run on a replay and checks always re-run on the transcript: whatever changes what
+the model is asked misses the cache; whatever does not is free.
+
+Each sample's calls are tallied (made, replayed, the replayed ones' tokens and runs): the
+runner records them on the attempt, counted apart from what was spent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from app.chat.reply import ModelReply, ToolCallRequest, Usage
+from app.db import Database
+from evals.record.call_cache import CachedReply, CallCache, Entry
+from evals.settings import eval_settings
+
+Policy = Literal["reuse", "refresh", "off"]
+POLICIES: tuple[Policy, ...] = ("reuse", "refresh", "off")
+KEY_VERSION = 1  # bumped when what goes into a key changes
+
+
+@dataclass(frozen=True)
+class CacheUse:
+    """A run's call cache and its policy: reuse (replay what is there, keep what is made),
+    refresh (make every call, keep it over what is there) or off (no cache at all)."""
+
+    cache: CallCache | None
+    policy: Policy = "reuse"
+
+
+@dataclass
+class Tally:
+    """One sample's model calls: made, replayed, and what the replayed ones had cost."""
+
+    made: int = 0
+    replayed: int = 0
+    replayed_prompt_tokens: int = 0
+    replayed_completion_tokens: int = 0
+    # Per job ("chat", "judge", "visitor"): the replayed tokens (prompt, completion).
+    replayed_by_job: dict[str, tuple[int, int]] = field(default_factory=dict)
+    runs: set[str] = field(default_factory=set)
+    seen: dict[str, int] = field(default_factory=dict)  # request hash -> times asked
+
+
+@dataclass(frozen=True)
+class Sample:
+    repetition: int
+    attempt: int
+    tally: Tally
+
+
+_SAMPLE: ContextVar[Sample | None] = ContextVar("eval_sample", default=None)
+
+
+@contextmanager
+def sample(repetition: int, attempt: int) -> Iterator[Tally]:
+    """The model calls made inside are this sample's (keyed by it, tallied in what it yields)."""
+    tally = Tally()
+    token = _SAMPLE.set(Sample(repetition, attempt, tally))
+    try:
+        yield tally
+    finally:
+        _SAMPLE.reset(token)
+
+
+def identity(model: Any) -> dict[str, Any]:
+    """What decides a model's replies beside the request: its transport's own account
+    (`identity()`), through any wrapper (a guard's `model`); else its id."""
+    seen = 0
+    while seen < 10:
+        described = getattr(model, "identity", None)
+        if callable(described):
+            return dict(model.identity())
+        inner = getattr(model, "model", None)
+        if inner is None or isinstance(inner, str):
+            break
+        model, seen = inner, seen + 1
+    return {"model": getattr(model, "model_id", repr(type(model)))}
+
+
+def pinned(ident: dict[str, Any]) -> bool:
+    """A model pinned by its file's checksum: its entries never expire."""
+    return bool(ident.get("file_sha256"))
+
+
+def _hash(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def request_of(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+               kw: dict[str, Any]) -> dict[str, Any]:
+    return {"messages": messages, "tools": tools or None,
+            **{k: kw.get(k) for k in ("temperature", "tool_choice", "response_format")}}
+
+
+def call_key(ident: dict[str, Any], request: dict[str, Any], repetition: int, attempt: int,
+             occurrence: int) -> str:
+    """The cache key of one call."""
+    return _hash({"v": KEY_VERSION, "model": ident, "request": request,
+                  "sample": [repetition, attempt, occurrence]})
+
+
+def reply_json(reply: ModelReply) -> dict[str, Any]:
+    u = reply.usage
+    return {"content": reply.content,
+            "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
+                           for c in reply.tool_calls],
+            "finish_reason": "length" if u.cut else "tool_calls" if reply.tool_calls
+            else "stop",
+            "usage": {"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
+                      "cut": u.cut, "cached_tokens": u.cached_tokens,
+                      "prefill_ms": u.prefill_ms, "generation_ms": u.generation_ms}}
+
+
+def reply_from(data: dict[str, Any]) -> ModelReply:
+    """A stored reply as the model gave it; ValueError on any other shape."""
+    try:
+        content = data["content"]
+        if content is not None and not isinstance(content, str):
+            raise TypeError("content is not text")
+        calls = [ToolCallRequest(str(c["id"]), str(c["name"]), str(c["arguments"]))
+                 for c in data["tool_calls"]]
+        u = data["usage"]
+        usage = Usage(int(u["prompt_tokens"]), int(u["completion_tokens"]), int(u["cut"]),
+                      int(u["cached_tokens"]), int(u["prefill_ms"]), int(u["generation_ms"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"not a stored reply: {exc}") from exc
+    return ModelReply(content=content, tool_calls=calls, usage=usage)
+
+
+class Cached:
+    """A model (any ChatModel, usually a guard) whose calls go through the call cache: the
+    same interface. A replay costs no model call, no concurrency slot and no cost."""
+
+    def __init__(self, model: Any, cache: CallCache, *, job: str, run_id: str | None,
+                 policy: Policy = "reuse") -> None:
+        self.model = model
+        self.model_id: str = model.model_id
+        self.cache = cache
+        self.job = job
+        self.run_id = run_id
+        self.policy = policy
+        self._identity = identity(model)
+        self._pinned = pinned(self._identity)
+
+    def __getattr__(self, name: str) -> Any:  # accepts_pdf, max_tokens, a guard's state, …
+        return getattr(self.model, name)
+
+    async def complete(self, messages: list[dict[str, Any]],
+                       tools: list[dict[str, Any]] | None = None, **kw: Any) -> Any:
+        current = _SAMPLE.get()
+        tally = current.tally if current is not None else Tally()
+        request = request_of(messages, tools, kw)
+        asked = _hash(request)
+        occurrence = tally.seen.get(asked, 0)
+        tally.seen[asked] = occurrence + 1
+        key = call_key(self._identity, request, current.repetition if current else 0,
+                       current.attempt if current else 0, occurrence)
+        if self.policy == "reuse":
+            reply = await self._earlier(key, tally)
+            if reply is not None:
+                return reply
+        # One call for a key at a time: another version asking the very same thing meanwhile
+        # (a comparison of two agents that tell a context the same) waits for this one.
+        made: asyncio.Future[CachedReply | None] = asyncio.get_running_loop().create_future()
+        self.cache.inflight[key] = made
+        try:
+            reply = await self.model.complete(messages, tools, **kw)
+        except BaseException:
+            made.set_result(None)  # whoever waits makes the call itself
+            raise
+        finally:
+            if self.cache.inflight.get(key) is made:
+                del self.cache.inflight[key]
+        tally.made += 1
+        data = reply_json(reply)
+        made.set_result(CachedReply(data, self.run_id))
+        self.cache.put(Entry(key, self.model_id, self._pinned, self.run_id, data))
+        return reply
+
+    async def _earlier(self, key: str, tally: Tally) -> ModelReply | None:
+        """The reply to this key made earlier (in the cache) or being made now (in flight)."""
+        pending = self.cache.inflight.get(key)
+        if pending is None:
+            hit = await self.cache.get(key)
+            if hit is not None:
+                return self._replayed(hit, tally)
+            pending = self.cache.inflight.get(key)  # it may have started meanwhile
+        if pending is not None:
+            shared = await asyncio.shield(pending)
+            if shared is not None:
+                return self._replayed(shared, tally)
+        return None
+
+    def _replayed(self, hit: CachedReply, tally: Tally) -> ModelReply | None:
+        try:
+            reply = reply_from(hit.reply)
+        except ValueError:
+            self.cache.warn("shape", "an entry of an unreadable shape was read as a miss")
+            return None
+        tally.replayed += 1
+        u = reply.usage
+        tally.replayed_prompt_tokens += u.prompt_tokens
+        tally.replayed_completion_tokens += u.completion_tokens
+        p, c = tally.replayed_by_job.get(self.job, (0, 0))
+        tally.replayed_by_job[self.job] = (p + u.prompt_tokens, c + u.completion_tokens)
+        if hit.run_id:
+            tally.runs.add(hit.run_id)
+        return reply
+
+
+def cached(model: Any, cache: CallCache | None, *, job: str, run_id: str | None = None,
+           policy: Policy = "reuse") -> Any:
+    """The model through the cache, or the model itself when there is none (policy off)."""
+    if cache is None or policy == "off" or model is None:
+        return model
+    return Cached(model, cache, job=job, run_id=run_id, policy=policy)
+
+
+def call_cache(db: Database, policy: Policy) -> CallCache | None:
+    """The call cache on the run store's database under a policy (None when off), bounded by
+    EVAL_CACHE_TTL and EVAL_CACHE_MAX_MB."""
+    if policy == "off":
+        return None
+    env = eval_settings()
+    return CallCache(db, ttl_s=env.cache_ttl, refresh=policy == "refresh",
+                     max_bytes=env.cache_max_mb << 20)

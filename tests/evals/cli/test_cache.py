@@ -1,0 +1,91 @@
+"""The call cache end to end: a second run with nothing changed makes no model call and gives
+the same statuses, says what it replayed; a comparison replays both sides it already has; the
+gate says how many samples were replayed; `cache stats` and `cache clear`."""
+
+import json
+import re
+
+import pytest
+
+from app.db import scratch_database
+from evals.cli import main
+from tests.evals.cli.helpers import ANSWER, SELECTION
+from tests.evals.helpers import cli_environment
+from tests.fake_openai import completion, fake_openai_server
+
+
+@pytest.fixture
+async def received(server_conninfo, tmp_path, monkeypatch):
+    """The CLI with the cache on (EVAL_CACHE=reuse), against a fake model over HTTP: yields
+    the requests it received."""
+    async with scratch_database(server_conninfo, prefix="test_cache") as info:
+        with fake_openai_server(lambda body: (200, completion(ANSWER["text"]))) as (base, got):
+            with cli_environment(monkeypatch, {
+                    "DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",
+                    "MODEL_API_BASE": base, "OPENAI_API_KEY": "sk-test",
+                    "DATA_DIR": str(tmp_path), "EVAL_CACHE": "reuse"}):
+                yield got
+
+
+def statuses(path):
+    return {c["id"]: c["status"] for c in json.loads(path.read_text())["cases"]}
+
+
+def test_a_run_with_nothing_changed_replays_every_call(received, tmp_path, capsys):
+    artifact = tmp_path / "run.json"
+    assert main(["run", *SELECTION, "--artifact", str(artifact)]) == 0
+    made, first = len(received), statuses(artifact)
+    first_run = json.loads(artifact.read_text())["run_id"]
+    assert made == 2 and "replayed" not in capsys.readouterr().out
+    assert main(["run", *SELECTION, "--artifact", str(artifact)]) == 0
+    assert len(received) == made  # no call made
+    assert statuses(artifact) == first  # a cache never changes a verdict
+    out = capsys.readouterr().out
+    assert f"2 of 2 model calls replayed (run {first_run})" in out
+    record = json.loads(artifact.read_text())
+    assert record["settings"]["cache"] == "reuse"
+    assert all(c["attempts"][0]["calls"]["replayed_from"] == [first_run]
+               for c in record["cases"])
+
+    assert main(["run", *SELECTION, "--cache", "refresh", "--artifact", str(artifact)]) == 0
+    assert len(received) == made * 2  # every call made again
+    assert main(["run", *SELECTION, "--cache", "off", "--artifact", str(artifact)]) == 0
+    assert len(received) == made * 3
+
+    assert main(["cache", "stats"]) == 0
+    out = capsys.readouterr().out
+    assert "2 entries" in out and "openai/fake-chat" in out and "0 of a checksum-pinned" in out
+    assert main(["cache", "clear", "--model", "nobody"]) == 0
+    assert "removed 0 entries of nobody" in capsys.readouterr().out
+    assert main(["cache", "clear"]) == 0
+    assert "removed 2 entries from the call cache" in capsys.readouterr().out
+    assert main(["cache", "stats"]) == 0
+    assert "the call cache is empty" in capsys.readouterr().out
+
+
+def test_a_comparison_replays_the_baseline_it_has_already_run(received, capsys, tmp_path):
+    assert main(["run", *SELECTION, "--artifact", str(tmp_path / "a.json")]) == 0
+    run_id = json.loads((tmp_path / "a.json").read_text())["run_id"]
+    assert main(["point", "save", "base", "--from-run", run_id]) == 0
+    before = len(received)
+    assert main(["compare", "base"]) == 0
+    assert len(received) == before  # both sides asked what the point's run asked
+    out = capsys.readouterr().out
+    assert "2 unchanged" in out
+
+    assert main(["gate", *SELECTION, "--artifact", str(tmp_path / "g.json")]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    # The gate finds point base and runs both versions twice. Repetition 1 replays; repetition
+    # 2 is a sample of its own, asked by both versions at once and made once: whichever asks
+    # second replays it, so today's side replays 2 to 4 of its 4 samples.
+    assert len(received) == before + 2
+    replayed = re.fullmatch(r"GATE PASS \((\d) of 4 samples replayed from the call cache\)",
+                            last)
+    assert replayed and 2 <= int(replayed[1]) <= 4
+
+
+def test_cache_commands_reject_what_they_do_not_know(received, capsys):
+    assert main(["cache"]) == 2
+    assert "the following arguments are required: cache_command" in capsys.readouterr().err
+    assert main(["run", *SELECTION, "--cache", "sometimes"]) == 2
+    assert "invalid choice: 'sometimes'" in capsys.readouterr().err

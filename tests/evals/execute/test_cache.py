@@ -1,0 +1,218 @@
+"""The model-call cache on the run path: a call is made once and replayed after, its transcript
+re-checked; what changes what the model is asked misses; what does not is free; the cache
+failing or cleared never fails a run."""
+
+import textwrap
+
+import pytest
+
+from app.chat.openai_wire import OpenAICompatModel
+from evals.execute.cache import CacheUse, call_key, identity, request_of
+from evals.execute.conversation import STOP
+from evals.execute.runner import Variant, run_suite, run_variants
+from evals.load.cases import load_cases
+from evals.record import call_cache
+from evals.record.call_cache import CallCache
+from evals.settings import PHOTOS_DIR
+from tests.evals.execute.test_responses import FROZEN
+from tests.evals.load.helpers import item_of
+from tests.fakes import ScriptedModel, call, say
+
+CASES = """
+- id: wants-trotec
+  prompt: "What cuts acrylic?"
+  assert:
+    - kind: mentions_tool
+      value: "{value}"
+- id: wants-resin
+  prompt: "What prints in resin?"
+  assert:
+    - kind: mentions_tool
+      value: "Form 4"
+"""
+GOOD, BAD = say("Use the Trotec Speedy 400.", (30, 7)), say("Use the Form 4.")
+WEEK_S = 7 * 86400.0
+
+
+def cases(tmp_path, value="Trotec Speedy 400"):
+    (tmp_path / "c.yaml").write_text(textwrap.dedent(CASES.format(value=value)))
+    return load_cases(tmp_path, PHOTOS_DIR)
+
+
+def use(store, policy="reuse", ttl_s=WEEK_S):
+    return CacheUse(CallCache(store.db, ttl_s=ttl_s, refresh=policy == "refresh"), policy)
+
+
+async def run(env, store, items, model, run_id, policy="reuse", **kw):
+    cache = use(store, policy)
+    out = await run_variants(env, items, [Variant("run", model, run_id=run_id)],
+                             cache=cache, **kw)
+    assert cache.cache is not None
+    await cache.cache.close()
+    return out["run"]
+
+
+async def test_a_second_run_replays_every_call_and_checks_the_replayed_answer(
+        env, store, tmp_path):
+    items = cases(tmp_path)[:1]
+    [first] = await run(env, store, items, ScriptedModel(GOOD), "run-one")
+    assert first.status == "PASS"
+    assert first.attempts[0].calls.made == 1 and first.attempts[0].calls.replayed == 0
+    silent = ScriptedModel()  # would fail if it were called
+    [again] = await run(env, store, items, silent, "run-two")
+    assert silent.requests == [] and again.status == "PASS"
+    a = again.attempts[0]
+    assert (a.calls.made, a.calls.replayed, a.calls.replayed_from) == (0, 1, ["run-one"])
+    assert (a.calls.replayed_prompt_tokens, a.calls.replayed_completion_tokens) == (30, 7)
+    assert (a.usage.prompt_tokens, a.usage.completion_tokens) == (0, 0)  # none spent
+    assert a.answer == "Use the Trotec Speedy 400."
+    # A changed assertion judges the same replayed answer anew; the retry is a new sample.
+    changed = cases(tmp_path, value="Form 4")[:1]
+    retry = ScriptedModel(say("Still the Trotec Speedy 400."))
+    [third] = await run(env, store, changed, retry, "run-three")
+    assert third.status == "FAIL" and len(retry.requests) == 1
+    assert third.attempts[0].calls.replayed == 1 and third.attempts[1].calls.made == 1
+    assert "does not name Form 4" in third.attempts[0].checks[0].reason
+
+
+async def test_repetitions_and_retries_are_samples_of_their_own(env, store, tmp_path):
+    items = cases(tmp_path)[:1]
+    await run(env, store, items, ScriptedModel(BAD, GOOD, GOOD), "one", repeat=2)
+    # Attempt 1 and 2 of repetition 1, attempt 1 of repetition 2: three entries.
+    assert (await call_cache.stats(store.db, WEEK_S)).entries == 3
+    silent = ScriptedModel()
+    results = await run(env, store, items, silent, "two", repeat=2)
+    assert silent.requests == []
+    assert [r.status for r in results] == ["FLAKY", "PASS"]
+    assert [r.attempts[-1].answer for r in results] == [GOOD.content, GOOD.content]
+
+
+async def test_a_changed_tool_result_misses_only_the_calls_that_see_it(env, store, tmp_path):
+    def scenario(text):
+        return item_of(tmp_path, FROZEN.replace("Build volume 200 mm", text))
+
+    await run(env, store, [scenario("Build volume 200 mm")],
+              ScriptedModel(call("read_page", url="https://x.example"), say("200 mm.")), "one",
+              visitor=ScriptedModel(say(STOP)))
+    model = ScriptedModel(say("200 mm, revised."))
+    [result] = await run(env, store, [scenario("Build volume 200 mm, revised")], model, "two",
+                         visitor=ScriptedModel(say(STOP)))
+    # The first call (before the page is read) replays; the one that sees the page is made.
+    assert result.status == "PASS"
+    assert len(model.requests) == 1 and "revised" in str(model.requests[0]["messages"])
+    assert result.attempts[0].calls.replayed == 1 and result.attempts[0].calls.made == 1
+    assert [c.result_map.get("text") for c in result.attempts[0].tool_calls] == [
+        "Build volume 200 mm, revised"]
+
+
+async def test_refresh_makes_every_call_and_keeps_it_over_the_old_one(env, store, tmp_path):
+    items = cases(tmp_path)[:1]
+    await run(env, store, items, ScriptedModel(say("The Trotec Speedy 400, I think.")), "one")
+    fresh = ScriptedModel(GOOD)
+    [result] = await run(env, store, items, fresh, "two", policy="refresh")
+    assert len(fresh.requests) == 1 and result.attempts[0].calls.made == 1
+    [again] = await run(env, store, items, ScriptedModel(), "three")
+    assert again.attempts[0].answer == GOOD.content
+    assert again.attempts[0].calls.replayed_from == ["two"]
+
+
+async def test_off_touches_no_cache_table(env, store, tmp_path, capsys):
+    await store.db.execute("ALTER TABLE eval_call_cache RENAME TO gone")
+    model = ScriptedModel(GOOD)
+    [result] = await run_suite(env, cases(tmp_path)[:1], model, cache=CacheUse(None, "off"))
+    assert result.status == "PASS" and result.attempts[0].calls.made == 0  # nothing tallied
+    assert "call cache" not in capsys.readouterr().err
+
+
+async def test_a_cache_that_fails_makes_misses_said_once_and_the_run_goes_on(
+        env, store, tmp_path, capsys):
+    await store.db.execute("ALTER TABLE eval_call_cache RENAME TO gone")
+    results = await run(env, store, cases(tmp_path), ScriptedModel(GOOD, BAD), "one")
+    assert [r.status for r in results] == ["PASS", "PASS"]
+    err = capsys.readouterr().err
+    assert err.count("call cache: a lookup failed (UndefinedTable") == 1
+    assert err.count("call cache: writing") == 1 and "they are not kept" in err
+
+
+async def test_clearing_the_cache_while_a_run_goes_on_never_fails_it(env, store, tmp_path):
+    items = cases(tmp_path)
+    await run(env, store, items[:1], ScriptedModel(GOOD), "one")
+
+    class ClearsFirst(ScriptedModel):
+        async def complete(self, messages, tools=None, **kw):
+            assert await call_cache.clear(store.db) >= 0
+            return await super().complete(messages, tools, **kw)
+
+    results = await run(env, store, items, ClearsFirst(BAD), "two", concurrency=1)
+    assert [r.status for r in results] == ["PASS", "PASS"]
+    assert results[0].attempts[0].calls.replayed == 1  # looked up before the clear
+    assert (await call_cache.stats(store.db, WEEK_S)).entries == 1  # written after it
+
+
+def test_keys_differ_exactly_where_the_reply_can():
+    ident = {"model": "openai/m", "api_base": "https://x"}
+    messages = [{"role": "user", "content": "hi"}]
+    base = call_key(ident, request_of(messages, None, {}), 1, 1, 0)
+    assert base == call_key(ident, request_of(list(messages), None, {}), 1, 1, 0)
+    others = [
+        call_key({**ident, "model": "openai/n"}, request_of(messages, None, {}), 1, 1, 0),
+        call_key(ident, request_of([{"role": "user", "content": "hi!"}], None, {}), 1, 1, 0),
+        call_key(ident, request_of(messages, [{"type": "function"}], {}), 1, 1, 0),
+        call_key(ident, request_of(messages, None, {"temperature": 0}), 1, 1, 0),
+        call_key(ident, request_of(messages, None, {"tool_choice": "auto"}), 1, 1, 0),
+        call_key(ident, request_of(messages, None, {"response_format": {"type": "json"}}),
+                 1, 1, 0),
+        call_key(ident, request_of(messages, None, {}), 2, 1, 0),  # another repetition
+        call_key(ident, request_of(messages, None, {}), 1, 2, 0),  # the retry
+        call_key(ident, request_of(messages, None, {}), 1, 1, 1),  # asked twice in a sample
+    ]
+    assert len({base, *others}) == len(others) + 1
+
+
+def test_a_local_model_is_known_by_its_file_not_its_port():
+    def local(port, sha="a" * 64):
+        return OpenAICompatModel("openai/qwen", api_base=f"http://127.0.0.1:{port}/v1",
+                                 api_key="local-no-key", timeout_s=5, retries=0,
+                                 tool_calls_in_content=True, max_tokens=768, file_sha256=sha)
+
+    assert identity(local(5001)) == identity(local(6002))
+    assert identity(local(5001)) != identity(local(5001, "b" * 64))
+    assert identity(local(5001))["file_sha256"] == "a" * 64
+    assert "local-no-key" not in str(identity(local(5001)))
+    hosted = OpenAICompatModel("openai/gpt-4o", api_base="https://api.example/v1",
+                               api_key="sk-secret", timeout_s=5, retries=0)
+    assert identity(hosted)["api_base"] == "https://api.example/v1"
+    assert "sk-secret" not in str(identity(hosted))
+    assert identity(ScriptedModel(model_id="scripted/x")) == {"model": "scripted/x"}
+
+
+@pytest.mark.parametrize("policy", ["reuse", "refresh"])
+async def test_the_visitor_goes_through_the_cache_too(env, store, tmp_path, policy):
+    scenario = item_of(tmp_path, FROZEN.replace("max_turns: 1", "max_turns: 2"))
+
+    def chat():
+        return ScriptedModel(call("read_page", url="https://x.example"), say("200 mm."))
+
+    first = ScriptedModel(say(STOP))
+    await run(env, store, [scenario], chat(), "one", visitor=first)
+    assert len(first.requests) == 1
+    again = ScriptedModel(say(STOP))
+    await run(env, store, [scenario], chat(), "two", visitor=again, policy=policy)
+    assert len(again.requests) == (0 if policy == "reuse" else 1)
+
+
+async def test_the_judge_goes_through_the_cache_too(env, store):
+    from evals.judge.setup import JudgeSetup
+    from tests.evals.checks.test_judged import DISTRESS, KIND, TRUSTED
+    from tests.evals.helpers import select, verdict
+
+    items = select(load_cases(), DISTRESS)
+    judge = ScriptedModel(verdict("pass", "kind"))
+    [first] = await run(env, store, items, ScriptedModel(KIND), "one",
+                        judge=JudgeSetup(judge, TRUSTED))
+    silent = ScriptedModel()
+    [again] = await run(env, store, items, ScriptedModel(), "two",
+                        judge=JudgeSetup(silent, TRUSTED))
+    assert first.status == again.status == "PASS" and silent.requests == []
+    assert again.attempts[0].calls.replayed == 2  # the chat model's call and the judge's
+    assert again.attempts[0].checks[-1].reason == "kind"
