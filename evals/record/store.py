@@ -321,6 +321,13 @@ class RunStore:
             " totals FROM eval_runs ORDER BY started_at DESC LIMIT %s", (limit,))
         return [RunSummary.model_validate(r) for r in rows]
 
+    async def last_complete_run(self, plan_fingerprint: str) -> str | None:
+        """The id of the newest complete run under this plan, if any."""
+        row = await self.db.fetchone(
+            "SELECT id FROM eval_runs WHERE plan_fingerprint = %s AND status = 'complete'"
+            " ORDER BY started_at DESC, id DESC LIMIT 1", (plan_fingerprint,))
+        return str(row["id"]) if row else None
+
     async def file_counts(self, run_ids: list[str]) -> list[FileCount]:
         """Per run and case file: the cases that passed and those decided (PASS, FLAKY or
         FAIL), for files with any decided case."""
