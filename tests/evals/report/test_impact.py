@@ -4,12 +4,15 @@ baseline's, with the capability each changed line and tool belongs to."""
 from dataclasses import replace
 
 import pytest
+from psycopg.types.json import Jsonb
 
 from app.capabilities import REGISTRY
 from evals.execute.agent import agent_info, all_contexts
 from evals.load.cases import load_cases
 from evals.load.plan import plan_info
 from evals.record.fingerprint import AgentSettings, FrozenContext
+from evals.record.run import RunRecord
+from evals.record.store import StoreError
 from evals.report.impact import (
     NO_BASELINE,
     Baseline,
@@ -17,6 +20,7 @@ from evals.report.impact import (
     _tool_changes,
     impact,
     render,
+    run_baseline,
     run_summary,
     summary,
 )
@@ -220,6 +224,13 @@ def test_tools_added_removed_and_changed_by_name():
         ("update_ticket", "maintenance", "added")]
     changes, order = _tool_changes(old[:2], old[1::-1])
     assert changes == () and order
+    ctx = FrozenContext(system_prompt="p", tools=old[:2])
+    items = [c for c in load_cases() if c.id == "no-glowforge"]
+    key = items[0].context.key
+    base = Baseline("run r1", agent_info("m", SETTINGS, {key: ctx}, GIT), plan_of(items))
+    moved = ctx.model_copy(update={"tools": old[1::-1]})
+    lines = render(impact({key: moved}, items, plan_of(items), "m", SETTINGS, base))
+    assert "  anonymous on /: the same tools in another order" in lines
     odd = {**schema("search_catalog"), "strict": True}
     odd["function"] = {**odd["function"], "strict": True}
     (change,), _ = _tool_changes([schema("search_catalog")], [odd])
@@ -236,3 +247,12 @@ async def test_the_run_summary_says_when_the_store_cannot_tell(store, cases):
     store.last_complete_run = broken
     line = await run_summary(store, {}, cases, plan_of(cases), "m", SETTINGS)
     assert line == "impact: not known (TimeoutError: the store did not answer in 10 s)"
+
+
+async def test_a_stored_run_without_plan_or_agent_is_no_baseline(store):
+    header = RunRecord(run_id="0ld000000000").model_dump(mode="json", exclude={"cases"})
+    await store.db.execute(
+        "INSERT INTO eval_runs (id, status, model, plan_fingerprint, agent_fingerprint, header)"
+        " VALUES ('0ld000000000', 'complete', 'm', '', '', %s)", (Jsonb(header),))
+    with pytest.raises(StoreError, match="run 0ld000000000 records no plan or agent"):
+        await run_baseline(store, "0ld")
