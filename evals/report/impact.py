@@ -442,7 +442,7 @@ def _context_lines(group: list[ContextChange], kinds: Mapping[str, str]) -> list
 
 
 def _items(ids: Sequence[str], kinds: Mapping[str, str]) -> str:
-    """"2 cases (a, b), 1 scenario (s)", each list cut at ITEMS_SHOWN."""
+    """The items by kind, "2 cases (a, b), 1 scenario (s)", each list cut at ITEMS_SHOWN."""
     parts = []
     for kind in ("case", "scenario"):
         group = tuple(i for i in ids if kinds.get(i, "case") == kind)
