@@ -30,6 +30,9 @@ class ComposedChat:
     photos: tuple[Photo, ...] = ()
     qr_hints: list[QrHint] = field(default_factory=list)
     attached_manuals: list[dict[str, Any]] = field(default_factory=list)
+    # Each capability's fragment of system_prompt, by name: what a change to the prompt is
+    # traced back to (the evals' impact of a change).
+    fragments: dict[str, str] = field(default_factory=dict)
 
     @property
     def tool_names(self) -> list[str]:
@@ -89,6 +92,7 @@ async def compose_chat(
         photos=photos,
         qr_hints=hints,
         attached_manuals=attached,
+        fragments={cap.name: text for cap, text in zip(caps, fragments, strict=True)},
     )
 
 

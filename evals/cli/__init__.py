@@ -5,6 +5,7 @@
     python -m evals point save NAME [--from-run RUN] | point list | point show NAME
     python -m evals compare NAME [--model ID] [--adopt-plan] | compare --runs A B
     python -m evals gate [--model ID] [--against NAME] [--hard FILES]
+    python -m evals impact [--against POINT|RUN] [--cases FILE_OR_ID,...] [--model ID]
     python -m evals report [RUN] --html FILE | rescore [ARTIFACT] [--cases FILE_OR_DIR]
     python -m evals accuracy [LABELLED]
     python -m evals retrieval [LABELLED] [--embedder default|hash] [--json] [--verbose]
@@ -32,6 +33,7 @@ from evals.cli import (
     authoring,
     cache,
     calibration,
+    impact,
     mcp,
     report,
     retrieval,
@@ -43,7 +45,7 @@ from evals.cli import (
 from evals.cli.common import CliError
 from evals.settings import EvalSettingsError
 
-GROUPS = (run, versions, report, calibration, retrieval, authoring, workspace, mcp,
+GROUPS = (run, versions, impact, report, calibration, retrieval, authoring, workspace, mcp,
           settings, cache)
 
 

@@ -37,6 +37,7 @@ from evals.cli.common import (
     with_models,
 )
 from evals.cli.endpoint import run_endpoint_command
+from evals.execute.agent import agent_settings
 from evals.execute.runner import MAX_ATTEMPTS
 from evals.execute.session import Controls, Version, prepared, run_versions
 from evals.judge.setup import JudgeSetup
@@ -46,7 +47,7 @@ from evals.load.items import EvalItem
 from evals.load.plan import plan_info
 from evals.load.selection import has_conversations, select_items
 from evals.record.artifact import ArtifactError, read_run, write_run
-from evals.record.fingerprint import PlanInfo, Selection
+from evals.record.fingerprint import FrozenContext, PlanInfo, Selection
 from evals.record.run import Models, RunRecord, RunSettings
 from evals.record.store import RunLocked
 from evals.report.attacks import attack_lines
@@ -58,6 +59,7 @@ from evals.report.console import (
     print_report,
     replay_lines,
 )
+from evals.report.impact import run_summary
 from evals.report.junit import write_junit
 from evals.report.stats import stats_lines
 from evals.settings import eval_settings
@@ -231,13 +233,19 @@ async def run_once(items: list[EvalItem], options: RunOptions, settings: Setting
     progress = progress_bar(todo)
     run, models = run_settings(options, judge, visitor, pid=os.getpid())
     async with prepared(settings) as prep:
+
+        async def say_impact(contexts: dict[str, FrozenContext]) -> None:
+            print(await run_summary(prep.store, contexts, items, plan, model.model_id,
+                                    agent_settings(settings), options.cache))
+
         with stop_on_signals(controls.stop) as got:
             records = await run_versions(
                 prep, items, [Version("current", model,
                                       ref=asked_model(settings, options.model))],
                 plan, settings=run, models=models, vision=options.vision, judge=judge,
                 visitor=visitor, progress=progress, controls=controls, resume=resume,
-                artifact=options.artifact, cache=options.cache)
+                artifact=options.artifact, cache=options.cache,
+                on_composed=None if resume else say_impact)
         store_failed = prep.store_failed
     progress(None)
     record = records["current"]

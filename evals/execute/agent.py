@@ -56,10 +56,12 @@ def git_state(root: Path = PROJECT_ROOT) -> tuple[str | None, bool]:
     return commit or None, bool(status.strip())
 
 
-async def compose_contexts(env: EvalEnv, items: Sequence[EvalItem]
+async def compose_contexts(env: EvalEnv, items: Sequence[EvalItem],
+                           fragments: dict[str, dict[str, str]] | None = None
                            ) -> dict[str, FrozenContext]:
     """What the assistant is told for each audience and page these items use (a scenario's
-    context is composed as a turn on its page would be)."""
+    context is composed as a turn on its page would be). `fragments`, if given, gets each
+    context's capability fragments by name (what a changed prompt is traced back to)."""
     out: dict[str, FrozenContext] = {}
     for item in items:
         key = item.context.key
@@ -69,16 +71,21 @@ async def compose_contexts(env: EvalEnv, items: Sequence[EvalItem]
             composed = (await compose_case(env, case)).composed
             out[key] = FrozenContext(system_prompt=composed.system_prompt,
                                      tools=composed.tool_schemas())
+            if fragments is not None:
+                fragments[key] = dict(composed.fragments)
     return out
 
 
-async def all_contexts(env: EvalEnv, items: Sequence[EvalItem]) -> dict[str, FrozenContext]:
+async def all_contexts(env: EvalEnv, items: Sequence[EvalItem],
+                       fragments: dict[str, dict[str, str]] | None = None
+                       ) -> dict[str, FrozenContext]:
     """Every context of a plan: the demo catalogue's, then (seeding it) the lab's."""
-    contexts = await compose_contexts(env, [i for i in items if i.context.catalog == "demo"])
+    contexts = await compose_contexts(
+        env, [i for i in items if i.context.catalog == "demo"], fragments)
     lab = [i for i in items if i.context.catalog == "lab"]
     if lab:
         await env.use_lab()
-        contexts.update(await compose_contexts(env, lab))
+        contexts.update(await compose_contexts(env, lab, fragments))
     return contexts
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import sys
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +33,7 @@ from evals.execute.runner import Variant, run_variants
 from evals.judge.setup import JudgeSetup
 from evals.load.items import EvalItem
 from evals.record.artifact import RunArtifact
-from evals.record.fingerprint import AgentInfo, PlanInfo
+from evals.record.fingerprint import AgentInfo, FrozenContext, PlanInfo
 from evals.record.results import CaseResult, Totals
 from evals.record.run import Models, RunRecord, RunSettings
 from evals.record.store import RunStore, StoreUnavailable, new_run_id, store_name
@@ -142,6 +142,7 @@ async def run_versions(
     progress: Callable[[str], None] | None = None, controls: Controls | None = None,
     resume: RunRecord | None = None, artifact: Path | None = None,
     cache: Policy = "off",
+    on_composed: Callable[[dict[str, FrozenContext]], Awaitable[None]] | None = None,
 ) -> dict[str, RunRecord]:
     """Run every version over the plan, interleaved; store each run as it goes. A stopped run
     is stored as interrupted, its unfinished items listed; `resume` finishes such a run (one
@@ -149,11 +150,15 @@ async def run_versions(
     order and chat model are filled in here). With one version, `artifact` is written as each
     item finishes. A store that fails on the way is said at once and caught up when it
     returns; if it is still down at the end, `prep.store_failed` says why. `cache` is the
-    model-call cache's policy (evals/execute/cache.py): the cache is in the run store."""
+    model-call cache's policy (evals/execute/cache.py): the cache is in the run store.
+    `on_composed` is given today's demo contexts once composed, before anything runs (the
+    run's impact line)."""
     controls = controls or Controls()
     validate_versions(items, versions)
     demo = [i for i in items if i.context.catalog == "demo"]
     current = await compose_contexts(prep.env, demo)
+    if on_composed is not None:
+        await on_composed(current)
     started = dt.datetime.now(dt.UTC).isoformat()
     git = await asyncio.to_thread(git_state)  # once a run, off the loop (two git processes)
     records: dict[str, RunRecord] = {}

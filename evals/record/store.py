@@ -291,6 +291,12 @@ class RunStore:
             await self.unlock_run(record.run_id)
         return len(record.cases)
 
+    async def cached_calls(self, run_id: str) -> int:
+        """How many of a run's model calls the call cache keeps (replayable, if not expired)."""
+        row = await self.db.fetchone("SELECT count(*) AS n FROM eval_call_cache WHERE"
+                                     " run_id = %s", (run_id,))
+        return int(row["n"]) if row else 0
+
     async def resolve_run(self, ref: str) -> str:
         """A run id from an id or a unique prefix of one."""
         rows = await self.db.fetch("SELECT id FROM eval_runs WHERE id LIKE %s ORDER BY id",
@@ -320,6 +326,13 @@ class RunStore:
             "SELECT id, started_at, status, model, plan_fingerprint, agent_fingerprint, point,"
             " totals FROM eval_runs ORDER BY started_at DESC LIMIT %s", (limit,))
         return [RunSummary.model_validate(r) for r in rows]
+
+    async def last_complete_run(self, plan_fingerprint: str) -> str | None:
+        """The id of the newest complete run under this plan, if any."""
+        row = await self.db.fetchone(
+            "SELECT id FROM eval_runs WHERE plan_fingerprint = %s AND status = 'complete'"
+            " ORDER BY started_at DESC, id DESC LIMIT 1", (plan_fingerprint,))
+        return str(row["id"]) if row else None
 
     async def file_counts(self, run_ids: list[str]) -> list[FileCount]:
         """Per run and case file: the cases that passed and those decided (PASS, FLAKY or

@@ -42,6 +42,8 @@ def test_a_run_with_nothing_changed_replays_every_call(received, tmp_path, capsy
     assert statuses(artifact) == first  # a cache never changes a verdict
     out = capsys.readouterr().out
     assert f"2 of 2 model calls replayed (run {first_run})" in out
+    assert (f"this change touches 0 of 2 items; 2 untouched, which replay from the call cache"
+            f" (2 calls of run {first_run} kept)") in out.splitlines()
     record = json.loads(artifact.read_text())
     assert record["settings"]["cache"] == "reuse"
     assert all(c["attempts"][0]["calls"]["replayed_from"] == [first_run]

@@ -43,3 +43,14 @@ async def test_a_scenario_only_plan_still_freezes_what_the_assistant_is_told(env
     contexts = await all_contexts(env, items)
     assert items and set(contexts) == {i.context.key for i in items}
     assert all(c.system_prompt and c.tools for c in contexts.values())
+
+
+async def test_each_context_s_fragments_are_handed_out_by_capability(env):
+    cases = [c for c in load_cases() if c.id in ("no-glowforge", "staff-lists-open-tickets")]
+    fragments: dict[str, dict[str, str]] = {}
+    contexts = await all_contexts(env, cases, fragments)
+    assert set(fragments) == set(contexts) == {"anonymous / demo", "staff / demo"}
+    for key, parts in fragments.items():
+        assert contexts[key].system_prompt == "\n\n".join(p for p in parts.values() if p)
+    assert "maintenance" in fragments["staff / demo"]
+    assert "maintenance" not in fragments["anonymous / demo"]

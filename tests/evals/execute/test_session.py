@@ -1,7 +1,7 @@
 import pytest
 
 from evals.execute.agent import FrozenAgentError, agent_info, all_contexts
-from evals.execute.session import Prepared, Version
+from evals.execute.session import Prepared, Version, run_versions
 from evals.record.fingerprint import FrozenContext
 from tests.evals.execute.helpers import SETTINGS, cases, plan, run
 from tests.fakes import ScriptedModel, say
@@ -131,3 +131,20 @@ async def test_an_artifact_that_cannot_be_written_is_said_and_the_store_still_ge
     assert err.count(f"warning: the artifact {bad} was not written") == 3  # start, two cases
     loaded = await store.load_run(records["current"].run_id)
     assert loaded.status == "complete" and len(loaded.cases) == 2
+
+
+async def test_the_composed_contexts_are_handed_over_before_the_first_model_call(
+        env, store, settings):
+    from evals.record.run import Models, RunSettings
+
+    cs = cases()
+    model = ScriptedModel(say("We don't have that."), repeat=True)
+    seen = []
+
+    async def on_composed(contexts):
+        seen.append((sorted(contexts), len(model.requests)))
+
+    await run_versions(Prepared(env, store, settings), cs, [Version("current", model)],
+                       plan(cs), settings=RunSettings(concurrency=1), models=Models(),
+                       vision=None, judge=None, on_composed=on_composed)
+    assert seen == [(["anonymous / demo"], 0)]

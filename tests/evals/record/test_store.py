@@ -213,3 +213,17 @@ async def test_a_frozen_store_gives_up_in_bounded_time_naming_itself(server_conn
         proxy.freeze()
         with pytest.raises(StoreUnavailable, match="cannot be reached: no answer"):
             await asyncio.wait_for(RunStore.open(proxy.conninfo).__aenter__(), 60)
+
+
+async def test_the_last_complete_run_under_a_plan(env, store, settings):
+    cs = cases()
+    assert await store.last_complete_run(plan(cs).fingerprint) is None
+    prep = Prepared(env, store, settings)
+    model = ScriptedModel(say("We don't have that."), repeat=True)
+    first = (await run(prep, cs, [Version("current", model)], plan(cs)))["current"]
+    second = (await run(prep, cs, [Version("current", model)], plan(cs)))["current"]
+    await run(prep, cs, [Version("current", model)], plan(cs, 2))  # another plan
+    assert await store.last_complete_run(plan(cs).fingerprint) == second.run_id
+    await store.db.execute("UPDATE eval_runs SET status = 'interrupted' WHERE id = %s",
+                           (second.run_id,))
+    assert await store.last_complete_run(plan(cs).fingerprint) == first.run_id
