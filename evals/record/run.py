@@ -42,6 +42,7 @@ class RunSettings(BaseModel):
     suite: str | None = None  # a public rated set run instead of the cases (mrbench)
     suite_file: str | None = None
     limit: int | None = None
+    rerun_of: str | None = None  # the run whose items that did not pass this one ran again
 
 
 class RunRecord(BaseModel):
