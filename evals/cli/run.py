@@ -186,7 +186,8 @@ def print_start(model_id: str, items: Sequence[EvalItem], repeat: int, settings:
     print(f"model: {model_id} · {what} × "
           + (f"{rule.describe()} repetitions" if rule else f"{repeat} repetition(s)")
           + (f" × {versions} versions" if versions > 1 else "")
-          + f" · at least {singles * repeat * versions} model calls, at most {calls_max}"
+          + f" · at least {singles * (1 if rule else repeat) * versions} model calls, at most"
+            f" {calls_max}"
           " (every turn, tool step and retry; the visitor's and judge's calls apart)")
 
 
