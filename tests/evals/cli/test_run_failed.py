@@ -147,3 +147,53 @@ def test_an_auto_run_and_its_replay(capsys, tmp_path, monkeypatch):
     with pytest.raises(SystemExit):
         parser().parse_args(["run", "--repeat", "auto:1"])
     assert "auto:MAX takes a MAX from 2 to 100, not 1" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("cli")
+def test_an_interrupted_run_says_what_never_ran_and_broken_case_files_are_exit_2(
+        capsys, tmp_path, monkeypatch):
+    artifact, cases = tmp_path / "run.json", tmp_path / "fruit.yaml"
+    cases.write_text(FRUIT)
+    monkeypatch.setitem(ANSWER, "text", HALF_WRONG)
+    assert main(["run", str(cases), "--repeat", "2", "--artifact", str(artifact)]) == 1
+    first = run_id(artifact)
+
+    async def interrupt(store):  # as a stopped run leaves it: no-cherries' second undone
+        await store.db.execute("DELETE FROM eval_cases WHERE run_id = %s AND case_id ="
+                               " 'no-cherries' AND repetition = 2", (first,))
+        record = await store.load_run(first)
+        await store.finish_run(record.model_copy(update={
+            "status": "interrupted", "unfinished": ["no-cherries#2"]}))
+    stored(interrupt)
+    cases.write_text("- id: [broken\n")
+    capsys.readouterr()
+    assert main(["run", "--failed", "--artifact", str(artifact)]) == 2
+    assert "case files have errors:" in capsys.readouterr().err
+    cases.write_text(FRUIT)
+    monkeypatch.setitem(ANSWER, "text", "No fruit here.")
+    assert main(["run", "--failed", "--artifact", str(artifact)]) == 0
+    assert f"; 1 repetition(s) never ran (python -m evals resume {first} runs them)" in \
+        capsys.readouterr().out
+
+
+@pytest.mark.usefixtures("cli")
+def test_a_run_without_a_plan_cannot_run_again(capsys, tmp_path, monkeypatch):
+    from evals.record.run import RunRecord
+    from tests.evals.report.helpers import result
+
+    async def load_run(self, ref):
+        return RunRecord(run_id="r-old", cases=[result("no-glowforge", "FAIL")])
+
+    monkeypatch.setattr(RunStore, "load_run", load_run)
+    assert main(["run", "--failed", "r-old"]) == 2
+    assert "run r-old has no plan: its items cannot be run again" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("cli")
+def test_repeat_rule_on_a_run_it_cannot_read_is_exit_2(capsys, tmp_path):
+    assert main(["repeat-rule", "nosuchrun"]) == 2
+    assert "no stored run 'nosuchrun'" in capsys.readouterr().err
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    assert main(["repeat-rule", str(broken)]) == 2
+    assert "broken.json" in capsys.readouterr().err

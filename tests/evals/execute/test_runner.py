@@ -313,3 +313,19 @@ async def test_auto_continues_a_resumed_item_from_its_recorded_repetitions(env, 
     # one already decided gets nothing more
     done[("v", "wants-trotec", 3)] = "PASS"
     assert await run_auto(env, cases[:1], ScriptedModel(), RepeatRule(max=5), skip=done) == []
+
+
+async def test_a_stopped_auto_run_starts_no_further_repetition(env, cases):
+    import asyncio
+
+    from evals.record.repetitions import RepeatRule
+
+    stop = asyncio.Event()
+
+    async def stop_after_the_first(label, result):
+        stop.set()
+
+    model = ScriptedModel(GOOD, repeat=True)
+    got = await run_auto(env, cases[:1], model, RepeatRule(max=5), stop=stop,
+                         on_done=stop_after_the_first)
+    assert got == [("wants-trotec", 1, "PASS")] and len(model.requests) == 1
