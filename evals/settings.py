@@ -10,12 +10,14 @@ local model) are `app.settings.Settings`; docs/settings.md lists both, generated
 from __future__ import annotations
 
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
+from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.db import resolve_conninfo
@@ -55,8 +57,9 @@ class EvalSettings(BaseSettings):
     concurrency: int | None = Field(default=None, ge=1, le=1000, description=(
         f"Items in flight at once (default {DEFAULT_CONCURRENCY}; with the embedded model,"
         " one per server slot)."))
-    repeat: int = Field(default=1, ge=1, le=100, description=(
-        "Independent repetitions of every item."))
+    repeat: int | str = Field(default=1, description=(
+        "Independent repetitions of every item: K (1–100), or `auto[:MAX]` (MAX 2–100,"
+        " default 5): another repetition only while the item's verdict is open."))
     vision: bool | None = Field(default=None, description=(
         "Send photos even when litellm says the model takes no images (1), or never (0)."))
     trust_judge: bool = Field(default=False, description=(
@@ -92,6 +95,26 @@ class EvalSettings(BaseSettings):
     endpoint_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("ENDPOINT_API_KEY"),
         description="The key sent to an `--endpoint` (ENDPOINT_API_KEY).")
+
+    @field_validator("repeat", mode="before")
+    @classmethod
+    def _repeat(cls, value: object) -> int | str:
+        """K as a number, or `auto[:MAX]` as written (the run's rule is made from it)."""
+        text = str(value).strip().lower()
+        auto = re.fullmatch(r"auto(?::(\d+))?", text)
+        if auto is not None:
+            if auto.group(1) is not None and not 2 <= int(auto.group(1)) <= 100:
+                raise PydanticCustomError("auto_max", "auto:MAX takes a MAX from 2 to 100")
+            return text
+        if not text.isdigit():
+            raise PydanticCustomError("repeat", "Input should be K (1 to 100) or auto[:MAX]")
+        if int(text) < 1:
+            raise PydanticCustomError("greater_than_equal",
+                                      "Input should be greater than or equal to 1")
+        if int(text) > 100:
+            raise PydanticCustomError("less_than_equal",
+                                      "Input should be less than or equal to 100")
+        return int(text)
 
 
     @field_validator("cache_ttl", mode="before")

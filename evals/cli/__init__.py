@@ -1,12 +1,13 @@
 """`python -m evals`: run the suite (`make eval`), compare versions, gate a change, re-score.
 
-    python -m evals [run] [--cases FILE_OR_ID,...] [--group G] [--model ID] [--repeat K]
-    python -m evals runs | resume [RUN] | list [--groups]
+    python -m evals [run] [--cases FILE_OR_ID,...] [--group G] [--model ID] [--repeat K|auto[:MAX]]
+    python -m evals run --failed [RUN] | runs | resume [RUN] | list [--groups]
     python -m evals point save NAME [--from-run RUN] | point list | point show NAME
     python -m evals compare NAME [--model ID] [--adopt-plan] | compare --runs A B
     python -m evals gate [--model ID] [--against NAME] [--hard FILES]
     python -m evals impact [--against POINT|RUN] [--cases FILE_OR_ID,...] [--model ID]
     python -m evals report [RUN] --html FILE | rescore [ARTIFACT] [--cases FILE_OR_DIR]
+    python -m evals repeat-rule [RUN | ARTIFACT] [--max N] [--threshold T] [--confidence C]
     python -m evals accuracy [LABELLED]
     python -m evals retrieval [LABELLED] [--embedder default|hash] [--json] [--verbose]
     python -m evals calibrate (RESULTS LABELS | --set makerspace | --set mrbench --file F) [--save]

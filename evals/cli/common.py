@@ -30,6 +30,7 @@ from evals.load.packs import PackError, load_pack_prompt
 from evals.load.selection import has_conversations
 from evals.record.artifact import ARTIFACT
 from evals.record.fingerprint import Selection
+from evals.record.repetitions import RepeatRule, parse_repeat
 from evals.record.store import RunStore, StoreError
 from evals.settings import DEFAULT_CONCURRENCY, conninfo, eval_settings
 
@@ -73,7 +74,8 @@ class RunOptions:
     model: str | None = None
     judge: JudgeChoice = JudgeChoice()
     concurrency: int | None = None  # None: DEFAULT_CONCURRENCY, or one per local model slot
-    repeat: int = 1
+    repeat: int = 1  # with `rule`, the most repetitions it may run
+    rule: RepeatRule | None = None  # `--repeat auto[:MAX]`
     fail_on_skip: bool | None = None
     max_cost: float | None = None
     vision: bool | None = None
@@ -96,6 +98,14 @@ def positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
     return value
+
+
+def repetitions(text: str) -> int | RepeatRule:
+    """An argparse type: `--repeat K` or `--repeat auto[:MAX]`."""
+    try:
+        return parse_repeat(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_run_flags(p: argparse.ArgumentParser, *, model_help: str) -> None:
@@ -134,6 +144,8 @@ def add_run_flags(p: argparse.ArgumentParser, *, model_help: str) -> None:
 
 def run_options(args: argparse.Namespace, selection: Selection | None = None) -> RunOptions:
     """The typed options of a parsed command line."""
+    asked = getattr(args, "repeat", 1)
+    rule = asked if isinstance(asked, RepeatRule) else None
     return RunOptions(
         selection=selection or Selection.of(
             args.cases, args.group, file=str(args.case_file) if getattr(
@@ -144,7 +156,7 @@ def run_options(args: argparse.Namespace, selection: Selection | None = None) ->
         model=args.model,
         judge=JudgeChoice(args.judge_model, getattr(args, "judge_pack", None),
                           bool(args.trust_judge), bool(getattr(args, "advisory_judge", False))),
-        concurrency=args.concurrency, repeat=getattr(args, "repeat", 1),
+        concurrency=args.concurrency, repeat=rule.max if rule else asked, rule=rule,
         fail_on_skip=args.fail_on_skip, max_cost=getattr(args, "max_cost", None),
         vision=eval_settings().vision, artifact=args.artifact,
         junit=getattr(args, "junit", None), cache=getattr(args, "cache", "reuse"))

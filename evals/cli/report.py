@@ -1,5 +1,6 @@
-"""The commands that read a finished run: report (one HTML page) and rescore (today's checks
-on its recorded answers, no model call)."""
+"""The commands that read a finished run: report (one HTML page), rescore (today's checks
+on its recorded answers, no model call) and repeat-rule (the auto repetition rule replayed on
+its recorded repetitions)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,13 @@ from app.settings import Settings
 from evals.cli.common import CliError, Commands, in_store, open_store, run_closing
 from evals.load.cases import CaseFileError, load_cases_by_file
 from evals.record.artifact import ARTIFACT, ArtifactError, read_run, write_atomically
+from evals.record.repetitions import CONFIDENCE, THRESHOLD
+from evals.record.run import RunRecord
 from evals.record.store import StoreError
 from evals.report.console import exit_code, print_report
 from evals.report.html import render_comparison, render_run
+from evals.report.repeat_rule import ReplayError, replay
+from evals.report.repeat_rule import render as render_replay
 from evals.report.rescore import checked_anything, rescore
 from evals.settings import CASES_DIR
 
@@ -29,6 +34,16 @@ def register(sub: Commands) -> None:
     re_.add_argument("--cases", type=Path, dest="rescore_cases",
                      help="a case file or folder to re-check against (default evals/cases/)")
     re_.set_defaults(handler=rescore_command)
+    rr = sub.add_parser("repeat-rule", help="replay --repeat auto on a run's recorded"
+                        " repetitions: its verdicts and repetitions against the fixed K")
+    rr.add_argument("run", nargs="?", help="a stored run's id (or prefix), or a run artifact's"
+                    " path (default: the last run's artifact)")
+    rr.add_argument("--max", type=int, help="the rule's MAX (default: the run's K)")
+    rr.add_argument("--threshold", type=float, default=THRESHOLD,
+                    help=f"the pass rate a case must reach (default {THRESHOLD})")
+    rr.add_argument("--confidence", type=float, default=CONFIDENCE,
+                    help=f"of the exact interval (default {CONFIDENCE})")
+    rr.set_defaults(handler=repeat_rule)
 
 
 def html_report(args: argparse.Namespace) -> int:
@@ -82,3 +97,26 @@ def rescore_command(args: argparse.Namespace) -> int:
         raise CliError(f"nothing was re-checked: none of the {len(results)} recorded case(s)"
                        " has an answer that a loaded case file checks")
     return exit_code(results)
+
+
+def repeat_rule(args: argparse.Namespace) -> int:
+    """`python -m evals repeat-rule [RUN | ARTIFACT]`: no model call, no write."""
+    ref = args.run
+    try:
+        if ref is None or Path(ref).is_file():
+            record = read_run(Path(ref) if ref else ARTIFACT)
+        else:
+            record = in_store(lambda settings: _stored_run(settings, ref))
+    except ArtifactError as exc:
+        raise CliError(str(exc)) from exc
+    try:
+        print(render_replay(replay(record, max_repeat=args.max, threshold=args.threshold,
+                                   confidence=args.confidence)))
+    except ReplayError as exc:
+        raise CliError(f"repeat-rule: {exc}") from exc
+    return 0
+
+
+async def _stored_run(settings: Settings, ref: str) -> RunRecord:
+    async with open_store(settings) as store:
+        return await store.load_run(ref)

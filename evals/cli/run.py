@@ -4,6 +4,7 @@ list, needs-local-model."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import os
 import sys
@@ -31,6 +32,7 @@ from evals.cli.common import (
     open_store,
     positive,
     progress_bar,
+    repetitions,
     run_options,
     start_models,
     stop_on_signals,
@@ -48,6 +50,7 @@ from evals.load.plan import plan_info
 from evals.load.selection import has_conversations, select_items
 from evals.record.artifact import ArtifactError, read_run, write_run
 from evals.record.fingerprint import FrozenContext, PlanInfo, Selection
+from evals.record.repetitions import RepeatRule
 from evals.record.run import Models, RunRecord, RunSettings
 from evals.record.store import RunLocked
 from evals.report.attacks import attack_lines
@@ -81,8 +84,14 @@ def register(sub: Commands) -> None:
                      help="the suite's data file (MRBench_V2.json)")
     run.add_argument("--limit", type=int, default=20, help="dialogues to run (default 20)")
     add_run_flags(run, model_help="the chat model for this run, a litellm id (EVAL_MODEL)")
-    run.add_argument("--repeat", type=positive, default=env.repeat,
-                     help="run each case K independent times (EVAL_REPEAT, default 1)")
+    run.add_argument("--repeat", type=repetitions, default=env.repeat, metavar="K|auto[:MAX]",
+                     help="run each case K independent times, or auto: another time only"
+                          " while its verdict is open, at most MAX (default 5) (EVAL_REPEAT,"
+                          " default 1)")
+    run.add_argument("--failed", nargs="?", const="last", metavar="RUN",
+                     help="run again the items that did not pass in this stored run (id or"
+                          " prefix; default: the last), under its plan, as a new run linked"
+                          " to it")
     run.add_argument("--junit", type=Path, help="also write JUnit XML for CI systems")
     kinds = run.add_mutually_exclusive_group()
     kinds.add_argument("--cases-only", action="store_true", help="run no scenario")
@@ -117,6 +126,8 @@ def register(sub: Commands) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     """`python -m evals [run]`: the suite, a case file, an endpoint, or a rated suite."""
+    if args.failed is not None:
+        return run_failed(args)
     if args.suite:
         return run_suite(args)
     options = run_options(args)
@@ -160,14 +171,14 @@ def needs_local_model(args: argparse.Namespace) -> int:
 
 
 def plan_for(items: Sequence[EvalItem], judge: JudgeSetup | None, repeat: int,
-             selection: Selection | None) -> PlanInfo:
+             selection: Selection | None, rule: RepeatRule | None = None) -> PlanInfo:
     return plan_info(items, judge_model=judge.model.model_id if judge else None,
                      judge_prompt_hash=judge.prompt_hash if judge else None, repeat=repeat,
-                     selection=selection)
+                     selection=selection, repeat_rule=rule)
 
 
 def print_start(model_id: str, items: Sequence[EvalItem], repeat: int, settings: Settings,
-                versions: int = 1) -> None:
+                versions: int = 1, rule: RepeatRule | None = None) -> None:
     conversations = [i for i in items if isinstance(i, Conversation)]
     turns = sum(c.scenario.max_turns for c in conversations)
     singles = len(items) - len(conversations)
@@ -175,9 +186,11 @@ def print_start(model_id: str, items: Sequence[EvalItem], repeat: int, settings:
     calls_max = n * (settings.max_tool_steps + 1) * MAX_ATTEMPTS
     what = f"{singles} cases" + (f" + {len(conversations)} scenario conversations (at most"
                                  f" {turns} visitor turns)" if conversations else "")
-    print(f"model: {model_id} · {what} × {repeat} repetition(s)"
+    print(f"model: {model_id} · {what} × "
+          + (f"{rule.describe()} repetitions" if rule else f"{repeat} repetition(s)")
           + (f" × {versions} versions" if versions > 1 else "")
-          + f" · at least {singles * repeat * versions} model calls, at most {calls_max}"
+          + f" · at least {singles * (1 if rule else repeat) * versions} model calls, at most"
+            f" {calls_max}"
           " (every turn, tool step and retry; the visitor's and judge's calls apart)")
 
 
@@ -207,7 +220,7 @@ def run_settings(options: RunOptions, judge: JudgeSetup | None, visitor: ChatMod
 
 
 async def run_once(items: list[EvalItem], options: RunOptions, settings: Settings, *,
-                   resume: RunRecord | None = None) -> int:
+                   resume: RunRecord | None = None, rerun_of: str | None = None) -> int:
     """`python -m evals run` (and `resume`): one run of today's agent, stored as it goes."""
     (model,), judge = start_models(settings, items, options.judge, options.model)
     visitor = model_for_job(settings, "sim_user") if has_conversations(items) else None
@@ -215,7 +228,7 @@ async def run_once(items: list[EvalItem], options: RunOptions, settings: Setting
     called += [("judge", judge.model.model_id)] if judge else []
     called += [("visitor", visitor.model_id)] if visitor else []
     controls = cost_controls(options.max_cost, called)
-    plan = plan_for(items, judge, options.repeat, options.selection)
+    plan = plan_for(items, judge, options.repeat, options.selection, options.rule)
     if resume is not None:
         if resume.plan is None or resume.plan.fingerprint != plan.fingerprint:
             changes = plan.changes_since(resume.plan) if resume.plan else []
@@ -229,9 +242,9 @@ async def run_once(items: list[EvalItem], options: RunOptions, settings: Setting
               RunRecord(status="running", started=dt.datetime.now(dt.UTC).isoformat()),
               options.artifact)
     todo = len(items) * options.repeat - (len(resume.cases) if resume else 0)
-    print_start(model.model_id, items, options.repeat, settings)
-    progress = progress_bar(todo)
-    run, models = run_settings(options, judge, visitor, pid=os.getpid())
+    print_start(model.model_id, items, options.repeat, settings, rule=options.rule)
+    progress = progress_bar(todo)  # with an auto rule, at most this many
+    run, models = run_settings(options, judge, visitor, pid=os.getpid(), rerun_of=rerun_of)
     async with prepared(settings) as prep:
 
         async def say_impact(contexts: dict[str, FrozenContext]) -> None:
@@ -293,7 +306,7 @@ def _resume_locked(args: argparse.Namespace, run: RunRecord) -> int:
     options = RunOptions(
         selection=selection, model=run.agent.ref,
         judge=_judge_of(run), concurrency=args.concurrency, repeat=run.plan.repeat,
-        fail_on_skip=args.fail_on_skip, max_cost=args.max_cost,
+        rule=run.plan.repeat_rule, fail_on_skip=args.fail_on_skip, max_cost=args.max_cost,
         vision=eval_settings().vision, cache=eval_settings().cache,
         **({"artifact": args.artifact} if args.artifact is not None else {}))
     try:
@@ -303,6 +316,67 @@ def _resume_locked(args: argparse.Namespace, run: RunRecord) -> int:
     print(f"resuming run {run.run_id}: {len(run.cases)} finished, {len(run.unfinished)} to run")
     return with_models(options, items, [options.model],
                        lambda settings, opts: run_once(items, opts, settings, resume=run))
+
+
+def run_failed(args: argparse.Namespace) -> int:
+    """`python -m evals run --failed [RUN]`: the items that did not pass in a stored run (any
+    status but PASS in any repetition), run again as a new run under that run's plan settings
+    (its selection narrowed to them, its repetitions, its judge, its model unless --model)."""
+    given = [name for name, value in (
+        ("a case file", args.case_file), ("--cases/EVAL_CASES", args.cases),
+        ("--group/EVAL_GROUPS", args.group), ("--cases-only", args.cases_only),
+        ("--scenarios-only", args.scenarios_only), ("--endpoint", args.endpoint),
+        ("--suite", args.suite)) if value]
+    if given:
+        raise CliError(f"run --failed takes its items from the run; leave out {', '.join(given)}")
+    source = in_store(lambda settings: _run_to_rerun(settings, args.failed))
+    missed = failed_ids(source)
+    left = f"; {len(source.unfinished)} repetition(s) never ran (python -m evals resume" \
+        f" {source.run_id} runs them)" if source.unfinished else ""
+    if not missed:
+        print(f"run {source.run_id}: nothing failed, nothing to run again{left}")
+        return 0
+    if source.plan is None:
+        raise CliError(f"run {source.run_id} has no plan: its items cannot be run again")
+    sel = source.plan.selection or Selection()
+    try:  # everything the run could have run, then its misses among them
+        loaded = select_items(Selection(file=sel.file, only=sel.only, full=sel.full))
+    except CaseFileError as exc:
+        raise CliError("case files have errors:\n" + "\n".join(
+            f"  {line}" for line in exc.errors)) from exc
+    items = [i for i in loaded if i.id in missed]
+    gone = [cid for cid in missed if cid not in {i.id for i in items}]
+    if gone:
+        print(f"note: {len(gone)} item(s) of run {source.run_id} that did not pass are no"
+              f" longer in the case files, not run: {', '.join(gone)}", file=sys.stderr)
+    if not items:
+        raise CliError(f"none of the {len(missed)} item(s) that did not pass in run"
+                       f" {source.run_id} is in the case files any more")
+    print(f"running again {len(items)} item(s) that did not pass in run {source.run_id}:"
+          f" {', '.join(i.id for i in items)}{left}")
+    narrowed = Selection(file=sel.file, names=tuple(i.id for i in items), only=sel.only,
+                         full=sel.full)
+    options = dataclasses.replace(
+        run_options(args, narrowed), judge=_judge_of(source), repeat=source.plan.repeat,
+        rule=source.plan.repeat_rule,
+        model=args.model or (source.agent.ref if source.agent else None))
+    return with_models(options, items, [options.model], lambda settings, opts: run_once(
+        items, opts, settings, rerun_of=source.run_id))
+
+
+def failed_ids(run: RunRecord) -> list[str]:
+    """The items of a run with any repetition that did not pass, in the run's order."""
+    return list(dict.fromkeys(r.id for r in run.cases if r.status != "PASS"))
+
+
+async def _run_to_rerun(settings: Settings, ref: str) -> RunRecord:
+    async with open_store(settings) as store:
+        if ref == "last":
+            rows = await store.list_runs(1)
+            if not rows:
+                raise CliError("no stored run to re-run the failures of (python -m evals runs)")
+            ref = rows[0].id
+        return await store.load_run(ref)
 
 
 def _judge_of(run: RunRecord) -> JudgeChoice:
@@ -384,7 +458,8 @@ def runs(args: argparse.Namespace) -> int:
             print(f"{r.id}  {r.started_at:%Y-%m-%d %H:%M}  {r.status:<11}"
                   f" {r.model:<40} plan {r.plan_fingerprint[:8]}"
                   f"  {t.passed if t else 0}/{t.cases if t else 0} passed"
-                  + (f"  (point {r.point})" if r.point else ""))
+                  + (f"  (point {r.point})" if r.point else "")
+                  + (f"  (re-run of {r.rerun_of})" if r.rerun_of else ""))
         return 0
 
     return in_store(body)

@@ -17,8 +17,8 @@ from evals.cli.common import (
     asked_model,
     in_store,
     open_store,
-    positive,
     progress_bar,
+    repetitions,
     run_options,
     start_models,
     with_models,
@@ -52,7 +52,8 @@ def register(sub: Commands) -> None:
     save.add_argument("name")
     save.add_argument("--from-run", help="freeze the agent and plan of this stored run")
     add_run_flags(save, model_help="the chat model the point freezes (EVAL_MODEL)")
-    save.add_argument("--repeat", type=positive, default=env.repeat)
+    save.add_argument("--repeat", type=repetitions, default=env.repeat,
+                      metavar="K|auto[:MAX]")
     save.set_defaults(handler=save_point)
     psub.add_parser("list", help="the saved points").set_defaults(handler=list_points)
     show = psub.add_parser("show", help="one point: its agent, contexts and plan")
@@ -128,7 +129,7 @@ def show_point(args: argparse.Namespace) -> int:
         print(f"  {key}: {len(ctx.system_prompt)} characters of system prompt; tools: {names}")
     pl = p.plan
     selection = pl.selection.describe() if pl.selection else None
-    print(f"plan {pl.fingerprint}: {len(pl.cases)} cases × {pl.repeat}, judge"
+    print(f"plan {pl.fingerprint}: {len(pl.cases)} cases × {pl.repeats}, judge"
           f" {pl.judge.model_dump()}, harness {pl.harness}, {len(pl.fixtures)} fixtures"
           + (f", selection {selection}" if selection else ""))
     return 0
@@ -142,7 +143,7 @@ async def _load_point(settings: Settings, name: str) -> Point:
 async def _save_point(settings: Settings, cases: list[Case], name: str,
                       options: RunOptions) -> int:
     (model,), judge = start_models(settings, cases, options.judge, options.model)
-    plan = plan_for(cases, judge, options.repeat, options.selection)
+    plan = plan_for(cases, judge, options.repeat, options.selection, options.rule)
     async with prepared(settings) as prep:
         agent = agent_info(model.model_id, agent_settings(settings),
                            await all_contexts(prep.env, cases),
@@ -208,7 +209,7 @@ async def _compare_point(settings: Settings, p: Point, cases: list[Case], option
                          adopt_plan: bool) -> int:
     (current_model, baseline_model), judge = start_models(
         settings, cases, options.judge, options.model, p.agent.ref)
-    plan = plan_for(cases, judge, p.plan.repeat, p.plan.selection)
+    plan = plan_for(cases, judge, p.plan.repeat, p.plan.selection, p.plan.repeat_rule)
     asked = p.name
     if plan.fingerprint != p.plan.fingerprint:
         changes = plan.changes_since(p.plan)
@@ -227,7 +228,7 @@ async def _compare_point(settings: Settings, p: Point, cases: list[Case], option
     except (PlanMismatch, FrozenAgentError) as exc:
         raise CliError(f"point {p.name} can no longer run: {exc}") from exc
     print_start(f"{p.agent.model} (point {p.name}) vs {current_model.model_id}", cases,
-                plan.repeat, settings, versions=2)
+                plan.repeat, settings, versions=2, rule=plan.repeat_rule)
     progress = progress_bar(len(cases) * plan.repeat * 2)
     run, models = run_settings(options, judge, None)
     try:
@@ -290,7 +291,8 @@ async def _gate(settings: Settings, cases: list[Case], options: RunOptions,
             if against is not None:
                 print(f"comparing against point {against.name} (same model and plan)")
         else:
-            same = plan_for(cases, judge, against.plan.repeat, options.selection)
+            same = plan_for(cases, judge, against.plan.repeat, options.selection,
+                            against.plan.repeat_rule)
             if against.plan.fingerprint != same.fingerprint:
                 raise _plan_refused(f"point {against.name} has another plan; regressions"
                                     " cannot be paired:", same.changes_since(against.plan))

@@ -11,7 +11,7 @@ import functools
 import sys
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -27,6 +27,7 @@ from evals.fixtures.catalog import fixtures_for
 from evals.judge.setup import JudgeSetup
 from evals.load.items import EvalItem
 from evals.record.fingerprint import FrozenContext
+from evals.record.repetitions import RepeatRule
 from evals.record.results import (
     NOT_CALLED,
     Attempt,
@@ -252,7 +253,8 @@ async def run_variants(
     on_lab: Callable[[], Awaitable[None]] | None = None,
     stop: asyncio.Event | None = None,
     max_cost_usd: float | None = None,
-    skip: set[tuple[str, str, int]] | None = None,
+    skip: Mapping[tuple[str, str, int], str] | None = None,
+    rule: RepeatRule | None = None,
     cache: CacheUse | None = None,
 ) -> dict[str, list[CaseResult]]:
     """Every item, `repeat` independent times, for every variant, interleaved (item by item,
@@ -263,8 +265,12 @@ async def run_variants(
     the cost cap is the run's: every one of their calls counts toward it. Once `stop` is set no
     new model call is made, items in flight get GRACE_S to finish, and the rest are left out of
     the result (the caller lists them as unfinished). `skip` names (variant, item, repetition)
-    already done. With `cache`, every model call (each variant's, the judge's, the visitor's)
-    is replayed from the call cache when it is there and kept there when it is made."""
+    already done, with its status. With `cache`, every model call (each variant's, the
+    judge's, the visitor's) is replayed from the call cache when it is there and kept there
+    when it is made.
+
+    With a `rule` (`--repeat auto`, `repeat` its MAX) an item's repetition r + 1 starts only
+    once r has finished and the rule leaves its verdict open; other items run meanwhile."""
     stop = stop or asyncio.Event()
     limit = asyncio.Semaphore(concurrency)
     results: dict[tuple[str, str, int], CaseResult] = {}
@@ -325,20 +331,39 @@ async def run_variants(
             except Exception as exc:  # reporting a result must never lose the run
                 print(f"warning: {item.id}: {type(exc).__name__}: {exc}", file=sys.stderr)
 
+    done = skip or {}
+
+    async def until_decided(item: EvalItem, variant: Variant, rule: RepeatRule) -> None:
+        statuses: list[str] = []
+        for r in range(1, rule.max + 1):
+            key = (variant.label, item.id, r)
+            if key not in done:
+                await one(item, variant, r)
+                if key not in results:
+                    return  # the run stopped first: the item is unfinished
+            statuses.append(done[key] if key in done else results[key].status)
+            if rule.stop_after(statuses) is not None:
+                return
+
     # Items with the same audience and page share the longest prompt prefix: running them
     # together lets a server-side prompt cache reuse it. The report keeps the files' order.
     ordered = sorted(items, key=prefix_key)
     for phase in ("demo", "lab"):
         jobs = [(i, v, r) for i in ordered if i.context.catalog == phase
                 for r in range(1, repeat + 1) for v in variants
-                if (v.label, i.id, r) not in (skip or set())]
+                if (v.label, i.id, r) not in done]
         if not jobs or stop.is_set():
             continue
         if phase == "lab" and env is not None:
             await env.use_lab()
             if on_lab is not None:
                 await on_lab()
-        await _until_stopped([asyncio.create_task(one(i, v, r)) for i, v, r in jobs], stop)
+        if rule is None:
+            tasks = [asyncio.create_task(one(i, v, r)) for i, v, r in jobs]
+        else:
+            chains = {(i.id, v.label): (i, v) for i, v, _ in jobs}
+            tasks = [asyncio.create_task(until_decided(i, v, rule)) for i, v in chains.values()]
+        await _until_stopped(tasks, stop)
     return {v.label: [results[(v.label, i.id, r)] for i in items
                       for r in range(1, repeat + 1) if (v.label, i.id, r) in results]
             for v in variants}

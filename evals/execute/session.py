@@ -103,6 +103,21 @@ async def watch_database(conninfo: str, stop: asyncio.Event) -> None:
                 stop.set()
 
 
+def owed(plan: PlanInfo, done: dict[int, str]) -> list[int]:
+    """The repetitions of an item still to run, given the statuses of those done: every
+    missing one, or under an auto rule the next one while the rule leaves the verdict open."""
+    if plan.repeat_rule is None:
+        return [rep for rep in range(1, plan.repeat + 1) if rep not in done]
+    statuses: list[str] = []
+    for rep in range(1, plan.repeat + 1):
+        if rep not in done:
+            return [rep]
+        statuses.append(done[rep])
+        if plan.repeat_rule.stop_after(statuses) is not None:
+            return []
+    return []
+
+
 @dataclass
 class Version:
     """An agent version to run: a label, a model, and a frozen agent (a point's) or None for
@@ -162,7 +177,7 @@ async def run_versions(
     started = dt.datetime.now(dt.UTC).isoformat()
     git = await asyncio.to_thread(git_state)  # once a run, off the loop (two git processes)
     records: dict[str, RunRecord] = {}
-    done_before: set[tuple[str, str, int]] = set()
+    done_before: dict[tuple[str, str, int], str] = {}
 
     def agent_of(v: Version) -> AgentInfo:
         return v.frozen or agent_info(v.model.model_id, agent_settings(prep.settings), current,
@@ -171,7 +186,7 @@ async def run_versions(
     for v in versions:
         if resume is not None:
             records[v.label] = resume.model_copy(update={"status": "running"})
-            done_before |= {(v.label, r.id, r.repetition) for r in resume.cases}
+            done_before |= {(v.label, r.id, r.repetition): r.status for r in resume.cases}
             await prep.store.finish_run(records[v.label])
             continue
         records[v.label] = RunRecord(
@@ -223,7 +238,8 @@ async def run_versions(
                                      vision=vision, judge=judge, visitor=visitor, on_done=done,
                                      repeat=plan.repeat, on_lab=on_lab, stop=controls.stop,
                                      max_cost_usd=controls.max_cost_usd, skip=done_before,
-                                     cache=CacheUse(calls, cache))
+                                     cache=CacheUse(calls, cache),
+                                     rule=plan.repeat_rule)
     except (psycopg.Error, TimeoutError) as exc:
         # The run's own database failed between items (seeding the look-alike lab, say): the
         # run stops there, as interrupted, with every item that finished.
@@ -244,8 +260,10 @@ async def run_versions(
         now = {(r.id, r.repetition): r for r in results[v.label]}
         merged = [r for i in items for rep in range(1, plan.repeat + 1)
                   if (r := now.get((i.id, rep)) or earlier.get((i.id, rep))) is not None]
-        unfinished = [f"{i.id}#{rep}" for i in items for rep in range(1, plan.repeat + 1)
-                      if (i.id, rep) not in now and (i.id, rep) not in earlier]
+        by_item: dict[str, dict[int, str]] = {}
+        for (cid, rep), r in (earlier | now).items():
+            by_item.setdefault(cid, {})[rep] = r.status
+        unfinished = [f"{i.id}#{rep}" for i in items for rep in owed(plan, by_item.get(i.id, {}))]
         # A resumed run keeps the version it began with.
         agent = record.agent if resume is not None and record.agent else agent_of(v)
         record = record.model_copy(update={

@@ -13,6 +13,7 @@ from typing import Any
 from evals.checks import CheckSpec
 from evals.load.items import EvalItem
 from evals.record.fingerprint import JudgePlan, PlanInfo, Selection, digest
+from evals.record.repetitions import RepeatRule
 from evals.settings import PHOTOS_DIR, PROJECT_ROOT
 
 # Bump when the harness's meaning changes in a way the files below do not show.
@@ -47,9 +48,13 @@ def check_content(specs: Sequence[CheckSpec]) -> list[dict[str, Any]]:
 
 def plan_info(items: Sequence[EvalItem], *, judge_model: str | None,
               judge_prompt_hash: str | None, repeat: int,
-              selection: Selection | None = None) -> PlanInfo:
+              selection: Selection | None = None,
+              repeat_rule: RepeatRule | None = None) -> PlanInfo:
     """The plan fingerprint: the selected items (normalised, in id order), their fixtures, the
-    judge model and its full prompt template, the repetitions and the harness."""
+    judge model and its full prompt template, the repetitions (and the rule that stops them,
+    whose MAX is `repeat`) and the harness."""
+    if repeat_rule is not None and repeat_rule.max != repeat:
+        raise ValueError(f"the repeat rule's MAX {repeat_rule.max} is not repeat {repeat}")
     by_id = {i.id: digest(i.content()) for i in sorted(items, key=lambda i: i.id)}
     fixtures = {f"photos/{name}": _file_hash(PHOTOS_DIR / name)
                 for name in sorted({p for i in items for p in i.photos})}
@@ -63,5 +68,8 @@ def plan_info(items: Sequence[EvalItem], *, judge_model: str | None,
         _file_hash(p) for pattern in _JUDGING_CODE for p in sorted(PROJECT_ROOT.glob(pattern))]])
     material = {"cases": by_id, "fixtures": fixtures, "judge": judge.model_dump(),
                 "repeat": repeat, "harness": harness}
+    if repeat_rule is not None:  # only then: a fixed plan keeps the fingerprint it had
+        material["repeat_rule"] = repeat_rule.model_dump()
     return PlanInfo(fingerprint=digest(material), cases=by_id, fixtures=fixtures, judge=judge,
-                    repeat=repeat, harness=harness, selection=selection)
+                    repeat=repeat, harness=harness, selection=selection,
+                    repeat_rule=repeat_rule)

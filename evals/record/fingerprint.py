@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
+from evals.record.repetitions import RepeatRule
+
 
 def digest(value: Any) -> str:
     """A short, stable hash of JSON-able data."""
@@ -70,9 +72,16 @@ class PlanInfo(BaseModel):
     cases: dict[str, str]  # item id -> content hash
     fixtures: dict[str, str]  # fixture name -> content hash
     judge: JudgePlan
-    repeat: int
+    repeat: int  # K fixed repetitions, or the most an auto rule may run
     harness: str
     selection: Selection | None = None  # how the items were chosen: not part of the hash
+    # `--repeat auto[:MAX]`: the rule that stopped each case (None: every case ran `repeat`).
+    repeat_rule: RepeatRule | None = None
+
+    @property
+    def repeats(self) -> str:
+        """The repetitions for a person: "5 fixed" or the auto rule."""
+        return self.repeat_rule.describe() if self.repeat_rule else f"{self.repeat} fixed"
 
     def changes_since(self, old: PlanInfo) -> list[str]:
         """What differs from an older plan, one line each."""
@@ -87,6 +96,8 @@ class PlanInfo(BaseModel):
             out.append(f"judge changed: {old.judge.model_dump()} -> {self.judge.model_dump()}")
         if old.repeat != self.repeat:
             out.append(f"repetitions changed: {old.repeat} -> {self.repeat}")
+        if old.repeat_rule != self.repeat_rule:
+            out.append(f"repetition rule changed: {old.repeats} -> {self.repeats}")
         if old.harness != self.harness:
             out.append("harness changed (the checks, the catalogue pins or the judge code)")
         return out

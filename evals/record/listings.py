@@ -24,6 +24,7 @@ class RunSummary(BaseModel):
     agent_fingerprint: str
     point: str | None
     totals: Totals | None
+    rerun_of: str | None = None  # `run --failed`: the run it ran the misses of
 
 
 class PointSummary(BaseModel):

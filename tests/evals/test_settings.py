@@ -77,6 +77,8 @@ def test_the_workspace_port_and_the_endpoint_key_are_read_without_the_prefix_too
     ("EVAL_CONCURRENCY", "four", "EVAL_CONCURRENCY='four': Input should be a valid integer"),
     ("EVAL_CONCURRENCY", "0", "EVAL_CONCURRENCY='0': Input should be greater than or equal to 1"),
     ("EVAL_REPEAT", "101", "EVAL_REPEAT='101': Input should be less than or equal to 100"),
+    ("EVAL_REPEAT", "often", "EVAL_REPEAT='often': Input should be K (1 to 100) or auto[:MAX]"),
+    ("EVAL_REPEAT", "auto:1", "EVAL_REPEAT='auto:1': auto:MAX takes a MAX from 2 to 100"),
     ("EVAL_MAX_COST", "0", "EVAL_MAX_COST='0': Input should be greater than 0"),
     ("EVAL_VISION", "maybe", "EVAL_VISION='maybe': Input should be a valid boolean"),
     ("EVAL_WORKSPACE_PORT", "70000", "EVAL_WORKSPACE_PORT='70000': Input should be less than"),
@@ -91,6 +93,14 @@ def test_a_bad_value_is_refused_naming_the_variable_and_the_value(environ, varia
     with pytest.raises(EvalSettingsError) as refused:
         eval_settings()
     assert said in str(refused.value)
+
+
+def test_repeat_takes_auto_as_written(environ):
+    environ.setenv("EVAL_REPEAT", "Auto:7")
+    assert eval_settings().repeat == "auto:7"
+    eval_settings.cache_clear()
+    environ.setenv("EVAL_REPEAT", "auto")
+    assert eval_settings().repeat == "auto"
 
 
 def test_every_bad_value_is_named_at_once(environ):

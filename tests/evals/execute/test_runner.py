@@ -230,3 +230,102 @@ async def test_lab_cases_run_after_the_rest_against_the_look_alikes(env):
     assert order == [False, True]  # demo case first, without the look-alikes
     assert [r.id for r in results] == ["no-glowforge", "photo-ambiguous-ultimaker"]
     assert [r.status for r in results] == ["PASS", "PASS"]
+
+
+# --repeat auto ------------------------------------------------------------------------------
+
+TWO_CASES = """
+- id: first
+  prompt: "What cuts acrylic? (first)"
+  assert:
+    - kind: mentions_tool
+      value: "Trotec Speedy 400"
+- id: second
+  prompt: "What cuts acrylic? (second)"
+  assert:
+    - kind: mentions_tool
+      value: "Trotec Speedy 400"
+"""
+
+
+class Watching(ScriptedModel):
+    """Answers after a pause, counting the calls in flight in all and per prompt."""
+
+    def __init__(self, *steps, **kw):
+        super().__init__(*steps, **kw)
+        self.now: dict[str, int] = {}
+        self.most_per_item = self.most_in_all = 0
+
+    async def complete(self, messages, tools=None, **kw):
+        import asyncio
+
+        key = str(messages[-1]["content"])
+        self.now[key] = self.now.get(key, 0) + 1
+        self.most_per_item = max(self.most_per_item, self.now[key])
+        self.most_in_all = max(self.most_in_all, sum(self.now.values()))
+        await asyncio.sleep(0.02)
+        self.now[key] -= 1
+        return await super().complete(messages, tools, **kw)
+
+
+async def run_auto(env, cases, model, rule, **kw):
+    from evals.execute.runner import Variant, run_variants
+
+    out = await run_variants(env, cases, [Variant("v", model)], repeat=rule.max, rule=rule,
+                             **kw)
+    return [(r.id, r.repetition, r.status) for r in out["v"]]
+
+
+async def test_auto_runs_an_items_repetitions_one_after_another_and_items_side_by_side(
+        env, tmp_path):
+    from evals.record.repetitions import RepeatRule
+
+    (tmp_path / "two.yaml").write_text(textwrap.dedent(TWO_CASES))
+    cases = load_cases(tmp_path, PHOTOS_DIR)
+    model = Watching(GOOD, repeat=True)
+    got = await run_auto(env, cases, model, RepeatRule(max=5), concurrency=4)
+    # unanimous: settled after 3 of 5, and no fourth call
+    assert got == [(c, n, "PASS") for c in ("first", "second") for n in (1, 2, 3)]
+    assert len(model.requests) == 6
+    assert model.most_per_item == 1 and model.most_in_all == 2
+
+
+async def test_auto_stops_at_max_whatever_and_a_skip_at_once(env, cases):
+    from evals.record.repetitions import RepeatRule
+
+    # PASS, FAIL (two attempts), PASS, FAIL, PASS: open until MAX; a sixth call would error
+    model = ScriptedModel(GOOD, BAD, BAD, GOOD, BAD, BAD, GOOD)
+    got = await run_auto(env, cases[:1], model, RepeatRule(max=5))
+    assert [s for _, _, s in got] == ["PASS", "FAIL", "PASS", "FAIL", "PASS"]
+    assert model.steps == []
+    # a photo the model cannot see is skipped once: another repetition would skip too
+    got = await run_auto(env, cases[1:], ScriptedModel(), RepeatRule(max=5))
+    assert got == [("looks-at-photo", 1, "SKIPPED")]
+
+
+async def test_auto_continues_a_resumed_item_from_its_recorded_repetitions(env, cases):
+    from evals.record.repetitions import RepeatRule
+
+    model = ScriptedModel(GOOD)
+    done = {("v", "wants-trotec", 1): "PASS", ("v", "wants-trotec", 2): "PASS"}
+    got = await run_auto(env, cases[:1], model, RepeatRule(max=5), skip=done)
+    assert got == [("wants-trotec", 3, "PASS")] and len(model.requests) == 1
+    # one already decided gets nothing more
+    done[("v", "wants-trotec", 3)] = "PASS"
+    assert await run_auto(env, cases[:1], ScriptedModel(), RepeatRule(max=5), skip=done) == []
+
+
+async def test_a_stopped_auto_run_starts_no_further_repetition(env, cases):
+    import asyncio
+
+    from evals.record.repetitions import RepeatRule
+
+    stop = asyncio.Event()
+
+    async def stop_after_the_first(label, result):
+        stop.set()
+
+    model = ScriptedModel(GOOD, repeat=True)
+    got = await run_auto(env, cases[:1], model, RepeatRule(max=5), stop=stop,
+                         on_done=stop_after_the_first)
+    assert got == [("wants-trotec", 1, "PASS")] and len(model.requests) == 1

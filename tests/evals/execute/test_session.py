@@ -148,3 +148,38 @@ async def test_the_composed_contexts_are_handed_over_before_the_first_model_call
                        plan(cs), settings=RunSettings(concurrency=1), models=Models(),
                        vision=None, judge=None, on_composed=on_composed)
     assert seen == [(["anonymous / demo"], 0)]
+
+
+async def test_an_auto_run_is_complete_when_every_item_is_decided_and_records_its_rule(
+        env, store, settings):
+    from evals.load.plan import plan_info
+    from evals.record.repetitions import RepeatRule
+
+    cs = cases()
+    rule = RepeatRule(max=4)
+    p = plan_info(cs, judge_model=None, judge_prompt_hash=None, repeat=4, repeat_rule=rule)
+    model = ScriptedModel(say("We don't have a Glowforge or a CNC router."), repeat=True)
+    records = await run(Prepared(env, store, settings), cs, [Version("current", model)], p)
+    record = records["current"]
+    # 2 of 4 passes already settle "passes" (2/4 = τ): two repetitions an item, not four
+    assert record.status == "complete" and record.unfinished == []
+    assert sorted((r.id, r.repetition) for r in record.cases) == [
+        (c.id, n) for c in sorted(cs, key=lambda c: c.id) for n in (1, 2)]
+    stored = await store.load_run(record.run_id)
+    assert stored.plan.repeat_rule == rule and stored.plan.repeat == 4
+
+
+def test_what_an_interrupted_item_still_owes():
+    from evals.execute.session import owed
+    from evals.load.plan import plan_info
+    from evals.record.repetitions import RepeatRule
+
+    cs = cases("no-glowforge")
+    fixed = plan_info(cs, judge_model=None, judge_prompt_hash=None, repeat=3)
+    auto = plan_info(cs, judge_model=None, judge_prompt_hash=None, repeat=5,
+                     repeat_rule=RepeatRule(max=5))
+    assert owed(fixed, {1: "PASS"}) == [2, 3]
+    assert owed(auto, {}) == [1]
+    assert owed(auto, {1: "PASS", 2: "FAIL"}) == [3]  # open: the next one only
+    assert owed(auto, {1: "PASS", 2: "PASS", 3: "PASS"}) == []  # decided
+    assert owed(auto, {1: "UNDECIDED"}) == []

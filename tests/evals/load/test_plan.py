@@ -139,3 +139,21 @@ def test_the_shipped_cases_hash_as_their_content_did_before_selectors_and_frozen
         for k in c.checks)]
     assert len(plain) >= 40
     assert plan(plain).cases == {c.id: digest(before(c)) for c in plain}
+
+
+def test_an_auto_rule_is_its_own_plan_and_a_fixed_plan_keeps_its_fingerprint():
+    from evals.record.repetitions import RepeatRule
+
+    cases = load_cases()
+    fixed = plan(cases, repeat=5)
+    auto = plan(cases, repeat=5, repeat_rule=RepeatRule(max=5))
+    assert auto.fingerprint != fixed.fingerprint and auto.repeat_rule == RepeatRule(max=5)
+    assert auto.changes_since(fixed) == [
+        "repetition rule changed: 5 fixed -> auto up to 5 (pass rate ≥ 0.5, exact 90%"
+        " interval)"]
+    # the rule is hashed only when there is one: plans made before it existed still match
+    material = {"cases": fixed.cases, "fixtures": fixed.fixtures,
+                "judge": fixed.judge.model_dump(), "repeat": 5, "harness": fixed.harness}
+    assert fixed.fingerprint == digest(material) and fixed.repeat_rule is None
+    with pytest.raises(ValueError, match="the repeat rule's MAX 3 is not repeat 5"):
+        plan(cases, repeat=5, repeat_rule=RepeatRule(max=3))

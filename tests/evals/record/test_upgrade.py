@@ -54,3 +54,20 @@ def test_a_version_2_selection_string_becomes_a_typed_selection():
     selection = read_record(data, "v2").plan.selection
     assert selection.file == "x.yaml" and selection.names == ("a", "b")
     assert selection.groups == ("g",) and selection.only == "cases" and selection.full
+
+
+def test_records_from_before_auto_repetitions_and_reruns_read_as_fixed_and_unlinked():
+    from evals.record.repetitions import RepeatRule
+
+    record = read_record(v2_data(), "v2")
+    assert record.plan.repeat_rule is None and record.plan.repeats == f"{record.plan.repeat} fixed"
+    assert record.settings.rerun_of is None
+    # a version-3 record written before the fields existed has neither key
+    data = json.loads(record.model_dump_json())
+    del data["plan"]["repeat_rule"], data["settings"]["rerun_of"]
+    assert read_record(data, "v3") == record
+    # and one with them reads them back
+    newer = record.model_copy(update={
+        "plan": record.plan.model_copy(update={"repeat_rule": RepeatRule(max=5), "repeat": 5}),
+        "settings": record.settings.model_copy(update={"rerun_of": "r1"})})
+    assert read_record(json.loads(newer.model_dump_json()), "v3") == newer
