@@ -11,7 +11,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STRICT := evals/record evals/execute/runner.py
 
 .PHONY: test test-fast eval serve workspace lint typecheck check clean bench-manuals bench-evals bench-local \
-	bench-checks bench-pii \
+	bench-checks bench-pii bench-reuse \
 	bench-compare gate \
 	photos manuals
 
@@ -70,6 +70,12 @@ workspace: $(STAMP)  ## run, read and author evals in the browser (127.0.0.1)
 	@if $(BIN)/python -m evals needs-local-model; then \
 		$(MAKE) --no-print-directory $(LOCAL_STAMP); fi
 	$(BIN)/python -m evals workspace
+
+# The runs it starts use the embedded model unless a provider is configured.
+bench-reuse: $(STAMP)  ## what the call cache saves: a cold run, the same again, a staff fragment changed, compare, repeat 5 vs auto:5 (BENCH_CASES narrows (a)-(d))
+	@if $(BIN)/python -m evals needs-local-model; then \
+		$(MAKE) --no-print-directory $(LOCAL_STAMP); fi
+	$(BIN)/python -m evals.bench.reuse $(if $(BENCH_CASES),--cases $(BENCH_CASES))
 
 bench-compare: $(STAMP)  ## a point and a stored comparison of 200 cases × 2 vs two plain runs
 	$(BIN)/python -m evals.bench.compare

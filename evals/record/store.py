@@ -291,10 +291,11 @@ class RunStore:
             await self.unlock_run(record.run_id)
         return len(record.cases)
 
-    async def cached_calls(self, run_id: str) -> int:
-        """How many of a run's model calls the call cache keeps (replayable, if not expired)."""
+    async def cached_calls(self, run_ids: list[str]) -> int:
+        """How many model calls of these runs the call cache keeps (replayable, if not
+        expired)."""
         row = await self.db.fetchone("SELECT count(*) AS n FROM eval_call_cache WHERE"
-                                     " run_id = %s", (run_id,))
+                                     " run_id = ANY(%s)", (run_ids,))
         return int(row["n"]) if row else 0
 
     async def resolve_run(self, ref: str) -> str:

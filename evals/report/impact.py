@@ -44,7 +44,9 @@ class Baseline:
     label: str  # "run 3f2a9c1b0d4e (…)", "point before-fix"
     agent: AgentInfo
     plan: PlanInfo
-    run_id: str | None = None  # a stored run's id (its calls may be in the call cache)
+    run_id: str | None = None  # a stored run's id
+    # The runs whose calls it made or replayed: where its calls are in the call cache.
+    call_runs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -473,8 +475,10 @@ async def run_baseline(store: RunStore, ref: str) -> Baseline:
     if run.plan is None or run.agent is None:
         raise StoreError(f"run {run.run_id} records no plan or agent: nothing to compare with")
     status = "" if run.status == "complete" else f", {run.status}"
+    runs = {run.run_id or ""} | {r for case in run.cases for a in case.attempts
+                                 for r in a.calls.replayed_from}
     return Baseline(f"run {run.run_id} (started {(run.started or '?')[:16]}{status})", run.agent,
-                    run.plan, run.run_id)
+                    run.plan, run.run_id, tuple(sorted(runs - {""})))
 
 
 async def run_summary(store: RunStore, contexts: Mapping[str, FrozenContext],
@@ -485,8 +489,8 @@ async def run_summary(store: RunStore, contexts: Mapping[str, FrozenContext],
     policy); a store that cannot say is said in the line, and the run goes on."""
     try:
         baseline = await last_baseline(store, plan)
-        kept = await store.cached_calls(baseline.run_id) \
-            if baseline is not None and baseline.run_id and cache == "reuse" else None
+        kept = await store.cached_calls(list(baseline.call_runs)) \
+            if baseline is not None and cache == "reuse" else None
     except (psycopg.Error, TimeoutError, StoreError, ArtifactError) as exc:
         return f"impact: not known ({type(exc).__name__}: {exc})"
     line = summary(impact(contexts, items, plan, model, settings, baseline))

@@ -49,8 +49,16 @@ def test_a_run_with_nothing_changed_replays_every_call(received, tmp_path, capsy
     assert all(c["attempts"][0]["calls"]["replayed_from"] == [first_run]
                for c in record["cases"])
 
+    # The baseline now replayed every call: they are kept under the run that made them.
+    second_run = record["run_id"]
+    assert main(["run", *SELECTION, "--artifact", str(artifact)]) == 0
+    assert (f"this change touches 0 of 2 items; 2 untouched, which replay from the call cache"
+            f" (2 calls of run {second_run} kept)") in capsys.readouterr().out.splitlines()
+
     assert main(["run", *SELECTION, "--cache", "refresh", "--artifact", str(artifact)]) == 0
     assert len(received) == made * 2  # every call made again
+    assert ("this change touches 0 of 2 items; 2 untouched (the call cache is refresh: every"
+            " item calls the model)") in capsys.readouterr().out.splitlines()
     assert main(["run", *SELECTION, "--cache", "off", "--artifact", str(artifact)]) == 0
     assert len(received) == made * 3
 
