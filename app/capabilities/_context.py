@@ -8,6 +8,7 @@ that go into them.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,3 +71,7 @@ class ToolContext:
     page: PageContext
     photos: tuple[Photo, ...] = ()
     manuals: ManualLibrary | None = None
+    # How a proposal's id is made: a random UUID (it cannot be guessed), unless the caller
+    # says otherwise (the evals: the same ids in every run, so a conversation that proposes
+    # asks the model the same thing each time).
+    new_id: Callable[[], str] | None = None

@@ -32,7 +32,7 @@ def propose(
 
     async def run(ctx: ToolContext, parsed: BaseModel) -> dict[str, Any]:
         summary = await check(ctx, parsed)
-        proposal_id = str(uuid.uuid4())
+        proposal_id = ctx.new_id() if ctx.new_id is not None else str(uuid.uuid4())
         await ctx.db.execute(
             "INSERT INTO proposals (id, tool, arguments, summary, proposed_for)"
             " VALUES (%s,%s,%s,%s,%s)",

@@ -203,7 +203,12 @@ def model_for_job(settings: Settings, job: str, override: str | None = None) -> 
             max_tokens=LOCAL_MAX_TOKENS,
             temperature=settings.model_temperature,
             file_sha256=settings.local_model_sha or None,
-            server={"speculative": settings.local_model_speculative},
+            # What the server is started with that changes a reply: the context per slot (a
+            # long prompt is cut or refused by it) and speculative decoding.
+            server={"ctx": settings.local_model_ctx,
+                    "speculative": settings.local_model_speculative,
+                    "draft": settings.local_model_draft
+                    if settings.local_model_speculative == "draft" else None},
         )
         # With a draft model the prefix cache is off: llama.cpp restores a slot's cache but
         # not its draft model's, and the next request fails ("failed to process speculative

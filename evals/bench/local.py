@@ -58,6 +58,7 @@ def bench(model: str, extra_args: list[str], keep: Path | None, label: str = "",
         env = {k: v for k, v in os.environ.items()
                if k not in ("EVAL_MODEL", "MODEL_CHAT", "MODEL_API_BASE")}
         env["LOCAL_MODEL"] = model
+        env["EVAL_CACHE"] = "off"  # the model's speed is measured: every call is made
         if temperature:
             env["MODEL_TEMPERATURE"] = temperature
         started = time.perf_counter()

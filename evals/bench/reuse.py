@@ -51,7 +51,7 @@ class Step:
     items: int
     made: int
     replayed: int
-    generated: int  # completion tokens spent by this step (chat and visitor)
+    generated: int  # the chat model's completion tokens spent by this step
     statuses: dict[str, str]
 
 
@@ -167,6 +167,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"(d) compare: {steps[3].wall_s:.1f} s, {steps[3].wall_s / changed.wall_s:.2f}× the"
           " wall of (c)")
     print_decisions(fixed_record, auto_record)
+    # (e2) asks for the same samples as (e1)'s first ones (the same keys): what it replays is
+    # what it would make on its own.
+    print(f"(e) calls: repeat 5 {fixed.made + fixed.replayed} ({fixed.made} made now),"
+          f" auto:5 {auto.made + auto.replayed} ({auto.replayed} of them replayed from (e1))")
     print(f"\nfigures: {args.out}")
     return 0
 

@@ -146,7 +146,7 @@ def startup(server: FakeServer) -> float:
     """Seconds from spawning a one-case `python -m evals run` to its first model request."""
     server.reset()
     env = {**os.environ, "MODEL_CHAT": "openai/fake", "MODEL_API_BASE": f"{server.base}/v1",
-           "OPENAI_API_KEY": "bench"}
+           "OPENAI_API_KEY": "bench", "EVAL_CACHE": "off"}  # a replay makes no first request
     with tempfile.TemporaryDirectory() as tmp:
         started = time.time()
         subprocess.run([sys.executable, "-m", "evals", "run", "--cases", "no-glowforge",

@@ -180,7 +180,9 @@ def judge_setup(settings: Settings, items: Sequence[EvalItem], choice: JudgeChoi
               f" prompt {setup.prompt_hash}, instead of their own rubrics;"
               + (" its verdicts decide" if setup.pack_trust.trusted else
                  " its verdicts decide on --trust-judge only" if setup.forced else
-                 " advisory (it has no calibration of its own)")
+                 " advisory (--advisory-judge; it has no calibration of its own)"
+                 if setup.advisory else
+                 " not called (it has no calibration of its own; --advisory-judge calls it)")
               + f": {setup.pack_trust.reason}")
     if setup.trust.trusted:
         print(f"judge: {model.model_id} decides {n} judged cases ({setup.trust.reason})")
@@ -191,8 +193,10 @@ def judge_setup(settings: Settings, items: Sequence[EvalItem], choice: JudgeChoi
         print(f"judge: {model.model_id} is advisory (--advisory-judge), its {n} judged cases"
               f" stay UNDECIDED: {setup.trust.reason}")
     else:
-        print(f"judge: {model.model_id} is not trusted, so it is not called: its {n} judged"
-              f" cases stay UNDECIDED (--advisory-judge calls it): {setup.trust.reason}")
+        rest = " (those the pack does not rate)" if pack is not None else ""
+        print(f"judge: {model.model_id} is not trusted, so it is not called for its {n} judged"
+              f" cases{rest}: they stay UNDECIDED (--advisory-judge calls it):"
+              f" {setup.trust.reason}")
     return setup
 
 

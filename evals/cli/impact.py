@@ -9,7 +9,14 @@ from pathlib import Path
 from app.chat.models import ModelCallError, model_for_job
 from app.settings import Settings
 from evals.authoring.told import fixture_env
-from evals.cli.common import CliError, Commands, app_settings, in_store, open_store, positive
+from evals.cli.common import (
+    CliError,
+    Commands,
+    app_settings,
+    in_store,
+    open_store,
+    repetitions,
+)
 from evals.cli.run import plan_for
 from evals.execute.agent import agent_settings, all_contexts
 from evals.judge import MAKERSPACE
@@ -20,6 +27,7 @@ from evals.load.items import EvalItem
 from evals.load.packs import PackError, load_pack_prompt
 from evals.load.selection import select_items
 from evals.record.fingerprint import PlanInfo, Selection
+from evals.record.repetitions import RepeatRule
 from evals.record.store import RunStore, StoreError
 from evals.report.impact import (
     NO_BASELINE,
@@ -54,8 +62,9 @@ def register(sub: Commands) -> None:
                    help="the judge (EVAL_JUDGE_MODEL; default: job judge, MODEL_JUDGE)")
     p.add_argument("--judge", dest="judge_pack", metavar="PACK/NAME",
                    help="the evaluator pack prompt the run would rate judged cases with")
-    p.add_argument("--repeat", type=positive, default=env.repeat,
-                   help="the run's repetitions (EVAL_REPEAT): part of the plan")
+    p.add_argument("--repeat", type=repetitions, default=env.repeat,
+                   help="the run's repetitions, K or auto[:MAX] (EVAL_REPEAT): part of the"
+                        " plan")
     kinds = p.add_mutually_exclusive_group()
     kinds.add_argument("--cases-only", action="store_true", help="no scenario")
     kinds.add_argument("--scenarios-only", action="store_true", help="no single-turn case")
@@ -99,7 +108,8 @@ def _model_and_plan(settings: Settings, items: Sequence[EvalItem], args: argpars
                                pack=pack)
     except (ModelCallError, PackError, JudgesFileError) as exc:
         raise CliError(f"cannot tell the impact: {exc}") from exc
-    return model, plan_for(items, judge, args.repeat, selection)
+    rule = args.repeat if isinstance(args.repeat, RepeatRule) else None
+    return model, plan_for(items, judge, rule.max if rule else args.repeat, selection, rule)
 
 
 async def _impact(settings: Settings, items: list[EvalItem], plan: PlanInfo, model: str,

@@ -214,7 +214,7 @@ def run_settings(options: RunOptions, judge: JudgeSetup | None, visitor: ChatMod
     return (RunSettings(concurrency=options.concurrency, launch=eval_settings().launch,
                         judge_pack=pack.ref if pack else None,
                         judge_prompt_hash=judge.prompt_hash if pack and judge else None,
-                        **more),
+                        advisory_judge=bool(judge and judge.advisory), **more),
             Models(judge=judge.model.model_id if judge else None,
                    visitor=visitor.model_id if visitor else None))
 
@@ -307,7 +307,7 @@ def _resume_locked(args: argparse.Namespace, run: RunRecord) -> int:
         selection=selection, model=run.agent.ref,
         judge=_judge_of(run), concurrency=args.concurrency, repeat=run.plan.repeat,
         rule=run.plan.repeat_rule, fail_on_skip=args.fail_on_skip, max_cost=args.max_cost,
-        vision=eval_settings().vision, cache=eval_settings().cache,
+        vision=eval_settings().vision, cache=run.settings.cache or eval_settings().cache,
         **({"artifact": args.artifact} if args.artifact is not None else {}))
     try:
         items = select_items(selection)
@@ -357,7 +357,8 @@ def run_failed(args: argparse.Namespace) -> int:
     narrowed = Selection(file=sel.file, names=tuple(i.id for i in items), only=sel.only,
                          full=sel.full)
     options = dataclasses.replace(
-        run_options(args, narrowed), judge=_judge_of(source), repeat=source.plan.repeat,
+        run_options(args, narrowed), judge=_judge_of(source, bool(args.advisory_judge)),
+        repeat=source.plan.repeat,
         rule=source.plan.repeat_rule,
         model=args.model or (source.agent.ref if source.agent else None))
     return with_models(options, items, [options.model], lambda settings, opts: run_once(
@@ -379,8 +380,11 @@ async def _run_to_rerun(settings: Settings, ref: str) -> RunRecord:
         return await store.load_run(ref)
 
 
-def _judge_of(run: RunRecord) -> JudgeChoice:
-    return JudgeChoice(run.models.judge, run.settings.judge_pack, run.judge_trusted_by_flag)
+def _judge_of(run: RunRecord, advisory: bool = False) -> JudgeChoice:
+    """The judge a run was judged by, asked for again (and asked anyway when it was
+    advisory, or `advisory` says so)."""
+    return JudgeChoice(run.models.judge, run.settings.judge_pack, run.judge_trusted_by_flag,
+                       run.settings.advisory_judge or advisory)
 
 
 async def _resumable(settings: Settings, ref: str | None) -> RunRecord:

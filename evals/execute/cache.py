@@ -52,8 +52,8 @@ class Tally:
     replayed: int = 0
     replayed_prompt_tokens: int = 0
     replayed_completion_tokens: int = 0
-    # Per job ("chat", "judge", "visitor"): the replayed tokens (prompt, completion).
-    replayed_by_job: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # Per job ("chat", "judge", "visitor"): the replayed replies' usage, as recorded.
+    replayed_by_job: dict[str, Usage] = field(default_factory=dict)
     runs: set[str] = field(default_factory=set)
     seen: dict[str, int] = field(default_factory=dict)  # request hash -> times asked
 
@@ -63,16 +63,18 @@ class Sample:
     repetition: int
     attempt: int
     tally: Tally
+    run_id: str | None = None  # the run (version) the sample is of: its calls are kept under it
 
 
 _SAMPLE: ContextVar[Sample | None] = ContextVar("eval_sample", default=None)
 
 
 @contextmanager
-def sample(repetition: int, attempt: int) -> Iterator[Tally]:
-    """The model calls made inside are this sample's (keyed by it, tallied in what it yields)."""
+def sample(repetition: int, attempt: int, run_id: str | None = None) -> Iterator[Tally]:
+    """The model calls made inside are this sample's (keyed by it, tallied in what it yields,
+    kept under `run_id`)."""
     tally = Tally()
-    token = _SAMPLE.set(Sample(repetition, attempt, tally))
+    token = _SAMPLE.set(Sample(repetition, attempt, tally, run_id))
     try:
         yield tally
     finally:
@@ -184,15 +186,19 @@ class Cached:
         try:
             reply = await self.model.complete(messages, tools, **kw)
         except BaseException:
-            made.set_result(None)  # whoever waits makes the call itself
+            # Whoever waits makes the call itself (N waiters: N calls, each under the guard's
+            # retry and breaker, as any call is).
+            made.set_result(None)
             raise
         finally:
             if self.cache.inflight.get(key) is made:
                 del self.cache.inflight[key]
         tally.made += 1
         data = reply_json(reply)
-        made.set_result(CachedReply(data, self.run_id))
-        self.cache.put(Entry(key, self.model_id, self._pinned, self.run_id, data))
+        run_id = (current.run_id if current is not None else None) or self.run_id
+        made.set_result(CachedReply(data, run_id))
+        self.cache.put(Entry(key, self.model_id, self._pinned, run_id, data),
+                       over=self.cache.is_bad(key))
         return reply
 
     async def _earlier(self, key: str, tally: Tally) -> ModelReply | None:
@@ -201,26 +207,27 @@ class Cached:
         if pending is None:
             hit = await self.cache.get(key)
             if hit is not None:
-                return self._replayed(hit, tally)
+                return self._replayed(key, hit, tally)
             pending = self.cache.inflight.get(key)  # it may have started meanwhile
         if pending is not None:
             shared = await asyncio.shield(pending)
             if shared is not None:
-                return self._replayed(shared, tally)
+                return self._replayed(key, shared, tally)
         return None
 
-    def _replayed(self, hit: CachedReply, tally: Tally) -> ModelReply | None:
+    def _replayed(self, key: str, hit: CachedReply, tally: Tally) -> ModelReply | None:
         try:
             reply = reply_from(hit.reply)
         except ValueError:
-            self.cache.warn("shape", "an entry of an unreadable shape was read as a miss")
+            self.cache.warn("shape", f"entry {key[:12]} is not a reply of the shape kept now:"
+                                     " read as a miss, and written again")
+            self.cache.mark_bad(key)
             return None
         tally.replayed += 1
         u = reply.usage
         tally.replayed_prompt_tokens += u.prompt_tokens
         tally.replayed_completion_tokens += u.completion_tokens
-        p, c = tally.replayed_by_job.get(self.job, (0, 0))
-        tally.replayed_by_job[self.job] = (p + u.prompt_tokens, c + u.completion_tokens)
+        tally.replayed_by_job[self.job] = tally.replayed_by_job.get(self.job, Usage()) + u
         if hit.run_id:
             tally.runs.add(hit.run_id)
         return reply

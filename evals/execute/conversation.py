@@ -13,8 +13,11 @@ never the criteria, and ends with STOP or at `max_turns`.
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
+import uuid
+from collections.abc import Callable
 from typing import Any
 
 from app.capabilities import Tool
@@ -87,6 +90,13 @@ async def visitor_says(model: ChatModel, item: Conversation,
     return text[:MAX_VISITOR_CHARS]
 
 
+def repeatable_ids(seed: str) -> Callable[[], str]:
+    """Proposal ids for one conversation: UUIDs, the same in every run of it (each runs in a
+    database of its own), so what the model is told of a proposal never differs by chance
+    and its later calls replay from the call cache."""
+    n = itertools.count(1)
+    return lambda: str(uuid.uuid5(uuid.NAMESPACE_URL, f"makerlab-eval:{seed}:{next(n)}"))
+
 @executor("conversation")
 class ScenarioConversation:
     """A scenario conversation: the visitor and the assistant, turn by turn, in a database of
@@ -123,6 +133,7 @@ class ScenarioConversation:
             tools: list[Tool] | None = None
             messages: list[dict[str, Any]] = []
             started = time.perf_counter()
+            new_id = repeatable_ids(item.id)
             for turn_no in range(1, scenario.max_turns + 1):
                 if text is None:
                     break
@@ -133,6 +144,7 @@ class ScenarioConversation:
                     tools = frozen_tools(composed.tools, scenario.tool_responses)
                 composed.tools = [t for t in tools if t.name in composed.tool_names]
                 messages = turn.messages
+                turn.ctx.new_id = new_id
                 result = await run_turn(model, composed, messages, turn.ctx,
                                         max_steps=env.settings.max_tool_steps)
                 usage = usage + result.usage

@@ -17,6 +17,7 @@ from typing import Any
 
 from app.chat.model_info import price_per_token, supports_vision
 from app.chat.models import ChatModel
+from app.chat.reply import Usage as ReplyUsage
 from app.chat.retry import ModelCallError, retry_wait_s
 from evals.checks import NO_ANSWER, run_checks
 from evals.execute.cache import CacheUse, Tally, cached, sample
@@ -87,11 +88,12 @@ def _elapsed_ms(started: float) -> int:
 
 
 async def attempt(item: EvalItem, setup: Setup, judge: JudgeSetup | None = None,
-                  executor: str | None = None, *, repetition: int = 1, number: int = 1
-                  ) -> Attempt:
+                  executor: str | None = None, *, repetition: int = 1, number: int = 1,
+                  run_id: str | None = None) -> Attempt:
     """One attempt of an item by its executor (or the variant's), then its checks: one sample
-    (`repetition`, attempt `number`) of every model it calls, which the call cache keys by."""
-    with sample(repetition, number) as tally:
+    (`repetition`, attempt `number`) of every model it calls, which the call cache keys by
+    and keeps under `run_id` (the variant's run)."""
+    with sample(repetition, number, run_id) as tally:
         done = await _attempt(item, setup, judge, executor)
     return _with_calls(done, tally, setup.model.model_id)
 
@@ -101,10 +103,20 @@ def _with_calls(done: Attempt, tally: Tally, model_id: str) -> Attempt:
     what was spent."""
     if not tally.made and not tally.replayed:
         return done
-    prompt, completion = tally.replayed_by_job.get("chat", (0, 0))
-    usage = done.usage.model_copy(update={
-        "prompt_tokens": max(0, done.usage.prompt_tokens - prompt),
-        "completion_tokens": max(0, done.usage.completion_tokens - completion)})
+    chat = tally.replayed_by_job.get("chat", ReplyUsage())
+    visitor = tally.replayed_by_job.get("visitor", ReplyUsage())
+    prompt, completion = chat.prompt_tokens, chat.completion_tokens
+    u = done.usage
+    # What this run spent: a replayed reply's tokens and the server's timings of it are the
+    # run that made it's (`cut` stays: it says what the answer is).
+    usage = u.model_copy(update={
+        "prompt_tokens": max(0, u.prompt_tokens - prompt),
+        "completion_tokens": max(0, u.completion_tokens - completion),
+        "cached_tokens": max(0, u.cached_tokens - chat.cached_tokens),
+        "prefill_ms": max(0, u.prefill_ms - chat.prefill_ms),
+        "generation_ms": max(0, u.generation_ms - chat.generation_ms),
+        "visitor_tokens": max(0, u.visitor_tokens - visitor.prompt_tokens
+                              - visitor.completion_tokens)})
     calls = Calls(made=tally.made, replayed=tally.replayed,
                   replayed_prompt_tokens=tally.replayed_prompt_tokens,
                   replayed_completion_tokens=tally.replayed_completion_tokens,
@@ -201,9 +213,11 @@ def result_of(item: EvalItem, repetition: int, **fields: object) -> CaseResult:
 
 
 async def run_item(item: EvalItem, setup: Setup, judge: JudgeSetup | None = None, *,
-                   repetition: int = 1, executor: str | None = None) -> CaseResult:
+                   repetition: int = 1, executor: str | None = None,
+                   run_id: str | None = None) -> CaseResult:
     attempts = await with_one_retry(lambda n: attempt(item, setup, judge, executor,
-                                                      repetition=repetition, number=n))
+                                                      repetition=repetition, number=n,
+                                                      run_id=run_id))
     return result_of(item, repetition, status=classify(attempts), attempts=attempts)
 
 
@@ -291,11 +305,12 @@ async def run_variants(
     use = cache or CacheUse(None, "off")
     models = {v.label: cached(guards[v.label], use.cache, job="chat", run_id=v.run_id,
                               policy=use.policy) for v in variants}
-    first = variants[0].run_id if variants else None
+    # The judge and the visitor serve every variant: their calls are kept under the run of
+    # the sample that made them.
     if judge is not None:
-        judge = replace(judge, model=cached(judge.model, use.cache, job="judge", run_id=first,
+        judge = replace(judge, model=cached(judge.model, use.cache, job="judge",
                                             policy=use.policy))
-    visitor = cached(visitor, use.cache, job="visitor", run_id=first, policy=use.policy)
+    visitor = cached(visitor, use.cache, job="visitor", policy=use.policy)
 
     async def one(item: EvalItem, variant: Variant, repetition: int) -> None:
         guard = guards[variant.label]
@@ -312,7 +327,7 @@ async def run_variants(
                 setup = Setup(env, models[variant.label], visitor, variant.frozen)
                 try:
                     result = await run_item(item, setup, judge, repetition=repetition,
-                                            executor=variant.executor)
+                                            executor=variant.executor, run_id=variant.run_id)
                 except Exception as exc:  # whatever breaks, the other items go on
                     result = result_of(item, repetition, status="ERROR", attempts=[
                         Attempt(error=f"{type(exc).__name__}: {exc}")])

@@ -82,6 +82,8 @@ class CallCache:
         self.inflight: dict[str, asyncio.Future[CachedReply | None]] = {}
         # What this process wrote, served before the store has it (writes are batched).
         self.written: dict[str, CachedReply] = {}
+        # Keys whose entry is whole but not a reply (an older shape): written over.
+        self._bad: set[str] = set()
 
     def warn(self, what: str, detail: str) -> None:
         if what not in self._said:
@@ -118,15 +120,27 @@ class CallCache:
         except ValueError:
             reply = None
         if not isinstance(reply, dict):
-            self.warn("corrupt", f"entry {key[:12]} is not a reply: read as a miss")
+            self.warn("corrupt", f"entry {key[:12]} is not a reply: read as a miss, and"
+                                 " written again")
+            self.mark_bad(key)
             return None
         self._enqueue(key)
         return CachedReply(reply, row["run_id"])
 
-    def put(self, entry: Entry) -> None:
-        """Queue an entry for writing (by the writer task, in batches)."""
+    def mark_bad(self, key: str) -> None:
+        """The entry there is whole but unreadable: the next write of its key replaces it."""
+        self._bad.add(key)
+
+    def is_bad(self, key: str) -> bool:
+        return key in self._bad
+
+    def put(self, entry: Entry, *, over: bool = False) -> None:
+        """Queue an entry for writing (by the writer task, in batches); `over` writes it over
+        whatever is there."""
         if len(self.written) < MAX_QUEUED:
             self.written[entry.key] = CachedReply(entry.reply, entry.run_id)
+        if over:
+            self._bad.add(entry.key)
         self._enqueue(entry)
 
     def _enqueue(self, item: Entry | str) -> None:
@@ -144,8 +158,7 @@ class CallCache:
                 batch.append(self._queue.get_nowait())
             try:
                 await self._write(batch)
-            except (psycopg.Error, TimeoutError, OSError) as exc:
-                # The run goes on; these replies are made again next time.
+            except Exception as exc:  # whatever it is, the run goes on; made again next time
                 self.warn("write", f"writing {len(batch)} entr{'y' if len(batch) == 1 else 'ies'}"
                                     f" failed ({failure(exc, self.db.timeout_s)}): they are"
                                     " not kept")
@@ -155,19 +168,20 @@ class CallCache:
 
     async def _write(self, batch: list[Entry | str]) -> None:
         used = sorted({b for b in batch if isinstance(b, str)})
-        rows = []
-        for e in batch:
-            if isinstance(e, Entry):
-                text, digest = reply_text(e.reply)
-                rows.append((e.key, e.model, e.pinned, e.run_id, len(text.encode()), digest,
-                             text))
+        rows: list[tuple[Any, ...]] = []
+        over: list[tuple[Any, ...]] = []
+        # In key order, so two runs' batches take their row locks in one order (no deadlock).
+        for e in sorted((b for b in batch if isinstance(b, Entry)), key=lambda e: e.key):
+            text, digest = reply_text(e.reply)
+            row = (e.key, e.model, e.pinned, e.run_id, len(text.encode()), digest, text)
+            (over if self.refresh or e.key in self._bad else rows).append(row)
         async with self.db.transaction() as conn, conn.cursor() as cur:
+            insert = "INSERT INTO eval_call_cache (key, model, pinned, run_id, bytes, digest," \
+                " reply) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (key) "
             if rows:
-                await cur.executemany(
-                    "INSERT INTO eval_call_cache (key, model, pinned, run_id, bytes, digest,"
-                    " reply) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (key) "
-                    + (_OVERWRITE if self.refresh else _REPLACE_BAD),
-                    rows if self.refresh else [(*r, self.ttl_s) for r in rows])
+                await cur.executemany(insert + _REPLACE_BAD, [(*r, self.ttl_s) for r in rows])
+            if over:
+                await cur.executemany(insert + _OVERWRITE, over)
             if used:
                 await cur.execute("UPDATE eval_call_cache SET used_at = now()"
                                   " WHERE key = ANY(%s)", (used,))
@@ -202,7 +216,7 @@ _OVERWRITE = (
     " reply = excluded.reply")
 # A key two runs write at once keeps the first entry: a run writes only what it missed, so the
 # entry there is one that was bad (its checksum does not match) or expired, or one another run
-# has just written (kept).
+# has just written (kept). An entry whole but of another shape is written over (`_bad`).
 _REPLACE_BAD = _OVERWRITE + (
     " WHERE encode(sha256(convert_to(eval_call_cache.reply, 'UTF8')), 'hex')"
     " <> eval_call_cache.digest OR (NOT eval_call_cache.pinned AND"

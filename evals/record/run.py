@@ -43,6 +43,7 @@ class RunSettings(BaseModel):
     suite_file: str | None = None
     limit: int | None = None
     cache: Literal["reuse", "refresh", "off"] | None = None  # the model-call cache's policy
+    advisory_judge: bool = False  # an untrusted judge was called for advisory verdicts
     rerun_of: str | None = None  # the run whose items that did not pass this one ran again
 
 

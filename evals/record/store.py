@@ -291,11 +291,11 @@ class RunStore:
             await self.unlock_run(record.run_id)
         return len(record.cases)
 
-    async def cached_calls(self, run_ids: list[str]) -> int:
-        """How many model calls of these runs the call cache keeps (replayable, if not
-        expired)."""
-        row = await self.db.fetchone("SELECT count(*) AS n FROM eval_call_cache WHERE"
-                                     " run_id = ANY(%s)", (run_ids,))
+    async def cached_calls(self, run_ids: list[str], ttl_s: float) -> int:
+        """How many model calls of these runs the call cache keeps unexpired."""
+        row = await self.db.fetchone(
+            "SELECT count(*) AS n FROM eval_call_cache WHERE run_id = ANY(%s) AND"
+            " (pinned OR created_at > now() - make_interval(secs => %s))", (run_ids, ttl_s))
         return int(row["n"]) if row else 0
 
     async def resolve_run(self, ref: str) -> str:

@@ -27,6 +27,7 @@ from evals.load.items import EvalItem
 from evals.record.artifact import ArtifactError
 from evals.record.fingerprint import AgentInfo, AgentSettings, FrozenContext, PlanInfo
 from evals.record.store import RunStore, StoreError
+from evals.settings import eval_settings
 
 NO_BASELINE = "no earlier complete run under this plan: every item calls the model"
 DIFF_LINES = 6  # changed lines shown per capability (or tool), the rest counted
@@ -489,7 +490,7 @@ async def run_summary(store: RunStore, contexts: Mapping[str, FrozenContext],
     policy); a store that cannot say is said in the line, and the run goes on."""
     try:
         baseline = await last_baseline(store, plan)
-        kept = await store.cached_calls(list(baseline.call_runs)) \
+        kept = await store.cached_calls(list(baseline.call_runs), eval_settings().cache_ttl) \
             if baseline is not None and cache == "reuse" else None
     except (psycopg.Error, TimeoutError, StoreError, ArtifactError) as exc:
         return f"impact: not known ({type(exc).__name__}: {exc})"
@@ -501,5 +502,6 @@ async def run_summary(store: RunStore, contexts: Mapping[str, FrozenContext],
     if not kept:
         return line + f" (the call cache holds none of {baseline.label.split(' (')[0]}'s"\
             " calls: they call the model)"
-    return line.replace(" untouched", " untouched, which replay from the call cache"
+    # "can": the key holds what impact does not compare (sampling settings, the model file).
+    return line.replace(" untouched", " untouched, which can replay from the call cache"
                         f" ({kept} calls of {baseline.label.split(' (')[0]} kept)", 1)

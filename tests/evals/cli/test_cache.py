@@ -15,16 +15,21 @@ from tests.fake_openai import completion, fake_openai_server
 
 
 @pytest.fixture
-async def received(server_conninfo, tmp_path, monkeypatch):
+async def served(server_conninfo, tmp_path, monkeypatch):
     """The CLI with the cache on (EVAL_CACHE=reuse), against a fake model over HTTP: yields
-    the requests it received."""
+    the run store's database and the requests the model received."""
     async with scratch_database(server_conninfo, prefix="test_cache") as info:
         with fake_openai_server(lambda body: (200, completion(ANSWER["text"]))) as (base, got):
             with cli_environment(monkeypatch, {
                     "DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",
                     "MODEL_API_BASE": base, "OPENAI_API_KEY": "sk-test",
                     "DATA_DIR": str(tmp_path), "EVAL_CACHE": "reuse"}):
-                yield got
+                yield info, got
+
+
+@pytest.fixture
+def received(served):
+    return served[1]
 
 
 def statuses(path):
@@ -42,7 +47,7 @@ def test_a_run_with_nothing_changed_replays_every_call(received, tmp_path, capsy
     assert statuses(artifact) == first  # a cache never changes a verdict
     out = capsys.readouterr().out
     assert f"2 of 2 model calls replayed (run {first_run})" in out
-    assert (f"this change touches 0 of 2 items; 2 untouched, which replay from the call cache"
+    assert (f"this change touches 0 of 2 items; 2 untouched, which can replay from the call cache"
             f" (2 calls of run {first_run} kept)") in out.splitlines()
     record = json.loads(artifact.read_text())
     assert record["settings"]["cache"] == "reuse"
@@ -52,7 +57,7 @@ def test_a_run_with_nothing_changed_replays_every_call(received, tmp_path, capsy
     # The baseline now replayed every call: they are kept under the run that made them.
     second_run = record["run_id"]
     assert main(["run", *SELECTION, "--artifact", str(artifact)]) == 0
-    assert (f"this change touches 0 of 2 items; 2 untouched, which replay from the call cache"
+    assert (f"this change touches 0 of 2 items; 2 untouched, which can replay from the call cache"
             f" (2 calls of run {second_run} kept)") in capsys.readouterr().out.splitlines()
 
     assert main(["run", *SELECTION, "--cache", "refresh", "--artifact", str(artifact)]) == 0
@@ -99,3 +104,47 @@ def test_cache_commands_reject_what_they_do_not_know(received, capsys):
     assert "the following arguments are required: cache_command" in capsys.readouterr().err
     assert main(["run", *SELECTION, "--cache", "sometimes"]) == 2
     assert "invalid choice: 'sometimes'" in capsys.readouterr().err
+
+
+def test_off_touches_no_cache_table_and_a_failing_one_fails_no_run(served, tmp_path, capsys):
+    import psycopg
+
+    info, received = served
+    artifact = ["--artifact", str(tmp_path / "a.json")]
+    assert main(["run", *SELECTION, *artifact]) == 0
+    with psycopg.connect(info, autocommit=True) as conn:
+        conn.execute("ALTER TABLE eval_call_cache RENAME TO elsewhere")
+    capsys.readouterr()
+    assert main(["run", *SELECTION, "--cache", "off", *artifact]) == 0
+    captured = capsys.readouterr()
+    assert "call cache:" not in captured.err and "the call cache is off" in captured.out
+    made = len(received)
+    assert main(["run", *SELECTION, *artifact]) == 0  # reuse, on a cache that fails
+    assert len(received) == made + 2
+    assert capsys.readouterr().err.count("warning: call cache: a lookup failed") == 1
+
+
+def test_a_resumed_run_keeps_its_cache_policy_and_its_advisory_judge(served, tmp_path):
+    import psycopg
+
+    from evals.cli.run import _judge_of
+    from evals.record.run import RunRecord, RunSettings
+
+    info, received = served
+    artifact = tmp_path / "run.json"
+    assert main(["run", *SELECTION, "--artifact", str(artifact)]) == 0  # both calls cached
+    assert main(["run", *SELECTION, "--cache", "off", "--artifact", str(artifact)]) == 0
+    run_id = json.loads(artifact.read_text())["run_id"]
+    with psycopg.connect(info, autocommit=True) as conn:  # as a killed run leaves it
+        conn.execute("DELETE FROM eval_cases WHERE run_id = %s AND case_id = 'no-cnc-router'",
+                     (run_id,))
+        conn.execute("UPDATE eval_runs SET status = 'running', header = jsonb_set(header,"
+                     " '{settings,pid}', '999999999') WHERE id = %s", (run_id,))
+    made = len(received)
+    assert main(["resume", run_id, "--artifact", str(artifact)]) == 0
+    assert len(received) == made + 1  # off, as it began: the cached reply is not used
+    assert json.loads(artifact.read_text())["settings"]["cache"] == "off"
+
+    advisory = RunRecord(settings=RunSettings(advisory_judge=True))
+    assert _judge_of(advisory).advisory and not _judge_of(RunRecord()).advisory
+    assert _judge_of(RunRecord(), advisory=True).advisory  # run --failed --advisory-judge

@@ -85,3 +85,20 @@ def test_bad_selections_and_an_unknown_pack_are_exit_2(capsys, tmp_path):
     assert "nothing selected" in capsys.readouterr().err
     assert main(["impact", "--cases", "student-in-distress", "--judge", "nope/x"]) == 2
     assert "cannot tell the impact: " in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("cli")
+def test_impact_takes_an_auto_repetition_rule_like_the_run(capsys, monkeypatch, tmp_path):
+    from evals.settings import eval_settings
+
+    monkeypatch.setenv("EVAL_REPEAT", "auto:3")
+    eval_settings.cache_clear()
+    try:
+        assert main(["run", *SELECTION, "--artifact", str(tmp_path / "a.json")]) == 0
+        capsys.readouterr()
+        assert main(["impact", *SELECTION]) == 0  # the auto plan's last run is its baseline
+        out = capsys.readouterr().out.splitlines()
+        assert out[0].startswith("against run ")
+        assert main(["impact", *SELECTION, "--repeat", "auto:x"]) == 2
+    finally:
+        eval_settings.cache_clear()

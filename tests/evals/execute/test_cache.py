@@ -6,6 +6,7 @@ import textwrap
 
 import pytest
 
+from app.chat.models import LiteLLMModel
 from app.chat.openai_wire import OpenAICompatModel
 from evals.execute.cache import CacheUse, call_key, identity, request_of
 from evals.execute.conversation import STOP
@@ -149,6 +150,22 @@ async def test_clearing_the_cache_while_a_run_goes_on_never_fails_it(env, store,
     assert (await call_cache.stats(store.db, WEEK_S)).entries == 1  # written after it
 
 
+async def test_an_entry_of_another_shape_is_a_miss_and_written_over(env, store, tmp_path,
+                                                                   capsys):
+    items = cases(tmp_path)[:1]
+    await run(env, store, items, ScriptedModel(GOOD), "one")
+    text = '{"content": 5}'  # whole (its checksum matches), but not a reply
+    await store.db.execute("UPDATE eval_call_cache SET reply = %s,"
+                           " digest = encode(sha256(convert_to(%s, 'UTF8')), 'hex')",
+                           (text, text))
+    model = ScriptedModel(GOOD)
+    [result] = await run(env, store, items, model, "two")
+    assert len(model.requests) == 1 and result.status == "PASS"
+    assert "is not a reply of the shape kept now" in capsys.readouterr().err
+    [again] = await run(env, store, items, ScriptedModel(), "three")
+    assert again.attempts[0].calls.replayed_from == ["two"]
+
+
 def test_keys_differ_exactly_where_the_reply_can():
     ident = {"model": "openai/m", "api_base": "https://x"}
     messages = [{"role": "user", "content": "hi"}]
@@ -184,6 +201,9 @@ def test_a_local_model_is_known_by_its_file_not_its_port():
     assert identity(hosted)["api_base"] == "https://api.example/v1"
     assert "sk-secret" not in str(identity(hosted))
     assert identity(ScriptedModel(model_id="scripted/x")) == {"model": "scripted/x"}
+    routed = LiteLLMModel("anthropic/claude-x", api_key="sk-ant-secret", timeout_s=5, retries=0)
+    assert identity(routed)["model"] == "anthropic/claude-x"
+    assert "sk-ant-secret" not in str(identity(routed))
 
 
 @pytest.mark.parametrize("policy", ["reuse", "refresh"])
@@ -196,9 +216,14 @@ async def test_the_visitor_goes_through_the_cache_too(env, store, tmp_path, poli
     first = ScriptedModel(say(STOP))
     await run(env, store, [scenario], chat(), "one", visitor=first)
     assert len(first.requests) == 1
+    kept = await store.db.fetch("SELECT DISTINCT run_id FROM eval_call_cache")
+    assert [r["run_id"] for r in kept] == ["one"]  # the visitor's calls too: the sample's run
     again = ScriptedModel(say(STOP))
-    await run(env, store, [scenario], chat(), "two", visitor=again, policy=policy)
+    [result] = await run(env, store, [scenario], chat(), "two", visitor=again, policy=policy)
     assert len(again.requests) == (0 if policy == "reuse" else 1)
+    spent = result.attempts[0].usage
+    assert (spent.visitor_tokens, spent.completion_tokens) == \
+        ((0, 0) if policy == "reuse" else (15, 10))
 
 
 async def test_the_judge_goes_through_the_cache_too(env, store):

@@ -6,7 +6,13 @@ import psycopg
 import pytest
 
 from evals.checks.scenario import EndState
-from evals.execute.conversation import STOP, ScenarioConversation, count_end_state, visitor_says
+from evals.execute.conversation import (
+    STOP,
+    ScenarioConversation,
+    count_end_state,
+    repeatable_ids,
+    visitor_says,
+)
 from evals.execute.env import conversation_database
 from evals.execute.executors import AppTurn, EndpointTurn, Setup
 from evals.execute.runner import Variant, attempt, run_suite, run_variants
@@ -151,6 +157,23 @@ async def test_confirm_true_confirms_cards_through_the_web_routes_code(env, tmp_
     [unconfirmed] = await run_suite(env, [item_of(tmp_path, without)], model,
                                     visitor=ScriptedModel(say(STOP)))
     assert unconfirmed.status == "FAIL"  # proposed only: the ticket is still open
+
+
+async def test_a_proposal_has_the_same_id_in_every_run_of_a_conversation(env, tmp_path):
+    import uuid
+
+    ticket = await env.db.fetchone("SELECT id FROM tickets WHERE title = %s",
+                                   ("Cuts not going through 3 mm plywood",))
+    ids = []
+    for _ in range(2):
+        model = ScriptedModel(call("update_ticket", ticket_id=ticket["id"], status="resolved"),
+                              say("Confirm the card to resolve it."))
+        [result] = await run_suite(env, [item_of(tmp_path, CONFIRM)], model,
+                                   visitor=ScriptedModel(say(STOP)))
+        ids.append(result.attempts[0].tool_calls[0].result_map["proposal_id"])
+    assert ids[0] == ids[1] and uuid.UUID(ids[0])  # what the model reads never differs
+    other = repeatable_ids("another-conversation")()
+    assert other != ids[0] and repeatable_ids("another-conversation")() == other
 
 
 class Judge:

@@ -59,9 +59,12 @@ async def test_a_corrupt_or_cut_entry_is_a_miss_said_once_then_written_again(sto
     err = capsys.readouterr().err
     assert err.count("does not match its checksum") == 1
     assert "entry garbled is not a reply" not in err  # said once for the kind: corrupt
-    await written(cache, entry("cut", content="Whole again."))
+    await written(cache, entry("cut", content="Whole again."),
+                  entry("garbled", content="A reply again."))
     hit = await reader(store).get("cut")
     assert hit is not None and hit.reply["content"] == "Whole again."
+    hit = await reader(store).get("garbled")  # whole but not a reply: written over too
+    assert hit is not None and hit.reply["content"] == "A reply again."
 
 
 async def test_two_runs_writing_one_key_at_once_keep_one_entry(store):
