@@ -15,10 +15,16 @@ import uvicorn
 START_TIMEOUT_S = 10.0
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
+def free_port(host: str = "127.0.0.1", prefer: int | None = None) -> int:
+    """A port nothing listens on: `prefer` when it is free, else any."""
+    for port in ([prefer] if prefer else []) + [0]:
+        with socket.socket() as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                continue
+            return int(s.getsockname()[1])
+    raise OSError("no free port")
 
 
 @contextmanager

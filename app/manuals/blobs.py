@@ -92,10 +92,11 @@ def blob_app(store: BlobStore) -> Starlette:
 
 
 @contextmanager
-def serve_blob_store(root: Path, *, mount: str = "") -> Iterator[BlobStore]:
-    """A blob store in `root`, served over real HTTP on 127.0.0.1 (under `mount`) while open.
-    Its addresses name the port it is served on."""
-    port = free_port()
+def serve_blob_store(root: Path, *, mount: str = "", prefer_port: int | None = None
+                     ) -> Iterator[BlobStore]:
+    """A blob store in `root`, served over real HTTP on 127.0.0.1 (under `mount`) while open,
+    on `prefer_port` when it is free. Its addresses name the port it is served on."""
+    port = free_port(prefer=prefer_port)
     store = BlobStore(root, f"http://127.0.0.1:{port}{mount}")
     app = Starlette(routes=[Mount(mount, blob_app(store))]) if mount else blob_app(store)
     with serve_in_thread(app, port=port):

@@ -37,6 +37,8 @@ from evals.fixtures.lab_catalog import seed_lab_catalog
 from evals.fixtures.tickets import seed_eval_tickets
 from evals.settings import PROJECT_ROOT
 
+BLOB_PORT = 8766  # the eval's manuals are served here when it is free
+
 # Scratch databases and blob folders carry the pid of the run that made them, so a later start
 # (of a run, the app or the workspace) can remove what a killed one left behind.
 DB_PREFIX = SCRATCH_DB_PREFIX
@@ -163,7 +165,10 @@ async def eval_env(server_conninfo: str, settings: Settings, embedder: Embedder
     template = await ensure_template(server_conninfo, embedder)
     async with AsyncExitStack() as stack:
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix=f"{BLOBS_PREFIX}{pid}-"))
-        serving = serve_blob_store(Path(tmp), mount="/blobs")
+        # On one port when it is free: a manual's address is in what the model reads, and a
+        # port that changed every run would make every call after a manual search a miss of
+        # the call cache. Another run at the same time gets any free port (and misses).
+        serving = serve_blob_store(Path(tmp), mount="/blobs", prefer_port=BLOB_PORT)
 
         async def blobs() -> BlobStore:
             # The blob server starts on a thread while PostgreSQL copies the template.
