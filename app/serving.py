@@ -17,25 +17,41 @@ START_TIMEOUT_S = 10.0
 
 def free_port(host: str = "127.0.0.1", prefer: int | None = None) -> int:
     """A port nothing listens on: `prefer` when it is free, else any."""
+    with bound_socket(host, prefer) as s:
+        return int(s.getsockname()[1])
+
+
+def bound_socket(host: str = "127.0.0.1", prefer: int | None = None) -> socket.socket:
+    """A socket bound to `prefer` when it is free, else to any free port: held, so no other
+    process can take the port between choosing it and serving on it."""
     for port in ([prefer] if prefer else []) + [0]:
-        with socket.socket() as s:
-            try:
-                s.bind((host, port))
-            except OSError:
-                continue
-            return int(s.getsockname()[1])
+        s = socket.socket()
+        try:
+            s.bind((host, port))
+        except OSError:
+            s.close()
+            continue
+        return s
     raise OSError("no free port")
 
 
 @contextmanager
 def serve_in_thread(app: Any, *, host: str = "127.0.0.1", port: int | None = None,
-                    lifespan: Literal["on", "off"] = "off") -> Iterator[str]:
+                    lifespan: Literal["on", "off"] = "off",
+                    sock: socket.socket | None = None) -> Iterator[str]:
     """Yield the base URL (http://host:port) while the app is served; stop it afterwards.
-    With lifespan="on" the app's start-up and shutdown run in the server's thread."""
-    port = port or free_port(host)
+    With lifespan="on" the app's start-up and shutdown run in the server's thread. `sock`, a
+    bound socket, is served on (and closed at the end)."""
+    if sock is not None:
+        host, port = sock.getsockname()[:2]
+        sockets = [sock]
+    else:
+        port = port or free_port(host)
+        sockets = None
     config = uvicorn.Config(app, host=host, port=port, log_level="error", lifespan=lifespan)
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name=f"serve-{port}", daemon=True)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": sockets},
+                              name=f"serve-{port}", daemon=True)
     thread.start()
     deadline = time.monotonic() + START_TIMEOUT_S
     while not server.started:
@@ -47,4 +63,6 @@ def serve_in_thread(app: Any, *, host: str = "127.0.0.1", port: int | None = Non
     finally:
         server.should_exit = True
         thread.join(timeout=5)
+        if sock is not None:
+            sock.close()
 

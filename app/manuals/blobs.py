@@ -14,7 +14,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Mount, Route
 
 from app.manuals.pdf import PDF_MAGIC
-from app.serving import free_port, serve_in_thread
+from app.serving import bound_socket, serve_in_thread
 
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*\.pdf$")
 
@@ -96,8 +96,9 @@ def serve_blob_store(root: Path, *, mount: str = "", prefer_port: int | None = N
                      ) -> Iterator[BlobStore]:
     """A blob store in `root`, served over real HTTP on 127.0.0.1 (under `mount`) while open,
     on `prefer_port` when it is free. Its addresses name the port it is served on."""
-    port = free_port(prefer=prefer_port)
+    sock = bound_socket(prefer=prefer_port)  # held until served: no other run can take it
+    port = int(sock.getsockname()[1])
     store = BlobStore(root, f"http://127.0.0.1:{port}{mount}")
     app = Starlette(routes=[Mount(mount, blob_app(store))]) if mount else blob_app(store)
-    with serve_in_thread(app, port=port):
+    with serve_in_thread(app, sock=sock):
         yield store

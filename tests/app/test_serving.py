@@ -13,3 +13,21 @@ def test_the_preferred_port_when_it_is_free_and_another_when_it_is_taken():
         taken.listen()
         other = free_port(prefer=port)
     assert other != port and other > 0
+
+
+def test_a_held_socket_keeps_its_port_from_another_asker_until_it_is_served():
+    import httpx
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    from app.serving import bound_socket, serve_in_thread
+
+    held = bound_socket()
+    port = held.getsockname()[1]
+    assert free_port(prefer=port) != port  # bound, not yet served: taken all the same
+    app = Starlette(routes=[Route("/", lambda request: PlainTextResponse("ok"))])
+    with serve_in_thread(app, sock=held) as base:
+        assert base == f"http://127.0.0.1:{port}"
+        assert httpx.get(base + "/").text == "ok"
+    assert held.fileno() == -1  # closed with the server
