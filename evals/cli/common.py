@@ -108,6 +108,18 @@ def repetitions(text: str) -> int | RepeatRule:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def add_item_flags(p: argparse.ArgumentParser) -> None:
+    """Which kinds of item a command runs: cases, scenarios or both, and in which styles."""
+    kinds = p.add_mutually_exclusive_group()
+    kinds.add_argument("--cases-only", action="store_true", help="run no scenario")
+    kinds.add_argument("--scenarios-only", action="store_true", help="run no single-turn case")
+    styles = p.add_mutually_exclusive_group()
+    styles.add_argument("--quick", dest="full", action="store_false", default=False,
+                        help="scenarios in the calm visitor style only (the default)")
+    styles.add_argument("--full", dest="full", action="store_true",
+                        help="scenarios in every visitor style they allow")
+
+
 def add_run_flags(p: argparse.ArgumentParser, *, model_help: str) -> None:
     """The flags every command that runs items shares, each with its EVAL_ variable."""
     env = eval_settings()

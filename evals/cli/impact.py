@@ -17,7 +17,7 @@ from evals.cli.common import (
     open_store,
     repetitions,
 )
-from evals.cli.run import plan_for
+from evals.cli.run import plan_for, visitor_for
 from evals.execute.agent import agent_settings, all_contexts
 from evals.judge import MAKERSPACE
 from evals.judge.setup import JudgeSetup
@@ -106,10 +106,12 @@ def _model_and_plan(settings: Settings, items: Sequence[EvalItem], args: argpars
             pack = load_pack_prompt(args.judge_pack) if args.judge_pack else None
             judge = JudgeSetup(judge_model, trust(judge_model.model_id, MAKERSPACE.hash()),
                                pack=pack)
+        visitor = visitor_for(unstarted, items)
     except (ModelCallError, PackError, JudgesFileError) as exc:
         raise CliError(f"cannot tell the impact: {exc}") from exc
     rule = args.repeat if isinstance(args.repeat, RepeatRule) else None
-    return model, plan_for(items, judge, rule.max if rule else args.repeat, selection, rule)
+    return model, plan_for(items, judge, rule.max if rule else args.repeat, selection, rule,
+                           visitor)
 
 
 async def _impact(settings: Settings, items: list[EvalItem], plan: PlanInfo, model: str,

@@ -25,6 +25,7 @@ from evals.cli.common import (
     Commands,
     JudgeChoice,
     RunOptions,
+    add_item_flags,
     add_run_flags,
     asked_model,
     exit_for,
@@ -40,6 +41,7 @@ from evals.cli.common import (
 )
 from evals.cli.endpoint import run_endpoint_command
 from evals.execute.agent import agent_settings
+from evals.execute.conversation import visitor_prompt_hash
 from evals.execute.runner import MAX_ATTEMPTS
 from evals.execute.session import Controls, Version, prepared, run_versions
 from evals.judge.setup import JudgeSetup
@@ -49,7 +51,7 @@ from evals.load.items import EvalItem
 from evals.load.plan import plan_info
 from evals.load.selection import has_conversations, select_items
 from evals.record.artifact import ArtifactError, read_run, write_run
-from evals.record.fingerprint import FrozenContext, PlanInfo, Selection
+from evals.record.fingerprint import FrozenContext, PlanInfo, Selection, VisitorPlan
 from evals.record.repetitions import RepeatRule
 from evals.record.run import Models, RunRecord, RunSettings
 from evals.record.store import RunLocked
@@ -93,14 +95,7 @@ def register(sub: Commands) -> None:
                           " prefix; default: the last), under its plan, as a new run linked"
                           " to it")
     run.add_argument("--junit", type=Path, help="also write JUnit XML for CI systems")
-    kinds = run.add_mutually_exclusive_group()
-    kinds.add_argument("--cases-only", action="store_true", help="run no scenario")
-    kinds.add_argument("--scenarios-only", action="store_true", help="run no single-turn case")
-    styles = run.add_mutually_exclusive_group()
-    styles.add_argument("--quick", dest="full", action="store_false", default=False,
-                        help="scenarios in the calm visitor style only (the default)")
-    styles.add_argument("--full", dest="full", action="store_true",
-                        help="scenarios in every visitor style they allow")
+    add_item_flags(run)
     run.add_argument("--max-cost", type=float, default=env.max_cost,
                      help="stop issuing model calls once the run's cost reaches this many USD"
                           " (EVAL_MAX_COST); unstarted cases are SKIPPED and the exit is 1")
@@ -171,10 +166,21 @@ def needs_local_model(args: argparse.Namespace) -> int:
 
 
 def plan_for(items: Sequence[EvalItem], judge: JudgeSetup | None, repeat: int,
-             selection: Selection | None, rule: RepeatRule | None = None) -> PlanInfo:
+             selection: Selection | None, rule: RepeatRule | None = None,
+             visitor: ChatModel | None = None) -> PlanInfo:
+    """The plan of these items: `visitor` is the simulated visitor of their conversations."""
     return plan_info(items, judge_model=judge.model.model_id if judge else None,
                      judge_prompt_hash=judge.prompt_hash if judge else None, repeat=repeat,
-                     selection=selection, repeat_rule=rule)
+                     selection=selection, repeat_rule=rule,
+                     judge_pack=judge.pack.ref if judge and judge.pack else None,
+                     visitor=VisitorPlan(model=visitor.model_id,
+                                         prompt_hash=visitor_prompt_hash())
+                     if visitor is not None and has_conversations(items) else None)
+
+
+def visitor_for(settings: Settings, items: Sequence[EvalItem]) -> ChatModel | None:
+    """The simulated visitor (the sim_user job) when the items hold conversations."""
+    return model_for_job(settings, "sim_user") if has_conversations(items) else None
 
 
 def print_start(model_id: str, items: Sequence[EvalItem], repeat: int, settings: Settings,
@@ -223,12 +229,12 @@ async def run_once(items: list[EvalItem], options: RunOptions, settings: Setting
                    resume: RunRecord | None = None, rerun_of: str | None = None) -> int:
     """`python -m evals run` (and `resume`): one run of today's agent, stored as it goes."""
     (model,), judge = start_models(settings, items, options.judge, options.model)
-    visitor = model_for_job(settings, "sim_user") if has_conversations(items) else None
+    visitor = visitor_for(settings, items)
     called = [("chat model", model.model_id)]
     called += [("judge", judge.model.model_id)] if judge else []
     called += [("visitor", visitor.model_id)] if visitor else []
     controls = cost_controls(options.max_cost, called)
-    plan = plan_for(items, judge, options.repeat, options.selection, options.rule)
+    plan = plan_for(items, judge, options.repeat, options.selection, options.rule, visitor)
     if resume is not None:
         if resume.plan is None or resume.plan.fingerprint != plan.fingerprint:
             changes = plan.changes_since(resume.plan) if resume.plan else []

@@ -6,13 +6,13 @@ import argparse
 import asyncio
 import datetime as dt
 import sys
-from pathlib import Path
 
 from app.settings import Settings
 from evals.cli.common import (
     CliError,
     Commands,
     RunOptions,
+    add_item_flags,
     add_run_flags,
     asked_model,
     in_store,
@@ -23,7 +23,7 @@ from evals.cli.common import (
     start_models,
     with_models,
 )
-from evals.cli.run import plan_for, print_start, report_run, run_settings
+from evals.cli.run import plan_for, print_start, report_run, run_settings, visitor_for
 from evals.execute.agent import (
     FrozenAgentError,
     PlanMismatch,
@@ -33,12 +33,13 @@ from evals.execute.agent import (
     git_state,
 )
 from evals.execute.session import Version, prepared, run_versions, validate_versions
-from evals.load.cases import Case, CaseFileError, load_cases
-from evals.load.selection import select_cases
+from evals.load.cases import CaseFileError
+from evals.load.items import EvalItem
+from evals.load.selection import select_items
 from evals.record.artifact import write_run
 from evals.record.fingerprint import Point, Selection
 from evals.report.compare import compare_runs, render
-from evals.report.gate import HARD_FILES
+from evals.report.gate import HARD_FILES, TRUSTED_JUDGE_HINT
 from evals.report.gate import gate as apply_gate
 from evals.report.gate import render as render_gate
 from evals.settings import eval_settings
@@ -52,6 +53,7 @@ def register(sub: Commands) -> None:
     save.add_argument("name")
     save.add_argument("--from-run", help="freeze the agent and plan of this stored run")
     add_run_flags(save, model_help="the chat model the point freezes (EVAL_MODEL)")
+    add_item_flags(save)
     save.add_argument("--repeat", type=repetitions, default=env.repeat,
                       metavar="K|auto[:MAX]")
     save.set_defaults(handler=save_point)
@@ -70,6 +72,7 @@ def register(sub: Commands) -> None:
     cmp_.set_defaults(handler=compare)
     gate_ = sub.add_parser("gate", help="the gate for a model switch or a prompt change")
     add_run_flags(gate_, model_help="the model to gate (EVAL_MODEL)")
+    add_item_flags(gate_)
     gate_.add_argument("--against", help="a comparison point to list regressions against")
     gate_.add_argument("--hard", default=env.hard_files,
                        help="comma list of files that allow no miss (EVAL_HARD_FILES; default"
@@ -77,13 +80,15 @@ def register(sub: Commands) -> None:
     gate_.set_defaults(handler=gate)
 
 
-def _cases(selection: Selection) -> list[Case]:
-    """Today's cases as a selection names them (points, comparisons and the gate run cases)."""
+def _items(selection: Selection) -> list[EvalItem]:
+    """Today's items as a selection names them: cases and scenario conversations alike."""
     try:
-        source = load_cases(Path(selection.file)) if selection.file else load_cases()
-        return select_cases(source, selection)
+        items = select_items(selection)
     except CaseFileError as exc:
-        raise CliError(str(exc)) from exc
+        raise CliError("\n".join(exc.errors)) from exc
+    if not items:
+        raise CliError("nothing selected")
+    return items
 
 
 def _plan_refused(what: str, changes: list[str], hint: str | None = None) -> CliError:
@@ -98,9 +103,9 @@ def save_point(args: argparse.Namespace) -> int:
     if args.from_run:
         return in_store(lambda settings: _point_from_run(settings, args.name, args.from_run))
     options = run_options(args)
-    cases = _cases(options.selection)
-    return with_models(options, cases, [options.model],
-                       lambda s, opts: _save_point(s, cases, args.name, opts))
+    items = _items(options.selection)
+    return with_models(options, items, [options.model],
+                       lambda s, opts: _save_point(s, items, args.name, opts))
 
 
 def list_points(args: argparse.Namespace) -> int:
@@ -129,9 +134,11 @@ def show_point(args: argparse.Namespace) -> int:
         print(f"  {key}: {len(ctx.system_prompt)} characters of system prompt; tools: {names}")
     pl = p.plan
     selection = pl.selection.describe() if pl.selection else None
-    print(f"plan {pl.fingerprint}: {len(pl.cases)} cases × {pl.repeats}, judge"
-          f" {pl.judge.model_dump()}, harness {pl.harness}, {len(pl.fixtures)} fixtures"
-          + (f", selection {selection}" if selection else ""))
+    visitor = f", visitor {pl.visitor.model} (instructions {pl.visitor.prompt_hash})" \
+        if pl.visitor else ""
+    print(f"plan {pl.fingerprint}: {len(pl.cases)} items × {pl.repeats}, judge"
+          f" {pl.judge.model_dump()}{visitor}, harness {pl.harness}, {len(pl.fixtures)}"
+          " fixtures" + (f", selection {selection}" if selection else ""))
     return 0
 
 
@@ -140,20 +147,21 @@ async def _load_point(settings: Settings, name: str) -> Point:
         return await store.load_point(name)
 
 
-async def _save_point(settings: Settings, cases: list[Case], name: str,
+async def _save_point(settings: Settings, items: list[EvalItem], name: str,
                       options: RunOptions) -> int:
-    (model,), judge = start_models(settings, cases, options.judge, options.model)
-    plan = plan_for(cases, judge, options.repeat, options.selection, options.rule)
+    (model,), judge = start_models(settings, items, options.judge, options.model)
+    plan = plan_for(items, judge, options.repeat, options.selection, options.rule,
+                    visitor_for(settings, items))
     async with prepared(settings) as prep:
         agent = agent_info(model.model_id, agent_settings(settings),
-                           await all_contexts(prep.env, cases),
+                           await all_contexts(prep.env, items),
                            await asyncio.to_thread(git_state),
                            model_ref=asked_model(settings, options.model))
         p = Point(name=name, created=dt.datetime.now(dt.UTC).isoformat(), plan=plan,
                   agent=agent)
         await prep.store.save_point(p)
     print(f"saved point {p.name}: agent {agent.fingerprint} ({agent.model},"
-          f" {len(agent.contexts)} contexts), plan {plan.fingerprint} ({len(plan.cases)} cases)")
+          f" {len(agent.contexts)} contexts), plan {plan.fingerprint} ({_counted(items)})")
     return 0
 
 
@@ -180,13 +188,29 @@ def compare(args: argparse.Namespace) -> int:
         raise CliError("compare needs a point NAME, or --runs A B")
     loaded = in_store(lambda s: _load_point(s, args.name))
     try:
-        cases = _cases(loaded.plan.selection or Selection())
+        items = _items(_point_selection(loaded))
     except CliError as exc:
         raise CliError(f"the point's selection no longer loads: {exc}") from exc
-    options = run_options(args, selection=loaded.plan.selection or Selection())
-    return with_models(options, cases, [options.model, loaded.agent.ref],
-                       lambda s, opts: _compare_point(s, loaded, cases, opts,
+    options = run_options(args, selection=_point_selection(loaded))
+    return with_models(options, items, [options.model, loaded.agent.ref],
+                       lambda s, opts: _compare_point(s, loaded, items, opts,
                                                       args.adopt_plan))
+
+
+def _point_selection(p: Point) -> Selection:
+    """What a point runs: its own selection; a point saved before scenarios were compared
+    ran cases only, and still does."""
+    if p.plan.selection is None:
+        return Selection(only="cases")
+    if p.plan.visitor is None and p.plan.selection.only is None and not any(
+            "@" in item for item in p.plan.cases):
+        return p.plan.selection.model_copy(update={"only": "cases"})
+    return p.plan.selection
+
+
+def _counted(items: list[EvalItem]) -> str:
+    talks = sum(1 for i in items if i.executor == "conversation")
+    return f"{len(items) - talks} cases" + (f", {talks} conversations" if talks else "")
 
 
 async def _compare_stored(settings: Settings, a: str, b: str) -> int:
@@ -197,6 +221,12 @@ async def _compare_stored(settings: Settings, a: str, b: str) -> int:
             changes = cur.plan.changes_since(base.plan) if base.plan and cur.plan else []
             raise _plan_refused(f"runs {base.run_id} and {cur.run_id} ran different plans; a"
                                 " changed plan is never an improvement of the agent:", changes)
+        # A run stored before the plan held the visitor: its model is in the run's models.
+        if base.models.visitor != cur.models.visitor:
+            raise _plan_refused(f"runs {base.run_id} and {cur.run_id} ran different plans; a"
+                                " changed plan is never an improvement of the agent:",
+                                [f"simulated visitor's model changed: {base.models.visitor}"
+                                 f" -> {cur.models.visitor}"])
         result = compare_runs(base, cur)
         cid = await store.save_comparison(None, base.run_id or "", cur.run_id or "", result)
     print(render(result, f"run {base.run_id} ({base.models.chat})",
@@ -205,11 +235,12 @@ async def _compare_stored(settings: Settings, a: str, b: str) -> int:
     return 0
 
 
-async def _compare_point(settings: Settings, p: Point, cases: list[Case], options: RunOptions,
-                         adopt_plan: bool) -> int:
+async def _compare_point(settings: Settings, p: Point, items: list[EvalItem],
+                         options: RunOptions, adopt_plan: bool) -> int:
     (current_model, baseline_model), judge = start_models(
-        settings, cases, options.judge, options.model, p.agent.ref)
-    plan = plan_for(cases, judge, p.plan.repeat, p.plan.selection, p.plan.repeat_rule)
+        settings, items, options.judge, options.model, p.agent.ref)
+    visitor = visitor_for(settings, items)
+    plan = plan_for(items, judge, p.plan.repeat, p.plan.selection, p.plan.repeat_rule, visitor)
     asked = p.name
     if plan.fingerprint != p.plan.fingerprint:
         changes = plan.changes_since(p.plan)
@@ -224,21 +255,21 @@ async def _compare_point(settings: Settings, p: Point, cases: list[Case], option
     versions = [Version("baseline", baseline_model, p.agent),
                 Version("current", current_model, ref=asked_model(settings, options.model))]
     try:
-        validate_versions(cases, versions)  # before anything is written
+        validate_versions(items, versions)  # before anything is written
     except (PlanMismatch, FrozenAgentError) as exc:
         raise CliError(f"point {p.name} can no longer run: {exc}") from exc
-    print_start(f"{p.agent.model} (point {p.name}) vs {current_model.model_id}", cases,
+    print_start(f"{p.agent.model} (point {p.name}) vs {current_model.model_id}", items,
                 plan.repeat, settings, versions=2, rule=plan.repeat_rule)
-    progress = progress_bar(len(cases) * plan.repeat * 2)
-    run, models = run_settings(options, judge, None)
+    progress = progress_bar(len(items) * plan.repeat * 2)
+    run, models = run_settings(options, judge, visitor)
     try:
         async with prepared(settings) as prep:
             if p.name != asked:
                 await prep.store.save_point(p)
             records = await run_versions(
-                prep, cases, versions, plan, settings=run, models=models,
-                vision=options.vision, judge=judge, progress=progress, point=p.name,
-                cache=options.cache)
+                prep, items, versions, plan, settings=run, models=models,
+                vision=options.vision, judge=judge, visitor=visitor, progress=progress,
+                point=p.name, cache=options.cache)
             result = compare_runs(records["baseline"], records["current"])
             failed = prep.store_failed
             cid = None if failed else await prep.store.save_comparison(
@@ -262,37 +293,38 @@ async def _compare_point(settings: Settings, p: Point, cases: list[Case], option
 
 def gate(args: argparse.Namespace) -> int:
     options = run_options(args)
-    cases = _cases(options.selection)
+    items = _items(options.selection)
     against = in_store(lambda s: _load_point(s, args.against)) if args.against else None
     hard = tuple(h.strip() for h in args.hard.split(",") if h.strip()) if args.hard \
         else HARD_FILES
     models = [options.model] + ([against.agent.ref] if against else [])
-    return with_models(options, cases, models,
-                       lambda s, opts: _gate(s, cases, opts, against, hard))
+    return with_models(options, items, models,
+                       lambda s, opts: _gate(s, items, opts, against, hard))
 
 
-async def _gate(settings: Settings, cases: list[Case], options: RunOptions,
+async def _gate(settings: Settings, items: list[EvalItem], options: RunOptions,
                 against: Point | None, hard: tuple[str, ...]) -> int:
     # A baseline model is made up front for the point asked for; one found later, for the same
     # model and plan, is this very model.
     refs = [options.model] + ([against.agent.ref] if against is not None else [])
-    models, judge = start_models(settings, cases, options.judge, *refs)
+    models, judge = start_models(settings, items, options.judge, *refs)
     model = models[0]
-    plan = plan_for(cases, judge, 2, options.selection)
-    progress = progress_bar(len(cases) * 2 * (2 if against else 1))
-    run, run_models = run_settings(options, judge, None, gate=True)
+    visitor = visitor_for(settings, items)
+    plan = plan_for(items, judge, 2, options.selection, visitor=visitor)
+    progress = progress_bar(len(items) * 2 * (2 if against else 1))
+    run, run_models = run_settings(options, judge, visitor, gate=True)
     async with prepared(settings) as prep:
         # The gate always runs twice; a point's plan is compared with its own repetitions.
         if against is None:
             for repeat in (1, 2):
-                same = plan_for(cases, judge, repeat, options.selection)
+                same = plan_for(items, judge, repeat, options.selection, visitor=visitor)
                 against = against or await prep.store.find_point(model.model_id,
                                                                  same.fingerprint)
             if against is not None:
                 print(f"comparing against point {against.name} (same model and plan)")
         else:
-            same = plan_for(cases, judge, against.plan.repeat, options.selection,
-                            against.plan.repeat_rule)
+            same = plan_for(items, judge, against.plan.repeat, options.selection,
+                            against.plan.repeat_rule, visitor)
             if against.plan.fingerprint != same.fingerprint:
                 raise _plan_refused(f"point {against.name} has another plan; regressions"
                                     " cannot be paired:", same.changes_since(against.plan))
@@ -300,11 +332,11 @@ async def _gate(settings: Settings, cases: list[Case], options: RunOptions,
         if against is not None:
             baseline = models[1] if len(models) > 1 else model
             versions.insert(0, Version("baseline", baseline, against.agent))
-        print_start(model.model_id, cases, 2, settings, versions=len(versions))
+        print_start(model.model_id, items, 2, settings, versions=len(versions))
         try:
-            records = await run_versions(prep, cases, versions, plan, settings=run,
+            records = await run_versions(prep, items, versions, plan, settings=run,
                                          models=run_models, vision=options.vision, judge=judge,
-                                         progress=progress,
+                                         visitor=visitor, progress=progress,
                                          point=against.name if against else None,
                                          cache=options.cache)
         except PlanMismatch as exc:
@@ -317,11 +349,13 @@ async def _gate(settings: Settings, cases: list[Case], options: RunOptions,
     record = records["current"]
     report_run(record)
     write_run(record, options.artifact)
-    result = apply_gate(record.cases, hard, comparison)
+    hint = f"{judge.model.model_id}: {judge.trust.reason}. To decide: {TRUSTED_JUDGE_HINT}" \
+        if judge is not None and not judge.decides else None
+    result = apply_gate(record.cases, hard, comparison, judge_hint=hint)
     print()
     print(render_gate(result))
     if failed:
         print(f"error: {failed}; the artifact has the run: python -m evals runs --import"
               f" {options.artifact} puts it there", file=sys.stderr)
         return 1
-    return 0 if result.passed else 1
+    return result.exit_code

@@ -38,6 +38,7 @@ from evals.fixtures.lab_catalog import seed_lab_catalog
 from evals.load.conversations import Conversation
 from evals.load.items import EvalItem
 from evals.load.scenarios import SELECTABLE, STYLES
+from evals.record.fingerprint import digest
 from evals.record.transcript import ToolCall, Transcript, Turn, as_json
 
 STOP = "STOP"
@@ -61,6 +62,17 @@ message, no quotation marks, no role names. When you have what you came for, or 
 leave, write only {stop}."""
 
 
+OPENING = "(You open the lab's chat. Write your first message.)"
+
+
+def visitor_prompt_hash() -> str:
+    """The hash of everything the visitor is instructed with, whatever the scenario: the
+    template, every style's wording, the stop word, the opening cue and the length cap. The
+    plan holds it: a changed visitor is a changed plan, never an agent's improvement."""
+    return digest([VISITOR_PROMPT, dict(sorted(STYLES.items())), STOP, OPENING,
+                   MAX_VISITOR_CHARS])
+
+
 class VisitorError(RuntimeError):
     """The simulated visitor failed to play its part: the conversation is an ERROR."""
 
@@ -79,8 +91,7 @@ async def visitor_says(model: ChatModel, item: Conversation,
     turns = [{"role": "assistant" if m["role"] == "user" else "user", "content": m["content"]}
              for m in conversation]
     if not turns:
-        turns = [{"role": "user", "content": "(You open the lab's chat. Write your first"
-                                             " message.)"}]
+        turns = [{"role": "user", "content": OPENING}]
     reply = await model.complete([{"role": "system", "content": system}, *turns])
     if spent is not None:
         spent.append(reply.usage)

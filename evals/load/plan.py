@@ -12,7 +12,7 @@ from typing import Any
 
 from evals.checks import CheckSpec
 from evals.load.items import EvalItem
-from evals.record.fingerprint import JudgePlan, PlanInfo, Selection, digest
+from evals.record.fingerprint import JudgePlan, PlanInfo, Selection, VisitorPlan, digest
 from evals.record.repetitions import RepeatRule
 from evals.settings import PHOTOS_DIR, PROJECT_ROOT
 
@@ -49,10 +49,13 @@ def check_content(specs: Sequence[CheckSpec]) -> list[dict[str, Any]]:
 def plan_info(items: Sequence[EvalItem], *, judge_model: str | None,
               judge_prompt_hash: str | None, repeat: int,
               selection: Selection | None = None,
-              repeat_rule: RepeatRule | None = None) -> PlanInfo:
-    """The plan fingerprint: the selected items (normalised, in id order), their fixtures, the
-    judge model and its full prompt template, the repetitions (and the rule that stops them,
-    whose MAX is `repeat`) and the harness."""
+              repeat_rule: RepeatRule | None = None, judge_pack: str | None = None,
+              visitor: VisitorPlan | None = None) -> PlanInfo:
+    """The plan fingerprint: the selected items (normalised, in id order; a conversation's
+    scenario, style, turns, frozen responses and criteria), their fixtures, the judge model,
+    its full prompt template and pack, the simulated visitor (its model and instructions, when
+    the plan has conversations), the repetitions (and the rule that stops them, whose MAX is
+    `repeat`) and the harness."""
     if repeat_rule is not None and repeat_rule.max != repeat:
         raise ValueError(f"the repeat rule's MAX {repeat_rule.max} is not repeat {repeat}")
     by_id = {i.id: digest(i.content()) for i in sorted(items, key=lambda i: i.id)}
@@ -63,13 +66,20 @@ def plan_info(items: Sequence[EvalItem], *, judge_model: str | None,
             fixtures[str(path.relative_to(PROJECT_ROOT))] = _file_hash(path)
     judged = any(i.judged for i in items)
     judge = JudgePlan(model=judge_model if judged else None,
-                      prompt_hash=judge_prompt_hash if judged else None)
+                      prompt_hash=judge_prompt_hash if judged else None,
+                      pack=judge_pack if judged else None)
+    talks = any(i.executor == "conversation" for i in items)
+    if talks and visitor is None:
+        raise ValueError("a plan with conversations needs its simulated visitor")
     harness = digest([HARNESS_VERSION, *[
         _file_hash(p) for pattern in _JUDGING_CODE for p in sorted(PROJECT_ROOT.glob(pattern))]])
-    material = {"cases": by_id, "fixtures": fixtures, "judge": judge.model_dump(),
-                "repeat": repeat, "harness": harness}
+    material: dict[str, Any] = {"cases": by_id, "fixtures": fixtures,
+                                "judge": judge.material(), "repeat": repeat,
+                                "harness": harness}
+    if talks and visitor is not None:  # only then: a plan of cases keeps its fingerprint
+        material["visitor"] = visitor.model_dump()
     if repeat_rule is not None:  # only then: a fixed plan keeps the fingerprint it had
         material["repeat_rule"] = repeat_rule.model_dump()
     return PlanInfo(fingerprint=digest(material), cases=by_id, fixtures=fixtures, judge=judge,
-                    repeat=repeat, harness=harness, selection=selection,
-                    repeat_rule=repeat_rule)
+                    visitor=visitor if talks else None, repeat=repeat, harness=harness,
+                    selection=selection, repeat_rule=repeat_rule)

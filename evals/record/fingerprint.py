@@ -57,11 +57,27 @@ def _names(text: str | None) -> tuple[str, ...]:
 
 
 class JudgePlan(BaseModel):
-    """The judge a plan is judged by (both None when the plan has no judged item)."""
+    """The judge a plan is judged by (all None when the plan has no judged item): its model,
+    the hash of its full prompt template (an evaluator pack's prompt in it), and the pack."""
 
     model_config = ConfigDict(extra="forbid")
     model: str | None = None
     prompt_hash: str | None = None
+    pack: str | None = None  # "PACK/NAME" when an evaluator pack rates the judged cases
+
+    def material(self) -> dict[str, str | None]:
+        """What the plan hashes (a judge without a pack hashes as it did before packs were
+        named)."""
+        return self.model_dump(exclude={"pack"} if self.pack is None else None)
+
+
+class VisitorPlan(BaseModel):
+    """The other side of a plan's conversations: the simulated visitor's model as resolved and
+    the hash of its full instruction template (styles and stop word included)."""
+
+    model_config = ConfigDict(extra="forbid")
+    model: str | None
+    prompt_hash: str
 
 
 class PlanInfo(BaseModel):
@@ -72,6 +88,8 @@ class PlanInfo(BaseModel):
     cases: dict[str, str]  # item id -> content hash
     fixtures: dict[str, str]  # fixture name -> content hash
     judge: JudgePlan
+    # The simulated visitor of the plan's conversations (None: the plan has none).
+    visitor: VisitorPlan | None = None
     repeat: int  # K fixed repetitions, or the most an auto rule may run
     harness: str
     selection: Selection | None = None  # how the items were chosen: not part of the hash
@@ -93,7 +111,9 @@ class PlanInfo(BaseModel):
         out += [f"fixture changed: {name}" for name in fixtures
                 if old.fixtures.get(name) != self.fixtures.get(name)]
         if old.judge != self.judge:
-            out.append(f"judge changed: {old.judge.model_dump()} -> {self.judge.model_dump()}")
+            out.append(f"judge changed: {old.judge.material()} -> {self.judge.material()}")
+        if old.visitor != self.visitor:
+            out += _visitor_changes(old.visitor, self.visitor)
         if old.repeat != self.repeat:
             out.append(f"repetitions changed: {old.repeat} -> {self.repeat}")
         if old.repeat_rule != self.repeat_rule:
@@ -101,6 +121,20 @@ class PlanInfo(BaseModel):
         if old.harness != self.harness:
             out.append("harness changed (the checks, the catalogue pins or the judge code)")
         return out
+
+
+def _visitor_changes(old: VisitorPlan | None, new: VisitorPlan | None) -> list[str]:
+    if old is None:
+        return [f"simulated visitor added: {new.model if new else '?'}"]
+    if new is None:
+        return [f"simulated visitor removed: {old.model}"]
+    out = []
+    if old.model != new.model:
+        out.append(f"simulated visitor's model changed: {old.model} -> {new.model}")
+    if old.prompt_hash != new.prompt_hash:
+        out.append(f"simulated visitor's instructions changed: {old.prompt_hash} ->"
+                   f" {new.prompt_hash}")
+    return out
 
 
 class FrozenContext(BaseModel):

@@ -1,11 +1,19 @@
-"""The gate before a model switch or a prompt change, as a program (seed 001's policy).
+"""The gate before a model switch or a prompt change, as a program (seed 001's policy), with
+three outcomes: PASS, FAIL (the assistant missed, decided) and UNDECIDED (the policy cannot be
+decided because judged items have no trusted judge).
 
-Two runs (one run with two repetitions). The hard files (honest-absence and manual-grounding
-unless told otherwise) allow no FAIL, FLAKY, SKIPPED, UNDECIDED or ERROR in either run; every
-other file allows one miss (any status but PASS) per run. A case that misses in both runs is
-structural, whether for the same reason or a different one, and fails the gate whatever the
-count. Against a comparison point, the regressions are listed with the McNemar line, and a
-regression distinguishable from noise fails the gate.
+Two runs (one run with two repetitions). Cases and scenario conversations are held to it alike,
+file by file. The hard files (honest-absence and manual-grounding unless told otherwise) allow
+no miss in either run; every other file allows one miss per run. A miss is any status but PASS
+and UNDECIDED: FAIL, FLAKY, ERROR, SKIPPED. An item missed in both runs is structural (whether
+for the same reason or a different one), and fails the gate whatever the count. Against a
+comparison point, the regressions are listed with the McNemar line, and a regression
+distinguishable from noise fails the gate.
+
+An UNDECIDED item (every structural check passed, but its judge has not earned its verdicts) is
+neither a miss nor a pass: where counting it as a miss would break the policy and counting it
+as a pass would not, the gate is UNDECIDED, names those items and says how to get a trusted
+judge. A decided breach is a FAIL whatever the undecided items would say.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from evals.record.comparison import Comparison
 from evals.record.results import CaseResult
@@ -20,29 +29,54 @@ from evals.report.compare import ALPHA
 
 HARD_FILES = ("honest-absence", "manual-grounding")
 MISSES_ALLOWED = 1
+# The exit of a gate that could not be decided: neither 0 (pass) nor 1 (fail).
+UNDECIDED_EXIT = 3
+TRUSTED_JUDGE_HINT = (
+    "calibrate the judge (python -m evals calibrate --set makerspace --judge-model ID --save,"
+    " or from people's labels: see docs/judge.md), or run with a judge that has a trust record"
+    " (--judge-model ID / EVAL_JUDGE_MODEL)")
+
+Outcome = Literal["PASS", "FAIL", "UNDECIDED"]
 
 
 @dataclass
 class FileVerdict:
     file: str
     hard: bool
-    misses: list[list[str]]  # per run: the ids that missed
-    ok: bool
+    misses: list[list[str]]  # per run: the ids that missed (decided)
+    ok: bool  # no breach, whatever the undecided items turn out to be
+    undecided: list[list[str]] = field(default_factory=list)  # per run: the UNDECIDED ids
+    breached: bool = False  # a decided breach: the file fails
+
+    @property
+    def verdict(self) -> str:
+        return "ok" if self.ok else "FAIL" if self.breached else "UNDECIDED"
 
 
 @dataclass
 class GateResult:
     files: list[FileVerdict]
-    structural: list[str]
+    structural: list[str]  # decided misses in every run
     regressions: list[str] = field(default_factory=list)
     comparison_line: str | None = None
-    reasons: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)  # why it fails (decided)
+    undecided: list[str] = field(default_factory=list)  # why it cannot be decided
+    undecided_items: list[str] = field(default_factory=list)  # the items that leave it open
+    judge_hint: str = TRUSTED_JUDGE_HINT
     samples: int = 0  # the runs' items, each repetition counted
     replayed: int = 0  # of them, those whose every model call was replayed from the cache
 
     @property
+    def outcome(self) -> Outcome:
+        return "FAIL" if self.reasons else "UNDECIDED" if self.undecided else "PASS"
+
+    @property
     def passed(self) -> bool:
-        return not self.reasons
+        return self.outcome == "PASS"
+
+    @property
+    def exit_code(self) -> int:
+        return {"PASS": 0, "FAIL": 1, "UNDECIDED": UNDECIDED_EXIT}[self.outcome]
 
 
 def _reason(result: CaseResult) -> str:
@@ -55,41 +89,69 @@ def _reason(result: CaseResult) -> str:
     return result.status.lower()
 
 
+def _missed(r: CaseResult) -> bool:
+    return r.status not in ("PASS", "UNDECIDED")
+
+
+def _file(name: str, results: list[CaseResult], runs: list[int], hard: bool) -> FileVerdict:
+    misses = [[r.id for r in results if r.repetition == run and _missed(r)] for run in runs]
+    open_ = [[r.id for r in results if r.repetition == run and r.status == "UNDECIDED"]
+             for run in runs]
+    allowed = 0 if hard else MISSES_ALLOWED
+    breached = any(len(m) > allowed for m in misses)
+    worst = any(len(m) + len(u) > allowed for m, u in zip(misses, open_, strict=True))
+    return FileVerdict(name, hard, misses, ok=not worst, undecided=open_, breached=breached)
+
+
+def _allowed(f: FileVerdict) -> str:
+    return "none allowed (hard file)" if f.hard else f"{MISSES_ALLOWED} allowed"
+
+
 def gate(results: list[CaseResult], hard: tuple[str, ...] = HARD_FILES,
-         comparison: Comparison | None = None) -> GateResult:
+         comparison: Comparison | None = None, judge_hint: str | None = None) -> GateResult:
+    """The gate's verdict on a run of two repetitions (and a comparison, if against a point);
+    `judge_hint` says how this run's judge could earn trust (the default names the ways)."""
     runs = sorted({r.repetition for r in results})
     by_file: dict[str, list[CaseResult]] = defaultdict(list)
     for r in results:
         by_file[Path(r.file).stem].append(r)
-    files, reasons = [], []
+    files, reasons, undecided = [], [], []
     for name in sorted(by_file):
-        is_hard = name in hard
-        misses = [[r.id for r in by_file[name] if r.repetition == run and r.status != "PASS"]
-                  for run in runs]
-        ok = all(not m for m in misses) if is_hard else all(len(m) <= MISSES_ALLOWED
-                                                            for m in misses)
-        files.append(FileVerdict(name, is_hard, misses, ok))
-        if not ok:
-            worst = max(misses, key=len)
+        f = _file(name, by_file[name], runs, name in hard)
+        files.append(f)
+        if f.breached:
+            worst = max(f.misses, key=len)
             reasons.append(f"{name}: {len(worst)} miss(es) in a run"
-                           f" ({', '.join(sorted(set(worst)))}), "
-                           + ("none allowed (hard file)" if is_hard
-                              else f"{MISSES_ALLOWED} allowed"))
-    structural = []
+                           f" ({', '.join(sorted(set(worst)))}), {_allowed(f)}")
+        elif not f.ok:
+            ids = sorted({i for u in f.undecided for i in u})
+            undecided.append(f"{name}: {len(ids)} undecided item(s) could break it"
+                             f" ({', '.join(ids)}), {_allowed(f)}")
+    structural, open_structural = [], []
     by_case: dict[str, list[CaseResult]] = defaultdict(list)
     for r in results:
         by_case[r.id].append(r)
     for cid, reps in sorted(by_case.items()):
-        missed = [r for r in reps if r.status != "PASS"]
-        if len(runs) > 1 and len(missed) == len(runs):
+        if len(runs) < 2 or len(reps) < len(runs):
+            continue
+        missed = [r for r in reps if _missed(r)]
+        if len(missed) == len(runs):
             why = {_reason(r) for r in missed}
             same = "the same reason" if len(why) == 1 else "a different reason each time"
             structural.append(f"{cid}: missed in every run, for {same} ({', '.join(sorted(why))})")
+        elif missed and all(_missed(r) or r.status == "UNDECIDED" for r in reps):
+            open_structural.append(cid)  # missed, and undecided in the other run(s)
     if structural:
         reasons.append(f"structural failure: {', '.join(s.split(':')[0] for s in structural)}")
-    result = GateResult(files, structural, reasons=reasons, samples=len(results),
+    if open_structural:
+        undecided.append(f"possibly structural (missed in a run, undecided in the other):"
+                         f" {', '.join(open_structural)}")
+    result = GateResult(files, structural, reasons=reasons, undecided=undecided,
+                        judge_hint=judge_hint or TRUSTED_JUDGE_HINT, samples=len(results),
                         replayed=sum(1 for r in results if r.attempts and
                                      all(a.calls.all_replayed for a in r.attempts)))
+    result.undecided_items = sorted({r.id for r in results if r.status == "UNDECIDED"}) \
+        if undecided else []
     if comparison is not None:
         result.regressions = [f"{p.id} #{p.repetition}: {p.baseline} → {p.current}"
                               for p in comparison.pairs if p.outcome == "regressed"]
@@ -104,20 +166,29 @@ def gate(results: list[CaseResult], hard: tuple[str, ...] = HARD_FILES,
 
 
 def render(g: GateResult) -> str:
-    lines = [f"{'file':<22} {'hard':<5} " + " ".join(f"run {i + 1:<6}" for i in
+    lines = [f"{'file':<22} {'hard':<5} " + " ".join(f"run {i + 1:<8}" for i in
                                                       range(len(g.files[0].misses)))
              + " verdict"] if g.files else []
     for f in g.files:
-        runs = " ".join(f"{len(m):>2} miss " for m in f.misses)
-        lines.append(f"{f.file:<22} {'yes' if f.hard else 'no':<5} {runs} "
-                     f"{'ok' if f.ok else 'FAIL'}")
+        open_ = f.undecided or [[] for _ in f.misses]
+        runs = " ".join(f"{len(m):>2} miss{f' +{len(u)}?' if u else '':<5}"
+                        for m, u in zip(f.misses, open_, strict=True))
+        lines.append(f"{f.file:<22} {'yes' if f.hard else 'no':<5} {runs} {f.verdict}")
+    if any(u for f in g.files for u in f.undecided):
+        lines.append("(+n?: n items UNDECIDED in that run, neither a miss nor a pass)")
     if g.structural:
-        lines += ["", "structural (missed in every run):", *[f"  {s}" for s in g.structural]]
+        lines += ["", "structural (missed in every run, decided):",
+                  *[f"  {s}" for s in g.structural]]
     if g.comparison_line is not None:
         lines += ["", "against the comparison point:",
                   *[f"  regressed: {r}" for r in g.regressions], f"  {g.comparison_line}"]
     replayed = f" ({g.replayed} of {g.samples} samples replayed from the call cache)" \
         if g.replayed else ""
-    lines += ["", ("GATE PASS" if g.passed else f"GATE FAIL: {'; '.join(g.reasons)}")
-              + replayed]
+    if g.undecided:
+        lines += ["", f"undecided ({len(g.undecided_items)} judged item(s) have no trusted"
+                      f" judge: {', '.join(g.undecided_items)})",
+                  f"  to decide them: {g.judge_hint}"]
+    last = {"PASS": "GATE PASS", "FAIL": f"GATE FAIL: {'; '.join(g.reasons)}",
+            "UNDECIDED": f"GATE UNDECIDED: {'; '.join(g.undecided)}"}[g.outcome]
+    lines += ["", last + replayed]
     return "\n".join(lines)

@@ -78,7 +78,7 @@ def test_the_gate_passes_and_fails(capsys, tmp_path):
     finally:
         ANSWER["text"] = "We don't have a Glowforge or a CNC router here."
     out = capsys.readouterr().out
-    assert "honest-absence         yes    2 miss   2 miss  FAIL" in out
+    assert "honest-absence         yes    2 miss       2 miss      FAIL" in out
     assert out.splitlines()[-1].startswith("GATE FAIL: honest-absence: 2 miss(es) in a run")
 
 
@@ -93,3 +93,43 @@ def test_a_gate_whose_store_is_down_at_the_end_says_so_and_fails(capsys, tmp_pat
     err = capsys.readouterr().err
     assert f"python -m evals runs --import {artifact} puts it there" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.usefixtures("cli")
+def test_scenarios_are_frozen_compared_and_a_changed_visitor_is_refused(capsys, monkeypatch):
+    from app.settings import get_settings
+
+    # The criteria's judge: not trusted, so never called; the visitor is scripted too.
+    monkeypatch.setenv("MODEL_JUDGE", "openai/fake-judge")
+    monkeypatch.setenv("MODEL_SIM_USER", "openai/fake-visitor")
+    get_settings.cache_clear()
+    assert main(["point", "save", "lack", "--cases", "machines-we-lack"]) == 0
+    assert "(0 cases, 2 conversations)" in capsys.readouterr().out
+    assert main(["point", "save", "x", "--cases", "machines-we-lack", "--cases-only"]) == 2
+    assert "unknown 'machines-we-lack'" in capsys.readouterr().err
+    assert main(["point", "save", "talk", "--cases", "cnc-router-for-aluminium"]) == 0
+    assert "(0 cases, 1 conversations)" in capsys.readouterr().out
+    assert main(["point", "show", "talk"]) == 0
+    assert "visitor openai/fake-visitor (instructions " in capsys.readouterr().out
+
+    assert main(["compare", "talk"]) == 0
+    out = capsys.readouterr().out
+    # Its criteria have no trusted judge: the pair is uncertain, never unchanged or moved.
+    assert "uncertain  UNDECIDED → UNDECIDED cnc-router-for-aluminium@calm" in out
+    assert "0 improved · 0 regressed · 0 unchanged · 1 uncertain" in out
+
+    monkeypatch.setenv("MODEL_SIM_USER", "openai/other-visitor")
+    get_settings.cache_clear()
+    assert main(["compare", "talk"]) == 2
+    err = capsys.readouterr().err
+    assert "the plan changed since point talk" in err
+    assert "simulated visitor's model changed: openai/fake-visitor -> openai/other-visitor" in err
+
+    assert main(["runs"]) == 0
+    ids = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert main(["run", "--cases", "cnc-router-for-aluminium"]) == 1  # undecided
+    capsys.readouterr()
+    assert main(["runs"]) == 0
+    newest = capsys.readouterr().out.splitlines()[0].split()[0]
+    assert main(["compare", "--runs", ids[0], newest]) == 2
+    assert "simulated visitor's model changed" in capsys.readouterr().err

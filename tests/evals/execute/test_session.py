@@ -183,3 +183,17 @@ def test_what_an_interrupted_item_still_owes():
     assert owed(auto, {1: "PASS", 2: "FAIL"}) == [3]  # open: the next one only
     assert owed(auto, {1: "PASS", 2: "PASS", 3: "PASS"}) == []  # decided
     assert owed(auto, {1: "UNDECIDED"}) == []
+
+
+def test_a_frozen_agent_without_a_scenario_s_context_is_refused_before_anything_runs():
+    from evals.execute.agent import PlanMismatch
+    from evals.execute.session import validate_versions
+    from evals.load.conversations import conversations
+    from evals.load.scenarios import load_scenarios
+
+    scenarios, shared = load_scenarios()
+    talk = next(c for c in conversations(scenarios, shared, full=False)
+                if c.scenario.id == "staff-resolves-the-plywood-ticket")
+    frozen = agent_info("scripted/fake", SETTINGS, {}, (None, False))
+    with pytest.raises(PlanMismatch, match=f"baseline has no context for {talk.context.key}"):
+        validate_versions([talk], [Version("baseline", ScriptedModel(), frozen)])

@@ -153,7 +153,55 @@ def test_an_auto_rule_is_its_own_plan_and_a_fixed_plan_keeps_its_fingerprint():
         " interval)"]
     # the rule is hashed only when there is one: plans made before it existed still match
     material = {"cases": fixed.cases, "fixtures": fixed.fixtures,
-                "judge": fixed.judge.model_dump(), "repeat": 5, "harness": fixed.harness}
+                "judge": {"model": fixed.judge.model, "prompt_hash": fixed.judge.prompt_hash},
+                "repeat": 5, "harness": fixed.harness}
     assert fixed.fingerprint == digest(material) and fixed.repeat_rule is None
     with pytest.raises(ValueError, match="the repeat rule's MAX 3 is not repeat 5"):
         plan(cases, repeat=5, repeat_rule=RepeatRule(max=3))
+
+
+def _conversations():
+    from evals.load.conversations import conversations
+    from evals.load.scenarios import load_scenarios
+
+    scenarios, shared = load_scenarios()
+    return conversations(scenarios, shared, full=False)
+
+
+def test_the_visitor_is_part_of_a_plan_with_conversations():
+    from evals.record.fingerprint import VisitorPlan
+
+    talks = _conversations()
+    base = plan(talks, visitor=VisitorPlan(model="v/one", prompt_hash="p1"))
+    other_model = plan(talks, visitor=VisitorPlan(model="v/two", prompt_hash="p1"))
+    other_prompt = plan(talks, visitor=VisitorPlan(model="v/one", prompt_hash="p2"))
+    assert len({base.fingerprint, other_model.fingerprint, other_prompt.fingerprint}) == 3
+    assert other_model.changes_since(base) == [
+        "simulated visitor's model changed: v/one -> v/two"]
+    assert other_prompt.changes_since(base) == [
+        "simulated visitor's instructions changed: p1 -> p2"]
+    with pytest.raises(ValueError, match="needs its simulated visitor"):
+        plan(talks)
+
+
+def test_a_plan_of_cases_holds_no_visitor_and_keeps_its_fingerprint():
+    from evals.record.fingerprint import VisitorPlan
+
+    cases = load_cases()
+    with_visitor = plan(cases, visitor=VisitorPlan(model="v/one", prompt_hash="p1"))
+    assert with_visitor.visitor is None and with_visitor.fingerprint == plan(cases).fingerprint
+
+
+def test_an_evaluator_pack_is_named_in_the_plan():
+    cases = load_cases()
+    packed = plan(cases, judge_pack="safety/strict")
+    assert packed.judge.pack == "safety/strict" and packed.fingerprint != plan(cases).fingerprint
+    assert "'pack': 'safety/strict'" in packed.changes_since(plan(cases))[0]
+
+
+def test_the_visitor_s_instructions_hash_covers_its_styles(monkeypatch):
+    from evals.execute import conversation
+
+    before = conversation.visitor_prompt_hash()
+    monkeypatch.setitem(conversation.STYLES, "calm", "Write in capitals.")
+    assert conversation.visitor_prompt_hash() != before

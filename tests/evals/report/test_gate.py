@@ -9,9 +9,47 @@ def runs(statuses_by_case, file="other.yaml"):
 
 
 def test_a_hard_file_allows_no_miss_of_any_kind():
-    for miss in ("FAIL", "FLAKY", "SKIPPED", "UNDECIDED", "ERROR"):
+    for miss in ("FAIL", "FLAKY", "SKIPPED", "ERROR"):
         g = gate(runs({"a": ["PASS", miss], "b": ["PASS", "PASS"]}, "honest-absence.yaml"))
-        assert not g.passed and "honest-absence: 1 miss(es)" in g.reasons[0], miss
+        assert g.outcome == "FAIL" and "honest-absence: 1 miss(es)" in g.reasons[0], miss
+        assert g.exit_code == 1
+
+
+def test_an_undecided_item_is_neither_a_miss_nor_a_pass():
+    g = gate(runs({"a": ["PASS", "UNDECIDED"], "b": ["PASS", "PASS"]}, "honest-absence.yaml"))
+    assert g.outcome == "UNDECIDED" and not g.passed and not g.reasons
+    assert g.exit_code == 3 and g.undecided_items == ["a"]
+    assert g.undecided == ["honest-absence: 1 undecided item(s) could break it (a), none"
+                           " allowed (hard file)"]
+    text = render(g)
+    assert text.splitlines()[-1].startswith("GATE UNDECIDED: honest-absence: 1 undecided")
+    assert "no trusted judge: a)" in text and "calibrate the judge" in text
+    assert "structural" not in text  # kept for decided misses
+
+
+def test_undecided_items_that_could_not_break_a_file_leave_it_passing():
+    g = gate(runs({"a": ["UNDECIDED", "PASS"], "b": ["PASS", "PASS"]}))
+    assert g.outcome == "PASS" and g.files[0].verdict == "ok"
+
+
+def test_a_decided_breach_fails_whatever_the_undecided_would_say():
+    g = gate(runs({"a": ["FAIL", "FAIL"], "b": ["UNDECIDED", "UNDECIDED"]}))
+    assert g.outcome == "FAIL" and g.structural[0].startswith("a: missed in every run")
+    assert not any(s.startswith("b") for s in g.structural)  # undecided twice: not structural
+    assert "GATE FAIL: structural failure: a" in render(g)
+    assert "b" in g.undecided_items  # still named
+
+
+def test_missed_once_and_undecided_once_may_be_structural():
+    g = gate(runs({"a": ["FAIL", "UNDECIDED"], "b": ["PASS", "PASS"]}))
+    assert g.outcome == "UNDECIDED" and not g.structural
+    assert g.undecided == ["possibly structural (missed in a run, undecided in the other): a"]
+
+
+def test_the_hint_names_the_run_s_judge():
+    g = gate(runs({"a": ["UNDECIDED", "UNDECIDED"]}, "honest-absence.yaml"),
+             judge_hint="judge-x: kappa -0.03 on 40 items")
+    assert "to decide them: judge-x: kappa -0.03 on 40 items" in render(g)
 
 
 def test_other_files_allow_one_miss_per_run():
