@@ -53,7 +53,7 @@ class LabelsTab:
         self.sources = sources
 
     def routes(self) -> list[Route]:
-        return [Route("/labels", self.index), Route("/labels", self.save, methods=["POST"])]
+        return [Route("/labels", self.index), Route("/labels/answer", self.save, methods=["POST"])]
 
     async def index(self, request: Request) -> Response:
         store: RunStore = request.app.state.store
@@ -104,7 +104,7 @@ class LabelsTab:
                 f'<p class="note">{e(item.case.file)} · run {e(ref.run)} · repetition'
                 f" {ref.repetition} · attempt {ref.attempt}</p>{asked}"
                 f"{_transcript(item)}</section>"
-                '<form method="post" action="/labels" class="stack" id="label-form">'
+                '<form method="post" action="/labels/answer" class="stack" id="label-form">'
                 f'{hidden("by", by)}{fields}<fieldset><legend>Your verdict</legend>'
                 f'<div class="choices">{choices}</div></fieldset>'
                 f'<label for="note">Note (why; optional)</label><input type="text"'
