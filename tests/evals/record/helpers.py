@@ -1,9 +1,17 @@
 """A version-2 run artifact as 37bb7c5 wrote it (tests/evals/record/data/README.md says how it
-was made), with the report, page and JUnit XML that harness gave for it."""
+was made), with the report, page and JUnit XML that harness gave for it; and a run of judged
+verdicts for the label tests."""
 
 import gzip
 import json
 from pathlib import Path
+
+from evals.execute.agent import agent_info
+from evals.load.plan import plan_info
+from evals.record.fingerprint import AgentSettings
+from evals.record.results import Attempt, CaseResult, CheckResult, JudgeVerdict
+from evals.record.run import Models, RunRecord
+from evals.record.transcript import Transcript
 
 DATA = Path(__file__).parent / "data"
 
@@ -13,16 +21,9 @@ def v2_data() -> dict:
 
 
 def judged_run(run_id: str, verdicts: list[str], *, model: str = "judge-m",
-               prompt_hash: str = "h1") -> "RunRecord":
+               prompt_hash: str = "h1") -> RunRecord:
     """A stored-run record of one judged case per verdict (`case-0`, `case-1`, …): a
     structural check first, then the judge's verdict (check 2, kind `judge`)."""
-    from evals.execute.agent import agent_info
-    from evals.load.plan import plan_info
-    from evals.record.fingerprint import AgentSettings
-    from evals.record.results import Attempt, CaseResult, CheckResult, JudgeVerdict
-    from evals.record.run import Models, RunRecord
-    from evals.record.transcript import Transcript
-
     cases = [CaseResult(
         id=f"case-{i}", file="safety-and-care.yaml", prompt=f"Question {i}?",
         status="UNDECIDED", attempts=[Attempt(
