@@ -11,6 +11,8 @@
     python -m evals accuracy [LABELLED]
     python -m evals retrieval [LABELLED] [--embedder default|hash] [--json] [--verbose]
     python -m evals calibrate (RESULTS LABELS | --set makerspace | --set mrbench --file F) [--save]
+    python -m evals calibrate --labels [--judge-model ID] [--prompt-hash H] [--pack P] [--save]
+    python -m evals labels export FILE | labels import FILE
     python -m evals run --suite mrbench --file F [--limit N] --endpoint URL --endpoint-model ID
     python -m evals prompt [--as ROLE] [--page PATH] [--selection NAMES] [--json]
     python -m evals draft [--as ROLE] [--page PATH] [--capability NAME] [--count 8] [--out F]
@@ -35,6 +37,7 @@ from evals.cli import (
     cache,
     calibration,
     impact,
+    labels,
     mcp,
     report,
     retrieval,
@@ -46,8 +49,8 @@ from evals.cli import (
 from evals.cli.common import CliError
 from evals.settings import EvalSettingsError
 
-GROUPS = (run, versions, impact, report, calibration, retrieval, authoring, workspace, mcp,
-          settings, cache)
+GROUPS = (run, versions, impact, report, calibration, labels, retrieval, authoring, workspace,
+          mcp, settings, cache)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -16,7 +16,7 @@ from app.chat.models import ChatModel, ModelCallError, model_for_job
 from app.chat.openai_wire import OpenAICompatModel
 from app.localmodel import local_model_settings, uses_local_model
 from app.localmodel.server import LocalModelError
-from app.settings import get_settings
+from app.settings import Settings, get_settings
 from evals.calibration.accuracy import LABELLED_DIR, load_items, measure, report
 from evals.calibration.calibrate import (
     Calibration,
@@ -27,13 +27,14 @@ from evals.calibration.calibrate import (
     render,
     to_json,
 )
+from evals.calibration.labels import LABELS_SET, LabelCalibration, from_labels, render_extra
 from evals.calibration.mrbench import DIMENSIONS, load_dialogues
 from evals.calibration.mrbench import load_items as load_mrbench_items
 from evals.calibration.mrbench import rate as rate_mrbench
 from evals.calibration.mrbench import report as mrbench_report
 from evals.calibration.mrbench import run_suite as run_mrbench
 from evals.calibration.sets import load_set, rate
-from evals.cli.common import CliError, Commands, run_closing
+from evals.cli.common import CliError, Commands, in_store, open_store, run_closing
 from evals.judge import MAKERSPACE, TUTORING
 from evals.judge.trust import JUDGES_FILE, JudgeRecord, JudgesFileError, save_record, today, trust
 from evals.load.cases import CaseFileError, load_cases
@@ -59,6 +60,13 @@ def register(sub: Commands) -> None:
     cal.add_argument("--set", choices=["makerspace", "mrbench"],
                      help="a labelled set instead: makerspace (the team's labelled replies to"
                           " this suite's judged cases) or mrbench (--file)")
+    cal.add_argument("--labels", dest="stored_labels", action="store_true",
+                     help="the labels people gave on the workspace's Labels tab (the run"
+                          " store), against the judge's verdicts in the stored runs")
+    cal.add_argument("--prompt-hash", help="--labels: the judge prompt's hash (needed when"
+                                           " the labelled verdicts were given under several)")
+    cal.add_argument("--pack", help="--labels: only verdicts an evaluator pack's prompt gave"
+                                    " (PACK/NAME)")
     cal.add_argument("--save", action="store_true",
                      help=f"record the result in {JUDGES_FILE.name}: what decides whether the"
                           " judge's verdicts count")
@@ -84,6 +92,8 @@ def accuracy(args: argparse.Namespace) -> int:
 
 def calibrate_command(args: argparse.Namespace) -> int:
     try:
+        if args.stored_labels:
+            return _calibrate_labels(args)
         if args.set is None:
             return _calibrate_files(args)
         if args.set == "makerspace":
@@ -107,6 +117,29 @@ def _calibrate_files(args: argparse.Namespace) -> int:
         if model is None or prompt is None:
             raise CliError(f"--save: {args.results} has no single judge model and prompt")
         _save(model, prompt, f"labels:{args.labels.name}", result)
+    return 0
+
+
+def _calibrate_labels(args: argparse.Namespace) -> int:
+    if args.results or args.labels or args.set:
+        raise CliError("--labels reads the stored labels: give no RESULTS LABELS nor --set")
+    if not args.judge_model:
+        raise CliError("--labels needs --judge-model ID (or EVAL_JUDGE_MODEL): whose verdicts")
+
+    async def body(settings: Settings) -> LabelCalibration:
+        async with open_store(settings) as store:
+            return await from_labels(store, args.judge_model, args.prompt_hash, args.pack)
+
+    found = in_store(body)
+    if args.json:
+        print(json.dumps({"judge": found.model, "prompt_hash": found.prompt_hash,
+                          "people_disagree": found.people_disagree,
+                          "only_skipped": found.only_skipped, "stale": found.stale,
+                          "calibration": json.loads(to_json(found.result))}, indent=2))
+    else:
+        print(render(found.result) + "\n" + render_extra(found))
+    if args.save:
+        _save(found.model, found.prompt_hash, LABELS_SET, found.result)
     return 0
 
 

@@ -9,8 +9,9 @@ a port: a browser sends this one to any server on 127.0.0.1 it visits, so do not
 local servers you do not trust in that browser while the workspace runs.
 
 Tabs: Overview (start a run or a comparison), Results (progress, the run picker, pass rates
-per file, comparisons, a run's evidence) and Tests (cases, scenarios, criteria, frozen tool
-responses, groups; every save is all-or-nothing and shows its diff).
+per file, comparisons, a run's evidence), Tests (cases, scenarios, criteria, frozen tool
+responses, groups; every save is all-or-nothing and shows its diff) and Labels (people's
+verdicts on the judge's, the judge's hidden until answered; evals/workspace/labels.py).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from starlette.routing import Route
 
 from evals.record.store import RunStore
 from evals.workspace.groups import GroupsTab
+from evals.workspace.labels import LabelsTab
 from evals.workspace.launch import Launcher
 from evals.workspace.layout import HEADERS, page
 from evals.workspace.overview import OverviewTab
@@ -99,6 +101,7 @@ def create_workspace(conninfo: str, token: str, *, sources: Sources | None = Non
 
     routes = [*OverviewTab(launcher, sources).routes(), *ResultsTab(launcher).routes(),
               *TestsTab(sources).routes(), *GroupsTab(sources).routes(),
+              *LabelsTab(sources).routes(),
               Route("/static/workspace.js", script),
               Route("/favicon.ico", no_icon)]
     return Starlette(routes=routes, lifespan=lifespan, middleware=[

@@ -12,7 +12,7 @@ from starlette.responses import HTMLResponse
 from evals.report.html import BAR_STYLE, STYLE
 
 TABS = (("overview", "/", "Overview"), ("results", "/results", "Results"),
-        ("tests", "/tests", "Tests"))
+        ("tests", "/tests", "Tests"), ("labels", "/labels", "Labels"))
 HEADERS = {"content-security-policy": "default-src 'none'; style-src 'unsafe-inline';"
                                       " script-src 'self'; img-src 'self'; form-action 'self';"
                                       " frame-ancestors 'none'; base-uri 'none'",
@@ -50,6 +50,8 @@ table.list details summary{padding:0;display:list-item}
 .rate{display:flex;align-items:center;gap:6px} .rate .bar{flex:1 1 auto;min-width:40px}
 .rate .fill{background:#2a7d2a}
 [hidden]{display:none!important}
+kbd{font-family:ui-monospace,monospace;border:1px solid #bbb;border-radius:3px;padding:0 4px;
+background:#f6f6f6}
 """
 
 

@@ -17,7 +17,8 @@ async def test_one_layout_on_every_tab(browser, stored, tree, width):
     app = create_workspace(stored, TOKEN, sources=tree, launcher=Launcher(env={}))
     paths = ["/", "/results", "/tests", "/tests/shared", "/tests/case/no-glowforge",
              "/tests/scenario/anonymous-smoke-report",
-             "/tests/scenario/web-page-with-frozen-answer/responses?tool=read_page"]
+             "/tests/scenario/web-page-with-frozen-answer/responses?tool=read_page",
+             "/labels?by=ana"]
     widths, fitting = {}, {}
     with serve_in_thread(app, lifespan="on") as base:
         page = await opened(browser, base, width)

@@ -1,0 +1,226 @@
+"""People's labels of judged verdicts, kept in the run store (table eval_labels).
+
+A judged verdict is named by its run, item, repetition, attempt and check: the check's place
+among the attempt's checks (1-based) and the check as it is described (`judge`, or a scenario
+criterion with its text), so a case written again with other checks is told apart. Each person
+labels a verdict once; two people's labels of one verdict are both kept, and when they differ
+(pass against fail) the verdict is a disagreement: counted and shown, never settled by whoever
+wrote last. `skip` says the person could not tell; it counts for neither side.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Literal
+
+import psycopg
+from pydantic import BaseModel, ConfigDict, Field
+
+from evals.record.results import Attempt, CaseResult, CheckResult
+from evals.record.run import RunRecord
+from evals.record.store import RunStore, StoreError
+
+LabelVerdict = Literal["pass", "fail", "skip"]
+LABEL_VERDICTS: tuple[LabelVerdict, ...] = ("pass", "fail", "skip")
+QUEUE_RUNS = 30  # the newest stored runs whose judged verdicts the queue offers
+MAX_NOTE = 2000
+MAX_NAME = 80
+
+Key = tuple[str, str, int, int, int]  # run, item, repetition, attempt, check
+
+
+class VerdictRef(BaseModel):
+    """Which judged verdict: run, item, repetition, attempt, and the check (its place among
+    the attempt's checks, and how it is described)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    run: str = Field(min_length=1)
+    item: str = Field(min_length=1)
+    repetition: int = Field(ge=1)
+    attempt: int = Field(ge=1)
+    check: int = Field(ge=1)
+    kind: str = Field(min_length=1)
+
+    @property
+    def key(self) -> Key:
+        return (self.run, self.item, self.repetition, self.attempt, self.check)
+
+    def ref(self) -> VerdictRef:
+        return VerdictRef(run=self.run, item=self.item, repetition=self.repetition,
+                          attempt=self.attempt, check=self.check, kind=self.kind)
+
+    def __str__(self) -> str:
+        return (f"{self.run}/{self.item} repetition {self.repetition} attempt {self.attempt}"
+                f" check {self.check} ({self.kind})")
+
+
+class Label(VerdictRef):
+    """One person's label of one judged verdict."""
+
+    verdict: LabelVerdict
+    note: str = Field(default="", max_length=MAX_NOTE)
+    by: str = Field(min_length=1, max_length=MAX_NAME)
+    at: dt.datetime | None = None  # None until stored: the store's clock sets it
+
+    def same_as(self, other: Label) -> bool:
+        """The same person said the same of the same verdict (when aside)."""
+        return (self.ref(), self.verdict, self.note, self.by) == \
+            (other.ref(), other.verdict, other.note, other.by)
+
+
+class LabelError(StoreError):
+    """Labels that cannot be stored: each problem with the label's index in what was given.
+    Nothing of them was written."""
+
+    def __init__(self, problems: list[tuple[int, str]]) -> None:
+        super().__init__("; ".join(message for _, message in problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A judged verdict of a stored run, as the queue offers it."""
+
+    ref: VerdictRef
+    case: CaseResult
+    attempt: Attempt
+    check: CheckResult
+
+
+def judged_verdicts(record: RunRecord) -> list[Judged]:
+    """Every judged check of a run that holds a verdict to compare with (the judge was asked
+    and answered readably), every attempt's."""
+    found = []
+    for case in record.cases:
+        for a, attempt in enumerate(case.attempts, start=1):
+            for n, check in enumerate(attempt.checks, start=1):
+                if check.judge is not None and check.judge.verdict is not None:
+                    ref = VerdictRef(run=str(record.run_id), item=case.id,
+                                     repetition=case.repetition, attempt=a, check=n,
+                                     kind=check.kind)
+                    found.append(Judged(ref, case, attempt, check))
+    return found
+
+
+def find_check(record: RunRecord, ref: VerdictRef) -> CheckResult | None:
+    """The judged check a reference names in a run, if it is still there as described."""
+    for case in record.cases:
+        if (case.id, case.repetition) == (ref.item, ref.repetition) and \
+                ref.attempt <= len(case.attempts):
+            checks = case.attempts[ref.attempt - 1].checks
+            if ref.check <= len(checks):
+                check = checks[ref.check - 1]
+                if check.kind == ref.kind and check.judge is not None:
+                    return check
+    return None
+
+
+_COLUMNS = ("run_id AS run, case_id AS item, repetition, attempt, n AS check, kind, verdict,"
+            " note, labelled_by AS by, labelled_at AS at")
+_KEY = "run_id = %s AND case_id = %s AND repetition = %s AND attempt = %s AND n = %s"
+
+
+async def add_labels(store: RunStore, labels: list[Label]) -> int:
+    """Store labels, all or none: each must name a stored run and a judged check in it as
+    described, and a person's label of a verdict they labelled already must say the same
+    (then it is not stored twice). Returns how many were new; LabelError names every problem."""
+    problems: list[tuple[int, str]] = []
+    written = 0
+    try:
+        async with store.db.transaction() as conn, conn.cursor() as cur:
+            for i, label in enumerate(labels):
+                await cur.execute("SELECT 1 FROM eval_runs WHERE id = %s", (label.run,))
+                if await cur.fetchone() is None:
+                    problems.append((i, f"no stored run {label.run!r} (deleted, or never"
+                                        " stored): its labels cannot be kept"))
+                    continue
+                await cur.execute(
+                    "SELECT result->'attempts'->(%s - 1)->'checks'->(%s - 1) AS c"
+                    " FROM eval_cases WHERE run_id = %s AND case_id = %s AND repetition = %s",
+                    (label.attempt, label.check, label.run, label.item, label.repetition))
+                row = await cur.fetchone()
+                check = row["c"] if row else None
+                if not check or check.get("kind") != label.kind or not check.get("judge"):
+                    problems.append((i, f"run {label.run} has no judged check {label.check}"
+                                        f" ({label.kind}) in attempt {label.attempt} of"
+                                        f" {label.item} repetition {label.repetition}"))
+                    continue
+                await cur.execute(f"SELECT {_COLUMNS} FROM eval_labels WHERE {_KEY}"
+                                  " AND labelled_by = %s", (*label.key, label.by))
+                stored = await cur.fetchone()
+                if stored is not None:
+                    if not Label.model_validate(stored).same_as(label):
+                        problems.append((i, f"{label.by} labelled {label.ref()} already, as"
+                                            f" {stored['verdict']}; a person labels a verdict"
+                                            " once"))
+                    continue
+                await cur.execute(
+                    "INSERT INTO eval_labels (run_id, case_id, repetition, attempt, n, kind,"
+                    " verdict, note, labelled_by, labelled_at)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, coalesce(%s, now()))",
+                    (*label.key, label.kind, label.verdict, label.note, label.by, label.at))
+                written += 1
+            if problems:
+                raise LabelError(problems)  # the transaction is rolled back
+    except psycopg.errors.UniqueViolation as exc:  # the same person, at the same moment
+        raise LabelError([(0, "that verdict was labelled by the same person meanwhile;"
+                              " nothing was written")]) from exc
+    return written
+
+
+async def list_labels(store: RunStore, by: str | None = None) -> list[Label]:
+    """Every stored label (or one person's), in a stable order: by verdict, then person."""
+    where = " WHERE labelled_by = %s" if by is not None else ""
+    rows = await store.db.fetch(
+        f"SELECT {_COLUMNS} FROM eval_labels{where}"
+        " ORDER BY run_id, case_id, repetition, attempt, n, labelled_by",
+        (by,) if by is not None else ())
+    return [Label.model_validate(r) for r in rows]
+
+
+async def labels_of(store: RunStore, ref: VerdictRef) -> list[Label]:
+    """Everyone's labels of one verdict."""
+    rows = await store.db.fetch(f"SELECT {_COLUMNS} FROM eval_labels WHERE {_KEY}"
+                                " ORDER BY labelled_at, labelled_by", ref.key)
+    return [Label.model_validate(r) for r in rows]
+
+
+async def queue(store: RunStore, by: str, runs: int = QUEUE_RUNS) -> list[Judged]:
+    """The judged verdicts of the newest stored runs that this person has not labelled,
+    newest run first."""
+    done = {label.key for label in await list_labels(store, by)}
+    found: list[Judged] = []
+    for summary in await store.list_runs(runs):
+        record = await store.load_run(summary.id)
+        found += [j for j in judged_verdicts(record) if j.ref.key not in done]
+    return found
+
+
+@dataclass
+class PeopleSay:
+    """What people's labels say per verdict: one verdict where everyone who answered agrees,
+    a disagreement where one said pass and another fail; `skip` counts for neither."""
+
+    agreed: dict[Key, Literal["pass", "fail"]] = field(default_factory=dict)
+    disagreed: dict[Key, list[Label]] = field(default_factory=dict)
+    only_skipped: list[Key] = field(default_factory=list)
+    several: int = 0  # verdicts labelled by more than one person
+
+
+def people_say(labels: list[Label]) -> PeopleSay:
+    by_key: dict[Key, list[Label]] = defaultdict(list)
+    for label in labels:
+        by_key[label.key].append(label)
+    said = PeopleSay()
+    for key, group in sorted(by_key.items()):
+        said.several += len(group) > 1
+        answers = {g.verdict for g in group} - {"skip"}
+        if not answers:
+            said.only_skipped.append(key)
+        elif len(answers) > 1:
+            said.disagreed[key] = group
+        else:
+            said.agreed[key] = "pass" if answers == {"pass"} else "fail"
+    return said

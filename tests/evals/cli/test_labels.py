@@ -1,0 +1,88 @@
+"""`labels export | import` (YAML for a diff: all or nothing, file:line errors, none twice) and
+`calibrate --labels` (the stored labels against the stored verdicts, --save a trust record)."""
+
+import pytest
+
+from app.db import scratch_database
+from evals.cli import calibration, main
+from evals.judge.trust import load_records, save_record, trust
+from evals.record.labels import Label, add_labels
+from evals.record.store import RunStore
+from tests.evals.helpers import cli_environment
+from tests.evals.record.helpers import judged_run, stored
+
+JUDGE = ["pass"] * 16 + ["fail"] * 16
+
+
+@pytest.fixture
+async def labelled(server_conninfo, tmp_path, monkeypatch):
+    """The CLI on a store holding a run of 32 judged verdicts, all labelled by ana as the
+    judge said, and case-0 also by ben, who disagrees."""
+    async with scratch_database(server_conninfo, prefix="test_cli_labels") as info:
+        async with RunStore.open(info) as store:
+            await stored(store, judged_run("lab0001", JUDGE))
+            await add_labels(store, [
+                Label(run="lab0001", item=f"case-{i}", repetition=1, attempt=1, check=2,
+                      kind="judge", verdict=v, by="ana") for i, v in enumerate(JUDGE)])
+            await add_labels(store, [Label(run="lab0001", item="case-0", repetition=1,
+                                           attempt=1, check=2, kind="judge", verdict="fail",
+                                           note="it lectures", by="ben")])
+        with cli_environment(monkeypatch, {"DATABASE_URL": info, "DATA_DIR": str(tmp_path)}):
+            yield
+
+
+def test_export_then_import_keeps_each_label_once(labelled, tmp_path, capsys):
+    out = tmp_path / "labels.yaml"
+    assert main(["labels", "export", str(out)]) == 0
+    assert "wrote 33 label(s)" in capsys.readouterr().out
+    text = out.read_text()
+    assert text.startswith("# Labels of judged verdicts") and "note: it lectures" in text
+    assert main(["labels", "import", str(out)]) == 0
+    assert "imported 0 label(s) from" in capsys.readouterr().out  # 33 stored already
+    assert main(["labels", "export", str(out)]) == 0
+    assert out.read_text() == text
+
+
+def test_a_bad_labels_file_is_refused_whole_with_its_lines(labelled, tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    good = ("- run: lab0001\n  item: case-1\n  repetition: 1\n  attempt: 1\n  check: 2\n"
+            "  kind: judge\n  verdict: fail\n  by: cy\n")
+    bad.write_text(good + good.replace("verdict: fail", "verdict: maybe")
+                   + good.replace("lab0001", "gone0001").replace("by: cy", "by: dee"))
+    assert main(["labels", "import", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "nothing was written" in err
+    assert "bad.yaml:15: verdict: Input should be 'pass', 'fail' or 'skip'" in err
+    bad.write_text(good + good)
+    assert main(["labels", "import", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.yaml:9: cy's label of lab0001/case-1" in err and "twice (first at line 1)" in err
+    bad.write_text(good + good.replace("lab0001", "gone0001").replace("by: cy", "by: dee"))
+    assert main(["labels", "import", str(bad)]) == 2
+    assert "bad.yaml:9: no stored run 'gone0001'" in capsys.readouterr().err
+    assert main(["labels", "export", str(tmp_path / "now.yaml")]) == 0
+    assert "wrote 33 label(s)" in capsys.readouterr().out  # cy's good label not written
+
+
+def test_calibrate_from_stored_labels_saves_a_trust_record(labelled, tmp_path, capsys,
+                                                          monkeypatch):
+    judges = tmp_path / "judges.yaml"
+    monkeypatch.setattr(calibration, "save_record", lambda r: save_record(r, judges))
+    monkeypatch.setattr(calibration, "trust", lambda m, h: trust(m, h, judges))
+    assert main(["calibrate", "--labels", "--judge-model", "judge-m", "--save"]) == 0
+    out = capsys.readouterr().out
+    assert "rated: 31" in out and "agreement: 100%" in out and "Cohen's kappa: 1.00" in out
+    assert "people disagree (left out): 1: lab0001/case-0#r1a1c2" in out
+    assert "its verdicts decide cases" in out
+    [record] = load_records(judges)
+    assert (record.model, record.prompt_hash, record.set, record.n, record.kappa) == (
+        "judge-m", "h1", "labels", 31, 1.0)
+
+
+def test_calibrate_labels_needs_a_judge_model_and_no_files(labelled, tmp_path, capsys):
+    assert main(["calibrate", "--labels", "--judge-model", ""]) == 2
+    assert "--labels needs --judge-model" in capsys.readouterr().err
+    assert main(["calibrate", "--labels", "--set", "makerspace"]) == 2
+    assert "give no RESULTS LABELS nor --set" in capsys.readouterr().err
+    assert main(["calibrate", "--labels", "--judge-model", "other-m"]) == 2
+    assert "no labelled verdicts of judge other-m" in capsys.readouterr().err

@@ -1,0 +1,78 @@
+"""People's labels of judged verdicts in the run store: both people's labels kept and their
+disagreement counted, a person's label kept once, and a label the store cannot hold refused
+with nothing written."""
+
+import pytest
+
+from evals.record.labels import (
+    Label,
+    LabelError,
+    add_labels,
+    list_labels,
+    people_say,
+    queue,
+)
+from tests.evals.record.helpers import judged_run, stored
+
+
+def label(item: str, verdict: str, by: str, **kw) -> Label:
+    return Label(run=kw.pop("run", "lab0001"), item=item, repetition=1, attempt=1,
+                 check=kw.pop("check", 2), kind=kw.pop("kind", "judge"), verdict=verdict,
+                 by=by, **kw)
+
+
+async def test_two_people_are_both_kept_and_their_disagreement_counted(store):
+    await stored(store, judged_run("lab0001", ["pass", "fail", "pass"]))
+    assert await add_labels(store, [label("case-0", "pass", "ana"),
+                                    label("case-0", "fail", "ben", note="it lectures"),
+                                    label("case-1", "fail", "ana"),
+                                    label("case-1", "fail", "ben"),
+                                    label("case-2", "skip", "ana")]) == 5
+    kept = await list_labels(store)
+    assert [(x.item, x.by, x.verdict) for x in kept] == [
+        ("case-0", "ana", "pass"), ("case-0", "ben", "fail"), ("case-1", "ana", "fail"),
+        ("case-1", "ben", "fail"), ("case-2", "ana", "skip")]
+    assert all(x.at is not None for x in kept) and kept[1].note == "it lectures"
+    said = people_say(kept)
+    assert list(said.disagreed) == [("lab0001", "case-0", 1, 1, 2)]
+    assert said.agreed == {("lab0001", "case-1", 1, 1, 2): "fail"}
+    assert said.only_skipped == [("lab0001", "case-2", 1, 1, 2)] and said.several == 2
+
+
+async def test_a_person_labels_a_verdict_once(store):
+    await stored(store, judged_run("lab0001", ["pass", "fail"]))
+    assert await add_labels(store, [label("case-0", "pass", "ana")]) == 1
+    assert await add_labels(store, [label("case-0", "pass", "ana")]) == 0  # not twice
+    with pytest.raises(LabelError, match="ana labelled lab0001/case-0 .* already, as pass"):
+        await add_labels(store, [label("case-1", "fail", "ana"),
+                                 label("case-0", "fail", "ana")])
+    assert [(x.item, x.verdict) for x in await list_labels(store)] == [("case-0", "pass")]
+
+
+async def test_a_label_of_a_run_or_check_not_stored_writes_nothing(store):
+    await stored(store, judged_run("lab0001", ["pass"]))
+    with pytest.raises(LabelError) as caught:
+        await add_labels(store, [label("case-0", "pass", "ana"),
+                                 label("case-0", "pass", "ana", run="gone0001"),
+                                 label("case-0", "pass", "ben", check=1, kind="no_unknown_tools"),
+                                 label("case-0", "pass", "cy", kind="criterion (required): x")])
+    assert [i for i, _ in caught.value.problems] == [1, 2, 3]
+    assert "no stored run 'gone0001' (deleted, or never stored)" in str(caught.value)
+    assert "has no judged check 1 (no_unknown_tools)" in str(caught.value)
+    assert await list_labels(store) == []
+
+
+async def test_the_queue_holds_what_this_person_has_not_labelled(store):
+    await stored(store, judged_run("lab0001", ["pass", "fail"]))
+    await add_labels(store, [label("case-0", "pass", "ana")])
+    assert [j.ref.item for j in await queue(store, "ana")] == ["case-1"]
+    assert [j.ref.item for j in await queue(store, "ben")] == ["case-0", "case-1"]
+    item = (await queue(store, "ana"))[0]
+    assert item.ref.check == 2 and item.check.judge.verdict == "fail"
+
+
+def test_a_label_needs_a_verdict_and_a_name():
+    with pytest.raises(ValueError, match="verdict"):
+        label("case-0", "maybe", "ana")
+    with pytest.raises(ValueError, match="by"):
+        label("case-0", "pass", "")

@@ -1,0 +1,127 @@
+"""The Labels tab: a queue of judged verdicts, the judge's verdict hidden until answered,
+both people's labels kept and their disagreement shown, a label of a deleted run refused with
+nothing written; in a real browser at 390 px and 1440 px, labelled with the keys alone."""
+
+import pytest
+from starlette.testclient import TestClient
+
+from app.db import scratch_database
+from evals.record.labels import list_labels
+from evals.record.store import RunStore
+from evals.workspace import create_workspace
+from evals.workspace.launch import Launcher
+from tests.browser import screenshot
+from tests.evals.record.helpers import judged_run, stored
+from tests.evals.workspace.browser import WIDTHS, fits, opened, serve_in_thread
+from tests.evals.workspace.helpers import BASE, TOKEN, form_of
+
+
+@pytest.fixture
+async def judged(server_conninfo):
+    """A store holding one run of two judged verdicts (the judge said pass, then fail)."""
+    async with scratch_database(server_conninfo, prefix="test_ws_labels") as info:
+        async with RunStore.open(info) as store:
+            await stored(store, judged_run("lab0001", ["pass", "fail"]))
+        yield info
+
+
+@pytest.fixture
+def labeller(judged, tree):
+    app = create_workspace(judged, TOKEN, sources=tree, launcher=Launcher(env={}))
+    with TestClient(app, base_url=BASE, follow_redirects=True) as c:
+        assert c.get(f"/?token={TOKEN}").status_code == 200
+        yield c
+
+
+def answer(client, by: str, verdict: str, note: str = ""):
+    html = client.get(f"/labels?by={by}").text
+    fields = form_of(html, "/labels/answer")
+    return client.post("/labels/answer", data={**fields, "verdict": verdict, "note": note})
+
+
+def test_the_judges_verdict_is_hidden_until_answered(labeller):
+    html = labeller.get("/labels?by=ana").text
+    assert "case-0" in html and "Answer 0." in html and "2 verdict(s) left for ana" in html
+    assert "the judge&#x27;s reason 0" not in html and "the judge's reason 0" not in html
+    saved = answer(labeller, "ana", "fail", "it lectures")
+    assert saved.status_code == 200
+    assert "said <strong>pass</strong>: the judge&#x27;s reason 0" in saved.text
+    assert "1 verdict(s) left for ana" in labeller.get("/labels?by=ana").text
+
+
+def test_two_people_are_both_kept_and_their_disagreement_shown(labeller, judged):
+    answer(labeller, "ana", "fail")
+    saved = answer(labeller, "ben", "pass")
+    assert "People disagree on this verdict" in saved.text
+    assert "ana: <strong>fail</strong>" in saved.text and "ben: <strong>pass</strong>" in saved.text
+    listed = labeller.get("/labels").text
+    assert "1 disagreed on" in listed and "ana: fail; ben: pass" in listed
+
+
+def test_a_second_answer_of_one_person_is_refused(labeller):
+    fields = form_of(labeller.get("/labels?by=ana").text, "/labels/answer")
+    assert labeller.post("/labels/answer", data={**fields, "verdict": "pass"}).status_code == 200
+    again = labeller.post("/labels/answer", data={**fields, "verdict": "fail"})
+    assert again.status_code == 409 and "Nothing was written" in again.text
+    assert labeller.post("/labels/answer", data={**fields, "verdict": "pass"}).status_code == 200
+
+
+async def test_a_label_of_a_deleted_run_writes_nothing(judged, tree):
+    app = create_workspace(judged, TOKEN, sources=tree, launcher=Launcher(env={}))
+    with TestClient(app, base_url=BASE, follow_redirects=True) as c:
+        c.get(f"/?token={TOKEN}")
+        fields = form_of(c.get("/labels?by=ana").text, "/labels/answer")
+        await app.state.store.db.execute("DELETE FROM eval_runs WHERE id = 'lab0001'")
+        gone = c.post("/labels/answer", data={**fields, "verdict": "pass"})
+        assert gone.status_code == 404 and "no stored run" in gone.text
+        assert await list_labels(app.state.store) == []
+
+
+def test_a_label_without_a_verdict_or_name_is_refused(labeller):
+    fields = form_of(labeller.get("/labels?by=ana").text, "/labels/answer")
+    bad = labeller.post("/labels/answer", data=fields)
+    assert bad.status_code == 400 and "choose pass, fail or skip" in bad.text
+    nameless = labeller.post("/labels/answer", data={**fields, "by": "", "verdict": "pass"})
+    assert nameless.status_code == 400 and "give your name" in nameless.text
+
+
+def test_a_label_from_another_site_is_refused(labeller):
+    fields = form_of(labeller.get("/labels?by=ana").text, "/labels/answer")
+    other = labeller.post("/labels/answer", data={**fields, "verdict": "pass"},
+                          headers={"origin": "http://127.0.0.1:9999"})
+    assert other.status_code == 403
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", WIDTHS)
+async def test_labelling_with_the_keys_at_each_width(browser, judged, tree, width):
+    app = create_workspace(judged, TOKEN, sources=tree, launcher=Launcher(env={}))
+    with serve_in_thread(app, lifespan="on") as base:
+        page = await opened(browser, base, width)
+        await page.click("nav.tabs >> text=Labels")
+        await page.fill("#by", "ana")
+        await page.click("#who button")
+        first = await page.inner_text("main")
+        queue_fits = await fits(page)
+        await screenshot(page, f"workspace-labels-{width}")
+        await page.locator("body").click(position={"x": 2, "y": 2})
+        await page.keyboard.press("f")
+        await page.keyboard.press("n")
+        await page.keyboard.type("it lectures")
+        await page.keyboard.press("Escape")
+        await page.keyboard.press("Enter")
+        await page.wait_for_selector("#next")
+        revealed = await page.inner_text("main")
+        revealed_fits = await fits(page)
+        await page.keyboard.press("Enter")  # the next verdict
+        await page.wait_for_selector("#label-form")
+        second = await page.inner_text("main")
+        await page.goto(base + "/labels")  # the name is remembered by the browser
+        await page.wait_for_selector("#label-form")
+        remembered = await page.input_value("#by")
+        problems = page.problems  # type: ignore[attr-defined]
+    assert "case-0" in first and "the judge's reason 0" not in first
+    assert "Your label: fail." in revealed and "the judge's reason 0" in revealed
+    assert "ana: fail — it lectures" in revealed
+    assert "case-1" in second and "1 verdict(s) left for ana" in second
+    assert remembered == "ana" and queue_fits and revealed_fits and problems == []
