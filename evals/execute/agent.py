@@ -5,7 +5,7 @@ harness: the frozen system prompt and tool schemas are sent, today's tools (stub
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,13 +34,19 @@ def agent_settings(settings: Settings) -> AgentSettings:
 
 def agent_info(model: str, settings: AgentSettings, contexts: dict[str, FrozenContext],
                git: tuple[str | None, bool] | None = None, *,
-               model_ref: str | None = None) -> AgentInfo:
+               model_ref: str | None = None,
+               fragments: Mapping[str, Mapping[str, str]] | None = None) -> AgentInfo:
+    """An agent version; `fragments`, each context's capability fragments by name (from
+    compose_contexts), are kept as line counts to trace a changed prompt line to them."""
     commit, dirty = git if git is not None else git_state()
     material = {"model": model, "settings": settings.model_dump(),
                 "contexts": {k: v.model_dump() for k, v in sorted(contexts.items())},
                 "commit": commit, "dirty": dirty}
     return AgentInfo(fingerprint=digest(material), model=model, settings=settings,
-                     contexts=contexts, git_commit=commit, git_dirty=dirty, model_ref=model_ref)
+                     contexts=contexts, git_commit=commit, git_dirty=dirty, model_ref=model_ref,
+                     fragments={key: {name: len(text.splitlines()) for name, text in f.items()
+                                      if text}
+                                for key, f in (fragments or {}).items()})
 
 
 def git_state(root: Path = PROJECT_ROOT) -> tuple[str | None, bool]:

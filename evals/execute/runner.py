@@ -208,7 +208,7 @@ async def with_one_retry(make: Callable[[int], Awaitable[Attempt]]) -> list[Atte
 
 def result_of(item: EvalItem, repetition: int, **fields: object) -> CaseResult:
     return CaseResult(id=item.id, file=item.file, prompt=item.prompt, group=item.group,
-                      attack=item.attack,
+                      attack=item.attack, context=item.context.key,
                       repetition=repetition, **fields)  # type: ignore[arg-type]
 
 

@@ -171,7 +171,8 @@ async def run_versions(
     controls = controls or Controls()
     validate_versions(items, versions)
     demo = [i for i in items if i.context.catalog == "demo"]
-    current = await compose_contexts(prep.env, demo)
+    fragments: dict[str, dict[str, str]] = {}
+    current = await compose_contexts(prep.env, demo, fragments)
     if on_composed is not None:
         await on_composed(current)
     started = dt.datetime.now(dt.UTC).isoformat()
@@ -181,7 +182,7 @@ async def run_versions(
 
     def agent_of(v: Version) -> AgentInfo:
         return v.frozen or agent_info(v.model.model_id, agent_settings(prep.settings), current,
-                                      git, model_ref=v.ref)
+                                      git, model_ref=v.ref, fragments=fragments)
 
     for v in versions:
         if resume is not None:
@@ -226,7 +227,7 @@ async def run_versions(
 
     async def on_lab() -> None:
         current.update(await compose_contexts(
-            prep.env, [i for i in items if i.context.catalog == "lab"]))
+            prep.env, [i for i in items if i.context.catalog == "lab"], fragments))
 
     variants = [Variant(v.label, v.model, v.frozen.contexts if v.frozen else None,
                         run_id=records[v.label].run_id) for v in versions]

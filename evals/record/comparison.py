@@ -1,5 +1,6 @@
 """A comparison of two runs of one plan, typed: per pair and per item, improved, regressed,
-unchanged or uncertain (evals/report/compare.py makes it; the store keeps it)."""
+unchanged or uncertain, and for the items that moved, what changed for their context between
+the two versions (evals/report/compare.py and attribution.py make it; the store keeps it)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,79 @@ class Pair(BaseModel):
     why: str = ""
 
 
+class FragmentDiff(BaseModel):
+    """The changed lines of one capability's prompt fragment ("-" removed, "+" added)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    capability: str
+    diff: tuple[str, ...]
+    more: int = 0  # changed lines not shown
+
+
+class ToolDiff(BaseModel):
+    """A tool schema (the model's tool) added, removed or changed, and its capability."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str
+    capability: str | None  # None: no capability registers it today
+    what: str  # "added", "removed", "description changed", "parameters changed: …"
+    diff: tuple[str, ...] = ()
+    more: int = 0
+
+
+class Change(BaseModel):
+    """What differs for one context between the baseline's agent and the current one."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    model: str | None = None  # "A → B"
+    settings: str | None = None  # "max_tool_steps 6 → max_tool_steps 8"
+    new_context: bool = False  # the baseline's agent has no such context
+    prompt: tuple[FragmentDiff, ...] = ()
+    tools: tuple[ToolDiff, ...] = ()
+    order_changed: bool = False  # the same tools, sent in another order
+    unknown: str | None = None  # why it cannot be said (the runs do not record it)
+
+    @property
+    def nothing(self) -> bool:
+        """Same prompt, tools, model and settings: a move is noise or has another cause."""
+        return self == Change()
+
+    def describe(self) -> str:
+        """The change in one line, for a person."""
+        if self.nothing:
+            return ("nothing differs for its context (same prompt, tools, model and settings):"
+                    " noise, or a cause outside the agent")
+        if self.model and self == Change(model=self.model):
+            return f"only the model changed: {self.model}"
+        parts = []
+        if self.model:
+            parts.append(f"the model changed ({self.model})")
+        if self.settings:
+            parts.append(f"the settings changed ({self.settings})")
+        if self.new_context:
+            parts.append("its context is new (the baseline's agent has none)")
+        if self.prompt:
+            names = ", ".join(f"`{f.capability}`" for f in self.prompt)
+            parts.append(f"the {names} fragment{'s' if len(self.prompt) > 1 else ''} changed")
+        parts += [f"tool {t.name} {t.what}" for t in self.tools]
+        if self.order_changed:
+            parts.append("the same tools in another order")
+        if self.unknown:
+            return ("after " + "; ".join(parts) + "; " if parts else "") + \
+                f"what changed in its context is not known: {self.unknown}"
+        return "after " + "; ".join(parts)
+
+
+class Attribution(BaseModel):
+    """The moved items that share one change, by outcome, and the contexts they ran in."""
+
+    model_config = ConfigDict(extra="forbid")
+    change: Change
+    improved: list[str] = []
+    regressed: list[str] = []
+    contexts: list[str] = []  # context keys ("staff /tools/form-4 demo")
+
+
 class Comparison(BaseModel):
     model_config = ConfigDict(extra="forbid")
     baseline_run: str | None
@@ -33,3 +107,5 @@ class Comparison(BaseModel):
     recovered: dict[Literal["baseline", "current"], int]  # FLAKY per side
     p_value: float | None
     verdict: str
+    # Per change, the improved and regressed items it is shared by ([]: stored before this).
+    attribution: list[Attribution] = []

@@ -166,11 +166,27 @@ class AgentInfo(BaseModel):
     # How the model was asked for ("local", or the id given): what runs it again. The
     # resolved id above can name a server that only exists while this harness runs it.
     model_ref: str | None = None
+    # Per context key, its capability fragments in prompt order and the lines each has in the
+    # system prompt (where a changed line is put down to a capability); not in the hash.
+    fragments: dict[str, dict[str, int]] = {}
 
     @property
     def ref(self) -> str:
         """How to ask for this agent's model again."""
         return self.model_ref or self.model
+
+    def fragments_in(self, key: str) -> dict[str, str] | None:
+        """A context's capability fragments by name, cut from its system prompt (None: not
+        recorded, or they do not add up to the prompt)."""
+        spans, context = self.fragments.get(key), self.contexts.get(key)
+        if not spans or context is None:
+            return None
+        lines = context.system_prompt.splitlines()
+        out, at = {}, 0
+        for name, count in spans.items():
+            out[name] = "\n".join(lines[at:at + count])
+            at += count + 1  # the blank line between two fragments
+        return out if at - 1 == len(lines) else None
 
 
 class Point(BaseModel):

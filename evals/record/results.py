@@ -175,6 +175,7 @@ class CaseResult(BaseModel):
     repetition: int = 1  # 1..K with --repeat K
     group: str | None = None
     attack: Attack | None = None
+    context: str | None = None  # the key of the context it ran in (None: not recorded)
 
 
 class Totals(BaseModel):

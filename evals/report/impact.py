@@ -127,8 +127,8 @@ def impact(contexts: Mapping[str, FrozenContext], items: Sequence[EvalItem], pla
     if old_agent.model != model:
         reasons.append((f"the chat model changed ({old_agent.model} → {model})", tuple(ids)))
     if old_agent.settings != settings:
-        reasons.append((f"the agent's settings changed ({_settings(old_agent.settings)} →"
-                        f" {_settings(settings)})", tuple(ids)))
+        reasons.append((f"the agent's settings changed ({settings_words(old_agent.settings)} →"
+                        f" {settings_words(settings)})", tuple(ids)))
     edited = tuple(i for i in ids if i in old_plan.cases and old_plan.cases[i] != plan.cases.get(i))
     if edited:
         reasons.append(("its own plan entry changed (the case or scenario was edited)", edited))
@@ -149,14 +149,11 @@ def impact(contexts: Mapping[str, FrozenContext], items: Sequence[EvalItem], pla
         before = old_agent.contexts.get(key)
         if before == now:
             continue
-        frags = fragments.get(key) if fragments is not None else None
-        tools, order_changed = _tool_changes(before.tools if before else [], now.tools)
+        prompt, tools, order_changed = context_diff(
+            before, now, fragments.get(key) if fragments is not None else None)
         changed.append(ContextChange(
-            key=key, where=_where(context_of[key]), new=before is None,
-            prompt=() if before is None else _prompt_changes(before.system_prompt,
-                                                             now.system_prompt, frags),
-            tools=() if before is None else tools, order_changed=order_changed,
-            items=tuple(by_key[key])))
+            key=key, where=_where(context_of[key]), new=before is None, prompt=prompt,
+            tools=tools, order_changed=order_changed, items=tuple(by_key[key])))
 
     touched = {i for _, group in reasons for i in group}
     touched |= {i for c in changed for i in c.items}
@@ -168,7 +165,21 @@ def impact(contexts: Mapping[str, FrozenContext], items: Sequence[EvalItem], pla
         unknown=unknown, notes=tuple(_plan_notes(plan, old_plan)), kinds=kinds)
 
 
-def _settings(s: AgentSettings) -> str:
+def context_diff(before: FrozenContext | None, now: FrozenContext,
+                 fragments: Mapping[str, str] | None = None
+                 ) -> tuple[tuple[FragmentChange, ...], tuple[ToolChange, ...], bool]:
+    """What differs in one context: the prompt's changed lines by capability (`fragments`,
+    today's by name, say whose), the tools changed, and whether only the tools' order did.
+    A context the baseline lacks (`before` None) has no diff, only its tools' order."""
+    tools, order_changed = _tool_changes(before.tools if before else [], now.tools)
+    if before is None:
+        return (), (), order_changed
+    return _prompt_changes(before.system_prompt, now.system_prompt, fragments), tools, \
+        order_changed
+
+
+def settings_words(s: AgentSettings) -> str:
+    """The agent's settings for a person: "max_tool_steps 6"."""
     return ", ".join(f"{k} {v}" for k, v in s.model_dump().items())
 
 
@@ -184,7 +195,7 @@ def _plan_notes(plan: PlanInfo, old: PlanInfo) -> list[str]:
     removed = sorted(set(old.cases) - set(plan.cases))
     if removed:
         out.append(f"{len(removed)} item(s) of the baseline are not in today's plan:"
-                   f" {_ids(tuple(removed))}")
+                   f" {id_list(tuple(removed))}")
     return out
 
 
@@ -195,8 +206,7 @@ def _order(ctx: Context) -> tuple[int, str, str]:
 
 
 def _where(ctx: Context) -> str:
-    return f"{ctx.as_ or 'anonymous'} on {ctx.page_path}" + \
-        (" (look-alike lab)" if ctx.catalog == "lab" else "")
+    return where_of(ctx.key)
 
 
 # the system prompt ---------------------------------------------------------------------------
@@ -339,7 +349,7 @@ def summary(result: Impact) -> str:
     if result.baseline is None:
         return NO_BASELINE
     n = len(result.touched)
-    parts = _wheres(result.changed)
+    parts = wheres([c.where for c in result.changed])
     parts += [_short(why, group) for why, group in result.reasons]
     line = f"this change touches {n} of {result.total} items" + \
         (f" ({'; '.join(parts)})" if parts and n else "") + \
@@ -362,11 +372,17 @@ def _short(why: str, group: tuple[str, ...]) -> str:
     return f"{len(group)} edited"
 
 
-def _wheres(changed: Sequence[ContextChange]) -> list[str]:
-    """The changed contexts, short: "staff on /tools/…", one part per audience."""
+def where_of(key: str) -> str:
+    """A context key ("staff /tools/form-4 demo") as a person says it ("staff on …")."""
+    who, page, catalog = (key.split(" ") + ["", ""])[:3]
+    return f"{who} on {page or '?'}" + (" (look-alike lab)" if catalog == "lab" else "")
+
+
+def wheres(places: Sequence[str]) -> list[str]:
+    """Contexts ("staff on /tools/x"), short: "staff on /tools/…", one part per audience."""
     pages: dict[str, list[str]] = {}
-    for c in changed:
-        who, _, page = c.where.partition(" on ")
+    for place in places:
+        who, _, page = place.partition(" on ")
         pages.setdefault(who, []).append(page.removesuffix(" (look-alike lab)"))
     out = []
     for who, found in pages.items():
@@ -452,11 +468,12 @@ def _items(ids: Sequence[str], kinds: Mapping[str, str]) -> str:
         group = tuple(i for i in ids if kinds.get(i, "case") == kind)
         if group:
             parts.append(f"{len(group)} {kind}{'s' if len(group) != 1 else ''}"
-                         f" ({_ids(group)})")
+                         f" ({id_list(group)})")
     return ", ".join(parts)
 
 
-def _ids(ids: tuple[str, ...]) -> str:
+def id_list(ids: tuple[str, ...]) -> str:
+    """Item ids, the list cut at ITEMS_SHOWN."""
     shown = ", ".join(ids[:ITEMS_SHOWN])
     return shown + (f", … {len(ids) - ITEMS_SHOWN} more" if len(ids) > ITEMS_SHOWN else "")
 

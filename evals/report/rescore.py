@@ -74,7 +74,7 @@ async def rescore(record: RunRecord, cases: list[Case],
         results.append(CaseResult(id=case.id, file=case.file, prompt=case.prompt,
                                   status=classify(attempts), attempts=attempts,
                                   repetition=recorded.repetition, group=case.group,
-                                  attack=case.attack))
+                                  attack=case.attack, context=case.context.key))
     return results
 
 
