@@ -77,7 +77,8 @@ class Change(BaseModel):
         if self.prompt:
             names = ", ".join(f"`{f.capability}`" for f in self.prompt)
             parts.append(f"the {names} fragment{'s' if len(self.prompt) > 1 else ''} changed")
-        parts += [f"tool {t.name} {t.what}" for t in self.tools]
+        parts += [f"the `{t.name}` tool was {t.what}" if t.what in ("added", "removed")
+                  else f"the `{t.name}` tool's schema changed ({t.what})" for t in self.tools]
         if self.order_changed:
             parts.append("the same tools in another order")
         if self.unknown:

@@ -197,3 +197,28 @@ def test_a_frozen_agent_without_a_scenario_s_context_is_refused_before_anything_
     frozen = agent_info("scripted/fake", SETTINGS, {}, (None, False))
     with pytest.raises(PlanMismatch, match=f"baseline has no context for {talk.context.key}"):
         validate_versions([talk], [Version("baseline", ScriptedModel(), frozen)])
+
+
+async def test_a_pair_of_runs_records_what_says_why_an_item_moved(env, store, settings):
+    from evals.report.compare import compare_runs
+
+    cs = cases("no-glowforge")
+    key = cs[0].context.key
+    today = (await all_contexts(env, cs))[key]
+    last = today.system_prompt.splitlines()[-1]
+    old = today.model_copy(update={"system_prompt": today.system_prompt.replace(last, "OLD")})
+    frozen = agent_info("scripted/fake", SETTINGS, {key: FrozenContext(**old.model_dump())})
+    baseline = ScriptedModel(say("Yes, you can book the Glowforge tomorrow."))
+    current = ScriptedModel(say("We don't have a Glowforge."))
+    records = await run(Prepared(env, store, settings), cs,
+                        [Version("baseline", baseline, frozen), Version("current", current)],
+                        plan(cs))
+    now = records["current"]
+    assert [r.context for r in now.cases] == [key]
+    fragments = now.agent.fragments_in(key)
+    assert fragments is not None and last in list(fragments.values())[-1]
+    [group] = compare_runs(records["baseline"], now).attribution
+    assert group.improved == ["no-glowforge"] and group.contexts == [key]
+    [changed] = group.change.prompt
+    assert changed.capability == list(fragments)[-1]
+    assert changed.diff[0] == "-OLD"
