@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict
 
 Outcome = Literal["improved", "regressed", "unchanged", "uncertain"]
 OUTCOMES: tuple[Outcome, ...] = ("improved", "regressed", "unchanged", "uncertain")
+# What a prompt's changed line is put down to when no capability's fragment is known.
+WHOLE_PROMPT = "system prompt"
 
 
 class Pair(BaseModel):
@@ -74,7 +76,9 @@ class Change(BaseModel):
             parts.append(f"the settings changed ({self.settings})")
         if self.new_context:
             parts.append("its context is new (the baseline's agent has none)")
-        if self.prompt:
+        if [f.capability for f in self.prompt] == [WHOLE_PROMPT]:
+            parts.append("the system prompt changed")
+        elif self.prompt:
             names = ", ".join(f"`{f.capability}`" for f in self.prompt)
             parts.append(f"the {names} fragment{'s' if len(self.prompt) > 1 else ''} changed")
         parts += [f"the `{t.name}` tool was {t.what}" if t.what in ("added", "removed")

@@ -20,6 +20,7 @@ from evals.record.results import CHANNELS, Attempt, CaseResult, CheckResult, Sta
 from evals.record.run import RunRecord
 from evals.record.transcript import Turn
 from evals.report.attacks import attack_counts
+from evals.report.attribution import diff_lines, headline
 from evals.report.console import totals_line
 
 # A check's reason quotes what it is about between curly quotes (“…”) or plain ones.
@@ -217,7 +218,8 @@ def outcome_bar(counts: Mapping[str, int]) -> str:
 
 def comparison_body(result: Comparison, baseline: str, current: str) -> str:
     """A stored comparison: its verdict, a bar per file of improved, regressed, unchanged
-    and uncertain cases, and every pair with the reason an uncertain one is uncertain."""
+    and uncertain cases, what changed for the moved ones' contexts (each shared change once,
+    with its diff), and every pair with the reason an uncertain one is uncertain."""
     files: dict[str, Counter[str]] = {}
     file_of = {p.id: p.file for p in result.pairs}
     for case_id, outcome in result.cases.items():
@@ -236,8 +238,18 @@ def comparison_body(result: Comparison, baseline: str, current: str) -> str:
             f'<p class="totals">{_e(result.verdict)} ({p_value})</p>'
             f'<p class="legend">{legend}</p><h2>Per file</h2><table class="grid">'
             f"<tr><th>file</th><th>cases</th><th>counts</th></tr>{rows}</table>"
-            f'<h2>Pairs</h2><table class="grid"><tr><th>case</th><th>rep.</th>'
-            f"<th>before</th><th>now</th><th>outcome</th></tr>{pairs}</table>")
+            + _attribution(result) + '<h2>Pairs</h2><table class="grid"><tr><th>case</th>'
+            f"<th>rep.</th><th>before</th><th>now</th><th>outcome</th></tr>{pairs}</table>")
+
+
+def _attribution(result: Comparison) -> str:
+    """Why the moved items moved: a line per shared change, then its diff once."""
+    out = []
+    for group in result.attribution:
+        diff = "\n".join(diff_lines(group.change))
+        out.append(f"<p>{_e(headline(group))}</p>"
+                   + (f'<div class="call">{_e(diff)}</div>' if diff else ""))
+    return f"<h2>Why they moved</h2>{''.join(out)}" if out else ""
 
 
 def page(title: str, body: str, extra_style: str = "") -> str:

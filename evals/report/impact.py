@@ -25,6 +25,7 @@ from app.identity import AUDIENCES
 from evals.load.context import Context
 from evals.load.items import EvalItem
 from evals.record.artifact import ArtifactError
+from evals.record.comparison import WHOLE_PROMPT
 from evals.record.fingerprint import AgentInfo, AgentSettings, FrozenContext, PlanInfo
 from evals.record.store import RunStore, StoreError
 from evals.settings import eval_settings
@@ -34,8 +35,6 @@ DIFF_LINES = 6  # changed lines shown per capability (or tool), the rest counted
 LINE_CHARS = 100  # a diff line longer than this is cut
 CONTEXT_CHARS = 30  # the unchanged text shown before a changed line's first difference
 ITEMS_SHOWN = 8  # item ids listed per group, the rest counted
-# What a prompt hunk is put down to when no capability's fragment is known.
-WHOLE_PROMPT = "system prompt"
 
 
 @dataclass(frozen=True)

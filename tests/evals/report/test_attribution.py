@@ -154,6 +154,7 @@ def test_fragments_that_do_not_add_up_to_the_prompt_fall_back_to_the_whole_promp
     assert now.fragments_in(STAFF) is None
     [fragment] = change_for(before, now, STAFF).prompt
     assert fragment.capability == "system prompt"
+    assert change_for(before, now, STAFF).describe() == "after the system prompt changed"
 
 
 def test_an_old_comparison_without_attribution_still_loads():

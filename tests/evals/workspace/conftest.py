@@ -22,7 +22,8 @@ async def stored(server_conninfo):
     async with scratch_database(server_conninfo, prefix="test_ws") as info:
         async with RunStore.open(info) as store:
             base = run("ws0000base", "PASS", "We have no Glowforge.", True)
-            cur = run("ws0001run", "FAIL", "Use the Glowforge Pro.", False)
+            cur = run("ws0001run", "FAIL", "Use the Glowforge Pro.", False,
+                      prompt="Say what the lab has.\nOffer any machine <b>asked</b> for.")
             for record in (base, cur):
                 await store.start_run(record)
                 for case in record.cases:

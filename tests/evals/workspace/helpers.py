@@ -5,22 +5,25 @@ import re
 
 from evals.execute.agent import agent_info
 from evals.load.plan import plan_info
-from evals.record.fingerprint import AgentSettings
+from evals.record.fingerprint import AgentSettings, FrozenContext
 from evals.record.results import Attempt, CaseResult, CheckResult
 from evals.record.run import Models, RunRecord
 from evals.record.transcript import Transcript
 from evals.workspace.launch import Launcher
 
 TOKEN = "the-token"
+CONTEXT = "anonymous / demo"
 
 
-def run(run_id: str, status: str, answer: str, passed: bool) -> RunRecord:
+def run(run_id: str, status: str, answer: str, passed: bool,
+        prompt: str = "Say what the lab has.") -> RunRecord:
     return RunRecord(
         run_id=run_id, status="complete", models=Models(chat="m"),
         plan=plan_info([], judge_model=None, judge_prompt_hash=None, repeat=1),
-        agent=agent_info("m", AgentSettings(max_tool_steps=6), {}, ("c", False)),
+        agent=agent_info("m", AgentSettings(max_tool_steps=6),
+                         {CONTEXT: FrozenContext(system_prompt=prompt, tools=[])}, ("c", False)),
         cases=[CaseResult(id="no-glowforge", file="honest-absence.yaml", prompt="Glowforge?",
-                          status=status, attempts=[Attempt(
+                          status=status, context=CONTEXT, attempts=[Attempt(
                               transcript=Transcript(answer=answer), checks=[CheckResult(
                               kind="no_unknown_tools", passed=passed,
                               reason="ok" if passed else f"offers “{answer}”")])])])

@@ -33,6 +33,9 @@ def test_the_tabs_and_a_runs_evidence(client):
     assert "<mark" not in filtered.text  # filtered to PASS: the failed case is not listed
     assert legacy.url.path == "/results" and "Use the Glowforge Pro." in legacy.text
     assert 'class="regressed" style="width:100.0%"' in comparison.text
+    assert ("<h2>Why they moved</h2><p>1 regressed (no-glowforge) · anonymous on /: after the"
+            " system prompt changed</p>") in comparison.text
+    assert "+Offer any machine &lt;b&gt;asked&lt;/b&gt; for." in comparison.text  # escaped
     assert missing.status_code == 404
     assert "no-glowforge" in tests.text and "anonymous-smoke-report" in tests.text
     assert "script-src 'self'" in tests.headers["content-security-policy"]
