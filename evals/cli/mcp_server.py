@@ -33,9 +33,10 @@ from evals.load.cases import CaseFileError
 from evals.load.selection import select_items
 from evals.record.artifact import ArtifactError, read_run
 from evals.record.fingerprint import Selection
-from evals.record.listings import LaunchedRun
+from evals.record.listings import LaunchedRun, StoredComparison
 from evals.record.run import RunRecord
 from evals.record.store import StoreError
+from evals.report.attribution import diff_lines
 from evals.workspace.launch import POINT_NAME, Job, Launcher, Request
 
 Names = Annotated[str | None, Field(default=None, max_length=2000,
@@ -68,6 +69,23 @@ async def _follow(launcher: Launcher, request: Request, title: str, ctx: Context
         await job.task
         runs = await store.launched(job.id)
     return job, runs
+
+
+def compare_answer(row: StoredComparison) -> dict[str, Any]:
+    """The compare tool's answer: the counts, the verdict, every pair, and why the moved
+    items moved (per shared change: the items, the change in a line, and its diff)."""
+    result = row.result
+    return _clean({"comparison_id": row.id, "point": row.point,
+                   "baseline_run": row.baseline_run, "current_run": row.current_run,
+                   "counts": result.counts, "verdict": result.verdict,
+                   "p_value": result.p_value,
+                   "pairs": [p.model_dump(include={"id", "repetition", "baseline",
+                                                   "current", "outcome", "why"})
+                             for p in result.pairs],
+                   "why_moved": [{"improved": g.improved, "regressed": g.regressed,
+                                  "contexts": g.contexts, "change": g.change.describe(),
+                                  "diff": diff_lines(g.change)}
+                                 for g in result.attribution]})
 
 
 def create_server(env: dict[str, str] | None = None) -> MCPServer:
@@ -134,7 +152,8 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
     async def compare(point: Annotated[str, Field(max_length=64)],
                       ctx: Context | None = None) -> dict[str, Any]:
         """Run a saved comparison point's frozen agent and today's under the point's plan,
-        and pair their cases: improved, regressed, unchanged, uncertain."""
+        and pair their cases: improved, regressed, unchanged, uncertain; and for the moved
+        ones, what changed for their context (prompt fragments, tool schemas, model)."""
         if not POINT_NAME.match(point):
             raise ToolError(f"point {point!r}: letters, digits, '.', '_' and '-'")
         async with open_store(app_settings()) as store:
@@ -151,15 +170,7 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
                     if r.baseline_run in ours and r.current_run in ours]
             if not mine:
                 raise failed("the comparison did not finish", job)
-            row = await store.load_comparison(mine[0].id)
-        result = row.result
-        return _clean({"comparison_id": row.id, "point": row.point,
-                       "baseline_run": row.baseline_run, "current_run": row.current_run,
-                       "counts": result.counts, "verdict": result.verdict,
-                       "p_value": result.p_value,
-                       "pairs": [p.model_dump(include={"id", "repetition", "baseline",
-                                                       "current", "outcome", "why"})
-                                 for p in result.pairs]})
+            return compare_answer(await store.load_comparison(mine[0].id))
 
     @server.tool()
     async def show_prompt(role: Role = None, page: Page = "/",

@@ -162,3 +162,26 @@ def test_calibrate_judge_never_reads_a_hidden_or_non_json_file_under_the_project
                  ".data/../.git/HEAD"):
         with pytest.raises(ToolError, match="outside its hidden folders, is read"):
             _project_file(file)
+
+
+def test_the_compare_answer_says_why_the_moved_items_moved():
+    import datetime as dt
+
+    from evals.cli.mcp_server import compare_answer
+    from evals.record.comparison import Attribution, Change, Comparison, FragmentDiff
+    from evals.record.listings import StoredComparison
+
+    change = Change(prompt=(FragmentDiff(capability="maintenance",
+                                         diff=("-Confirm first.", "+Never confirm.")),))
+    result = Comparison(baseline_run="a", current_run="b", plan_fingerprint="p", pairs=[],
+                        counts={"regressed": 2}, recovered={"baseline": 0, "current": 0},
+                        p_value=0.5, verdict="v", attribution=[Attribution(
+                            change=change, regressed=["t1", "t2"],
+                            contexts=["staff /staff/tickets demo"])])
+    answer = compare_answer(StoredComparison(id="c1", created_at=dt.datetime.now(dt.UTC),
+                                             point="base", baseline_run="a", current_run="b",
+                                             result=result))
+    assert answer["why_moved"] == [{
+        "improved": [], "regressed": ["t1", "t2"], "contexts": ["staff /staff/tickets demo"],
+        "change": "after the `maintenance` fragment changed",
+        "diff": ["maintenance:", "  -Confirm first.", "  +Never confirm."]}]
