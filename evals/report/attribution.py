@@ -90,7 +90,7 @@ def render(groups: Sequence[Attribution]) -> list[str]:
     """Why the moved items moved: a line per shared change, then its diff once."""
     if not groups:
         return []
-    out = ["why they moved:"]
+    out = ["", "why they moved:"]
     for group in groups:
         out.append(f"  {headline(group)}")
         out += [f"    {line}" for line in diff_lines(group.change)]

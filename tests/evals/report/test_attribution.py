@@ -67,7 +67,7 @@ def test_a_changed_tool_schema_names_the_tool_and_the_field():
         "list_open_tickets", "maintenance", "parameters changed: status")
     assert not group.change.prompt
     assert attribution.render([group]) == [
-        "why they moved:",
+        "", "why they moved:",
         "  1 improved (t1) · staff on /staff/tickets: after the `list_open_tickets` tool's"
         " schema changed (parameters changed: status)",
         "    tool list_open_tickets (maintenance): parameters changed: status"]
