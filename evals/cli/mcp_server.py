@@ -83,6 +83,7 @@ def compare_answer(row: StoredComparison) -> dict[str, Any]:
                                                    "current", "outcome", "why"})
                              for p in result.pairs],
                    "why_moved": [{"improved": g.improved, "regressed": g.regressed,
+                                  "moved_but_undecided": g.unsettled,
                                   "contexts": g.contexts, "change": g.change.describe(),
                                   "diff": diff_lines(g.change)}
                                  for g in result.attribution]})

@@ -98,6 +98,9 @@ class Attribution(BaseModel):
     change: Change
     improved: list[str] = []
     regressed: list[str] = []
+    # Uncertain items whose status changed (UNDECIDED → FAIL, PASS → ERROR): not a move the
+    # counts or the test see, but what a person looks at next.
+    unsettled: list[str] = []
     contexts: list[str] = []  # context keys ("staff /tools/form-4 demo")
 
 

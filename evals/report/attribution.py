@@ -15,25 +15,27 @@ from evals.report.impact import context_diff, id_list, settings_words, where_of,
 MOVED: tuple[Outcome, ...] = ("regressed", "improved")
 
 
-def attribute(baseline: RunRecord, current: RunRecord, outcomes: Mapping[str, Outcome]
-              ) -> list[Attribution]:
-    """The improved and regressed items of `outcomes` (item id -> outcome), grouped by what
-    changed for their context; the group with the most regressions first."""
+def attribute(baseline: RunRecord, current: RunRecord, outcomes: Mapping[str, Outcome],
+              unsettled: Sequence[str] = ()) -> list[Attribution]:
+    """The improved and regressed items of `outcomes` (item id -> outcome), and the
+    `unsettled` ones (uncertain, but their status changed), grouped by what changed for their
+    context; the group with the most regressions first."""
     keys = {r.id: r.context for r in baseline.cases if r.context}
     keys |= {r.id: r.context for r in current.cases if r.context}
     changes: dict[str | None, Change] = {}
     groups: dict[Change, Attribution] = {}
-    for item, outcome in outcomes.items():
-        if outcome not in MOVED:
-            continue
+    moved = [(item, outcome) for item, outcome in outcomes.items() if outcome in MOVED]
+    for item, outcome in [*moved, *((i, "unsettled") for i in unsettled)]:
         key = keys.get(item)
         if key not in changes:
             changes[key] = change_for(baseline.agent, current.agent, key)
         group = groups.setdefault(changes[key], Attribution(change=changes[key]))
-        (group.improved if outcome == "improved" else group.regressed).append(item)
+        {"improved": group.improved, "regressed": group.regressed}.get(
+            outcome, group.unsettled).append(item)
         if key is not None and key not in group.contexts:
             group.contexts.append(key)
-    return sorted(groups.values(), key=lambda g: (-len(g.regressed), -len(g.improved)))
+    return sorted(groups.values(), key=lambda g: (-len(g.regressed), -len(g.improved),
+                                                  -len(g.unsettled)))
 
 
 def change_for(before: AgentInfo | None, now: AgentInfo | None, key: str | None) -> Change:
@@ -64,7 +66,8 @@ def change_for(before: AgentInfo | None, now: AgentInfo | None, key: str | None)
 def headline(group: Attribution) -> str:
     """One line: how many moved which way, where, and after what."""
     moved = [f"{len(ids)} {outcome} ({id_list(tuple(ids))})" for outcome, ids in
-             (("regressed", group.regressed), ("improved", group.improved)) if ids]
+             (("regressed", group.regressed), ("improved", group.improved),
+              ("moved but undecided", group.unsettled)) if ids]
     where = wheres([where_of(k) for k in group.contexts])
     return ", ".join(moved) + (f" · {'; '.join(where)}" if where else "") + \
         f": {group.change.describe()}"

@@ -116,7 +116,16 @@ def compare_runs(baseline: RunRecord, current: RunRecord) -> Comparison:
                       plan_fingerprint=current.plan.fingerprint if current.plan else None,
                       pairs=pairs, cases=cases, counts=full, recovered=recovered, p_value=p,
                       verdict=verdict_words(full["improved"], full["regressed"], p),
-                      attribution=attribution.attribute(baseline, current, cases))
+                      attribution=attribution.attribute(baseline, current, cases,
+                                                        unsettled(pairs, cases)))
+
+
+def unsettled(pairs: list[Pair], cases: dict[str, Outcome]) -> list[str]:
+    """Uncertain items whose status changed in some repetition (UNDECIDED → FAIL, say): the
+    comparison cannot count them, but the change that moved them is worth reading."""
+    return list(dict.fromkeys(
+        p.id for p in pairs if cases.get(p.id) == "uncertain" and p.baseline != p.current
+        and "—" not in (p.baseline, p.current)))
 
 
 def render(c: Comparison, baseline_label: str, current_label: str) -> str:

@@ -160,3 +160,16 @@ def test_fragments_that_do_not_add_up_to_the_prompt_fall_back_to_the_whole_promp
 def test_an_old_comparison_without_attribution_still_loads():
     stored = compare_runs(RunRecord(), RunRecord()).model_dump(exclude={"attribution"})
     assert Comparison.model_validate(stored).attribution == []
+
+
+def test_an_uncertain_item_whose_status_changed_is_put_down_too():
+    changed = FRAGMENTS | {"maintenance": "List open tickets when asked.\nNever confirm."}
+    comparison = compare_runs(run(agent(), {"t1": "UNDECIDED", "t2": "UNDECIDED"}, WHERE),
+                              run(agent(staff=changed), {"t1": "FAIL", "t2": "UNDECIDED"},
+                                  WHERE))
+    assert comparison.cases == {"t1": "uncertain", "t2": "uncertain"}  # counted as neither
+    [group] = comparison.attribution
+    assert group.unsettled == ["t1"] and not group.regressed  # t2 did not move
+    assert attribution.headline(group) == (
+        "1 moved but undecided (t1) · staff on /staff/tickets: after the `maintenance`"
+        " fragment changed")
