@@ -92,6 +92,10 @@ class EvalSettings(BaseSettings):
     advisory_judge: bool = Field(default=False, description=(
         "Call a judge that has not earned trust, and record its verdicts as advisory (by"
         " default it is not called and its items are UNDECIDED)."))
+    auto_calibrate: bool = Field(default=True, description=(
+        "Calibrate a judge with no calibration record under its prompt on the shipped"
+        " makerspace set at the start of the run that first uses it, and save the record"
+        " (0 skips it: its items stay UNDECIDED)."))
     endpoint_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("ENDPOINT_API_KEY"),
         description="The key sent to an `--endpoint` (ENDPOINT_API_KEY).")

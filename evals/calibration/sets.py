@@ -2,7 +2,9 @@
 with the verdict a careful member of lab staff gives (evals/calibration/makerspace.yaml).
 
 `python -m evals calibrate --set makerspace` has the judge rate every reply with its case's
-rubric and must_not, through the same judge prompt the runner uses, and compares.
+rubric and must_not, through the same judge prompt the runner uses, and compares. With an
+evaluator pack (`--judge PACK/NAME`) the pack's rubric and must_not replace the case's, as in a
+run, so the pack's prompt is what is measured.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from app.chat.models import ChatModel, ModelCallError
 from evals.calibration.calibrate import CalibrationError, Rated
 from evals.fixtures.catalog import fixtures_for
 from evals.judge import MAKERSPACE, JudgeInput, UnreadableVerdict, judge
+from evals.judge.setup import PackPrompt
 from evals.load.cases import Case, CaseFileError
 from evals.load.yamlfile import line_of, read_yaml
 
@@ -70,31 +73,45 @@ def load_set(cases: list[Case], path: Path = MAKERSPACE_SET) -> list[Item]:
     return items
 
 
-def judge_input(item: Item) -> JudgeInput:
-    """What the runner would send the judge had the assistant given this reply."""
+def judge_input(item: Item, pack: PackPrompt | None = None) -> JudgeInput:
+    """What the runner would send the judge had the assistant given this reply (rated with
+    the pack's prompt instead of the case's rubric, if a pack is given)."""
     ctx = item.case.context
     conversation = item.case.history_messages()
     conversation.append({"role": "user", "content": item.case.prompt})
+    rubric, must_not = (pack.rubric, pack.must_not) if pack else (item.case.rubric,
+                                                                  item.case.must_not)
     return JudgeInput(
-        rubric=item.case.rubric, must_not=item.case.must_not, conversation=conversation,
+        rubric=rubric, must_not=must_not, conversation=conversation,
         reply=item.reply.reply, tool_calls=[],
         reference={"page": ctx.page_path, "asking_as": ctx.as_ or "anonymous visitor",
                    "catalogue": sorted(fixtures_for(ctx.catalog).slugs), "qr_codes": []},
         pictures=list(item.case.photos))
 
 
-async def rate(items: list[Item], model: ChatModel, concurrency: int = 2
+async def rate(items: list[Item], model: ChatModel, concurrency: int = 2,
+               pack: PackPrompt | None = None, *, strict: bool = False
                ) -> tuple[list[Rated], dict[str, str]]:
-    """The judge's verdict on every labelled reply, and the labels."""
+    """The judge's verdict on every labelled reply, and the labels. A reply the judge could
+    not rate is left out; `strict`: a failed model call stops the rating and is raised (the
+    judge is broken, not this reply), the calls still in flight cancelled."""
     limit = asyncio.Semaphore(concurrency)
 
     async def one(item: Item) -> Rated:
         async with limit:
             try:
-                v = await judge(model, judge_input(item), MAKERSPACE)
-            except (UnreadableVerdict, ModelCallError) as exc:
+                v = await judge(model, judge_input(item, pack), MAKERSPACE)
+            except UnreadableVerdict as exc:
+                return Rated(item.reply.id, None, str(exc))
+            except ModelCallError as exc:
+                if strict:
+                    raise
                 return Rated(item.reply.id, None, str(exc))
         return Rated(item.reply.id, "pass" if v.passed else "fail", v.reason)
 
-    rated = list(await asyncio.gather(*(one(i) for i in items)))
-    return rated, {i.reply.id: i.reply.label for i in items}
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(one(i)) for i in items]
+    except* ModelCallError as failed:
+        raise failed.exceptions[0] from None
+    return [t.result() for t in tasks], {i.reply.id: i.reply.label for i in items}

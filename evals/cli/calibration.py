@@ -35,9 +35,11 @@ from evals.calibration.mrbench import report as mrbench_report
 from evals.calibration.mrbench import run_suite as run_mrbench
 from evals.calibration.sets import load_set, rate
 from evals.cli.common import CliError, Commands, in_store, open_store, run_closing
-from evals.judge import MAKERSPACE, TUTORING
+from evals.judge import TUTORING
+from evals.judge.setup import prompt_hash_for
 from evals.judge.trust import JUDGES_FILE, JudgeRecord, JudgesFileError, save_record, today, trust
 from evals.load.cases import CaseFileError, load_cases
+from evals.load.packs import PackError, load_pack_prompt
 from evals.record.artifact import write_run
 from evals.record.results import CaseResult, Totals
 from evals.record.run import Models, RunRecord, RunSettings
@@ -72,6 +74,9 @@ def register(sub: Commands) -> None:
                           " judge's verdicts count")
     cal.add_argument("--file", type=Path, help="the set's data file (MRBench_V2.json)")
     cal.add_argument("--judge-model", default=eval_settings().judge_model)
+    cal.add_argument("--judge", dest="judge_pack", metavar="PACK/NAME",
+                     help="--set makerspace: rate with this evaluator pack's prompt instead of"
+                          " each case's rubric; --save records the pack's own calibration")
     cal.add_argument("--limit", type=int, default=30, help="tutor replies to rate")
     cal.add_argument("--json", action="store_true", help="print JSON")
     cal.set_defaults(handler=calibrate_command)
@@ -91,6 +96,8 @@ def accuracy(args: argparse.Namespace) -> int:
 
 
 def calibrate_command(args: argparse.Namespace) -> int:
+    if args.judge_pack and args.set != "makerspace":
+        raise CliError("--judge PACK/NAME rates the makerspace set: give --set makerspace")
     try:
         if args.stored_labels:
             return _calibrate_labels(args)
@@ -139,28 +146,37 @@ def _calibrate_labels(args: argparse.Namespace) -> int:
     else:
         print(render(found.result) + "\n" + render_extra(found))
     if args.save:
-        _save(found.model, found.prompt_hash, LABELS_SET, found.result)
+        _save(found.model, found.prompt_hash, LABELS_SET, found.result, pack=args.pack)
     return 0
 
 
-def _save(model: str, prompt_hash: str, set_name: str, result: Calibration) -> None:
+def _save(model: str, prompt_hash: str, set_name: str, result: Calibration,
+          pack: str | None = None) -> None:
     save_record(JudgeRecord(model=model, prompt_hash=prompt_hash, set=set_name, n=result.rated,
-                            agreement=result.agreement, kappa=result.kappa, date=today()))
-    verdict = trust(model, prompt_hash)
-    print(f"saved to {JUDGES_FILE}: {model} on {set_name}; its verdicts"
+                            agreement=result.agreement, kappa=result.kappa, date=today(),
+                            pack=pack))
+    verdict = trust(model, prompt_hash, pack=pack)
+    print(f"saved to {JUDGES_FILE}: {model}{f' with pack {pack}' if pack else ''} on"
+          f" {set_name}; its verdicts"
           f" {'decide cases' if verdict.trusted else 'stay advisory'} ({verdict.reason})")
 
 
 def _calibrate_makerspace(args: argparse.Namespace) -> int:
     items = load_set(load_cases())
+    try:
+        pack = load_pack_prompt(args.judge_pack) if args.judge_pack else None
+    except PackError as exc:
+        raise CliError(str(exc)) from exc
     model_id, (verdicts, labels) = _rate_with_judge(
         args.judge_model,
-        f"{len(items)} labelled replies to {len({i.case.id for i in items})} judged cases",
-        lambda model, parallel: rate(items, model, parallel))
+        f"{len(items)} labelled replies to {len({i.case.id for i in items})} judged cases"
+        + (f", rated with pack {pack.ref}" if pack else ""),
+        lambda model, parallel: rate(items, model, parallel, pack))
     result = calibrate(verdicts, labels)
     print(to_json(result) if args.json else render(result))
     if args.save:
-        _save(model_id, MAKERSPACE.hash(), "makerspace", result)
+        _save(model_id, prompt_hash_for(pack), "makerspace", result,
+              pack.ref if pack else None)
     return 0
 
 

@@ -1,6 +1,6 @@
 """What the commands share: the one error type, the run options every running command takes
-(each flag's default from EvalSettings), the models a run starts, progress, signals and the
-run store."""
+(each flag's default from EvalSettings), the models a run starts (a judge with no calibration
+record calibrated first), progress, signals and the run store."""
 
 from __future__ import annotations
 
@@ -20,11 +20,15 @@ from app.chat.openai_wire import close_clients
 from app.localmodel import local_model_settings, uses_local_model
 from app.localmodel.server import LocalModelError
 from app.settings import Settings, get_settings
+from evals.calibration.auto import calibrate_first, prompts_asked, unrecorded
+from evals.calibration.calibrate import CalibrationError
+from evals.calibration.sets import load_set
 from evals.execute.cache import POLICIES, Policy
 from evals.execute.runner import GRACE_S
 from evals.judge import MAKERSPACE
-from evals.judge.setup import JudgeSetup
-from evals.judge.trust import JudgesFileError, trust
+from evals.judge.setup import JudgeSetup, prompt_hash_for
+from evals.judge.trust import JUDGES_FILE, JudgesFileError, trust
+from evals.load.cases import CaseFileError, load_cases
 from evals.load.items import EvalItem
 from evals.load.packs import PackError, load_pack_prompt
 from evals.load.selection import has_conversations
@@ -64,6 +68,7 @@ class JudgeChoice:
     pack: str | None = None
     trust: bool = False
     advisory: bool = False  # call an untrusted judge anyway, its verdicts advisory
+    auto_calibrate: bool = True  # calibrate a judge with no record first (calibrate_new_judge)
 
 
 @dataclass(frozen=True)
@@ -143,6 +148,11 @@ def add_run_flags(p: argparse.ArgumentParser, *, model_help: str) -> None:
     p.add_argument("--advisory-judge", action="store_true", default=env.advisory_judge,
                    help="call a judge that has not earned trust and record its verdicts as"
                         " advisory (EVAL_ADVISORY_JUDGE; by default it is not called)")
+    p.add_argument("--auto-calibrate", action=argparse.BooleanOptionalAction,
+                   default=env.auto_calibrate,
+                   help="calibrate a judge with no calibration record under its prompt on the"
+                        " makerspace set before the run, and save the record"
+                        " (EVAL_AUTO_CALIBRATE; on by default)")
     p.add_argument("--cache", choices=POLICIES, default=env.cache,
                    help="the model-call cache (EVAL_CACHE): reuse replays a call already made"
                         " (default), refresh makes every call again and keeps it, off"
@@ -167,7 +177,8 @@ def run_options(args: argparse.Namespace, selection: Selection | None = None) ->
             full=bool(getattr(args, "full", False))),
         model=args.model,
         judge=JudgeChoice(args.judge_model, getattr(args, "judge_pack", None),
-                          bool(args.trust_judge), bool(getattr(args, "advisory_judge", False))),
+                          bool(args.trust_judge), bool(getattr(args, "advisory_judge", False)),
+                          bool(getattr(args, "auto_calibrate", True))),
         concurrency=args.concurrency, repeat=rule.max if rule else asked, rule=rule,
         fail_on_skip=args.fail_on_skip, max_cost=getattr(args, "max_cost", None),
         vision=eval_settings().vision, artifact=args.artifact,
@@ -183,8 +194,8 @@ def judge_setup(settings: Settings, items: Sequence[EvalItem], choice: JudgeChoi
     model = model_for_job(settings, "judge", choice.model)
     pack = load_pack_prompt(choice.pack) if choice.pack else None
     setup = JudgeSetup(model, trust(model.model_id, MAKERSPACE.hash()), choice.trust, pack,
-                       trust(model.model_id, pack.hash(MAKERSPACE.hash())) if pack else None,
-                       advisory=choice.advisory)
+                       trust(model.model_id, prompt_hash_for(pack), pack=pack.ref)
+                       if pack else None, advisory=choice.advisory)
     n = sum(i.judged for i in items)
     if pack is not None and setup.pack_trust is not None:
         cases_n = sum(1 for i in items if i.single_turn and i.judged)
@@ -210,6 +221,50 @@ def judge_setup(settings: Settings, items: Sequence[EvalItem], choice: JudgeChoi
               f" cases{rest}: they stay UNDECIDED (--advisory-judge calls it):"
               f" {setup.trust.reason}")
     return setup
+
+
+def calibrate_new_judge(settings: Settings, items: Sequence[EvalItem], choice: JudgeChoice,
+                        concurrency: int) -> None:
+    """Before a run: a judge with no calibration record under a prompt the run asks it with
+    rates the shipped makerspace set, and the record is saved (evals/calibration/auto.py); says
+    the figures on stdout. A calibration that fails leaves the judge untrusted and says why;
+    the run goes on. Called with the embedded model already started if the judge is it."""
+    if not choice.auto_calibrate or not any(i.judged for i in items):
+        return
+    try:
+        model = model_for_job(settings, "judge", choice.model)
+        pack = load_pack_prompt(choice.pack) if choice.pack else None
+    except (ModelCallError, PackError):
+        return  # start_models says what is wrong, and stops the run
+    try:
+        todo = unrecorded(model.model_id, prompts_asked(items, pack))
+    except JudgesFileError as exc:
+        raise CliError(f"cannot start: {exc}") from exc
+    if not todo:
+        return
+    try:
+        labelled = load_set(load_cases())
+    except (CalibrationError, CaseFileError) as exc:
+        print(f"judge: {model.model_id} cannot be calibrated, so it stays untrusted: the"
+              f" makerspace set does not load: {exc}")
+        return
+    for prompt in todo:
+        under = f"pack {prompt.ref}'s prompt" if prompt else "its prompt"
+        print(f"judge: {model.model_id} has no calibration record under {under}"
+              f" ({prompt_hash_for(prompt)}): calibrating it first on the makerspace set"
+              f" ({len(labelled)} labelled replies; --no-auto-calibrate skips this)")
+        try:
+            record, now = run_closing(calibrate_first(model, prompt, labelled, concurrency))
+        except ModelCallError as exc:
+            print(f"judge: calibrating {model.model_id} failed, so it stays untrusted (nothing"
+                  f" saved; the next run tries again): {exc}")
+            return
+        agreement = "undefined" if record.agreement is None else f"{record.agreement:.0%}"
+        kappa = "undefined" if record.kappa is None else f"{record.kappa:.2f}"
+        print(f"judge: calibrated {model.model_id} under {under}: {record.n} items, agreement"
+              f" {agreement}, kappa {kappa}; its verdicts"
+              f" {'now decide' if now.trusted else 'do not decide'} ({now.reason});"
+              f" saved to {JUDGES_FILE.name}")
 
 
 def start_models(settings: Settings, items: Sequence[EvalItem], choice: JudgeChoice,
@@ -243,6 +298,7 @@ def with_models(options: RunOptions, items: Sequence[EvalItem], models: list[str
         settings.local_model_parallel if chat_is_local else DEFAULT_CONCURRENCY)
     try:
         with local_model_settings(settings, local) as settings:
+            calibrate_new_judge(settings, items, options.judge, concurrency)
             return run_closing(body(settings, _with(options, concurrency)))
     except LocalModelError as exc:
         raise CliError(f"local model: {exc}") from exc

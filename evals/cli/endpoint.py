@@ -13,7 +13,13 @@ from app.chat.openai_wire import OpenAICompatModel
 from app.localmodel import local_model_settings, uses_local_model
 from app.localmodel.server import LocalModelError
 from app.settings import Settings, get_settings
-from evals.cli.common import CliError, RunOptions, judge_setup, run_closing
+from evals.cli.common import (
+    CliError,
+    RunOptions,
+    calibrate_new_judge,
+    judge_setup,
+    run_closing,
+)
 from evals.execute.endpoint import run_endpoint
 from evals.judge.trust import JudgesFileError
 from evals.load.cases import Case, CaseFileError, load_cases
@@ -41,6 +47,8 @@ def run_endpoint_command(args: argparse.Namespace, options: RunOptions) -> int:
     local = any(c.judged for c in cases) and uses_local_model(base, options.judge.model, "judge")
     try:
         with local_model_settings(base, local) as settings:
+            calibrate_new_judge(settings, cases, options.judge,
+                                options.concurrency or DEFAULT_CONCURRENCY)
             return run_closing(_run(cases, args, options, settings))
     except LocalModelError as exc:
         raise CliError(f"local model: {exc}") from exc

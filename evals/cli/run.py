@@ -311,7 +311,8 @@ def _resume_locked(args: argparse.Namespace, run: RunRecord) -> int:
     selection = run.plan.selection or Selection()
     options = RunOptions(
         selection=selection, model=run.agent.ref,
-        judge=_judge_of(run), concurrency=args.concurrency, repeat=run.plan.repeat,
+        judge=_judge_of(run, auto_calibrate=eval_settings().auto_calibrate),
+        concurrency=args.concurrency, repeat=run.plan.repeat,
         rule=run.plan.repeat_rule, fail_on_skip=args.fail_on_skip, max_cost=args.max_cost,
         vision=eval_settings().vision, cache=run.settings.cache or eval_settings().cache,
         **({"artifact": args.artifact} if args.artifact is not None else {}))
@@ -363,7 +364,8 @@ def run_failed(args: argparse.Namespace) -> int:
     narrowed = Selection(file=sel.file, names=tuple(i.id for i in items), only=sel.only,
                          full=sel.full)
     options = dataclasses.replace(
-        run_options(args, narrowed), judge=_judge_of(source, bool(args.advisory_judge)),
+        run_options(args, narrowed),
+        judge=_judge_of(source, bool(args.advisory_judge), bool(args.auto_calibrate)),
         repeat=source.plan.repeat,
         rule=source.plan.repeat_rule,
         model=args.model or (source.agent.ref if source.agent else None))
@@ -386,11 +388,12 @@ async def _run_to_rerun(settings: Settings, ref: str) -> RunRecord:
         return await store.load_run(ref)
 
 
-def _judge_of(run: RunRecord, advisory: bool = False) -> JudgeChoice:
+def _judge_of(run: RunRecord, advisory: bool = False, auto_calibrate: bool = True
+              ) -> JudgeChoice:
     """The judge a run was judged by, asked for again (and asked anyway when it was
     advisory, or `advisory` says so)."""
     return JudgeChoice(run.models.judge, run.settings.judge_pack, run.judge_trusted_by_flag,
-                       run.settings.advisory_judge or advisory)
+                       run.settings.advisory_judge or advisory, auto_calibrate)
 
 
 async def _resumable(settings: Settings, ref: str | None) -> RunRecord:

@@ -33,6 +33,11 @@ class PackPrompt:
         return hashlib.sha256(material.encode()).hexdigest()[:16]
 
 
+def prompt_hash_for(pack: PackPrompt | None) -> str:
+    """The hash of what the judge is asked: the template, with the pack's prompt if any."""
+    return pack.hash(MAKERSPACE.hash()) if pack else MAKERSPACE.hash()
+
+
 @dataclass(frozen=True)
 class JudgeSetup:
     """The judge for a run and whether its verdicts decide cases."""
@@ -49,7 +54,7 @@ class JudgeSetup:
     @property
     def prompt_hash(self) -> str:
         """The hash of what the judge is asked: the template, with the pack's prompt if any."""
-        return self.pack.hash(MAKERSPACE.hash()) if self.pack else MAKERSPACE.hash()
+        return prompt_hash_for(self.pack)
 
     @property
     def decides(self) -> bool:

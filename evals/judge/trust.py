@@ -1,10 +1,11 @@
 """Which judges have earned their verdicts: calibration results per judge model.
 
 `python -m evals calibrate … --save` records, in evals/judge/judges.yaml, the judge model, the hash
-of the judge prompt template it was calibrated under, the labelled set, how many items it
-rated, its agreement with people and Cohen's kappa. A judged check decides a case only when
-its judge model has a record under the same prompt hash with kappa ≥ MIN_KAPPA on at least
-MIN_ITEMS items; otherwise its verdict is advisory and the case is UNDECIDED.
+of the judge prompt it was calibrated under (the template's, or an evaluator pack's: then the
+pack is named too), the labelled set, how many items it rated, its agreement with people and
+Cohen's kappa. A judged check decides a case only when its judge model has a record under the
+same prompt hash with kappa ≥ MIN_KAPPA on at least MIN_ITEMS items; otherwise its verdict is
+advisory and the case is UNDECIDED.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class JudgeRecord(BaseModel):
     agreement: float | None
     kappa: float | None
     date: str
+    pack: str | None = None  # the evaluator pack prompt (PACK/NAME) rated under; None: none
 
 
 _RECORDS = TypeAdapter(list[JudgeRecord])
@@ -39,7 +41,13 @@ class JudgesFileError(ValueError):
     """evals/judge/judges.yaml cannot be read; the message names the file and the field."""
 
 
-def load_records(path: Path = JUDGES_FILE) -> list[JudgeRecord]:
+def _file(path: Path | None) -> Path:
+    # JUDGES_FILE is read when called, not bound at definition, so it can be pointed elsewhere.
+    return JUDGES_FILE if path is None else path
+
+
+def load_records(path: Path | None = None) -> list[JudgeRecord]:
+    path = _file(path)
     if not path.exists():
         return []
     try:
@@ -55,13 +63,24 @@ class Trust:
     reason: str
 
 
-def trust(model: str, prompt_hash: str, path: Path = JUDGES_FILE) -> Trust:
-    """Whether a judge model's verdicts under this prompt decide cases."""
+def has_record(model: str, prompt_hash: str, path: Path | None = None) -> bool:
+    """Whether this judge model was ever calibrated under this prompt, well or badly."""
+    return any(r.model == model and r.prompt_hash == prompt_hash for r in load_records(path))
+
+
+def trust(model: str, prompt_hash: str, path: Path | None = None, pack: str | None = None
+          ) -> Trust:
+    """Whether a judge model's verdicts under this prompt (with this pack's, if any) decide
+    cases."""
     records = [r for r in load_records(path) if r.model == model]
+    same = [r for r in records if r.prompt_hash == prompt_hash]
+    if not same and pack is not None:
+        return Trust(False, f"{model} has no calibration record under pack {pack}'s prompt"
+                            f" (python -m evals calibrate --set makerspace --judge {pack}"
+                            " --save)")
     if not records:
         return Trust(False, f"{model} has no calibration record (python -m evals calibrate"
                             " --set makerspace --save)")
-    same = [r for r in records if r.prompt_hash == prompt_hash]
     if not same:
         return Trust(False, f"{model} was calibrated under another judge prompt"
                             f" ({', '.join(sorted({r.prompt_hash for r in records}))});"
@@ -78,18 +97,23 @@ def trust(model: str, prompt_hash: str, path: Path = JUDGES_FILE) -> Trust:
                         f" decides with kappa ≥ {MIN_KAPPA} on ≥ {MIN_ITEMS} items")
 
 
-def save_record(record: JudgeRecord, path: Path = JUDGES_FILE) -> None:
-    """Add a record, replacing one for the same model, prompt and set; written atomically."""
-    records = [r for r in load_records(path)
-               if (r.model, r.prompt_hash, r.set) != (record.model, record.prompt_hash,
-                                                      record.set)]
+def save_record(record: JudgeRecord, path: Path | None = None) -> None:
+    """Add a record, replacing one for the same model, prompt, pack and set; written
+    atomically."""
+    path = _file(path)
+    records = [r for r in load_records(path) if _key(r) != _key(record)]
     records.append(record)
+    # A base prompt's record is written without `pack`, as it always was.
     text = ("# Judge calibration records, written by `python -m evals calibrate --save`.\n"
-            + yaml.safe_dump([r.model_dump() for r in records], sort_keys=False,
-                             allow_unicode=True))
+            + yaml.safe_dump([r.model_dump(exclude={"pack"} if r.pack is None else None)
+                              for r in records], sort_keys=False, allow_unicode=True))
     tmp = path.with_suffix(".tmp")
     tmp.write_text(text)
     tmp.replace(path)
+
+
+def _key(record: JudgeRecord) -> tuple[str, str, str | None, str]:
+    return record.model, record.prompt_hash, record.pack, record.set
 
 
 def today() -> str:

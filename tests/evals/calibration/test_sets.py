@@ -3,11 +3,14 @@ import json
 
 import pytest
 
+from app.chat.models import ModelCallError
 from app.chat.reply import ModelReply
 from evals.calibration.calibrate import CalibrationError, calibrate
 from evals.calibration.sets import MAKERSPACE_SET, load_set, rate
+from evals.judge.setup import PackPrompt
 from evals.judge.trust import MIN_ITEMS, MIN_KAPPA
 from evals.load.cases import load_cases
+from tests.evals.helpers import verdict
 from tests.fakes import ScriptedModel
 
 
@@ -44,3 +47,38 @@ def test_a_bad_calibration_file_names_file_and_line(tmp_path):
     with pytest.raises(CalibrationError, match="set.yaml:1: 'no-such-case' is not a judged"):
         load_set(load_cases(), bad)
     assert MAKERSPACE_SET.exists()
+
+
+def test_a_pack_rates_the_set_with_its_prompt_instead_of_the_cases_rubric():
+    items = load_set(load_cases())[:2]
+    pack = PackPrompt("safety", "kind", "kind replies", "Replies kindly.", "Scolds the visitor.")
+    judge = ScriptedModel(verdict("pass"), repeat=True)
+    rated, _ = asyncio.run(rate(items, judge, concurrency=1, pack=pack))
+    assert [r.judge for r in rated] == ["pass", "pass"]
+    prompt = judge.requests[0]["messages"][1]["content"]
+    assert "Replies kindly." in prompt and "Scolds the visitor." in prompt
+    assert items[0].case.rubric not in prompt
+
+
+class Waiting(ScriptedModel):
+    """A scripted model that waits for its answer, as one over the network does."""
+
+    async def complete(self, messages, tools=None, **kw):
+        await asyncio.sleep(0)
+        return await super().complete(messages, tools, **kw)
+
+
+def test_a_failed_call_is_left_out_or_raised_when_strict():
+    items = load_set(load_cases())[:3]
+    failing = [verdict("pass"), ModelCallError("HTTP 401: bad key"), verdict("fail")]
+    rated, _ = asyncio.run(rate(items, ScriptedModel(*failing), concurrency=1))
+    assert [r.judge for r in rated] == ["pass", None, "fail"]
+    assert rated[1].reason == "HTTP 401: bad key"
+    many = load_set(load_cases())[:10]
+    judge = Waiting(*failing, *[verdict("pass")] * 7)
+    with pytest.raises(ModelCallError, match="bad key"):
+        asyncio.run(rate(many, judge, concurrency=1, strict=True))
+    assert len(judge.requests) < len(many)  # stopped at the failure, the rest cancelled
+    unreadable = ScriptedModel(ModelReply(content="pass"), verdict("pass"), verdict("fail"))
+    rated, _ = asyncio.run(rate(items, unreadable, concurrency=1, strict=True))
+    assert [r.judge for r in rated] == [None, "pass", "fail"]  # an unreadable verdict: left out

@@ -7,6 +7,7 @@ from evals.judge.trust import (
     MIN_KAPPA,
     JudgeRecord,
     JudgesFileError,
+    has_record,
     load_records,
     save_record,
     trust,
@@ -43,3 +44,42 @@ def test_a_broken_judges_file_is_a_clear_error(tmp_path):
     path.write_text("- model: m\n")
     with pytest.raises(JudgesFileError, match="judges.yaml"):
         trust("m", "h", path)
+
+
+def test_a_judges_file_written_before_packs_still_loads(tmp_path):
+    path = tmp_path / "judges.yaml"
+    path.write_text("- model: m/judge\n  prompt_hash: abc\n  set: makerspace\n  n: 63\n"
+                    "  agreement: 0.5\n  kappa: -0.03\n  date: '2026-11-30'\n")
+    (old,) = load_records(path)
+    assert old.pack is None and old.n == 63
+    assert has_record("m/judge", "abc", path) and not has_record("m/judge", "other", path)
+    assert not trust("m/judge", "abc", path).trusted  # a bad record is still a record
+    save_record(record(prompt_hash="packed", pack="safety/x"), path)
+    text = path.read_text()
+    assert text.count("pack:") == 1 and "pack: safety/x" in text  # the base's has no pack key
+    assert [r.pack for r in load_records(path)] == [None, "safety/x"]
+
+
+def test_a_pack_earns_trust_by_its_own_record_under_its_own_prompt(tmp_path):
+    path = tmp_path / "judges.yaml"
+    save_record(record(), path)  # the base prompt's calibration is not the pack's
+    missing = trust("m/judge", "packed", path, pack="safety/x")
+    assert not missing.trusted
+    assert "no calibration record under pack safety/x's prompt" in missing.reason
+    assert "calibrate --set makerspace --judge safety/x --save" in missing.reason
+    save_record(record(prompt_hash="packed", pack="safety/x", kappa=MIN_KAPPA - 0.1), path)
+    assert not trust("m/judge", "packed", path, pack="safety/x").trusted  # the same rule
+    save_record(record(prompt_hash="packed", pack="safety/x", kappa=0.7), path)  # replaces
+    earned = trust("m/judge", "packed", path, pack="safety/x")
+    assert earned.trusted and "kappa 0.70 on 40 items" in earned.reason
+    assert len(load_records(path)) == 2
+    save_record(record(prompt_hash="packed", pack="safety/x", n=MIN_ITEMS - 1), path)
+    assert not trust("m/judge", "packed", path, pack="safety/x").trusted
+
+
+def test_the_judges_file_is_found_when_asked_for(tmp_path, monkeypatch):
+    import evals.judge.trust as module
+
+    monkeypatch.setattr(module, "JUDGES_FILE", tmp_path / "judges.yaml")
+    save_record(record())
+    assert (tmp_path / "judges.yaml").exists() and trust("m/judge", MAKERSPACE.hash()).trusted
