@@ -19,7 +19,7 @@ from app.chat.model_info import price_per_token, supports_vision
 from app.chat.models import ChatModel
 from app.chat.reply import Usage as ReplyUsage
 from app.chat.retry import ModelCallError, retry_wait_s
-from evals.checks import NO_ANSWER, run_checks
+from evals.checks import NO_ANSWER, measure_checks, run_checks
 from evals.execute.cache import CacheUse, Tally, cached, sample
 from evals.execute.env import EvalEnv
 from evals.execute.executors import EXECUTORS, Execution, Setup
@@ -95,7 +95,12 @@ async def attempt(item: EvalItem, setup: Setup, judge: JudgeSetup | None = None,
     and keeps under `run_id` (the variant's run)."""
     with sample(repetition, number, run_id) as tally:
         done = await _attempt(item, setup, judge, executor)
-    return _with_calls(done, tally, setup.model.model_id)
+    done = _with_calls(done, tally, setup.model.model_id)
+    if done.error is not None:
+        return done
+    # Latency and cost are known only now, with the calls counted: the measured checks last.
+    return done.model_copy(update={"checks": [*done.checks,
+                                              *measure_checks(item.checks, done)]})
 
 
 def _with_calls(done: Attempt, tally: Tally, model_id: str) -> Attempt:
