@@ -41,7 +41,7 @@ from evals.report.compare import compare_runs, render
 from evals.report.gate import HARD_FILES
 from evals.report.gate import gate as apply_gate
 from evals.report.gate import render as render_gate
-from evals.settings import eval_settings
+from evals.settings import eval_settings, percent
 
 
 def register(sub: Commands) -> None:
@@ -74,6 +74,12 @@ def register(sub: Commands) -> None:
     gate_.add_argument("--hard", default=env.hard_files,
                        help="comma list of files that allow no miss (EVAL_HARD_FILES; default"
                             " honest-absence,manual-grounding)")
+    gate_.add_argument("--max-cost-increase", type=percent, default=env.max_cost_increase,
+                       metavar="PCT", help="fail when the cost per item rose more than PCT"
+                       " against the point, or cannot be checked (EVAL_MAX_COST_INCREASE)")
+    gate_.add_argument("--max-p95-increase", type=percent, default=env.max_p95_increase,
+                       metavar="PCT", help="fail when the p95 latency rose more than PCT"
+                       " against the point, or cannot be checked (EVAL_MAX_P95_INCREASE)")
     gate_.set_defaults(handler=gate)
 
 
@@ -267,12 +273,14 @@ def gate(args: argparse.Namespace) -> int:
     hard = tuple(h.strip() for h in args.hard.split(",") if h.strip()) if args.hard \
         else HARD_FILES
     models = [options.model] + ([against.agent.ref] if against else [])
+    limits = (args.max_cost_increase, args.max_p95_increase)
     return with_models(options, cases, models,
-                       lambda s, opts: _gate(s, cases, opts, against, hard))
+                       lambda s, opts: _gate(s, cases, opts, against, hard, limits))
 
 
 async def _gate(settings: Settings, cases: list[Case], options: RunOptions,
-                against: Point | None, hard: tuple[str, ...]) -> int:
+                against: Point | None, hard: tuple[str, ...],
+                limits: tuple[float | None, float | None] = (None, None)) -> int:
     # A baseline model is made up front for the point asked for; one found later, for the same
     # model and plan, is this very model.
     refs = [options.model] + ([against.agent.ref] if against is not None else [])
@@ -317,7 +325,8 @@ async def _gate(settings: Settings, cases: list[Case], options: RunOptions,
     record = records["current"]
     report_run(record)
     write_run(record, options.artifact)
-    result = apply_gate(record.cases, hard, comparison)
+    result = apply_gate(record.cases, hard, comparison, max_cost_increase=limits[0],
+                        max_p95_increase=limits[1])
     print()
     print(render_gate(result))
     if failed:

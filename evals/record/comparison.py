@@ -1,5 +1,6 @@
 """A comparison of two runs of one plan, typed: per pair and per item, improved, regressed,
-unchanged or uncertain (evals/report/compare.py makes it; the store keeps it)."""
+unchanged or uncertain (evals/report/compare.py makes it; the store keeps it), and what each
+side's attempts took (evals/report/spend.py)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,26 @@ class Pair(BaseModel):
     why: str = ""
 
 
+class SideSpend(BaseModel):
+    """What one side's attempts took: latency over the attempts that measured it (none of
+    their model calls replayed), and the cost per item (None: some attempt had no price)."""
+
+    model_config = ConfigDict(extra="forbid")
+    items: int
+    attempts: int
+    timed: int  # attempts whose latency was measured
+    p50_s: float | None = None
+    p95_s: float | None = None
+    cost_per_item_usd: float | None = None
+    unpriced: int = 0  # attempts whose cost is unknown
+
+
+class Spend(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    baseline: SideSpend
+    current: SideSpend
+
+
 class Comparison(BaseModel):
     model_config = ConfigDict(extra="forbid")
     baseline_run: str | None
@@ -33,3 +54,4 @@ class Comparison(BaseModel):
     recovered: dict[Literal["baseline", "current"], int]  # FLAKY per side
     p_value: float | None
     verdict: str
+    spend: Spend | None = None  # None: stored before comparisons measured it

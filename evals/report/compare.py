@@ -16,6 +16,7 @@ from typing import Literal
 from evals.record.comparison import OUTCOMES, Comparison, Outcome, Pair
 from evals.record.results import CaseResult, first_decided
 from evals.record.run import RunRecord
+from evals.report.spend import render_spend, spend_of
 
 ALPHA = 0.05
 
@@ -114,7 +115,8 @@ def compare_runs(baseline: RunRecord, current: RunRecord) -> Comparison:
     return Comparison(baseline_run=baseline.run_id, current_run=current.run_id,
                       plan_fingerprint=current.plan.fingerprint if current.plan else None,
                       pairs=pairs, cases=cases, counts=full, recovered=recovered, p_value=p,
-                      verdict=verdict_words(full["improved"], full["regressed"], p))
+                      verdict=verdict_words(full["improved"], full["regressed"], p),
+                      spend=spend_of(baseline.cases, current.cases))
 
 
 def render(c: Comparison, baseline_label: str, current_label: str) -> str:
@@ -128,4 +130,6 @@ def render(c: Comparison, baseline_label: str, current_label: str) -> str:
                   f" {n['unchanged']} unchanged · {n['uncertain']} uncertain · recovered on retry:"
                   f" {c.recovered['baseline']} baseline, {c.recovered['current']} current",
               c.verdict]
+    if c.spend is not None:
+        lines += render_spend(c.spend)
     return "\n".join(lines)

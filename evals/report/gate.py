@@ -5,7 +5,8 @@ unless told otherwise) allow no FAIL, FLAKY, SKIPPED, UNDECIDED or ERROR in eith
 other file allows one miss (any status but PASS) per run. A case that misses in both runs is
 structural, whether for the same reason or a different one, and fails the gate whatever the
 count. Against a comparison point, the regressions are listed with the McNemar line, and a
-regression distinguishable from noise fails the gate.
+regression distinguishable from noise fails the gate; so does a rise in cost per item or p95
+latency past its limit, or one that cannot be checked (evals/report/spend.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from evals.record.comparison import Comparison
 from evals.record.results import CaseResult
 from evals.report.compare import ALPHA
+from evals.report.spend import limit_reasons, render_spend
 
 HARD_FILES = ("honest-absence", "manual-grounding")
 MISSES_ALLOWED = 1
@@ -39,6 +41,7 @@ class GateResult:
     reasons: list[str] = field(default_factory=list)
     samples: int = 0  # the runs' items, each repetition counted
     replayed: int = 0  # of them, those whose every model call was replayed from the cache
+    spend: list[str] = field(default_factory=list)  # the spend lines against the point
 
     @property
     def passed(self) -> bool:
@@ -56,7 +59,9 @@ def _reason(result: CaseResult) -> str:
 
 
 def gate(results: list[CaseResult], hard: tuple[str, ...] = HARD_FILES,
-         comparison: Comparison | None = None) -> GateResult:
+         comparison: Comparison | None = None, *, max_cost_increase: float | None = None,
+         max_p95_increase: float | None = None) -> GateResult:
+    """The gate's verdict; the increase limits are in percent (None: no limit)."""
     runs = sorted({r.repetition for r in results})
     by_file: dict[str, list[CaseResult]] = defaultdict(list)
     for r in results:
@@ -98,6 +103,11 @@ def gate(results: list[CaseResult], hard: tuple[str, ...] = HARD_FILES,
         if comparison.p_value is not None and comparison.p_value < ALPHA and \
                 n["regressed"] > n["improved"]:
             reasons.append(f"regressed against the point: {comparison.verdict}")
+        if comparison.spend is not None:
+            result.spend = render_spend(comparison.spend)
+            reasons += limit_reasons(comparison.spend, max_cost_increase, max_p95_increase)
+    elif max_cost_increase is not None or max_p95_increase is not None:
+        result.spend = ["spend limits not checked: no comparison point to compare against"]
     if len(runs) < 2:
         reasons.append("the gate needs two runs (--repeat 2)")
     return result
@@ -116,6 +126,8 @@ def render(g: GateResult) -> str:
     if g.comparison_line is not None:
         lines += ["", "against the comparison point:",
                   *[f"  regressed: {r}" for r in g.regressions], f"  {g.comparison_line}"]
+    if g.spend:  # under the comparison's lines, or a block of its own
+        lines += ([] if g.comparison_line is not None else [""]) + [f"  {s}" for s in g.spend]
     replayed = f" ({g.replayed} of {g.samples} samples replayed from the call cache)" \
         if g.replayed else ""
     lines += ["", ("GATE PASS" if g.passed else f"GATE FAIL: {'; '.join(g.reasons)}")

@@ -93,3 +93,28 @@ def test_a_gate_whose_store_is_down_at_the_end_says_so_and_fails(capsys, tmp_pat
     err = capsys.readouterr().err
     assert f"python -m evals runs --import {artifact} puts it there" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.usefixtures("cli")
+def test_compare_and_the_gate_say_what_each_side_took_and_limit_its_increase(
+        capsys, monkeypatch, tmp_path):
+    assert main(["point", "save", "spend", *SELECTION]) == 0
+    assert main(["compare", "spend"]) == 0
+    out = capsys.readouterr().out
+    assert "latency per attempt: p50" in out and " · p95 " in out
+    # The fake model has no price: its cost is unknown, and a cost limit cannot pass.
+    assert "cost per item: unknown (2 attempt(s) without a price)" in out
+    artifact = str(tmp_path / "a.json")
+    assert main(["gate", *SELECTION, "--against", "spend", "--artifact", artifact,
+                 "--max-cost-increase", "25%"]) == 1
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("GATE FAIL: cost per item cannot be checked against the limit"
+                           " +25%: unknown (baseline 4 attempt(s) without a price; current 4")
+    monkeypatch.setenv("EVAL_MAX_COST_INCREASE", "25")
+    from evals.settings import eval_settings
+    eval_settings.cache_clear()
+    assert main(["gate", *SELECTION, "--against", "spend", "--artifact", artifact]) == 1
+    assert "cost per item cannot be checked" in capsys.readouterr().out
+    assert main(["gate", *SELECTION, "--max-p95-increase", "lots"]) == 2
+    assert "--max-p95-increase: invalid percent value: 'lots'" in capsys.readouterr().err
+    eval_settings.cache_clear()
