@@ -7,7 +7,9 @@ in evals/checks/. Every item, case or conversation, goes the same way.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import functools
+import gc
 import sys
 import time
 import traceback
@@ -64,6 +66,17 @@ class Variant:
     executor: str | None = None
     skip: Callable[[EvalItem], str | None] | None = None
     run_id: str | None = None  # the run its calls are kept under in the call cache
+
+
+@functools.cache
+def _freeze_what_lives() -> None:
+    """Once a process, before its first run: what lives by then (modules, the app, the
+    catalogue, litellm's model data) leaves the collector's view. A full collection then
+    scans only the runs' own objects; of everything, it took 0.15 s of CPU, which fell in
+    whichever run grew the heap last (bench-compare: one of them made a comparison +90% CPU
+    over two plain runs). At exit they are handed back, to be finalised as before."""
+    gc.freeze()
+    atexit.register(gc.unfreeze)
 
 
 def attempt_cost(model_id: str, prompt_tokens: int, completion_tokens: int) -> float | None:
@@ -290,6 +303,7 @@ async def run_variants(
 
     With a `rule` (`--repeat auto`, `repeat` its MAX) an item's repetition r + 1 starts only
     once r has finished and the rule leaves its verdict open; other items run meanwhile."""
+    _freeze_what_lives()
     stop = stop or asyncio.Event()
     limit = asyncio.Semaphore(concurrency)
     results: dict[tuple[str, str, int], CaseResult] = {}

@@ -9,6 +9,7 @@ read back through the artifact's reader (older versions upgraded); listings are 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import os
@@ -131,6 +132,7 @@ class RunStore:
         self.db = db
         self.name = name
         self._queue: asyncio.Queue[tuple[str, CaseResult]] = asyncio.Queue()
+        self._flushing = asyncio.Event()  # someone waits for the queue: write at once
         self._writer: asyncio.Task[None] | None = None
         self.write_errors: list[str] = []
         self.down: str | None = None  # why the store is failing, while it is
@@ -183,11 +185,14 @@ class RunStore:
         default); False when some are still unwritten then (the store is down)."""
         if self._writer is None or self._writer.done():
             return self.unstored == 0
+        self._flushing.set()
         try:
             async with asyncio.timeout(FLUSH_TIMEOUT_S if timeout_s is None else timeout_s):
                 await self._queue.join()
         except TimeoutError:
             return False
+        finally:
+            self._flushing.clear()
         return True
 
     async def _write_loop(self) -> None:
@@ -201,7 +206,9 @@ class RunStore:
             if not batch:
                 batch = [await self._queue.get()]
                 if self._queue.qsize() < WRITE_BATCH - 1:
-                    await asyncio.sleep(WRITE_GATHER_S)
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(WRITE_GATHER_S):
+                            await self._flushing.wait()
             while len(batch) < WRITE_BATCH and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
             try:
