@@ -9,6 +9,7 @@ local model) are `app.settings.Settings`; docs/settings.md lists both, generated
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from functools import lru_cache
@@ -68,6 +69,12 @@ class EvalSettings(BaseSettings):
         "A skipped item fails the run (default: on when a model is named)."))
     max_cost: float | None = Field(default=None, gt=0, description=(
         "Stop making model calls once the run has cost this many USD."))
+    max_cost_increase: float | None = Field(default=None, ge=0, description=(
+        "The gate fails when the cost per item rose more than this against the comparison"
+        " point (`25%` or 25), or cannot be checked (a model without a price)."))
+    max_p95_increase: float | None = Field(default=None, ge=0, description=(
+        "The gate fails when the p95 latency per attempt rose more than this against the"
+        " comparison point (`50%` or 50), or cannot be checked."))
     hard_files: str | None = Field(default=None, description=(
         "Comma list of files the gate allows no miss in (default:"
         " honest-absence,manual-grounding)."))
@@ -121,6 +128,11 @@ class EvalSettings(BaseSettings):
         return int(text)
 
 
+    @field_validator("max_cost_increase", "max_p95_increase", mode="before")
+    @classmethod
+    def _percent(cls, value: object) -> object:
+        return percent(value) if isinstance(value, str) else value
+
     @field_validator("cache_ttl", mode="before")
     @classmethod
     def _duration(cls, value: object) -> object:
@@ -136,6 +148,17 @@ class EvalSettings(BaseSettings):
         if seconds <= 0:
             raise ValueError("a duration longer than 0")
         return seconds
+
+
+def percent(text: str) -> float:
+    """`25%` or `25` as 25.0 (a flag's type and a variable's reading)."""
+    try:
+        value = float(text.strip().removesuffix("%"))
+    except ValueError:
+        value = math.nan
+    if not value >= 0:  # NaN too
+        raise ValueError(f"a percentage of 0 or more (25% or 25), not {text!r}")
+    return value
 
 
 def _variable_set(name: str) -> str:

@@ -8,6 +8,7 @@ from evals.checks import (  # noqa: F401
     photos,
     scenario,
     security,
+    spend,
     text,
     tools,
 )
@@ -18,15 +19,17 @@ from evals.checks._registry import (
     Args,
     CheckKind,
     CheckSpec,
+    Measured,
     NoArgs,
     Verdict,
     assertion,
     authored,
+    measure_checks,
     needs_evidence,
     run_checks,
     structural_only,
 )
 
-__all__ = ["CHECKS", "NO_ANSWER", "About", "Args", "CheckKind", "CheckSpec", "NoArgs",
-           "Verdict", "assertion", "authored", "needs_evidence", "run_checks",
-           "structural_only"]
+__all__ = ["CHECKS", "NO_ANSWER", "About", "Args", "CheckKind", "CheckSpec", "Measured",
+           "NoArgs", "Verdict", "assertion", "authored", "measure_checks", "needs_evidence",
+           "run_checks", "structural_only"]

@@ -3,8 +3,11 @@ judged alike (a judged check is a check that needs the judge).
 
 A structural check is a pure function of the transcript, its arguments and the fixtures; it
 returns (passed, reason) and does no I/O: evidence that needs I/O is gathered by the executor
-beforehand. A judged check asks the judge one question about the transcript; asking, trust
-and the judge's failures are the same for every judged kind (evals/checks/judged.py).
+beforehand. A measured check (an item's latency or cost limit) is a pure function of the
+finished attempt (its latency, cost and calls are known only then); it may answer None for
+passed: the figure is unknown, so the check cannot decide. A judged check asks the judge one
+question about the transcript; asking, trust and the judge's failures are the same for every
+judged kind (evals/checks/judged.py).
 """
 
 from __future__ import annotations
@@ -18,12 +21,15 @@ from pydantic import BaseModel, ConfigDict
 
 from evals.fixtures.catalog import Fixtures
 from evals.judge.setup import JudgeSetup
-from evals.record.results import CheckResult
+from evals.record.results import Attempt, CheckResult
 from evals.record.transcript import Transcript
 
 Verdict = tuple[bool, str]
 CheckFn = Callable[[Transcript, Any, Fixtures], Verdict]
 NO_ANSWER = "no answer"
+# A measured check's verdict: passed (None: the figure is unknown, undecided) and the reason.
+Measured = tuple[bool | None, str]
+MeasureFn = Callable[[Attempt, Any], Measured]
 
 
 class NoArgs(BaseModel):
@@ -76,6 +82,7 @@ class CheckKind:
     args: type[BaseModel]
     check: CheckFn | None = None  # a structural check
     ask: JudgedFn | None = None  # a judged check
+    measure: MeasureFn | None = None  # a measured check, of the finished attempt
     needs_evidence: bool = False  # the executor fetches every cited document first
     reads_answer: bool = True  # False: judges the tool calls or the conversation only
     authored: bool = True  # may be named in a case's `assert:` list
@@ -143,6 +150,36 @@ def judged(kind: str, *, args: type[BaseModel], label: Callable[[Any], str]
     return wrap
 
 
+def measured(kind: str, *, args: type[BaseModel], label: Callable[[Any], str]
+             ) -> Callable[[MeasureFn], MeasureFn]:
+    """Register a measured check under `kind`: a plain function of (attempt, args). Measured
+    kinds are built from an item's own keys (`max_latency_s`, `max_cost`), never named in
+    `assert:`."""
+
+    def wrap(fn: MeasureFn) -> MeasureFn:
+        if inspect.iscoroutinefunction(fn) or len(inspect.signature(fn).parameters) != 2:
+            raise TypeError(f"measured check {kind!r}: a plain function of (attempt, args)")
+        _register(CheckKind(kind, args, measure=fn, reads_answer=False, authored=False,
+                            label=label))
+        return fn
+
+    return wrap
+
+
+def measure_checks(specs: tuple[CheckSpec, ...], attempt: Attempt) -> list[CheckResult]:
+    """The measured checks of an item on its finished attempt; an unknown figure is an
+    undecided check, never a pass."""
+    results = []
+    for spec in specs:
+        fn = CHECKS[spec.kind].measure
+        if fn is None:
+            continue
+        passed, reason = fn(attempt, spec.args)
+        results.append(CheckResult(kind=spec.describe(), passed=bool(passed), reason=reason,
+                                   decided=passed is not None, required=spec.required))
+    return results
+
+
 async def run_checks(specs: tuple[CheckSpec, ...], transcript: Transcript, fixtures: Fixtures,
                      judge: JudgeSetup | None, about: About) -> list[CheckResult]:
     """Every check of an item on one transcript, in the item's order. A structural check that
@@ -151,6 +188,8 @@ async def run_checks(specs: tuple[CheckSpec, ...], transcript: Transcript, fixtu
     results = []
     for spec in specs:
         kind = CHECKS[spec.kind]
+        if kind.measure is not None:  # the attempt is not finished yet: measure_checks
+            continue
         if kind.ask is not None:
             results.append(await kind.ask(spec, transcript, judge, about))
             continue

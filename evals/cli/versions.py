@@ -42,7 +42,7 @@ from evals.report.compare import compare_runs, render
 from evals.report.gate import HARD_FILES, TRUSTED_JUDGE_HINT
 from evals.report.gate import gate as apply_gate
 from evals.report.gate import render as render_gate
-from evals.settings import eval_settings
+from evals.settings import eval_settings, percent
 
 
 def register(sub: Commands) -> None:
@@ -77,6 +77,12 @@ def register(sub: Commands) -> None:
     gate_.add_argument("--hard", default=env.hard_files,
                        help="comma list of files that allow no miss (EVAL_HARD_FILES; default"
                             " honest-absence,manual-grounding)")
+    gate_.add_argument("--max-cost-increase", type=percent, default=env.max_cost_increase,
+                       metavar="PCT", help="fail when the cost per item rose more than PCT"
+                       " against the point, or cannot be checked (EVAL_MAX_COST_INCREASE)")
+    gate_.add_argument("--max-p95-increase", type=percent, default=env.max_p95_increase,
+                       metavar="PCT", help="fail when the p95 latency rose more than PCT"
+                       " against the point, or cannot be checked (EVAL_MAX_P95_INCREASE)")
     gate_.set_defaults(handler=gate)
 
 
@@ -298,12 +304,14 @@ def gate(args: argparse.Namespace) -> int:
     hard = tuple(h.strip() for h in args.hard.split(",") if h.strip()) if args.hard \
         else HARD_FILES
     models = [options.model] + ([against.agent.ref] if against else [])
+    limits = (args.max_cost_increase, args.max_p95_increase)
     return with_models(options, items, models,
-                       lambda s, opts: _gate(s, items, opts, against, hard))
+                       lambda s, opts: _gate(s, items, opts, against, hard, limits))
 
 
 async def _gate(settings: Settings, items: list[EvalItem], options: RunOptions,
-                against: Point | None, hard: tuple[str, ...]) -> int:
+                against: Point | None, hard: tuple[str, ...],
+                limits: tuple[float | None, float | None] = (None, None)) -> int:
     # A baseline model is made up front for the point asked for; one found later, for the same
     # model and plan, is this very model.
     refs = [options.model] + ([against.agent.ref] if against is not None else [])
@@ -351,7 +359,8 @@ async def _gate(settings: Settings, items: list[EvalItem], options: RunOptions,
     write_run(record, options.artifact)
     hint = f"{judge.model.model_id}: {judge.trust.reason}. To decide: {TRUSTED_JUDGE_HINT}" \
         if judge is not None and not judge.decides else None
-    result = apply_gate(record.cases, hard, comparison, judge_hint=hint)
+    result = apply_gate(record.cases, hard, comparison, judge_hint=hint,
+                        max_cost_increase=limits[0], max_p95_increase=limits[1])
     print()
     print(render_gate(result))
     if failed:

@@ -28,6 +28,7 @@ from pydantic_core import PydanticCustomError
 from evals.checks import CHECKS, CheckSpec, authored
 from evals.checks.judged import RubricArgs
 from evals.load.context import Context, offered_tools
+from evals.load.limits import FileDefaults, Limit, file_defaults, limit_checks
 from evals.load.plan import check_content
 from evals.load.responses import ToolResponses, response_errors
 from evals.load.yamlfile import YamlFileError, line_of, read_list, short
@@ -97,6 +98,9 @@ class Case(BaseModel):
     # reads in a photo instead of decoding it: photo -> the codes' texts ([] for none).
     tool_responses: dict[str, ToolResponses] = {}
     qr_codes: dict[str, tuple[Annotated[str, Field(min_length=1)], ...]] = {}
+    # What one attempt may take (evals/load/limits.py; the file's defaults otherwise).
+    max_latency_s: Limit | None = None
+    max_cost: Limit | None = None
     # Set by the loader, never by a file.
     file: str = ""
     line: int = 0
@@ -166,8 +170,8 @@ class Case(BaseModel):
 
 
 def _validate_case(raw: dict[str, Any], file: str, base: tuple[Any, ...],
-                   lines: dict[tuple[Any, ...], int], photos_dir: Path
-                   ) -> tuple[Case | None, list[str]]:
+                   lines: dict[tuple[Any, ...], int], photos_dir: Path,
+                   defaults: FileDefaults | None = None) -> tuple[Case | None, list[str]]:
     errors: list[str] = []
 
     def err(loc: tuple[Any, ...], message: str) -> None:
@@ -196,6 +200,7 @@ def _validate_case(raw: dict[str, Any], file: str, base: tuple[Any, ...],
         err(loc, message)
     if errors:
         return None, errors
+    checks += limit_checks(model, defaults or FileDefaults(), base, lines)
     if model.judged:
         checks.append(CheckSpec("rubric", RubricArgs(rubric=model.rubric,
                                                      must_not=model.must_not),
@@ -278,12 +283,13 @@ def load_cases_by_file(directory: Path = CASES_DIR, photos_dir: Path = PHOTOS_DI
         if problems:
             errors[name] = problems
             continue
-        file_cases, file_errors = [], []
-        for i, raw in enumerate(data):
+        defaults, entries, file_errors = file_defaults(data, lines, name)
+        file_cases = []
+        for i, raw in entries:
             if not isinstance(raw, dict):
                 file_errors.append(f"{name}:{line_of((i,), lines)}: a case is a mapping")
                 continue
-            case, case_errors = _validate_case(raw, name, (i,), lines, photos_dir)
+            case, case_errors = _validate_case(raw, name, (i,), lines, photos_dir, defaults)
             file_errors += case_errors
             if case is None:
                 continue

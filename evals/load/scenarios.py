@@ -34,6 +34,8 @@ A scenario (`evals/scenarios/*.yaml`, a list):
           contract: 575308e42ea7          # the tool's contract when the responses were written
           responses: [{url: "https://…", text: "…"}, {error: "timed out"}]
           exhausted: error                # or repeat_last
+      max_latency_s: 60       # what one conversation may take (evals/load/limits.py); a file's
+      max_cost: 0.01          # first entry `- defaults: {max_latency_s: …}` sets them for all
 
 Selectors (evals/checks/selectors.py): `field: value` compares case-insensitively, null means
 absent; `field_in: [a, b]` is one of them; `field_contains: text` a substring;
@@ -66,6 +68,7 @@ from evals.checks.scenario import EndState, ExpectAction
 from evals.checks.selectors import fields_of, selector_errors
 from evals.load.cases import AssertionSpec, assertion_checks, load_cases_by_file
 from evals.load.context import Context, offered_tools
+from evals.load.limits import FileDefaults, Limit, file_defaults, limit_checks
 from evals.load.responses import ToolResponses, response_errors
 from evals.load.yamlfile import YamlFileError, field_errors, line_of, read_list
 from evals.record.results import Attack
@@ -139,6 +142,9 @@ class Scenario(BaseModel):
     # Structural assertions on the whole conversation: its final answer and every tool call.
     assertions: tuple[AssertionSpec, ...] = Field(default=(), alias="assert")
     tool_responses: dict[str, ToolResponses] = {}
+    # What one attempt of a conversation may take (evals/load/limits.py).
+    max_latency_s: Limit | None = None
+    max_cost: Limit | None = None
     # Set by the loader, never by a file.
     file: str = ""
     line: int = 0
@@ -166,7 +172,8 @@ class Scenario(BaseModel):
 
 
 def _validate(raw: dict[str, Any], file: str, base: tuple[Any, ...],
-              lines: dict[tuple[Any, ...], int]) -> tuple[Scenario | None, list[str]]:
+              lines: dict[tuple[Any, ...], int], defaults: FileDefaults | None = None
+              ) -> tuple[Scenario | None, list[str]]:
     errors: list[str] = []
 
     def err(loc: tuple[Any, ...], message: str) -> None:
@@ -211,6 +218,7 @@ def _validate(raw: dict[str, Any], file: str, base: tuple[Any, ...],
         err(loc, message)
     checks = assertion_checks(model.assertions, model.context, err,
                               lambda i: line_of((*base, "assert", i), lines))
+    checks += limit_checks(model, defaults or FileDefaults(), base, lines)
     if errors:
         return None, errors
     return model.model_copy(update={"file": file, "line": line_of(base, lines),
@@ -243,13 +251,14 @@ def load_scenarios(directory: Path = SCENARIOS_DIR, case_ids: Mapping[str, str] 
         if problems:
             errors += problems
             continue
-        file_scenarios, file_errors = [], []
-        for i, raw in enumerate(data):
+        defaults, entries, file_errors = file_defaults(data, lines, path.name)
+        file_scenarios = []
+        for i, raw in entries:
             if not isinstance(raw, dict):
                 file_errors.append(f"{path.name}:{line_of((i,), lines)}: a scenario is a"
                                    " mapping")
                 continue
-            scenario, problems = _validate(raw, path.name, (i,), lines)
+            scenario, problems = _validate(raw, path.name, (i,), lines, defaults)
             file_errors += problems
             if scenario is None:
                 continue

@@ -1,6 +1,7 @@
 """A comparison of two runs of one plan, typed: per pair and per item, improved, regressed,
 unchanged or uncertain, and for the items that moved, what changed for their context between
-the two versions (evals/report/compare.py and attribution.py make it; the store keeps it)."""
+the two versions (evals/report/compare.py and attribution.py make it; the store keeps it), and
+what each side's attempts took (evals/report/spend.py)."""
 
 from __future__ import annotations
 
@@ -104,6 +105,26 @@ class Attribution(BaseModel):
     contexts: list[str] = []  # context keys ("staff /tools/form-4 demo")
 
 
+class SideSpend(BaseModel):
+    """What one side's attempts took: latency over the attempts that measured it (none of
+    their model calls replayed), and the cost per item (None: some attempt had no price)."""
+
+    model_config = ConfigDict(extra="forbid")
+    items: int
+    attempts: int
+    timed: int  # attempts whose latency was measured
+    p50_s: float | None = None
+    p95_s: float | None = None
+    cost_per_item_usd: float | None = None
+    unpriced: int = 0  # attempts whose cost is unknown
+
+
+class Spend(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    baseline: SideSpend
+    current: SideSpend
+
+
 class Comparison(BaseModel):
     model_config = ConfigDict(extra="forbid")
     baseline_run: str | None
@@ -117,3 +138,4 @@ class Comparison(BaseModel):
     verdict: str
     # Per change, the improved and regressed items it is shared by ([]: stored before this).
     attribution: list[Attribution] = []
+    spend: Spend | None = None  # None: stored before comparisons measured it

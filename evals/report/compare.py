@@ -17,6 +17,7 @@ from evals.record.comparison import OUTCOMES, Comparison, Outcome, Pair
 from evals.record.results import CaseResult, first_decided
 from evals.record.run import RunRecord
 from evals.report import attribution
+from evals.report.spend import render_spend, spend_of
 
 ALPHA = 0.05
 
@@ -117,7 +118,8 @@ def compare_runs(baseline: RunRecord, current: RunRecord) -> Comparison:
                       pairs=pairs, cases=cases, counts=full, recovered=recovered, p_value=p,
                       verdict=verdict_words(full["improved"], full["regressed"], p),
                       attribution=attribution.attribute(baseline, current, cases,
-                                                        unsettled(pairs, cases)))
+                                                        unsettled(pairs, cases)),
+                      spend=spend_of(baseline.cases, current.cases))
 
 
 def unsettled(pairs: list[Pair], cases: dict[str, Outcome]) -> list[str]:
@@ -139,4 +141,6 @@ def render(c: Comparison, baseline_label: str, current_label: str) -> str:
                   f" {n['unchanged']} unchanged · {n['uncertain']} uncertain · recovered on retry:"
                   f" {c.recovered['baseline']} baseline, {c.recovered['current']} current",
               c.verdict]
+    if c.spend is not None:
+        lines += render_spend(c.spend)
     return "\n".join(lines + attribution.render(c.attribution))

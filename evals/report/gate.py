@@ -13,7 +13,8 @@ distinguishable from noise fails the gate.
 An UNDECIDED item (every structural check passed, but its judge has not earned its verdicts) is
 neither a miss nor a pass: where counting it as a miss would break the policy and counting it
 as a pass would not, the gate is UNDECIDED, names those items and says how to get a trusted
-judge. A decided breach is a FAIL whatever the undecided items would say.
+judge. A decided breach is a FAIL whatever the undecided items would say. A rise in cost per item or p95
+latency past its limit, or one that cannot be checked, fails it too (evals/report/spend.py).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Literal
 from evals.record.comparison import Comparison
 from evals.record.results import CaseResult
 from evals.report.compare import ALPHA
+from evals.report.spend import limit_reasons, render_spend
 
 HARD_FILES = ("honest-absence", "manual-grounding")
 MISSES_ALLOWED = 1
@@ -65,6 +67,7 @@ class GateResult:
     judge_hint: str = TRUSTED_JUDGE_HINT
     samples: int = 0  # the runs' items, each repetition counted
     replayed: int = 0  # of them, those whose every model call was replayed from the cache
+    spend: list[str] = field(default_factory=list)  # the spend lines against the point
 
     @property
     def outcome(self) -> Outcome:
@@ -108,9 +111,12 @@ def _allowed(f: FileVerdict) -> str:
 
 
 def gate(results: list[CaseResult], hard: tuple[str, ...] = HARD_FILES,
-         comparison: Comparison | None = None, judge_hint: str | None = None) -> GateResult:
+         comparison: Comparison | None = None, judge_hint: str | None = None, *,
+         max_cost_increase: float | None = None, max_p95_increase: float | None = None
+         ) -> GateResult:
     """The gate's verdict on a run of two repetitions (and a comparison, if against a point);
-    `judge_hint` says how this run's judge could earn trust (the default names the ways)."""
+    `judge_hint` says how this run's judge could earn trust (the default names the ways); the
+    increase limits are in percent (None: no limit)."""
     runs = sorted({r.repetition for r in results})
     by_file: dict[str, list[CaseResult]] = defaultdict(list)
     for r in results:
@@ -160,6 +166,11 @@ def gate(results: list[CaseResult], hard: tuple[str, ...] = HARD_FILES,
         if comparison.p_value is not None and comparison.p_value < ALPHA and \
                 n["regressed"] > n["improved"]:
             reasons.append(f"regressed against the point: {comparison.verdict}")
+        if comparison.spend is not None:
+            result.spend = render_spend(comparison.spend)
+            reasons += limit_reasons(comparison.spend, max_cost_increase, max_p95_increase)
+    elif max_cost_increase is not None or max_p95_increase is not None:
+        result.spend = ["spend limits not checked: no comparison point to compare against"]
     if len(runs) < 2:
         reasons.append("the gate needs two runs (--repeat 2)")
     return result
@@ -182,6 +193,8 @@ def render(g: GateResult) -> str:
     if g.comparison_line is not None:
         lines += ["", "against the comparison point:",
                   *[f"  regressed: {r}" for r in g.regressions], f"  {g.comparison_line}"]
+    if g.spend:  # under the comparison's lines, or a block of its own
+        lines += ([] if g.comparison_line is not None else [""]) + [f"  {s}" for s in g.spend]
     replayed = f" ({g.replayed} of {g.samples} samples replayed from the call cache)" \
         if g.replayed else ""
     if g.undecided:

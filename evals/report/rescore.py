@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evals.checks import run_checks, structural_only
+from evals.checks import measure_checks, run_checks, structural_only
 from evals.fixtures.catalog import fixtures_for
 from evals.load.cases import Case
 from evals.record.results import Attempt, CaseResult, CheckResult, classify
@@ -26,6 +26,7 @@ async def _structural(case: Case, attempt: Attempt) -> list[CheckResult]:
                                              {"role": "assistant", "content": attempt.answer}]]})
     checks = await run_checks(structural_only(case.checks), transcript,
                               fixtures_for(case.context.catalog), None, case.context.about())
+    checks += measure_checks(case.checks, attempt)  # today's limits on the recorded figures
     if not attempt.answer.strip():
         checks.insert(0, CheckResult(kind="answer", passed=False, reason="no answer"))
     return checks

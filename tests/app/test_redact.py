@@ -41,3 +41,13 @@ def test_short_fragments_and_fragments_inside_a_sentence_stay():
     assert redact(f"“{SECRET[:7]}…”", ENV) == f"“{SECRET[:7]}…”"
     assert redact(f"{SECRET[:10]}XYZ and on", ENV) == f"{SECRET[:10]}XYZ and on"
     assert redact("“nothing secret here…”", ENV) == "“nothing secret here…”"
+
+
+def test_the_secrets_read_once_redact_as_the_environment_does():
+    from app.redact import secret_values
+
+    secrets = secret_values({**ENV, "SHORT_TOKEN": "abc", "DATABASE_URL": "postgres://u:pw@h"})
+    assert secrets == {"OPENAI_API_KEY": SECRET, "DATABASE_URL": "postgres://u:pw@h"}
+    text = f"key {SECRET} and postgres://u:pw@h"
+    assert redact(text, secrets) == redact(text, ENV | {"DATABASE_URL": "postgres://u:pw@h"}) \
+        == "key [redacted] and [redacted]"

@@ -21,6 +21,8 @@ SAMPLES = {
     "trust_judge": ("1", True),
     "fail_on_skip": ("true", True),
     "max_cost": ("2.5", 2.5),
+    "max_cost_increase": ("25%", 25.0),
+    "max_p95_increase": ("50", 50.0),
     "hard_files": ("honest-absence", "honest-absence"),
     "launch": ("l123", "l123"),
     "max_prompt_chars": ("5000", 5000),
@@ -86,6 +88,10 @@ def test_the_workspace_port_and_the_endpoint_key_are_read_without_the_prefix_too
     ("EVAL_CACHE", "sometimes", "EVAL_CACHE='sometimes': Input should be 'reuse', 'refresh'"),
     ("EVAL_CACHE_TTL", "a week", "EVAL_CACHE_TTL='a week': Value error, a duration: 7d, 12h"),
     ("EVAL_CACHE_TTL", "0d", "EVAL_CACHE_TTL='0d': Value error, a duration longer than 0"),
+    ("EVAL_MAX_COST_INCREASE", "a lot",
+     "EVAL_MAX_COST_INCREASE='a lot': Value error, a percentage of 0 or more (25% or 25)"),
+    ("EVAL_MAX_P95_INCREASE", "-5%",
+     "EVAL_MAX_P95_INCREASE='-5%': Value error, a percentage of 0 or more (25% or 25)"),
 ])
 def test_a_bad_value_is_refused_naming_the_variable_and_the_value(environ, variable, value,
                                                                    said):

@@ -133,3 +133,28 @@ def test_scenarios_are_frozen_compared_and_a_changed_visitor_is_refused(capsys, 
     newest = capsys.readouterr().out.splitlines()[0].split()[0]
     assert main(["compare", "--runs", ids[0], newest]) == 2
     assert "simulated visitor's model changed" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("cli")
+def test_compare_and_the_gate_say_what_each_side_took_and_limit_its_increase(
+        capsys, monkeypatch, tmp_path):
+    assert main(["point", "save", "spend", *SELECTION]) == 0
+    assert main(["compare", "spend"]) == 0
+    out = capsys.readouterr().out
+    assert "latency per attempt: p50" in out and " · p95 " in out
+    # The fake model has no price: its cost is unknown, and a cost limit cannot pass.
+    assert "cost per item: unknown (2 attempt(s) without a price)" in out
+    artifact = str(tmp_path / "a.json")
+    assert main(["gate", *SELECTION, "--against", "spend", "--artifact", artifact,
+                 "--max-cost-increase", "25%"]) == 1
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("GATE FAIL: cost per item cannot be checked against the limit"
+                           " +25%: unknown (baseline 4 attempt(s) without a price; current 4")
+    monkeypatch.setenv("EVAL_MAX_COST_INCREASE", "25")
+    from evals.settings import eval_settings
+    eval_settings.cache_clear()
+    assert main(["gate", *SELECTION, "--against", "spend", "--artifact", artifact]) == 1
+    assert "cost per item cannot be checked" in capsys.readouterr().out
+    assert main(["gate", *SELECTION, "--max-p95-increase", "lots"]) == 2
+    assert "--max-p95-increase: invalid percent value: 'lots'" in capsys.readouterr().err
+    eval_settings.cache_clear()

@@ -329,3 +329,32 @@ async def test_a_stopped_auto_run_starts_no_further_repetition(env, cases):
     got = await run_auto(env, cases[:1], model, RepeatRule(max=5), stop=stop,
                          on_done=stop_after_the_first)
     assert got == [("wants-trotec", 1, "PASS")] and len(model.requests) == 1
+
+
+LIMITED = """
+- defaults: {max_cost: 0.001}
+- id: wants-trotec
+  prompt: "What cuts acrylic?"
+  max_latency_s: 60
+  assert:
+    - kind: mentions_tool
+      value: "Trotec Speedy 400"
+"""
+
+
+async def test_limits_are_checked_last_on_the_finished_attempt(env, tmp_path, monkeypatch):
+    from evals.execute import runner
+
+    (tmp_path / "c.yaml").write_text(textwrap.dedent(LIMITED))
+    limited = load_cases(tmp_path, PHOTOS_DIR)
+    result, _ = await run(env, limited, GOOD)  # the scripted model has no price
+    assert result.status == "UNDECIDED" and len(result.attempts) == 1
+    *_, latency, cost = result.attempts[0].checks
+    assert latency.kind == "max_latency 60 s" and latency.passed and latency.decided
+    assert cost.kind == "max_cost 0.001 USD" and not cost.decided
+    assert cost.reason.startswith("cost unknown")
+
+    monkeypatch.setattr(runner, "price_per_token", lambda model_id: (1.0, 1.0))
+    result, _ = await run(env, limited, GOOD, GOOD)  # a token costs 1 USD here
+    assert result.status == "FAIL" and len(result.attempts) == 2  # a breach is retried
+    assert "over the limit of 0.001 USD" in result.attempts[0].checks[-1].reason

@@ -227,3 +227,37 @@ async def test_the_last_complete_run_under_a_plan(env, store, settings):
     await store.db.execute("UPDATE eval_runs SET status = 'interrupted' WHERE id = %s",
                            (second.run_id,))
     assert await store.last_complete_run(plan(cs).fingerprint) == first.run_id
+
+
+async def test_cases_that_finish_together_are_written_in_one_batch(store, monkeypatch):
+    from evals.record.store import RunStore
+
+    batches: list[list[str]] = []
+    write = RunStore._write
+
+    async def counting(self, batch):
+        batches.append([r.id for _, r in batch])
+        await write(self, batch)
+
+    monkeypatch.setattr(RunStore, "_write", counting)
+    await store.start_run(_header("burst1"))
+    for case_id in ("a", "b", "c"):
+        await store.save_case("burst1", _result(case_id))
+    assert await store.flush()
+    assert batches == [["a", "b", "c"]]
+    stored = await store.load_run("burst1")
+    assert [r.id for r in stored.cases] == ["a", "b", "c"]
+
+
+async def test_a_flush_writes_at_once_without_waiting_for_more_cases(store, monkeypatch):
+    import time
+
+    from evals.record import store as store_module
+
+    monkeypatch.setattr(store_module, "WRITE_GATHER_S", 30.0)
+    await store.start_run(_header("flush1"))
+    await store.save_case("flush1", _result("a"))
+    started = time.perf_counter()
+    assert await store.flush(5)
+    assert time.perf_counter() - started < 5
+    assert [r.id for r in (await store.load_run("flush1")).cases] == ["a"]

@@ -86,3 +86,17 @@ def test_a_rescore_reads_the_visitor_s_words_from_the_case_and_keeps_its_attack(
     from evals.load.cases import load_cases_by_file
     [result] = asyncio.run(rescore(read_run(path), load_cases_by_file(cases)[0]))
     assert result.status == "PASS" and result.attack.channel == "web_page"
+
+
+async def test_a_latency_limit_added_since_the_run_rescores_the_recorded_latency(env, tmp_path):
+    (tmp_path / "c.yaml").write_text(textwrap.dedent(CASES))
+    cases = load_cases(tmp_path, PHOTOS_DIR)
+    results = await run_suite(env, cases, ScriptedModel(say("Use the Trotec Speedy 400.")))
+    slow = [r.model_copy(update={"attempts": [a.model_copy(update={"latency_ms": 4200})
+                                              for a in r.attempts]}) for r in results]
+    limited = tmp_path / "limited"
+    limited.mkdir()
+    (limited / "c.yaml").write_text(textwrap.dedent(CASES) + "  max_latency_s: 3\n")
+    rescored = await rescore(RunRecord(cases=slow), load_cases(limited, PHOTOS_DIR))
+    assert [r.status for r in rescored] == ["FAIL"]
+    assert rescored[0].attempts[0].checks[-1].reason == "latency 4.20 s, over the limit of 3 s"

@@ -1,0 +1,56 @@
+"""What an attempt may take: its latency and its cost, against an item's limits
+(`max_latency_s`, `max_cost` in USD; evals/load/limits.py).
+
+Both are measured checks: they read the finished attempt, and a figure the attempt does not
+know makes the check undecided, never a pass. A cost is unknown when the chat model has no
+price; a latency is unknown when any of the attempt's model calls was replayed from the call
+cache (a replay takes no time, so the figure would say nothing of the model). The cost counts
+the chat model's calls, those made and those replayed (at what they cost when made); the
+latency is the whole attempt's, every turn of a scenario's conversation included.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from evals.checks._registry import Args, Measured, measured
+from evals.record.results import Attempt
+
+
+class MaxLatency(Args):
+    limit_s: float = Field(gt=0)
+
+
+class MaxCost(Args):
+    limit_usd: float = Field(gt=0)
+
+
+def attempt_cost(attempt: Attempt) -> float | None:
+    """What the attempt's chat-model calls cost, made or replayed; None when unknown."""
+    calls = attempt.calls
+    if attempt.cost_usd is None or (calls.replayed and calls.replayed_cost_usd is None):
+        return None
+    return attempt.cost_usd + (calls.replayed_cost_usd or 0.0)
+
+
+@measured("max_latency", args=MaxLatency, label=lambda a: f"max_latency {a.limit_s:g} s")
+def max_latency(attempt: Attempt, args: MaxLatency) -> Measured:
+    seconds = attempt.latency_ms / 1000
+    if attempt.calls.replayed:
+        return None, (f"latency unknown: {attempt.calls.replayed} model call(s) replayed from"
+                      f" the call cache ({seconds:.2f} s is not the model's); limit"
+                      f" {args.limit_s:g} s not checked (--cache refresh measures it)")
+    if seconds > args.limit_s:
+        return False, f"latency {seconds:.2f} s, over the limit of {args.limit_s:g} s"
+    return True, f"latency {seconds:.2f} s, limit {args.limit_s:g} s"
+
+
+@measured("max_cost", args=MaxCost, label=lambda a: f"max_cost {a.limit_usd:g} USD")
+def max_cost(attempt: Attempt, args: MaxCost) -> Measured:
+    cost = attempt_cost(attempt)
+    if cost is None:
+        return None, (f"cost unknown: the chat model has no price; limit {args.limit_usd:g}"
+                      " USD not checked")
+    if cost > args.limit_usd:
+        return False, f"cost {cost:.6g} USD, over the limit of {args.limit_usd:g} USD"
+    return True, f"cost {cost:.6g} USD, limit {args.limit_usd:g} USD"
