@@ -32,6 +32,7 @@ SAMPLES = {
     "cache_ttl": ("12h", 43_200.0),
     "cache_max_mb": ("64", 64),
     "advisory_judge": ("1", True),
+    "auto_calibrate": ("0", False),
 }
 SECRET = "sk-endpoint-do-not-show-42"
 
