@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 from app.db import Database, resolve_conninfo
+from app.embed import default_embedder
 from app.manuals.blobs import BlobStore
 from app.manuals.demo import DemoSeedError, Seeded, seed_database
-from app.manuals.embed import default_embedder
 from app.manuals.library import ManualLibrary
 from app.seed import CatalogSourceError
 from app.settings import Settings, get_settings

@@ -27,9 +27,9 @@ from fpdf import FPDF
 from psycopg.conninfo import make_conninfo
 
 from app.db import Database, resolve_conninfo, scratch_database
+from app.embed import default_embedder
 from app.manuals.blobs import BlobStore
 from app.manuals.demo import DEMO_MANUALS, FIXTURE_DIR
-from app.manuals.embed import default_embedder
 from app.manuals.library import ManualLibrary
 from app.manuals.pdf import page_texts
 from app.seed import seed_demo

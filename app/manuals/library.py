@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from app.db import Database
+from app.embed import Embedder
 from app.manuals.blobs import BlobStore
 from app.manuals.chunk import passages
-from app.manuals.embed import Embedder
 from app.manuals.pdf import PdfError, read_pages
 
 SEARCH_CANDIDATES = 20

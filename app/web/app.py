@@ -17,9 +17,9 @@ from starlette.staticfiles import StaticFiles
 from app.chat.models import ChatModel, model_for_job
 from app.db import Database, resolve_conninfo
 from app.db.leftovers import remove_leftovers_saying
+from app.embed import default_embedder
 from app.manuals import BlobStore, ManualLibrary, blob_app
 from app.manuals.demo import seed_database, seed_manuals
-from app.manuals.embed import default_embedder
 from app.settings import Settings, get_settings
 from app.web import auth, chat_api, openai_api, pages
 from app.web.errors import ClientError, client_error_handler

@@ -10,10 +10,10 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from app import embed
 from app.chat.compose import compose_chat
 from app.chat.page_context import PageContextError, load_page_context, selection_ids_by_name
 from app.identity import ROLES, audience_of, demo_identity
-from app.manuals import embed
 from app.settings import Settings
 from evals.execute.env import EvalEnv, eval_env
 from evals.settings import conninfo

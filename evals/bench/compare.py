@@ -22,7 +22,7 @@ import httpx
 
 from app.chat.openai_wire import OpenAICompatModel, close_clients
 from app.db import scratch_database
-from app.manuals.embed import HashEmbedder
+from app.embed import HashEmbedder
 from app.settings import get_settings
 from evals.bench.runner import FakeServer, bench_cases
 from evals.execute.agent import agent_info, agent_settings, all_contexts

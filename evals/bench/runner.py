@@ -35,7 +35,7 @@ import httpx
 
 from app.chat.openai_wire import OpenAICompatModel, close_clients
 from app.db import scratch_database
-from app.manuals.embed import HashEmbedder
+from app.embed import HashEmbedder
 from app.serving import free_port
 from app.settings import get_settings
 from evals.checks import CHECKS, CheckSpec

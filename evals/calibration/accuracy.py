@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 from app.manuals.citations import DocumentEvidence
 from evals.checks import authored
 from evals.fixtures.catalog import fixtures_for
+from evals.fixtures.lab_catalog import Catalog
 from evals.load.cases import CaseFileError
 from evals.load.yamlfile import line_of, read_list
 from evals.record.transcript import AttachedManual, CallOutcome, ToolCall, Transcript, Turn
@@ -41,7 +42,7 @@ class LabelledItem(BaseModel):
     model_config = ConfigDict(extra="forbid")
     answer: str
     check: dict[str, Any]
-    catalog: Literal["demo", "lab"] = "demo"
+    catalog: Catalog = "demo"
     calls: list[_Call] = []
     # The visitor's own messages in this conversation, oldest first (the checks that ask what
     # the visitor asked for or gave read them).

@@ -14,6 +14,7 @@ from app.settings import Settings
 from evals.execute.compose import ComposedCase, compose_case
 from evals.execute.env import EvalEnv
 from evals.execute.stubs import stub_tools
+from evals.fixtures.lab_catalog import CATALOGS
 from evals.load.cases import Case
 from evals.load.items import EvalItem
 from evals.record.fingerprint import AgentInfo, AgentSettings, FrozenContext, digest
@@ -85,13 +86,13 @@ async def compose_contexts(env: EvalEnv, items: Sequence[EvalItem],
 async def all_contexts(env: EvalEnv, items: Sequence[EvalItem],
                        fragments: dict[str, dict[str, str]] | None = None
                        ) -> dict[str, FrozenContext]:
-    """Every context of a plan: the demo catalogue's, then (seeding it) the lab's."""
-    contexts = await compose_contexts(
-        env, [i for i in items if i.context.catalog == "demo"], fragments)
-    lab = [i for i in items if i.context.catalog == "lab"]
-    if lab:
-        await env.use_lab()
-        contexts.update(await compose_contexts(env, lab, fragments))
+    """Every context of a plan, catalogue by catalogue (seeding each in turn)."""
+    contexts: dict[str, FrozenContext] = {}
+    for catalog in CATALOGS:
+        these = [i for i in items if i.context.catalog == catalog]
+        if these:
+            await env.use_catalog(catalog)
+            contexts.update(await compose_contexts(env, these, fragments))
     return contexts
 
 

@@ -34,7 +34,7 @@ from evals.checks.scenario import EndState
 from evals.execute.env import EvalEnv, conversation_database
 from evals.execute.executors import Execution, Setup, executor, tool_calls
 from evals.execute.responses import frozen_tools
-from evals.fixtures.lab_catalog import seed_lab_catalog
+from evals.fixtures.lab_catalog import seed_catalog
 from evals.load.conversations import Conversation
 from evals.load.items import EvalItem
 from evals.load.scenarios import SELECTABLE, STYLES
@@ -124,8 +124,8 @@ class ScenarioConversation:
             raise RuntimeError("no visitor model (the sim_user job) for this run")
         scenario = item.scenario
         async with conversation_database(env) as (db, clone_s):
-            if scenario.context.catalog == "lab":
-                await seed_lab_catalog(db)
+            if scenario.context.catalog != "demo":
+                await seed_catalog(db, scenario.context.catalog)
             library = ManualLibrary(db, env.library.store, env.library.embedder)
             ctx_spec = scenario.context
             identity = await demo_identity(db, ctx_spec.as_) if ctx_spec.as_ else None

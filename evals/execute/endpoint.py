@@ -25,7 +25,8 @@ def skip_reason(item: EvalItem) -> str | None:
     ctx = item.context
     needs = [name for name, used in (
         ("a tool page", ctx.page == "tool"), ("an identity", ctx.as_ is not None),
-        ("a page path", ctx.path is not None), ("the look-alike lab", ctx.catalog == "lab"),
+        ("a page path", ctx.path is not None),
+        ("the look-alike lab" if ctx.catalog == "lab" else "the large lab", ctx.catalog != "demo"),
         ("photos", bool(item.photos)),
         ("frozen tool responses", isinstance(item, Case) and bool(item.tool_responses)),
     ) if used]

@@ -25,15 +25,15 @@ from app.capabilities import PageContext, Photo
 from app.chat.compose import ComposedChat
 from app.db import Database, connect, failure
 from app.db.leftovers import SCRATCH_DB_PREFIX, SCRATCH_DIR_PREFIX, remove_leftovers
+from app.embed import Embedder
 from app.identity import Identity
 from app.manuals import ManualLibrary
 from app.manuals.blobs import BlobStore, serve_blob_store
 from app.manuals.demo import DEMO_MANUALS, FIXTURE_DIR, seed_manuals
-from app.manuals.embed import Embedder
 from app.manuals.library import blob_key
 from app.seed import DEMO_MACHINES, seed_demo
 from app.settings import Settings
-from evals.fixtures.lab_catalog import seed_lab_catalog
+from evals.fixtures.lab_catalog import CATALOGS, Catalog, seed_catalog
 from evals.fixtures.tickets import seed_eval_tickets
 from evals.settings import PROJECT_ROOT
 
@@ -82,7 +82,7 @@ class EvalEnv:
     db: Database
     library: ManualLibrary
     settings: Settings
-    catalog: str = "demo"
+    catalog: Catalog = "demo"
     # Where the run's database came from: scenarios clone the template once a conversation.
     server_conninfo: str | None = None
     template: str | None = None
@@ -94,18 +94,19 @@ class EvalEnv:
                                                       ComposedChat, tuple[Photo, ...]]]] = \
         field(default_factory=dict)
 
-    async def use_lab(self) -> None:
-        """Seed the look-alikes (once): the catalog: lab phase runs after every other case."""
-        if self.catalog != "lab":
-            await seed_lab_catalog(self.db)
-            self.catalog = "lab"
+    async def use_catalog(self, catalog: Catalog) -> None:
+        """Seed what `catalog` has beyond the catalogue held so far (once): a run's phases go
+        demo, lab, large, each after every item of the one before."""
+        if CATALOGS.index(catalog) > CATALOGS.index(self.catalog):
+            await seed_catalog(self.db, catalog, have=self.catalog)
+            self.catalog = catalog
             self.composed.clear()
 
 
 TEMPLATE_PREFIX = "eval_tmpl_"
 # What a template database is made from: a change to any of these makes a new one.
-_TEMPLATE_SOURCES = ("app/db/migrations/*.sql", "app/seed.py", "app/catalog.py",
-                     "app/manuals/*.py", "evals/fixtures/tickets.py",
+_TEMPLATE_SOURCES = ("app/db/migrations/*.sql", "app/seed.py", "app/catalog/*.py",
+                     "app/manuals/*.py", "app/embed.py", "evals/fixtures/tickets.py",
                      "evals/fixtures/manuals/*.pdf")
 
 

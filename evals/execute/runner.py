@@ -27,6 +27,7 @@ from evals.execute.env import EvalEnv
 from evals.execute.executors import EXECUTORS, Execution, Setup
 from evals.execute.guard import CallGuard, Spend
 from evals.fixtures.catalog import fixtures_for
+from evals.fixtures.lab_catalog import CATALOGS, Catalog
 from evals.judge.setup import JudgeSetup
 from evals.load.items import EvalItem
 from evals.record.fingerprint import FrozenContext
@@ -282,7 +283,7 @@ async def run_variants(
     visitor: ChatModel | None = None,
     on_done: OnDone | None = None,
     repeat: int = 1,
-    on_lab: Callable[[], Awaitable[None]] | None = None,
+    on_phase: Callable[[Catalog], Awaitable[None]] | None = None,
     stop: asyncio.Event | None = None,
     max_cost_usd: float | None = None,
     skip: Mapping[tuple[str, str, int], str] | None = None,
@@ -290,8 +291,9 @@ async def run_variants(
     cache: CacheUse | None = None,
 ) -> dict[str, list[CaseResult]]:
     """Every item, `repeat` independent times, for every variant, interleaved (item by item,
-    the variants side by side) under one concurrency limit. The demo-catalogue items of every
-    variant run first, then the look-alike lab is seeded and the rest run.
+    the variants side by side) under one concurrency limit, catalogue by catalogue: the demo
+    catalogue's items of every variant first, then each larger catalogue's once it is seeded
+    (`on_phase` is told of each).
 
     Each variant's model, the judge and the visitor are guarded (evals/execute/guard.py), and
     the cost cap is the run's: every one of their calls counts toward it. Once `stop` is set no
@@ -382,16 +384,16 @@ async def run_variants(
     # Items with the same audience and page share the longest prompt prefix: running them
     # together lets a server-side prompt cache reuse it. The report keeps the files' order.
     ordered = sorted(items, key=prefix_key)
-    for phase in ("demo", "lab"):
+    for phase in CATALOGS:
         jobs = [(i, v, r) for i in ordered if i.context.catalog == phase
                 for r in range(1, repeat + 1) for v in variants
                 if (v.label, i.id, r) not in done]
         if not jobs or stop.is_set():
             continue
-        if phase == "lab" and env is not None:
-            await env.use_lab()
-            if on_lab is not None:
-                await on_lab()
+        if phase != "demo" and env is not None:
+            await env.use_catalog(phase)
+            if on_phase is not None:
+                await on_phase(phase)
         if rule is None:
             tasks = [asyncio.create_task(one(i, v, r)) for i, v, r in jobs]
         else:

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import psycopg
 
+from app import embed
 from app.chat.models import ChatModel
 from app.chat.openai_wire import warm_import
 from app.db import connect, failure
-from app.manuals import embed
 from app.settings import Settings
 from evals.execute.agent import (
     PlanMismatch,
@@ -30,6 +30,7 @@ from evals.execute.agent import (
 from evals.execute.cache import CacheUse, Policy, call_cache
 from evals.execute.env import ENV_TIMEOUT_S, EvalEnv, clean_stale, eval_env
 from evals.execute.runner import Variant, run_variants
+from evals.fixtures.lab_catalog import Catalog
 from evals.judge.setup import JudgeSetup
 from evals.load.items import EvalItem
 from evals.record.artifact import RunArtifact
@@ -225,9 +226,9 @@ async def run_versions(
             name = f"{label}: {result.id}" if len(versions) > 1 else result.id
             progress(f"{result.status:<9} {name}")
 
-    async def on_lab() -> None:
+    async def on_phase(catalog: Catalog) -> None:
         current.update(await compose_contexts(
-            prep.env, [i for i in items if i.context.catalog == "lab"], fragments))
+            prep.env, [i for i in items if i.context.catalog == catalog], fragments))
 
     variants = [Variant(v.label, v.model, v.frozen.contexts if v.frozen else None,
                         run_id=records[v.label].run_id) for v in versions]
@@ -237,7 +238,7 @@ async def run_versions(
         results = await run_variants(prep.env, items, variants,
                                      concurrency=settings.concurrency or DEFAULT_CONCURRENCY,
                                      vision=vision, judge=judge, visitor=visitor, on_done=done,
-                                     repeat=plan.repeat, on_lab=on_lab, stop=controls.stop,
+                                     repeat=plan.repeat, on_phase=on_phase, stop=controls.stop,
                                      max_cost_usd=controls.max_cost_usd, skip=done_before,
                                      cache=CacheUse(calls, cache),
                                      rule=plan.repeat_rule)

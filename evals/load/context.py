@@ -11,6 +11,7 @@ from app.capabilities import REGISTRY, PageContext, PromptContext
 from app.identity import Identity
 from evals.checks import About
 from evals.fixtures.catalog import fixtures_for
+from evals.fixtures.lab_catalog import Catalog
 
 
 class Context(BaseModel):
@@ -20,7 +21,7 @@ class Context(BaseModel):
     as_: Literal["student", "staff", "super_admin"] | None = Field(default=None, alias="as")
     path: str | None = None
     selection: tuple[str, ...] = ()
-    catalog: Literal["demo", "lab"] = "demo"
+    catalog: Catalog = "demo"
     curate: bool = False
 
     @model_validator(mode="after")

@@ -22,9 +22,10 @@ HARNESS_VERSION = "3"
 # what a check reads of a turn, the statuses, and the citation check the app shares.
 _JUDGING_CODE = ("evals/checks/*.py", "evals/fixtures/catalog.py", "evals/judge/_ask.py",
                  "evals/record/transcript.py", "evals/record/results.py",
-                 "app/manuals/citations.py", "app/catalog.py")
+                 "app/manuals/citations.py", "app/catalog/records.py")
 # The fixtures an item runs against: catalogue, tickets, manuals (and their PDFs where made).
-_FIXTURE_FILES = ("evals/fixtures/lab_catalog.py", "evals/fixtures/tickets.py",
+_FIXTURE_FILES = ("evals/fixtures/lab_catalog.py", "evals/fixtures/catalogs/*.yaml",
+                  "evals/fixtures/tickets.py",
                   "evals/fixtures/manuals/make_manuals.py", "evals/fixtures/manuals/*.pdf",
                   "app/seed.py", "app/manuals/demo.py")
 # Arguments whose order means nothing: a set of literals or of items.

@@ -36,8 +36,15 @@ class _Refused(yaml.MarkedYAMLError):
     pass
 
 
+class _Items(list[Any]):
+    """A sequence that knows the line each of its items starts on."""
+
+    lines: list[int]
+
+
 class _LineLoader(yaml.SafeLoader):
-    """Records each mapping's line and each key's line; refuses what the module doc lists."""
+    """Records each mapping's line, each key's line and each sequence item's line; refuses
+    what the module doc lists."""
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
@@ -80,6 +87,18 @@ class _LineLoader(yaml.SafeLoader):
         mapping[_LINES] = lines
         return mapping
 
+    def construct_items(self, node: yaml.SequenceNode) -> Any:
+        # SafeLoader's own constructor fills a plain list after yielding it; this one yields
+        # the list that knows its items' lines.
+        items = _Items()
+        items.lines = []
+        yield items
+        items.extend(self.construct_sequence(node))
+        items.lines = [child.start_mark.line + 1 for child in node.value]
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:seq", _LineLoader.construct_items)
+
 
 def _strip(obj: Any, path: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> Any:
     """Remove the line bookkeeping, recording the line of every path."""
@@ -89,6 +108,8 @@ def _strip(obj: Any, path: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -
             lines[(*path, key)] = line
         return {k: _strip(v, (*path, k), lines) for k, v in obj.items()}
     if isinstance(obj, list):
+        for i, line in enumerate(getattr(obj, "lines", ())):
+            lines.setdefault((*path, i), line)
         return [_strip(v, (*path, i), lines) for i, v in enumerate(obj)]
     return obj
 

@@ -374,7 +374,8 @@ def _short(why: str, group: tuple[str, ...]) -> str:
 def where_of(key: str) -> str:
     """A context key ("staff /tools/form-4 demo") as a person says it ("staff on …")."""
     who, page, catalog = (key.split(" ") + ["", ""])[:3]
-    return f"{who} on {page or '?'}" + (" (look-alike lab)" if catalog == "lab" else "")
+    return f"{who} on {page or '?'}" + {"lab": " (look-alike lab)", "large": " (large lab)"}.get(
+        catalog, "")
 
 
 def wheres(places: Sequence[str]) -> list[str]:

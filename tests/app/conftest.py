@@ -2,10 +2,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from app.embed import HashEmbedder
 from app.manuals import BlobStore, ManualLibrary
 from app.manuals.blobs import serve_blob_store
 from app.manuals.demo import seed_manuals
-from app.manuals.embed import HashEmbedder
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 import pytest
 
 from app.db import scratch_database
-from app.manuals.embed import HashEmbedder
+from app.embed import HashEmbedder
 from app.settings import Settings
 from evals.execute.env import eval_env
 from evals.record.store import RunStore

@@ -31,7 +31,7 @@ def cli_environment(monkeypatch, values: dict[str, str]) -> Iterator[None]:
     unless they ask for it (its calls are not what the test counts, and its record would go
     to the project's judges.yaml), the hash embedder (no model download), and settings read
     afresh."""
-    from app.manuals import embed
+    from app import embed
     from app.settings import get_settings
     from evals.settings import eval_settings
 

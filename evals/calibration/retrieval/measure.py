@@ -26,7 +26,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from app.manuals.embed import Embedder
+from app.embed import Embedder
 from app.manuals.library import ManualLibrary, SearchMode
 from app.settings import Settings
 from evals.calibration.retrieval.labelled import Kind, Labelled

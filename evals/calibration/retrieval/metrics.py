@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
-def first_hit(found: Sequence[tuple[str, int]], expected: frozenset[tuple[str, int]]
-              ) -> int | None:
-    """The rank of the first (manual, page) result that answers, or None."""
+def first_hit(found: Sequence[T], expected: Collection[T]) -> int | None:
+    """The rank of the first result that is a right one (a manual's page, a machine's
+    slug), or None."""
     return next((rank for rank, hit in enumerate(found, start=1) if hit in expected), None)
 
 

@@ -5,7 +5,9 @@ search cannot answer, with what search returned."""
 from __future__ import annotations
 
 from app.manuals.library import SearchMode
-from evals.calibration.retrieval.measure import Outcome, RetrievalReport, Searched, Share
+from evals.calibration.retrieval.catalog_measure import CatalogReport, Searched
+from evals.calibration.retrieval.measure import Outcome, RetrievalReport, Share
+from evals.calibration.retrieval.measure import Searched as Mode
 from evals.calibration.retrieval.metrics import confident
 
 
@@ -21,7 +23,7 @@ def _share(s: Share) -> str:
     return "—" if not s.n else f"{s.confident}/{s.n} {s.confident / s.n:.0%}"
 
 
-def _place(o: Outcome, mode: SearchMode, s: Searched, at_least: float | None) -> str:
+def _place(o: Outcome, mode: SearchMode, s: Mode, at_least: float | None) -> str:
     """Where the answer came in one mode, or for a question search cannot answer whether it
     was confident; then the top result."""
     if not s.found:
@@ -77,3 +79,52 @@ def render(r: RetrievalReport, *, verbose: bool = False) -> str:
             lines.append("      " + " · ".join(_place(o, mode, s, thresholds[mode])
                                                 for mode, s in o.modes.items()))
     return "\n".join(lines)
+
+
+def _ratio(right: int, of: int) -> str:
+    return "—" if not of else f"{right}/{of} = {right / of:.3f}"
+
+
+def _answered(o: Searched) -> str:
+    if o.answer == "none":
+        return "none"
+    if o.answer == "overview":
+        return "the overview"
+    return ", ".join(o.found[:3]) + (" …" if len(o.found) > 3 else "")
+
+
+def render_catalog(r: CatalogReport, *, verbose: bool = False) -> str:
+    """A catalogue report as text: the figures, recall@3 per kind, and with `verbose` every
+    request search did not answer right within three."""
+    lines = [
+        f"catalogue search · {r.set}: {len(r.outcomes)} requests · {r.machines} machines ·"
+        f" embedder {r.embedder}",
+        "",
+        f"requests with right machines: {r.n}",
+        f"  recall@1 {_figure(r.recall_at_1)} · recall@3 {_figure(r.recall_at_3)} ·"
+        f" MRR {_figure(r.mrr)} (first {r.depth}) · coverage@3 of several right"
+        f" {_figure(r.coverage_at_3)}",
+        f"\"none\": precision {_ratio(r.none_right, r.none_said)} · recall"
+        f" {_ratio(r.none_right, r.none_expected)}",
+        "general questions answered with the overview:"
+        f" {_ratio(r.overview_given, r.overview_expected)}",
+        f"latency per search: p50 {r.p50_ms:.1f} ms · p95 {r.p95_ms:.1f} ms",
+        "",
+        "recall@3 by kind: " + " · ".join(f"{k.kind} {_figure(k.recall_at_3)} ({k.n})"
+                                          for k in r.kinds),
+    ]
+    if verbose:
+        wrong = [o for o in r.outcomes if not _right(o)]
+        if wrong:
+            lines += ["", "not answered right within three:"]
+        for o in wrong:
+            want = ", ".join(o.expected) if o.expect == "machines" else o.expect
+            lines.append(f"  {o.where} {o.id} “{o.request}” → {want}")
+            lines.append(f"      search: {_answered(o)}")
+    return "\n".join(lines)
+
+
+def _right(o: Searched) -> bool:
+    if o.expect == "machines":
+        return o.rank is not None and o.rank <= 3
+    return o.answer == o.expect

@@ -10,9 +10,9 @@ from starlette.testclient import TestClient
 
 import app.manuals.__main__ as cli
 from app.db import scratch_database
+from app.embed import HashEmbedder
 from app.manuals import demo
 from app.manuals.demo import DEMO_MANUALS
-from app.manuals.embed import HashEmbedder
 from app.settings import get_settings
 from tests.app.manuals.pdfs import encrypted, pdf
 

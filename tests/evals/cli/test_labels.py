@@ -68,7 +68,8 @@ def test_calibrate_from_stored_labels_saves_a_trust_record(labelled, tmp_path, c
                                                           monkeypatch):
     judges = tmp_path / "judges.yaml"
     monkeypatch.setattr(calibration, "save_record", lambda r: save_record(r, judges))
-    monkeypatch.setattr(calibration, "trust", lambda m, h, pack=None: trust(m, h, judges, pack=pack))
+    monkeypatch.setattr(calibration, "trust",
+                        lambda m, h, pack=None: trust(m, h, judges, pack=pack))
     assert main(["calibrate", "--labels", "--judge-model", "judge-m", "--save"]) == 0
     out = capsys.readouterr().out
     assert "rated: 31" in out and "agreement: 100%" in out and "Cohen's kappa: 1.00" in out

@@ -182,6 +182,7 @@ def test_the_compare_answer_says_why_the_moved_items_moved():
                                              point="base", baseline_run="a", current_run="b",
                                              result=result))
     assert answer["why_moved"] == [{
-        "improved": [], "regressed": ["t1", "t2"], "moved_but_undecided": [], "contexts": ["staff /staff/tickets demo"],
+        "improved": [], "regressed": ["t1", "t2"], "moved_but_undecided": [],
+        "contexts": ["staff /staff/tickets demo"],
         "change": "after the `maintenance` fragment changed",
         "diff": ["maintenance:", "  -Confirm first.", "  +Never confirm."]}]

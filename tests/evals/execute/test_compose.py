@@ -59,7 +59,7 @@ async def test_a_context_is_composed_once_a_phase_and_each_case_gets_its_own_cop
     first.composed.qr_hints.append("one case's hint")
     third = await compose_case(env, c)
     assert third.composed.system_prompt != "changed by one case" and not third.composed.qr_hints
-    await env.use_lab()  # the look-alikes change the catalogue: compose again
+    await env.use_catalog("lab")  # the look-alikes change the catalogue: compose again
     assert env.composed == {}
     lab = await compose_case(env, c)
     assert "Ultimaker 3 Extended" in lab.composed.system_prompt

@@ -5,7 +5,7 @@ import asyncio
 import psycopg
 import pytest
 
-from app.manuals.embed import HashEmbedder
+from app.embed import HashEmbedder
 from app.settings import Settings
 from evals.execute.env import conversation_database, eval_env
 
@@ -55,7 +55,7 @@ async def test_the_clone_made_ahead_is_dropped_with_the_environment(server_conni
 async def test_the_manuals_are_served_on_one_port_when_it_is_free(server_conninfo, tmp_path):
     # A manual's address is in what the model reads: the same port every run keeps the call
     # cache's keys the same; a second environment at once gets another port.
-    from app.manuals.embed import HashEmbedder
+    from app.embed import HashEmbedder
     from app.serving import free_port
     from app.settings import Settings
     from evals.execute.env import BLOB_PORT, eval_env

@@ -45,7 +45,7 @@ async def test_a_run_whose_database_freezes_stops_in_bounded_time_saying_why(
 
     import psycopg
 
-    from app.manuals.embed import HashEmbedder
+    from app.embed import HashEmbedder
     from evals.execute import env as env_module
     from evals.execute import session
     from evals.execute.env import eval_env
@@ -99,10 +99,10 @@ async def test_a_database_failure_between_items_stops_the_run_keeping_what_finis
         env, store, settings, monkeypatch, capsys):
     from evals.execute.env import EvalEnv
 
-    async def frozen(self):
+    async def frozen(self, catalog):
         raise TimeoutError
 
-    monkeypatch.setattr(EvalEnv, "use_lab", frozen)
+    monkeypatch.setattr(EvalEnv, "use_catalog", frozen)
     cs = cases("no-glowforge,photo-studio-form4")  # the second runs on the look-alike lab
     model = ScriptedModel(say("We don't have a Glowforge."), repeat=True)
     records = await run(Prepared(env, store, settings), cs, [Version("current", model)],

@@ -1,8 +1,8 @@
 """Embedders: the test stand-in, and the real model ranking by meaning."""
 
+from app.embed import HashEmbedder, MiniLMEmbedder
 from app.manuals import ManualLibrary
 from app.manuals.demo import seed_manuals
-from app.manuals.embed import HashEmbedder, MiniLMEmbedder
 
 
 def test_hash_embedder_is_deterministic_and_normalised():
