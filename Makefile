@@ -10,7 +10,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Checked with mypy --strict: the run record, the run store and the runner.
 STRICT := evals/record evals/execute/runner.py
 
-.PHONY: test test-fast eval serve workspace lint typecheck check clean bench-manuals bench-evals bench-local \
+.PHONY: test test-fast eval serve workspace lint typecheck check clean bench-manuals bench-catalog \
+	bench-evals bench-local \
 	bench-checks bench-pii bench-reuse \
 	bench-compare gate \
 	photos manuals
@@ -55,6 +56,9 @@ eval: $(STAMP)  ## the eval suite against a real model (the local one by default
 
 bench-manuals: $(STAMP)  ## ingest synthetic manuals to 50,000 passages; search latency
 	$(BIN)/python -m app.manuals.bench
+
+bench-catalog: $(STAMP)  ## catalogue search at 300 machines: latency of a search and of its parts
+	$(BIN)/python -m evals.bench.catalog
 
 bench-checks: $(STAMP)  ## what each check costs per labelled answer, and the parse in it
 	$(BIN)/python -m evals.bench.checks

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -10,9 +11,22 @@ from app import catalog
 from app.capabilities._context import PromptContext, ToolContext
 from app.capabilities._registry import EVERYONE, ToolError, capability, tool
 
+RESULTS = 5  # machines a search returns at most
+# A catalogue of up to this many machines is listed whole in the prompt; a larger one by
+# category, its machines found with the tools.
+LISTED = 20
+
 
 class SearchCatalogArgs(BaseModel):
-    query: str = Field(description="What the person wants to do or make, or a machine name")
+    query: str = Field(max_length=500,
+                       description="What the person wants to do or make, a material, or a"
+                                   " machine's name or model")
+
+
+class ListMachinesArgs(BaseModel):
+    category: str | None = Field(default=None, max_length=100,
+                                 description="A category from the overview, for its machines;"
+                                             " leave out for the overview")
 
 
 class MachineArgs(BaseModel):
@@ -25,8 +39,33 @@ class MachineRecordOut(BaseModel):
     name: str
 
 
+class Category(BaseModel):
+    category: str
+    machines: int
+    names: list[str]
+
+
+class Nearest(BaseModel):
+    slug: str
+    name: str
+    category: str
+
+
 class SearchCatalogResult(BaseModel):
     machines: list[MachineRecordOut]
+    note: str
+    # With no match: the machines that came nearest (not what was asked for), and the words
+    # of the query that no catalogue record has.
+    nearest: list[Nearest] = []
+    unknown_words: list[str] = []
+    # A query that names nothing: the whole catalogue by category.
+    categories: list[Category] = []
+
+
+class ListMachinesResult(BaseModel):
+    machines: int | list[MachineRecordOut]
+    categories: list[Category] = []
+    category: str | None = None
     note: str
 
 
@@ -36,9 +75,45 @@ class MachineDetailsResult(MachineRecordOut):
 
 @tool(kind="read", args=SearchCatalogArgs, result=SearchCatalogResult)
 async def search_catalog(ctx: ToolContext, args: SearchCatalogArgs) -> dict[str, Any]:
-    """Search the lab's machine catalogue by task, material or name. Returns matching machines."""
-    found = await catalog.search_machines(ctx.db, args.query)
-    return {"machines": found, "note": "Only these catalogue machines exist in the lab."}
+    """Search the lab's machine catalogue by task, material, name or model. Returns the
+    matching machines, best first, or says that none matches."""
+    embedder = ctx.manuals.embedder if ctx.manuals is not None else None
+    found = await catalog.search(ctx.db, embedder, args.query, limit=RESULTS)
+    held = await catalog.size(ctx.db)
+    whole = f"The catalogue lists {held.machines} machines in {held.categories} categories."
+    if found.answer == "overview":
+        listed = await catalog.overview(ctx.db)
+        return {"machines": [], "categories": listed["categories"], "note": (
+            f"{args.query!r} names no task, material or machine, so this is the whole"
+            f" catalogue by category. {whole} list_machines gives a category's machines.")}
+    if found.answer == "none":
+        unknown = (f" No catalogue record mentions: {', '.join(found.unknown)}."
+                   if found.unknown else "")
+        return {"machines": [], "note": (
+            f"No machine in the catalogue matches {args.query!r}.{unknown} {whole} The"
+            " machines under nearest came closest but are not what was asked for: say the lab"
+            " does not have it, and offer one of them only if it really does the job."),
+            "nearest": [{"slug": m["slug"], "name": m["name"], "category": m["category"]}
+                        for m in found.nearest],
+            "unknown_words": found.unknown}
+    return {"machines": found.machines, "note": (
+        f"{len(found.machines)} of the catalogue's {held.machines} machines match"
+        f" {args.query!r}, best first. {whole} A machine not in the catalogue is not in"
+        " the lab.")}
+
+
+@tool(kind="read", args=ListMachinesArgs, result=ListMachinesResult)
+async def list_machines(ctx: ToolContext, args: ListMachinesArgs) -> dict[str, Any]:
+    """The lab's whole catalogue by category: how many machines each category has, with their
+    names. Give a category to get its machines' records."""
+    listed = await catalog.overview(ctx.db, args.category)
+    if args.category is None:
+        return {**listed, "note": "Every machine the lab has, by category; no other machine"
+                                  " is in the lab."}
+    if not listed["machines"]:
+        known = ", ".join(c["category"] for c in (await catalog.overview(ctx.db))["categories"])
+        raise ToolError(f"no category {args.category!r}; the categories are: {known}")
+    return {**listed, "note": f"Every machine of the category {args.category!r}."}
 
 
 @tool(kind="read", args=MachineArgs, result=MachineDetailsResult)
@@ -52,8 +127,11 @@ async def get_machine_details(ctx: ToolContext, args: MachineArgs) -> dict[str, 
     return machine
 
 
-@capability("catalog", audience=EVERYONE, tools=[search_catalog, get_machine_details], order=10)
+@capability("catalog", audience=EVERYONE,
+            tools=[search_catalog, list_machines, get_machine_details], order=10)
 def catalog_prompt(ctx: PromptContext) -> str:
+    if len(ctx.catalogue) > LISTED:
+        return _large_catalogue(ctx.catalogue)
     lines = [
         f"- {m['name']} ({m['brand']}, {m['category']}) — slug {m['slug']}, page /tools/{m['slug']}"
         for m in ctx.catalogue
@@ -64,4 +142,18 @@ def catalog_prompt(ctx: PromptContext) -> str:
         + "\nWhen you name a machine, use its catalogue name. Link its page as"
         " [Name](/tools/slug) when useful. Use get_machine_details for specs: a spec that is"
         " null there is not recorded, so say you do not know it."
+    )
+
+
+def _large_catalogue(machines: list[dict[str, Any]]) -> str:
+    counts = Counter(m["category"] for m in machines)
+    kinds = ", ".join(f"{category} ({n})" for category, n in sorted(counts.items()))
+    return (
+        f"## The lab's catalogue\nThe lab has {len(machines)} machines in {len(counts)}"
+        f" categories: {kinds}.\nOnly catalogue machines are in the lab. Find them with"
+        " search_catalog (by task, material, name or model) or list_machines (by category);"
+        " never name a machine the tools did not return. When you name a machine, use its"
+        " catalogue name; link its page as [Name](/tools/slug) when useful. Use"
+        " get_machine_details for specs: a spec that is null there is not recorded, so say you"
+        " do not know it."
     )

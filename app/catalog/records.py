@@ -71,7 +71,7 @@ async def insert_machines(db: Database, machines: list[MachineRecord]) -> None:
                 )
 
 
-def _public(row: dict[str, Any]) -> dict[str, Any]:
+def public(row: dict[str, Any]) -> dict[str, Any]:
     specs = dict(row["specs"])
     return {
         "slug": row["slug"],
@@ -90,31 +90,12 @@ def _public(row: dict[str, Any]) -> dict[str, Any]:
 
 async def list_machines(db: Database) -> list[dict[str, Any]]:
     rows = await db.fetch("SELECT * FROM machines ORDER BY name")
-    return [_public(r) for r in rows]
+    return [public(r) for r in rows]
 
 
 async def get_machine(db: Database, slug: str) -> dict[str, Any] | None:
     row = await db.fetchone("SELECT * FROM machines WHERE slug = %s", (slug,))
-    return _public(row) if row else None
-
-
-async def search_machines(db: Database, query: str, limit: int = 5) -> list[dict[str, Any]]:
-    """Machines whose name, brand, category, aliases, summary or specs match the query words."""
-    words = [w for w in query.lower().replace(",", " ").split() if len(w) > 1]
-    rows = await db.fetch("SELECT * FROM machines")
-    scored = []
-    for row in rows:
-        hay = " ".join(
-            [row["name"], row["brand"], row["category"], row["summary"], " ".join(row["aliases"]),
-             " ".join(str(v) for v in dict(row["specs"]).values() if v)]
-        ).lower()
-        score = sum(1 for w in words if w in hay)
-        if query.lower().strip() in (row["name"].lower(), row["slug"]):
-            score += 10
-        if score:
-            scored.append((score, row["name"], row))
-    scored.sort(key=lambda t: (-t[0], t[1]))
-    return [_public(r) for _, _, r in scored[:limit]]
+    return public(row) if row else None
 
 
 async def units_for(db: Database, slug: str) -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app import catalog
 from app.manuals.library import IngestResult, ManualLibrary
 from app.seed import load_catalog_source, seed_demo
 from app.settings import PROJECT_ROOT, Settings
@@ -57,4 +58,5 @@ async def seed_database(library: ManualLibrary, settings: Settings) -> Seeded:
     machines = load_catalog_source(settings.catalog_source) if settings.catalog_source \
         else None
     catalogue = await seed_demo(library.db, machines)
+    await catalog.index(library.db, library.embedder)
     return Seeded(catalogue, await seed_manuals(library))

@@ -22,6 +22,7 @@ from typing import Any
 
 from app.capabilities import Tool
 from app.capabilities._proposals import ProposalError, decide_proposal
+from app.catalog import index as index_catalog
 from app.chat.loop import run_turn
 from app.chat.models import ChatModel
 from app.chat.page_context import load_page_context, selection_ids_by_name
@@ -126,6 +127,7 @@ class ScenarioConversation:
         async with conversation_database(env) as (db, clone_s):
             if scenario.context.catalog != "demo":
                 await seed_catalog(db, scenario.context.catalog)
+                await index_catalog(db, env.library.embedder)
             library = ManualLibrary(db, env.library.store, env.library.embedder)
             ctx_spec = scenario.context
             identity = await demo_identity(db, ctx_spec.as_) if ctx_spec.as_ else None

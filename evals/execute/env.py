@@ -22,6 +22,7 @@ import psycopg
 from psycopg.conninfo import make_conninfo
 
 from app.capabilities import PageContext, Photo
+from app.catalog import index as index_catalog
 from app.chat.compose import ComposedChat
 from app.db import Database, connect, failure
 from app.db.leftovers import SCRATCH_DB_PREFIX, SCRATCH_DIR_PREFIX, remove_leftovers
@@ -99,6 +100,7 @@ class EvalEnv:
         demo, lab, large, each after every item of the one before."""
         if CATALOGS.index(catalog) > CATALOGS.index(self.catalog):
             await seed_catalog(self.db, catalog, have=self.catalog)
+            await index_catalog(self.db, self.library.embedder)
             self.catalog = catalog
             self.composed.clear()
 
@@ -137,6 +139,7 @@ async def ensure_template(server_conninfo: str, embedder: Embedder) -> str:
         try:
             await seed_demo(db, DEMO_MACHINES)  # the fixture catalogue, always
             await seed_eval_tickets(db)
+            await index_catalog(db, embedder)
             with tempfile.TemporaryDirectory(prefix=f"{BLOBS_PREFIX}{os.getpid()}-") as tmp:
                 await seed_manuals(ManualLibrary(db, BlobStore(Path(tmp), "http://unused"),
                                                  embedder))

@@ -88,8 +88,8 @@ class CatalogReport(BaseModel):
 
 async def search_one(db: Database, embedder: Embedder, text: str) -> tuple[Expect, list[str]]:
     """What catalogue search does with a request: its answer and the slugs it ranked."""
-    found = await catalog.search_machines(db, text, limit=DEPTH)
-    return ("machines" if found else "none"), [m["slug"] for m in found]
+    found = await catalog.search(db, embedder, text, limit=DEPTH)
+    return found.answer, found.slugs
 
 
 async def search_all(db: Database, embedder: Embedder,
