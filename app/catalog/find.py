@@ -144,16 +144,16 @@ WHERE w.word <> ''
 ORDER BY w.n
 """
 
-# Every machine scored, the best first. `lex`: the request's words, stemmed, filler removed;
-# `grams`: its runs of one to six words, as names are stored; `hits`: the machines that have
-# each word, and whether in a name, brand or category; `lw`: each word's weight, the rarer in
-# the catalogue the heavier (IDF); `specific`: whether a name written out is one no other
-# machine shares, nor a brand or category contains, with a word that is no brand's or
-# category's.
-_RANKED = """
+# What the request's words say of each machine that has one or is named (a search's first
+# statement, run while the request is embedded). `lex`: the words, stemmed, filler removed;
+# `grams`: the request's runs of one to six words, as names are stored; `hits`: the machines
+# that have each word, and whether as a key word; `lw`: each word's weight, the rarer in the
+# catalogue the heavier (IDF); `specific`: whether a name written out is one no other machine
+# shares, nor a brand or category contains, with a word that is no brand's or category's. One
+# row at least: the request's word count and the words no record has ride on every row.
+_MATCHED = """
 WITH q AS (
-    SELECT catalog_norm(%(q)s) AS norm,
-           ARRAY(SELECT unnest(tsvector_to_array(to_tsvector('english', %(q)s)))
+    SELECT ARRAY(SELECT unnest(tsvector_to_array(to_tsvector('english', %(q)s)))
                  EXCEPT SELECT unnest(tsvector_to_array(to_tsvector('english', %(fill)s))))
            AS lex,
            ARRAY(SELECT ' ' || array_to_string(w[i:j], ' ') || ' '
@@ -190,15 +190,33 @@ WITH q AS (
            / (SELECT nullif(sum(idf), 0) FROM lw WHERE df > 0) AS text
     FROM hits h JOIN lw ON lw.l = h.l
     GROUP BY h.machine_id
+), matched AS (
+    SELECT coalesce(per.machine_id, sp.machine_id) AS machine_id,
+           coalesce(sp.named, 0) AS named, coalesce(sp.specific, false) AS specific,
+           coalesce(per.words, 0) AS words, coalesce(per.key_words, 0) AS key_words,
+           coalesce(per.text, 0.0) AS text
+    FROM per FULL JOIN specific sp ON sp.machine_id = per.machine_id
+)
+SELECT matched.*, (SELECT cardinality(lex) FROM q) AS n_lex,
+       (SELECT coalesce(array_agg(l ORDER BY l), '{}') FROM lw WHERE df = 0) AS unknown
+FROM (SELECT 1) AS one LEFT JOIN matched ON true
+"""
+
+# Every machine scored, the best first: its record's cosine similarity to the request, and
+# what the words said of it (`_MATCHED`, given as arrays by machine).
+_RANKED = """
+WITH matched AS (
+    SELECT * FROM unnest(%(ids)s::integer[], %(named)s::integer[], %(specific)s::boolean[],
+                         %(words)s::integer[], %(key_words)s::integer[],
+                         %(text)s::float8[])
+                  AS t(machine_id, named, specific, words, key_words, text)
 ), scored AS (
-    SELECT s.machine_id, coalesce(sp.named, 0) AS named,
-           coalesce(sp.specific, false) AS specific, coalesce(per.words, 0) AS words,
-           coalesce(per.key_words, 0) AS key_words, coalesce(per.text, 0.0) AS text,
+    SELECT s.machine_id, coalesce(t.named, 0) AS named,
+           coalesce(t.specific, false) AS specific, coalesce(t.words, 0) AS words,
+           coalesce(t.key_words, 0) AS key_words, coalesce(t.text, 0.0) AS text,
            CASE WHEN s.embedding IS NULL OR %(v)s::vector IS NULL THEN 0.0
                 ELSE 1 - (s.embedding <=> %(v)s::vector) END AS similarity
-    FROM machine_search s
-    LEFT JOIN per ON per.machine_id = s.machine_id
-    LEFT JOIN specific sp ON sp.machine_id = s.machine_id
+    FROM machine_search s LEFT JOIN matched t ON t.machine_id = s.machine_id
 ), best AS (
     SELECT *, similarity + %(text_weight)s * text
               + CASE WHEN specific THEN 10 + named / 100.0 WHEN named > 0 THEN %(named_bonus)s
@@ -208,9 +226,7 @@ WITH q AS (
     LIMIT %(n)s
 )
 SELECT m.*, best.*,
-       (SELECT count(*) FROM machine_search WHERE embedding IS NULL) AS unembedded,
-       (SELECT cardinality(lex) FROM q) AS n_lex,
-       (SELECT coalesce(array_agg(l ORDER BY l), '{}') FROM lw WHERE df = 0) AS unknown
+       (SELECT count(*) FROM machine_search WHERE embedding IS NULL) AS unembedded
 FROM best JOIN machines m ON m.id = best.machine_id
 ORDER BY best.score DESC, m.name
 """
@@ -260,20 +276,42 @@ def _lacking(words: Sequence[Word]) -> bool:
     return len(content) <= SHORT and strange * 2 > len(content)
 
 
-async def _words(db: Database, query: str) -> list[Word]:
-    return _spelled(await db.fetch(_WORDS, {"q": query, "filler": list(FILLER)}))
+@dataclass(frozen=True)
+class Matched:
+    """What the request's words say: per machine (a row each), and of the request."""
+
+    words: list[Word]
+    rows: list[dict[str, Any]]  # machine_id, named, specific, words, key_words, text
+    n_lex: int  # words that say something, stemmed
+    unknown: list[str]  # ... that no record has
+
+    @property
+    def named(self) -> bool:
+        return any(r["named"] for r in self.rows)
 
 
-async def _rank(db: Database, words: Sequence[Word], vector: Any, n: int) -> list[dict[str, Any]]:
+async def _matched(db: Database, query: str) -> Matched:
+    words = _spelled(await db.fetch(_WORDS, {"q": query, "filler": list(FILLER)}))
+    rows = await db.fetch(_MATCHED, {"q": " ".join(w.text for w in words),
+                                     "fill": " ".join(FILLER), "filler": list(FILLER)})
+    return Matched(words, [r for r in rows if r["machine_id"] is not None],
+                   rows[0]["n_lex"], list(rows[0]["unknown"]))
+
+
+async def _rank(db: Database, matched: Matched, vector: Any, n: int) -> list[dict[str, Any]]:
+    columns = ("machine_id", "named", "specific", "words", "key_words", "text")
+    arrays = {c: [r[c] for r in matched.rows] for c in columns}
     return await db.fetch(_RANKED, {
-        "q": " ".join(w.text for w in words), "fill": " ".join(FILLER), "filler": list(FILLER),
-        "v": vector, "n": n, "text_weight": TEXT_WEIGHT, "named_bonus": NAMED})
+        "ids": arrays["machine_id"], "named": arrays["named"], "specific": arrays["specific"],
+        "words": arrays["words"], "key_words": arrays["key_words"],
+        "text": [float(t) for t in arrays["text"]], "v": vector, "n": n,
+        "text_weight": TEXT_WEIGHT, "named_bonus": NAMED})
 
 
 async def ranked(db: Database, query: str, vector: Any, n: int = 5) -> list[dict[str, Any]]:
-    """The best `n` machines for a request already embedded, scored (both statements of a
-    search, one after the other: the benchmark measures them apart from the embedding)."""
-    return await _rank(db, await _words(db, query), vector, n)
+    """The best `n` machines for a request already embedded, scored (a search's statements,
+    one after the other: the benchmark measures them apart from the embedding)."""
+    return await _rank(db, await _matched(db, query), vector, n)
 
 
 async def search(db: Database, embedder: Embedder | None, query: str, *,
@@ -284,22 +322,25 @@ async def search(db: Database, embedder: Embedder | None, query: str, *,
         asyncio.to_thread(embedder.embed, [query]))
     try:
         # The request is embedded on another thread while PostgreSQL reads its words.
-        words = await _words(db, query)
+        matched = await _matched(db, query)
         vector = None if embedded is None else (await embedded)[0]
     finally:
         if embedded is not None and not embedded.done():
             embedded.cancel()
+    words = matched.words
+    text = " ".join(w.text for w in words)
+    if matched.n_lex == 0 and not matched.named:
+        return Found("overview", text)
     n = max(limit, NEAREST)
-    rows = await _rank(db, words, vector, n)
+    rows = await _rank(db, matched, vector, n)
     if rows and rows[0]["unembedded"] and embedder is not None:
         await index(db, embedder)  # a machine new or changed since: embed it, then rank again
-        rows = await _rank(db, words, vector, n)
-    text = " ".join(w.text for w in words)
-    if not rows or (rows[0]["n_lex"] == 0 and not rows[0]["named"]):
+        rows = await _rank(db, matched, vector, n)
+    if not rows:
         return Found("overview", text)
     ranked = [Scored(r["slug"], float(r["score"]), r["named"], r["specific"], r["words"],
                      r["key_words"], float(r["similarity"]), public(r)) for r in rows]
-    unknown = list(rows[0]["unknown"])
+    unknown = matched.unknown
     matching = [s for s in ranked if s.matches][:limit]
     if not matching or (_lacking(words) and not any(s.specific for s in ranked)):
         return Found("none", text, nearest=[s.record for s in ranked[:NEAREST]],
