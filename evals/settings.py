@@ -103,6 +103,10 @@ class EvalSettings(BaseSettings):
         "Calibrate a judge with no calibration record under its prompt on the shipped"
         " makerspace set at the start of the run that first uses it, and save the record"
         " (0 skips it: its items stay UNDECIDED)."))
+    ray_address: str | None = Field(default=None, description=(
+        "Spread a run over a Ray cluster (`--ray`): `auto` joins the running cluster, an address"
+        " (`host:port`, `ray://host:port`) joins that one, `local:N` starts a local instance with"
+        " N workers. `make eval` installs Ray when it is set."))
     endpoint_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("ENDPOINT_API_KEY"),
         description="The key sent to an `--endpoint` (ENDPOINT_API_KEY).")

@@ -87,6 +87,7 @@ class RunOptions:
     artifact: Path = ARTIFACT
     junit: Path | None = None
     cache: Policy = "reuse"
+    ray: str | None = None  # a Ray cluster's address, or local:N (evals/execute/cluster/)
 
     @property
     def fails_on_skip(self) -> bool:
@@ -164,6 +165,15 @@ def add_run_flags(p: argparse.ArgumentParser, *, model_help: str) -> None:
     p.add_argument("--artifact", type=Path, default=ARTIFACT)
 
 
+def add_ray_flag(p: argparse.ArgumentParser) -> None:
+    """`--ray [ADDRESS]`: the run over a Ray cluster (EVAL_RAY_ADDRESS)."""
+    p.add_argument("--ray", nargs="?", const="auto", default=eval_settings().ray_address,
+                   metavar="ADDRESS",
+                   help="spread the run over a Ray cluster: auto (the default) joins the"
+                        " running one, an address joins that one, local:N starts a local"
+                        " instance with N workers (EVAL_RAY_ADDRESS)")
+
+
 def run_options(args: argparse.Namespace, selection: Selection | None = None) -> RunOptions:
     """The typed options of a parsed command line."""
     asked = getattr(args, "repeat", 1)
@@ -182,7 +192,8 @@ def run_options(args: argparse.Namespace, selection: Selection | None = None) ->
         concurrency=args.concurrency, repeat=rule.max if rule else asked, rule=rule,
         fail_on_skip=args.fail_on_skip, max_cost=getattr(args, "max_cost", None),
         vision=eval_settings().vision, artifact=args.artifact,
-        junit=getattr(args, "junit", None), cache=getattr(args, "cache", "reuse"))
+        junit=getattr(args, "junit", None), cache=getattr(args, "cache", "reuse"),
+        ray=getattr(args, "ray", None))
 
 
 def judge_setup(settings: Settings, items: Sequence[EvalItem], choice: JudgeChoice
@@ -277,6 +288,11 @@ def start_models(settings: Settings, items: Sequence[EvalItem], choice: JudgeCho
         raise CliError(f"cannot start: {exc}") from exc
 
 
+# What a distributed run's driver is told of the embedded model: each worker serves its own
+# (evals/execute/cluster/worker.py), and the driver's model objects are never called.
+ON_WORKERS = "http://embedded-model-on-each-worker.invalid/v1"
+
+
 def asked_model(settings: Settings, model: str | None) -> str:
     """How today's chat model is asked for: what a point needs to run it again."""
     return str(model or settings.model_for("chat"))
@@ -296,6 +312,10 @@ def with_models(options: RunOptions, items: Sequence[EvalItem], models: list[str
     ) or (has_conversations(items) and uses_local_model(settings, None, "sim_user"))
     concurrency = options.concurrency or (
         settings.local_model_parallel if chat_is_local else DEFAULT_CONCURRENCY)
+    if options.ray and local:
+        # Each worker starts the embedded model on its own node; the driver calls no model.
+        settings = settings.model_copy(update={"local_model_url": ON_WORKERS})
+        local = False
     try:
         with local_model_settings(settings, local) as settings:
             calibrate_new_judge(settings, items, options.judge, concurrency)

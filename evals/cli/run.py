@@ -21,11 +21,13 @@ from app.localmodel import uses_local_model
 from app.settings import Settings, get_settings
 from evals.cli.calibration import run_suite
 from evals.cli.common import (
+    ON_WORKERS,
     CliError,
     Commands,
     JudgeChoice,
     RunOptions,
     add_item_flags,
+    add_ray_flag,
     add_run_flags,
     asked_model,
     exit_for,
@@ -41,8 +43,9 @@ from evals.cli.common import (
 )
 from evals.cli.endpoint import run_endpoint_command
 from evals.execute.agent import agent_settings
+from evals.execute.cluster import ClusterError, ClusterPlan, check_address, cluster_runner
 from evals.execute.conversation import visitor_prompt_hash
-from evals.execute.runner import MAX_ATTEMPTS
+from evals.execute.runner import MAX_ATTEMPTS, run_variants
 from evals.execute.session import Controls, Version, prepared, run_versions
 from evals.judge.setup import JudgeSetup
 from evals.load.cases import CaseFileError, load_cases
@@ -67,7 +70,7 @@ from evals.report.console import (
 from evals.report.impact import run_summary
 from evals.report.junit import write_junit
 from evals.report.stats import stats_lines
-from evals.settings import eval_settings
+from evals.settings import conninfo, eval_settings
 
 
 def register(sub: Commands) -> None:
@@ -96,6 +99,7 @@ def register(sub: Commands) -> None:
                           " to it")
     run.add_argument("--junit", type=Path, help="also write JUnit XML for CI systems")
     add_item_flags(run)
+    add_ray_flag(run)
     run.add_argument("--max-cost", type=float, default=env.max_cost,
                      help="stop issuing model calls once the run's cost reaches this many USD"
                           " (EVAL_MAX_COST); unstarted cases are SKIPPED and the exit is 1")
@@ -106,6 +110,7 @@ def register(sub: Commands) -> None:
     res.add_argument("--artifact", type=Path, default=None)
     res.add_argument("--fail-on-skip", action=argparse.BooleanOptionalAction, default=None)
     res.add_argument("--max-cost", type=float, default=None)
+    add_ray_flag(res)
     res.set_defaults(handler=resume)
     runs_ = sub.add_parser("runs", help="list the stored runs")
     runs_.add_argument("--import", dest="import_artifact", metavar="ARTIFACT", type=Path,
@@ -264,7 +269,9 @@ async def run_once(items: list[EvalItem], options: RunOptions, settings: Setting
                 plan, settings=run, models=models, vision=options.vision, judge=judge,
                 visitor=visitor, progress=progress, controls=controls, resume=resume,
                 artifact=options.artifact, cache=options.cache,
-                on_composed=None if resume else say_impact)
+                on_composed=None if resume else say_impact,
+                execute=cluster_runner(cluster_plan(options, settings)) if options.ray
+                else run_variants)
         store_failed = prep.store_failed
     progress(None)
     record = records["current"]
@@ -288,6 +295,22 @@ async def run_once(items: list[EvalItem], options: RunOptions, settings: Setting
         print(f"cost cap reached: {len(capped)} case(s) not run", file=sys.stderr)
         return code or 1
     return code
+
+
+def cluster_plan(options: RunOptions, settings: Settings) -> ClusterPlan:
+    """Where a `--ray` run goes: its workers ask for the models as this run did, and start
+    the embedded model on their own nodes when the run uses it."""
+    assert options.ray is not None
+    try:
+        address = check_address(options.ray)
+    except ClusterError as exc:
+        raise CliError(str(exc)) from exc
+    local = settings.local_model_url == ON_WORKERS
+    return ClusterPlan(
+        address=address,
+        settings=settings.model_copy(update={"local_model_url": None}) if local else settings,
+        local_model=local, server=conninfo(settings), refs={"current": options.model},
+        judge_ref=options.judge.model)
 
 
 def resume(args: argparse.Namespace) -> int:
@@ -315,6 +338,7 @@ def _resume_locked(args: argparse.Namespace, run: RunRecord) -> int:
         concurrency=args.concurrency, repeat=run.plan.repeat,
         rule=run.plan.repeat_rule, fail_on_skip=args.fail_on_skip, max_cost=args.max_cost,
         vision=eval_settings().vision, cache=run.settings.cache or eval_settings().cache,
+        ray=args.ray,
         **({"artifact": args.artifact} if args.artifact is not None else {}))
     try:
         items = select_items(selection)

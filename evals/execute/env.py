@@ -94,15 +94,18 @@ class EvalEnv:
     composed: dict[tuple[Any, ...], asyncio.Task[tuple[Identity | None, PageContext,
                                                       ComposedChat, tuple[Photo, ...]]]] = \
         field(default_factory=dict)
+    # Several shards of one phase may ask for its catalogue at once (a cluster's worker).
+    seeding: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def use_catalog(self, catalog: Catalog) -> None:
         """Seed what `catalog` has beyond the catalogue held so far (once): a run's phases go
         demo, lab, large, each after every item of the one before."""
-        if CATALOGS.index(catalog) > CATALOGS.index(self.catalog):
-            await seed_catalog(self.db, catalog, have=self.catalog)
-            await index_catalog(self.db, self.library.embedder)
-            self.catalog = catalog
-            self.composed.clear()
+        async with self.seeding:
+            if CATALOGS.index(catalog) > CATALOGS.index(self.catalog):
+                await seed_catalog(self.db, catalog, have=self.catalog)
+                await index_catalog(self.db, self.library.embedder)
+                self.catalog = catalog
+                self.composed.clear()
 
 
 TEMPLATE_PREFIX = "eval_tmpl_"

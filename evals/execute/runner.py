@@ -289,6 +289,8 @@ async def run_variants(
     skip: Mapping[tuple[str, str, int], str] | None = None,
     rule: RepeatRule | None = None,
     cache: CacheUse | None = None,
+    limit: asyncio.Semaphore | None = None,
+    spend: Spend | None = None,
 ) -> dict[str, list[CaseResult]]:
     """Every item, `repeat` independent times, for every variant, interleaved (item by item,
     the variants side by side) under one concurrency limit, catalogue by catalogue: the demo
@@ -304,12 +306,16 @@ async def run_variants(
     when it is made.
 
     With a `rule` (`--repeat auto`, `repeat` its MAX) an item's repetition r + 1 starts only
-    once r has finished and the rule leaves its verdict open; other items run meanwhile."""
+    once r has finished and the rule leaves its verdict open; other items run meanwhile.
+
+    `limit` and `spend`, when given, are shared with other calls (a worker running several
+    shards at once: evals/execute/cluster/); otherwise this call has its own, of `concurrency`
+    items and `max_cost_usd`."""
     _freeze_what_lives()
     stop = stop or asyncio.Event()
-    limit = asyncio.Semaphore(concurrency)
+    limit = limit or asyncio.Semaphore(concurrency)
     results: dict[tuple[str, str, int], CaseResult] = {}
-    spend = Spend(max_cost_usd)
+    spend = spend or Spend(max_cost_usd)
     guards = {v.label: CallGuard(v.model, concurrency, spend=spend, stop=stop)
               for v in variants}
     if judge is not None and not isinstance(judge.model, CallGuard):

@@ -159,6 +159,7 @@ async def run_versions(
     resume: RunRecord | None = None, artifact: Path | None = None,
     cache: Policy = "off",
     on_composed: Callable[[dict[str, FrozenContext]], Awaitable[None]] | None = None,
+    execute: Callable[..., Awaitable[dict[str, list[CaseResult]]]] = run_variants,
 ) -> dict[str, RunRecord]:
     """Run every version over the plan, interleaved; store each run as it goes. A stopped run
     is stored as interrupted, its unfinished items listed; `resume` finishes such a run (one
@@ -168,7 +169,8 @@ async def run_versions(
     returns; if it is still down at the end, `prep.store_failed` says why. `cache` is the
     model-call cache's policy (evals/execute/cache.py): the cache is in the run store.
     `on_composed` is given today's demo contexts once composed, before anything runs (the
-    run's impact line)."""
+    run's impact line). `execute` runs the items (`run_variants` here, in this process; a
+    cluster's runner spreads them over machines: evals/execute/cluster/)."""
     controls = controls or Controls()
     validate_versions(items, versions)
     demo = [i for i in items if i.context.catalog == "demo"]
@@ -235,7 +237,7 @@ async def run_versions(
     calls = call_cache(prep.store.db, cache)
     watching = asyncio.create_task(watch_database(prep.env.db.conninfo, controls.stop))
     try:
-        results = await run_variants(prep.env, items, variants,
+        results = await execute(prep.env, items, variants,
                                      concurrency=settings.concurrency or DEFAULT_CONCURRENCY,
                                      vision=vision, judge=judge, visitor=visitor, on_done=done,
                                      repeat=plan.repeat, on_phase=on_phase, stop=controls.stop,
