@@ -2,7 +2,6 @@
 the same statuses as in one process, a killed worker's items run elsewhere and counted once,
 a worker that cannot start is named, and a stopped run is resumed to the end."""
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -10,8 +9,7 @@ import ray
 
 from app.chat.openai_wire import OpenAICompatModel
 from app.settings import Settings
-from evals.execute.cluster import ClusterError, ClusterPlan, Figures, cluster_runner
-from evals.execute.cluster import run_on_cluster
+from evals.execute.cluster import ClusterError, ClusterPlan, Figures, cluster_runner, run_on_cluster
 from evals.execute.runner import Variant, run_variants
 from evals.execute.session import Controls, Prepared, Version
 from tests.evals.execute.helpers import cases, plan
