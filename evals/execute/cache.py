@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -102,9 +103,14 @@ def identity(model: Any) -> dict[str, Any]:
     return {"model": getattr(model, "model_id", repr(type(model)))}
 
 
+_SHA256 = re.compile(r"[0-9a-fA-F]{64}")
+
+
 def pinned(ident: dict[str, Any]) -> bool:
-    """A model pinned by its file's checksum: its entries never expire."""
-    return bool(ident.get("file_sha256"))
+    """A model pinned by its file's checksum (a real sha256: an unpinned local model is
+    known by its name): its entries never expire."""
+    sha = ident.get("file_sha256")
+    return isinstance(sha, str) and _SHA256.fullmatch(sha) is not None
 
 
 def _hash(value: Any) -> str:

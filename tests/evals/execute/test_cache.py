@@ -11,7 +11,7 @@ from app.chat.models import LiteLLMModel
 from app.chat.openai_wire import OpenAICompatModel
 from app.embed import HashEmbedder
 from app.settings import Settings
-from evals.execute.cache import CacheUse, call_key, identity, request_of
+from evals.execute.cache import CacheUse, call_key, identity, pinned, request_of
 from evals.execute.conversation import STOP
 from evals.execute.env import eval_env
 from evals.execute.runner import Variant, run_suite, run_variants
@@ -238,6 +238,22 @@ async def test_a_run_whose_blob_server_has_another_port_replays_after_a_manual_s
     assert silent.requests == [] and again.status == "PASS"
     assert (again.attempts[0].calls.made, again.attempts[0].calls.replayed) == (0, 2)
     assert other.library.store.base_url in str(again.attempts[0].tool_calls[0].result)
+
+
+def test_only_a_real_sha256_pins_a_model():
+    assert pinned({"file_sha256": "a" * 64}) and pinned({"file_sha256": "0F" * 32})
+    # An unpinned local model is known by its name (ModelSpec.identity): never pinned.
+    for sha in ("qwen2.5-coder-1.5b-instruct", "a" * 63, "a" * 65, "g" * 64, "", None, 5):
+        assert not pinned({"file_sha256": sha}), sha
+    assert not pinned({"model": "openai/gpt-4o", "api_base": "https://x"})
+
+    def local(sha):
+        return OpenAICompatModel("openai/qwen", api_base="http://127.0.0.1:1/v1",
+                                 api_key="local-no-key", timeout_s=5, retries=0,
+                                 file_sha256=sha)
+
+    assert pinned(identity(local("c" * 64)))
+    assert not pinned(identity(local("qwen2.5-coder-1.5b-instruct")))
 
 
 def test_a_local_model_is_known_by_its_file_not_its_port():
