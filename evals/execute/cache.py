@@ -151,8 +151,7 @@ def reply_json(reply: ModelReply) -> dict[str, Any]:
     return {"content": reply.content,
             "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
                            for c in reply.tool_calls],
-            "finish_reason": "length" if u.cut else "tool_calls" if reply.tool_calls
-            else "stop",
+            "finish_reason": reply.finish_reason,  # the provider's own, never derived
             "usage": {"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
                       "cut": u.cut, "cached_tokens": u.cached_tokens,
                       "prefill_ms": u.prefill_ms, "generation_ms": u.generation_ms}}
@@ -166,12 +165,15 @@ def reply_from(data: dict[str, Any]) -> ModelReply:
             raise TypeError("content is not text")
         calls = [ToolCallRequest(str(c["id"]), str(c["name"]), str(c["arguments"]))
                  for c in data["tool_calls"]]
+        finish = data.get("finish_reason")
+        if finish is not None and not isinstance(finish, str):
+            raise TypeError("finish_reason is not text")
         u = data["usage"]
         usage = Usage(int(u["prompt_tokens"]), int(u["completion_tokens"]), int(u["cut"]),
                       int(u["cached_tokens"]), int(u["prefill_ms"]), int(u["generation_ms"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"not a stored reply: {exc}") from exc
-    return ModelReply(content=content, tool_calls=calls, usage=usage)
+    return ModelReply(content=content, tool_calls=calls, usage=usage, finish_reason=finish)
 
 
 class Cached:

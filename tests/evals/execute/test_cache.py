@@ -9,9 +9,20 @@ import pytest
 
 from app.chat.models import LiteLLMModel
 from app.chat.openai_wire import OpenAICompatModel
+from app.chat.reply import ModelReply, Usage
 from app.embed import HashEmbedder
 from app.settings import Settings
-from evals.execute.cache import CacheUse, call_key, identity, pinned, request_of
+from evals.execute.cache import (
+    Cached,
+    CacheUse,
+    call_key,
+    identity,
+    pinned,
+    reply_from,
+    reply_json,
+    request_of,
+    sample,
+)
 from evals.execute.conversation import STOP
 from evals.execute.env import eval_env
 from evals.execute.runner import Variant, run_suite, run_variants
@@ -254,6 +265,34 @@ def test_only_a_real_sha256_pins_a_model():
 
     assert pinned(identity(local("c" * 64)))
     assert not pinned(identity(local("qwen2.5-coder-1.5b-instruct")))
+
+
+@pytest.mark.parametrize("finish", ["length", "content_filter"])
+async def test_a_replay_gives_the_provider_s_finish_reason_as_it_gave_it(store, finish):
+    # Neither derived from the reply: a cut reply with no "length", a filtered one.
+    received = ModelReply(content="Use the Tro", usage=Usage(9, 4, finish == "length"),
+                          finish_reason=finish)
+    messages = [{"role": "user", "content": "What cuts acrylic?"}]
+    cache = CallCache(store.db, ttl_s=WEEK_S)
+    with sample(1, 1):
+        made = await Cached(ScriptedModel(received), cache, job="chat", run_id="one"
+                            ).complete(messages)
+    await cache.close()
+    again = CallCache(store.db, ttl_s=WEEK_S)
+    with sample(1, 1) as tally:
+        replayed = await Cached(ScriptedModel(), again, job="chat", run_id="two"
+                                ).complete(messages)
+    await again.close()
+    assert tally.replayed == 1 and made == received
+    assert replayed == received and replayed.finish_reason == finish
+
+
+def test_a_stored_reply_of_another_finish_reason_shape_is_refused():
+    kept = reply_json(ModelReply(content="x", finish_reason="content_filter"))
+    assert kept["finish_reason"] == "content_filter"
+    assert reply_from({**kept, "finish_reason": None}).finish_reason is None
+    with pytest.raises(ValueError, match="finish_reason is not text"):
+        reply_from({**kept, "finish_reason": 5})
 
 
 def test_a_local_model_is_known_by_its_file_not_its_port():
