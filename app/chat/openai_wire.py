@@ -157,11 +157,13 @@ def _reply(data: dict[str, Any]) -> ModelReply:
     content = message.get("content")
     if content is not None and not isinstance(content, str):
         raise TypeError(f"content is {type(content).__name__}, not text")
+    finish = choices[0].get("finish_reason")  # as given, as text: never a reason to lose a reply
     return ModelReply(
         content=storable(content),
         tool_calls=calls,
         usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
-                    int(choices[0].get("finish_reason") == "length"), *_timings(data)),
+                    int(finish == "length"), *_timings(data)),
+        finish_reason=None if finish is None else str(finish),
     )
 
 

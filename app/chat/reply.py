@@ -1,4 +1,5 @@
-"""What a model answers, whichever transport brought it: text, tool calls and token usage.
+"""What a model answers, whichever transport brought it: text, tool calls, token usage and why
+it ended.
 
 A leaf: the transports (app/chat/openai_wire.py, the litellm one in app/chat/models.py) build
 these, the text-tool-call adapter rewrites them, and the loop and the evals read them.
@@ -43,3 +44,6 @@ class ModelReply:
     content: str | None
     tool_calls: list[ToolCallRequest] = field(default_factory=list)
     usage: Usage = Usage()
+    # The provider's own reason the reply ended ("stop", "length", "tool_calls",
+    # "content_filter", …), as it gave it; None when it gave none.
+    finish_reason: str | None = None

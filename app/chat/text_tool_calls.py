@@ -97,4 +97,6 @@ def adapt(reply: ModelReply, tools: list[dict[str, Any]] | None) -> ModelReply:
     calls = calls_from_content(reply.content, known)
     if calls is None:
         return reply
-    return ModelReply(content=None, tool_calls=calls, usage=reply.usage)
+    # The provider's finish reason is kept as it gave it ("stop": the calls were text).
+    return ModelReply(content=None, tool_calls=calls, usage=reply.usage,
+                      finish_reason=reply.finish_reason)

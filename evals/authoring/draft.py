@@ -21,8 +21,10 @@ import yaml
 from app.capabilities import REGISTRY
 from app.chat.models import ChatModel, ModelCallError, model_for_job
 from app.settings import Settings
-from evals.authoring.told import Told, told_for
+from evals.authoring.told import Told, fixture_env
+from evals.authoring.told import told as told_in  # `told` names a Told here
 from evals.checks import authored
+from evals.execute.cache import CacheUse, cached
 from evals.load.cases import CaseFileError, case_errors, load_cases
 from evals.load.context import context_for
 
@@ -257,10 +259,16 @@ def _comment(text: str) -> str:
 
 
 async def draft_for(settings: Settings, role: str | None, page: str, count: int,
-                    capability: str | None, model: ChatModel | None = None
-                    ) -> tuple[Told, Drafted]:
+                    capability: str | None, model: ChatModel | None = None, *,
+                    calls: CacheUse | None = None) -> tuple[Told, Drafted]:
     """What the assistant is told, and the drafts the `draft` job (or `model`) writes from
-    it."""
-    what = await told_for(settings, role, page)
-    return what, await draft_cases(model or model_for_job(settings, "draft"), what, count,
-                                   capability)
+    it, through the call cache when `calls` holds one."""
+    chosen = model or model_for_job(settings, "draft")  # no model: said before the fixtures
+    use = calls or CacheUse(None, "off")
+    async with fixture_env(settings) as env:
+        what = await told_in(env, role, page)
+        # What the model is told names the fixtures' blob server (an attached manual's
+        # address): its keys take that server as a constant, whatever its port.
+        drafter = cached(chosen, use.cache, job="draft", policy=use.policy,
+                         blob_base=env.library.store.base_url)
+        return what, await draft_cases(drafter, what, count, capability)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from app.chat.models import ModelCallError, model_for_job
+from app.chat.models import ModelCallError
 from app.db import Database
 from app.localmodel import local_model_settings, uses_local_model
 from app.localmodel.server import LocalModelError
@@ -21,7 +21,7 @@ from evals.authoring.from_conversations import NoConversations, make_cases
 from evals.authoring.pii import KINDS as PII_KINDS
 from evals.authoring.told import PromptError, told_for
 from evals.cli.common import CliError, Commands, app_settings, open_store, run_closing
-from evals.execute.cache import POLICIES, cached, call_cache
+from evals.execute.cache import POLICIES, CacheUse, call_cache
 from evals.record.artifact import write_atomically
 from evals.settings import conninfo, eval_settings
 
@@ -78,10 +78,9 @@ def draft(args: argparse.Namespace) -> int:
         async with open_store(settings) as store:
             calls = call_cache(store.db, args.cache)
             try:
-                model = cached(model_for_job(settings, "draft"), calls, job="draft",
-                               policy=args.cache)
                 what, result = await draft_for(settings, args.as_, args.page, args.count,
-                                               args.capability, model)
+                                               args.capability, calls=CacheUse(calls,
+                                                                               args.cache))
             except (PromptError, DraftError, ModelCallError) as exc:
                 raise CliError(str(exc)) from exc
             finally:

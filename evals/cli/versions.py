@@ -360,7 +360,8 @@ async def _gate(settings: Settings, items: list[EvalItem], options: RunOptions,
     hint = f"{judge.model.model_id}: {judge.trust.reason}. To decide: {TRUSTED_JUDGE_HINT}" \
         if judge is not None and not judge.decides else None
     result = apply_gate(record.cases, hard, comparison, judge_hint=hint,
-                        max_cost_increase=limits[0], max_p95_increase=limits[1])
+                        max_cost_increase=limits[0], max_p95_increase=limits[1],
+                        cache=record.settings.cache)
     print()
     print(render_gate(result))
     if failed:

@@ -4,7 +4,10 @@ that a call whose reply is in the call cache is replayed instead of made.
 The key is a hash of what decides the reply:
 - the model as resolved: its transport's identity (evals: `identity()` of app/chat's models; the
   embedded model by its file's sha256, never by the port its server happens to have);
-- the full request: messages, tools, tool choice, response format and sampling settings;
+- the full request: messages, tools, tool choice, response format and sampling settings,
+  with the run's own blob server written as one constant address (BLOB_BASE): a manual's
+  address is in what the model reads (search results, attached manuals), and the port it is
+  served on is the run's, not the request's;
 - the sample index: the repetition and the attempt (and which time this same request comes in
   that sample), so repeats and retries stay independent samples.
 Tools still run on a replay and checks always re-run on the transcript: whatever changes what
@@ -19,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -33,6 +37,9 @@ from evals.settings import eval_settings
 Policy = Literal["reuse", "refresh", "off"]
 POLICIES: tuple[Policy, ...] = ("reuse", "refresh", "off")
 KEY_VERSION = 1  # bumped when what goes into a key changes
+# The run's blob server as a key sees it, whatever port it has. Not a version bump: a key of a
+# request that names no manual is unchanged, and one that does could only miss, never collide.
+BLOB_BASE = "http://eval-blob-server.invalid/blobs"
 
 
 @dataclass(frozen=True)
@@ -96,9 +103,14 @@ def identity(model: Any) -> dict[str, Any]:
     return {"model": getattr(model, "model_id", repr(type(model)))}
 
 
+_SHA256 = re.compile(r"[0-9a-fA-F]{64}")
+
+
 def pinned(ident: dict[str, Any]) -> bool:
-    """A model pinned by its file's checksum: its entries never expire."""
-    return bool(ident.get("file_sha256"))
+    """A model pinned by its file's checksum (a real sha256: an unpinned local model is
+    known by its name): its entries never expire."""
+    sha = ident.get("file_sha256")
+    return isinstance(sha, str) and _SHA256.fullmatch(sha) is not None
 
 
 def _hash(value: Any) -> str:
@@ -107,9 +119,24 @@ def _hash(value: Any) -> str:
 
 
 def request_of(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-               kw: dict[str, Any]) -> dict[str, Any]:
-    return {"messages": messages, "tools": tools or None,
-            **{k: kw.get(k) for k in ("temperature", "tool_choice", "response_format")}}
+               kw: dict[str, Any], blob_base: str | None = None) -> dict[str, Any]:
+    """The request as its key sees it: `blob_base` (the run's blob server) as BLOB_BASE, in a
+    copy (what is sent to the model is not changed)."""
+    request = {"messages": messages, "tools": tools or None,
+               **{k: kw.get(k) for k in ("temperature", "tool_choice", "response_format")}}
+    return _constant(request, blob_base.rstrip("/")) if blob_base else request
+
+
+def _constant(value: Any, base: str) -> Any:
+    # A tool result is JSON text inside a message: the address is in it as it is (json.dumps
+    # escapes no character of an http URL), so a replacement in every string finds it.
+    if isinstance(value, str):
+        return value.replace(base, BLOB_BASE)
+    if isinstance(value, dict):
+        return {k: _constant(v, base) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_constant(v, base) for v in value]
+    return value
 
 
 def call_key(ident: dict[str, Any], request: dict[str, Any], repetition: int, attempt: int,
@@ -124,8 +151,7 @@ def reply_json(reply: ModelReply) -> dict[str, Any]:
     return {"content": reply.content,
             "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
                            for c in reply.tool_calls],
-            "finish_reason": "length" if u.cut else "tool_calls" if reply.tool_calls
-            else "stop",
+            "finish_reason": reply.finish_reason,  # the provider's own, never derived
             "usage": {"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
                       "cut": u.cut, "cached_tokens": u.cached_tokens,
                       "prefill_ms": u.prefill_ms, "generation_ms": u.generation_ms}}
@@ -139,12 +165,15 @@ def reply_from(data: dict[str, Any]) -> ModelReply:
             raise TypeError("content is not text")
         calls = [ToolCallRequest(str(c["id"]), str(c["name"]), str(c["arguments"]))
                  for c in data["tool_calls"]]
+        finish = data.get("finish_reason")
+        if finish is not None and not isinstance(finish, str):
+            raise TypeError("finish_reason is not text")
         u = data["usage"]
         usage = Usage(int(u["prompt_tokens"]), int(u["completion_tokens"]), int(u["cut"]),
                       int(u["cached_tokens"]), int(u["prefill_ms"]), int(u["generation_ms"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"not a stored reply: {exc}") from exc
-    return ModelReply(content=content, tool_calls=calls, usage=usage)
+    return ModelReply(content=content, tool_calls=calls, usage=usage, finish_reason=finish)
 
 
 class Cached:
@@ -152,13 +181,14 @@ class Cached:
     same interface. A replay costs no model call, no concurrency slot and no cost."""
 
     def __init__(self, model: Any, cache: CallCache, *, job: str, run_id: str | None,
-                 policy: Policy = "reuse") -> None:
+                 policy: Policy = "reuse", blob_base: str | None = None) -> None:
         self.model = model
         self.model_id: str = model.model_id
         self.cache = cache
         self.job = job
         self.run_id = run_id
         self.policy = policy
+        self.blob_base = blob_base  # the run's blob server: a constant in the keys
         self._identity = identity(model)
         self._pinned = pinned(self._identity)
 
@@ -169,7 +199,7 @@ class Cached:
                        tools: list[dict[str, Any]] | None = None, **kw: Any) -> Any:
         current = _SAMPLE.get()
         tally = current.tally if current is not None else Tally()
-        request = request_of(messages, tools, kw)
+        request = request_of(messages, tools, kw, self.blob_base)
         asked = _hash(request)
         occurrence = tally.seen.get(asked, 0)
         tally.seen[asked] = occurrence + 1
@@ -234,11 +264,12 @@ class Cached:
 
 
 def cached(model: Any, cache: CallCache | None, *, job: str, run_id: str | None = None,
-           policy: Policy = "reuse") -> Any:
-    """The model through the cache, or the model itself when there is none (policy off)."""
+           policy: Policy = "reuse", blob_base: str | None = None) -> Any:
+    """The model through the cache, or the model itself when there is none (policy off);
+    `blob_base` is the base address of the run's blob server (its manuals' addresses)."""
     if cache is None or policy == "off" or model is None:
         return model
-    return Cached(model, cache, job=job, run_id=run_id, policy=policy)
+    return Cached(model, cache, job=job, run_id=run_id, policy=policy, blob_base=blob_base)
 
 
 def call_cache(db: Database, policy: Policy) -> CallCache | None:

@@ -330,14 +330,16 @@ async def run_variants(
                             listen_to_retries=not any(visitor is v.model for v in variants))
     # The cache stands before each guard: a replay takes no slot and costs nothing.
     use = cache or CacheUse(None, "off")
+    # A manual's address names the port this run's blob server has: the keys read it as one.
+    blobs = env.library.store.base_url if env is not None else None
     models = {v.label: cached(guards[v.label], use.cache, job="chat", run_id=v.run_id,
-                              policy=use.policy) for v in variants}
+                              policy=use.policy, blob_base=blobs) for v in variants}
     # The judge and the visitor serve every variant: their calls are kept under the run of
     # the sample that made them.
     if judge is not None:
         judge = replace(judge, model=cached(judge.model, use.cache, job="judge",
-                                            policy=use.policy))
-    visitor = cached(visitor, use.cache, job="visitor", policy=use.policy)
+                                            policy=use.policy, blob_base=blobs))
+    visitor = cached(visitor, use.cache, job="visitor", policy=use.policy, blob_base=blobs)
 
     async def one(item: EvalItem, variant: Variant, repetition: int) -> None:
         guard = guards[variant.label]

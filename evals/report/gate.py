@@ -15,7 +15,8 @@ neither a miss nor a pass: where counting it as a miss would break the policy an
 as a pass would not, the gate is UNDECIDED, names those items and says how to get a trusted
 judge. A decided breach is a FAIL whatever the undecided items would say. A rise in cost per
 item or p95 latency past its limit, or one that cannot be checked, fails it too
-(evals/report/spend.py).
+(evals/report/spend.py). The verdict line says how many of its samples the call cache replayed
+(wholly, and apart those partly), or that the run had the cache off.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from evals.execute.cache import Policy
 from evals.record.comparison import Comparison
 from evals.record.results import CaseResult
 from evals.report.compare import ALPHA
@@ -68,6 +70,8 @@ class GateResult:
     judge_hint: str = TRUSTED_JUDGE_HINT
     samples: int = 0  # the runs' items, each repetition counted
     replayed: int = 0  # of them, those whose every model call was replayed from the cache
+    partly_replayed: int = 0  # those that replayed some of their calls and made others
+    cache: Policy | None = None  # the run's call-cache policy (None: not recorded)
     spend: list[str] = field(default_factory=list)  # the spend lines against the point
 
     @property
@@ -111,13 +115,21 @@ def _allowed(f: FileVerdict) -> str:
     return "none allowed (hard file)" if f.hard else f"{MISSES_ALLOWED} allowed"
 
 
+def _replayed(r: CaseResult) -> Literal["all", "some", "none"]:
+    """How much of a sample (its attempts, every job's calls) the call cache replayed."""
+    replayed = sum(a.calls.replayed for a in r.attempts)
+    made = sum(a.calls.made for a in r.attempts)
+    return "none" if not replayed else "some" if made else "all"
+
+
 def gate(results: list[CaseResult], hard: tuple[str, ...] = HARD_FILES,
          comparison: Comparison | None = None, judge_hint: str | None = None, *,
-         max_cost_increase: float | None = None, max_p95_increase: float | None = None
-         ) -> GateResult:
+         max_cost_increase: float | None = None, max_p95_increase: float | None = None,
+         cache: Policy | None = None) -> GateResult:
     """The gate's verdict on a run of two repetitions (and a comparison, if against a point);
     `judge_hint` says how this run's judge could earn trust (the default names the ways); the
-    increase limits are in percent (None: no limit)."""
+    increase limits are in percent (None: no limit); `cache` is the run's call-cache policy
+    (its settings'), for the verdict line."""
     runs = sorted({r.repetition for r in results})
     by_file: dict[str, list[CaseResult]] = defaultdict(list)
     for r in results:
@@ -153,10 +165,11 @@ def gate(results: list[CaseResult], hard: tuple[str, ...] = HARD_FILES,
     if open_structural:
         undecided.append(f"possibly structural (missed in a run, undecided in the other):"
                          f" {', '.join(open_structural)}")
+    replays = [_replayed(r) for r in results]
     result = GateResult(files, structural, reasons=reasons, undecided=undecided,
                         judge_hint=judge_hint or TRUSTED_JUDGE_HINT, samples=len(results),
-                        replayed=sum(1 for r in results if r.attempts and
-                                     all(a.calls.all_replayed for a in r.attempts)))
+                        replayed=replays.count("all"), partly_replayed=replays.count("some"),
+                        cache=cache)
     result.undecided_items = sorted({r.id for r in results if r.status == "UNDECIDED"}) \
         if undecided else []
     if comparison is not None:
@@ -196,13 +209,19 @@ def render(g: GateResult) -> str:
                   *[f"  regressed: {r}" for r in g.regressions], f"  {g.comparison_line}"]
     if g.spend:  # under the comparison's lines, or a block of its own
         lines += ([] if g.comparison_line is not None else [""]) + [f"  {s}" for s in g.spend]
-    replayed = f" ({g.replayed} of {g.samples} samples replayed from the call cache)" \
-        if g.replayed else ""
     if g.undecided:
         lines += ["", f"undecided ({len(g.undecided_items)} judged item(s) have no trusted"
                       f" judge: {', '.join(g.undecided_items)})",
                   f"  to decide them: {g.judge_hint}"]
     last = {"PASS": "GATE PASS", "FAIL": f"GATE FAIL: {'; '.join(g.reasons)}",
             "UNDECIDED": f"GATE UNDECIDED: {'; '.join(g.undecided)}"}[g.outcome]
-    lines += ["", last + replayed]
+    lines += ["", f"{last} ({replay_line(g)})"]
     return "\n".join(lines)
+
+
+def replay_line(g: GateResult) -> str:
+    """What the call cache gave the gate's samples: said whatever it gave, even nothing."""
+    if g.cache == "off":
+        return "call cache off"
+    partly = f", {g.partly_replayed} partly" if g.partly_replayed else ""
+    return f"{g.replayed} of {g.samples} samples replayed from the call cache{partly}"

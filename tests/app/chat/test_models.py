@@ -78,6 +78,17 @@ async def test_hosted_provider_responses_pass_through_untouched():
     assert [c.name for c in as_local.tool_calls] == ["search_catalog"]
 
 
+async def test_litellm_keeps_the_provider_s_finish_reason():
+    for finish in ("length", "content_filter"):
+        body = completion("cut sho")
+        body["choices"][0]["finish_reason"] = finish
+        with fake_openai_server(lambda b, body=body: (200, body)) as (base, _):
+            model = LiteLLMModel("openai/fake", api_base=base, api_key="k", timeout_s=10,
+                                 retries=0)
+            reply = await model.complete([{"role": "user", "content": "x"}])
+        assert reply.finish_reason == finish and reply.usage.cut == (finish == "length")
+
+
 async def test_model_temperature_applies_when_a_call_names_none(tmp_path):
     settings = Settings(data_dir=tmp_path, model_temperature=0.0, model_chat="openai/fake")
     with fake_openai_server(lambda body: (200, completion("ok"))) as (base, received):

@@ -100,6 +100,16 @@ def test_reply_from_openai_reads_content_tool_calls_and_usage():
         reply_from_openai({"choices": []})
 
 
+@pytest.mark.parametrize("finish", ["length", "content_filter", "stop", None])
+async def test_the_provider_s_finish_reason_is_kept_as_it_gave_it(finish):
+    body = completion("cut sho")
+    body["choices"][0]["finish_reason"] = finish
+    with fake_openai_server(lambda b: (200, body)) as (base, _):
+        reply = await model(base).complete([{"role": "user", "content": "hi"}])
+    assert reply.finish_reason == finish
+    assert reply.usage.cut == (finish == "length")
+
+
 def test_llama_cpp_timings_are_read_and_others_give_zeros():
     llama = {"choices": [{"message": {"content": "x"}, "finish_reason": "stop"}],
              "usage": {"prompt_tokens": 1812, "completion_tokens": 3},

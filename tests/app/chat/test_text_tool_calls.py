@@ -33,6 +33,12 @@ def test_a_call_written_as_text_becomes_a_tool_call(content):
     assert out.usage == Usage(5, 5)
 
 
+def test_a_call_read_out_of_the_text_keeps_the_provider_s_finish_reason():
+    written = '{"name": "search_catalog", "arguments": {"query": "laser"}}'
+    out = adapt(ModelReply(content=written, finish_reason="stop"), TOOLS)
+    assert out.tool_calls and out.finish_reason == "stop"
+
+
 def test_calls_written_with_doubled_braces():
     # As recorded in a full run: several calls, each in doubled braces, side by side.
     out = reply('{{"name": "search_catalog", "arguments": {"query": "laser"}}} '

@@ -99,6 +99,43 @@ def test_a_comparison_replays_the_baseline_it_has_already_run(received, capsys, 
     assert replayed and 2 <= int(replayed[1]) <= 4
 
 
+def test_a_comparison_after_a_staff_only_change_calls_the_model_for_staff_items_only(
+        served, capsys, tmp_path, monkeypatch):
+    import asyncio
+
+    from evals.record.store import RunStore
+    from tests.evals.cli.test_impact import change_fragment
+
+    info, received = served
+    staff = ["--cases", "no-glowforge,typed-yes-is-not-confirm"]  # anonymous; staff
+    assert main(["run", *staff, "--artifact", str(tmp_path / "a.json")]) == 0
+    run_id = json.loads((tmp_path / "a.json").read_text())["run_id"]
+    assert main(["point", "save", "base", "--from-run", run_id]) == 0
+    before = len(received)
+    change_fragment(monkeypatch, "maintenance", "Staff: be brief.")  # staff see it, no one else
+    capsys.readouterr()
+    assert main(["compare", "base"]) == 0
+    out = capsys.readouterr().out
+    # Only the staff item of today's side asks the model: its system prompt changed.
+    [asked] = received[before:]
+    assert "Staff: be brief." in asked["messages"][0]["content"]
+    assert asked["messages"][-1]["content"] == "Yes, do it."
+
+    async def calls(label):
+        run = re.search(label + r" \(.*?run (\w+)\)", out)
+        assert run, out
+        async with RunStore.open(info) as store:
+            record = await store.load_run(run[1])
+        return {c.id: (sum(a.calls.made for a in c.attempts),
+                       sum(a.calls.replayed for a in c.attempts)) for c in record.cases}
+
+    # The point's agent asks what the point's run asked: every call replayed.
+    assert asyncio.run(calls("point base")) == {"no-glowforge": (0, 1),
+                                                "typed-yes-is-not-confirm": (0, 1)}
+    assert asyncio.run(calls("today")) == {"no-glowforge": (0, 1),
+                                           "typed-yes-is-not-confirm": (1, 0)}
+
+
 def test_cache_commands_reject_what_they_do_not_know(received, capsys):
     assert main(["cache"]) == 2
     assert "the following arguments are required: cache_command" in capsys.readouterr().err

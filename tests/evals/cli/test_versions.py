@@ -65,13 +65,13 @@ def test_the_gate_against_a_point_saved_with_one_repetition(capsys, tmp_path):
                  "--artifact", str(tmp_path / "a.json")]) == 0
     out = capsys.readouterr().out
     assert "against the comparison point:" in out and "no discordant pairs" in out
-    assert out.splitlines()[-1] == "GATE PASS"
+    assert out.splitlines()[-1] == "GATE PASS (call cache off)"
 
 
 @pytest.mark.usefixtures("cli")
 def test_the_gate_passes_and_fails(capsys, tmp_path):
     assert main(["gate", *SELECTION, "--artifact", str(tmp_path / "a.json")]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == "GATE PASS"
+    assert capsys.readouterr().out.splitlines()[-1] == "GATE PASS (call cache off)"
     ANSWER["text"] = "Use the Glowforge Pro and the Shapeoko."
     try:
         assert main(["gate", *SELECTION, "--artifact", str(tmp_path / "a.json")]) == 1

@@ -2,14 +2,29 @@
 re-checked; what changes what the model is asked misses; what does not is free; the cache
 failing or cleared never fails a run."""
 
+import json
 import textwrap
 
 import pytest
 
 from app.chat.models import LiteLLMModel
 from app.chat.openai_wire import OpenAICompatModel
-from evals.execute.cache import CacheUse, call_key, identity, request_of
+from app.chat.reply import ModelReply, Usage
+from app.embed import HashEmbedder
+from app.settings import Settings
+from evals.execute.cache import (
+    Cached,
+    CacheUse,
+    call_key,
+    identity,
+    pinned,
+    reply_from,
+    reply_json,
+    request_of,
+    sample,
+)
 from evals.execute.conversation import STOP
+from evals.execute.env import eval_env
 from evals.execute.runner import Variant, run_suite, run_variants
 from evals.load.cases import load_cases
 from evals.record import call_cache
@@ -184,6 +199,100 @@ def test_keys_differ_exactly_where_the_reply_can():
         call_key(ident, request_of(messages, None, {}), 1, 1, 1),  # asked twice in a sample
     ]
     assert len({base, *others}) == len(others) + 1
+
+
+def test_the_run_s_blob_server_is_one_constant_in_the_keys_whatever_its_port():
+    ident = {"model": "openai/m", "api_base": "https://x"}
+
+    def asked(base, elsewhere="https://example.org/a.pdf"):
+        found = {"passages": [{"ref": "p1", "url": f"{base}/manuals/form-4.pdf#page=3"}],
+                 "see": elsewhere}
+        return [{"role": "user", "content": "How long do I wash prints?"},
+                {"role": "tool", "tool_call_id": "c1", "content": json.dumps(found)}]
+
+    one, two = "http://127.0.0.1:8766/blobs", "http://127.0.0.1:40123/blobs"
+    sent = asked(one)
+    key = call_key(ident, request_of(sent, None, {}, one), 1, 1, 0)
+    assert key == call_key(ident, request_of(asked(two), None, {}, two), 1, 1, 0)
+    assert sent == asked(one)  # what the model is sent is not changed
+    others = [
+        # another real address still changes the key
+        call_key(ident, request_of(asked(one, "https://example.org/b.pdf"), None, {}, one),
+                 1, 1, 0),
+        # an address on another port than the run's own is not the run's blob server
+        call_key(ident, request_of(asked(two), None, {}, one), 1, 1, 0),
+        call_key(ident, request_of(sent, None, {}), 1, 1, 0),  # no blob server known
+    ]
+    assert len({key, *others}) == len(others) + 1
+
+
+async def test_a_run_whose_blob_server_has_another_port_replays_after_a_manual_search(
+        env, store, server_conninfo, tmp_path):
+    # The second run's environment starts while the first's holds its port: another port.
+    (tmp_path / "c.yaml").write_text(textwrap.dedent("""
+        - id: wash-time
+          prompt: "How long do I wash Form 4 prints?"
+          assert:
+            - kind: called_tool
+              value: search_manual
+        """))
+    items = load_cases(tmp_path, PHOTOS_DIR)
+    model = ScriptedModel(call("search_manual", question="Form 4 wash"), say("Wash them."))
+    [first] = await run(env, store, items, model, "one")
+    assert first.status == "PASS"
+    assert env.library.store.base_url in str(model.requests[1]["messages"])  # it is asked
+    settings = Settings(data_dir=tmp_path / "two", model_chat="scripted/fake")
+    async with eval_env(server_conninfo, settings, HashEmbedder()) as other:
+        assert other.library.store.base_url != env.library.store.base_url
+        silent = ScriptedModel()
+        [again] = await run(other, store, items, silent, "two")
+    assert silent.requests == [] and again.status == "PASS"
+    assert (again.attempts[0].calls.made, again.attempts[0].calls.replayed) == (0, 2)
+    assert other.library.store.base_url in str(again.attempts[0].tool_calls[0].result)
+
+
+def test_only_a_real_sha256_pins_a_model():
+    assert pinned({"file_sha256": "a" * 64}) and pinned({"file_sha256": "0F" * 32})
+    # An unpinned local model is known by its name (ModelSpec.identity): never pinned.
+    for sha in ("qwen2.5-coder-1.5b-instruct", "a" * 63, "a" * 65, "g" * 64, "", None, 5):
+        assert not pinned({"file_sha256": sha}), sha
+    assert not pinned({"model": "openai/gpt-4o", "api_base": "https://x"})
+
+    def local(sha):
+        return OpenAICompatModel("openai/qwen", api_base="http://127.0.0.1:1/v1",
+                                 api_key="local-no-key", timeout_s=5, retries=0,
+                                 file_sha256=sha)
+
+    assert pinned(identity(local("c" * 64)))
+    assert not pinned(identity(local("qwen2.5-coder-1.5b-instruct")))
+
+
+@pytest.mark.parametrize("finish", ["length", "content_filter"])
+async def test_a_replay_gives_the_provider_s_finish_reason_as_it_gave_it(store, finish):
+    # Neither derived from the reply: a cut reply with no "length", a filtered one.
+    received = ModelReply(content="Use the Tro", usage=Usage(9, 4, finish == "length"),
+                          finish_reason=finish)
+    messages = [{"role": "user", "content": "What cuts acrylic?"}]
+    cache = CallCache(store.db, ttl_s=WEEK_S)
+    with sample(1, 1):
+        made = await Cached(ScriptedModel(received), cache, job="chat", run_id="one"
+                            ).complete(messages)
+    await cache.close()
+    again = CallCache(store.db, ttl_s=WEEK_S)
+    with sample(1, 1) as tally:
+        replayed = await Cached(ScriptedModel(), again, job="chat", run_id="two"
+                                ).complete(messages)
+    await again.close()
+    assert tally.replayed == 1 and made == received
+    assert replayed == received and replayed.finish_reason == finish
+
+
+def test_a_stored_reply_of_another_finish_reason_shape_is_refused():
+    kept = reply_json(ModelReply(content="x", finish_reason="content_filter"))
+    assert kept["finish_reason"] == "content_filter"
+    assert reply_from({**kept, "finish_reason": None}).finish_reason is None
+    with pytest.raises(ValueError, match="finish_reason is not text"):
+        reply_from({**kept, "finish_reason": 5})
 
 
 def test_a_local_model_is_known_by_its_file_not_its_port():

@@ -1,4 +1,7 @@
+import pytest
+
 from evals.record.comparison import Comparison, Pair
+from evals.record.results import Calls
 from evals.report.gate import gate, render
 from tests.evals.report.helpers import result
 
@@ -85,4 +88,39 @@ def test_regressions_against_a_point_are_listed_and_a_significant_one_fails():
 
 
 def test_the_verdict_line():
-    assert render(gate(runs({"a": ["PASS", "PASS"]}))).splitlines()[-1] == "GATE PASS"
+    assert render(gate(runs({"a": ["PASS", "PASS"]}))).splitlines()[-1] == \
+        "GATE PASS (0 of 2 samples replayed from the call cache)"
+
+
+def sample(cid, rep, *calls):
+    """A sample whose attempts made and replayed `calls`, (made, replayed) each: PASS with
+    one attempt, FLAKY with two."""
+    r = result(cid, "PASS" if len(calls) == 1 else "FLAKY", rep)
+    attempts = [a.model_copy(update={"calls": Calls(made=made, replayed=replayed)})
+                for a, (made, replayed) in zip(r.attempts, calls, strict=True)]
+    return r.model_copy(update={"attempts": attempts})
+
+
+@pytest.mark.parametrize(("calls", "said"), [
+    ([[(2, 0)], [(1, 0), (1, 0)], [(1, 0), (1, 0)], [(2, 0)]],
+     "0 of 4 samples replayed from the call cache"),  # none: said all the same
+    # wholly; partly (the retry made its call); wholly over two attempts; partly (one call
+    # replayed, the judge's made)
+    ([[(0, 2)], [(0, 1), (1, 0)], [(0, 1), (0, 1)], [(1, 1)]],
+     "2 of 4 samples replayed from the call cache, 2 partly"),
+    ([[(0, 2)], [(0, 1), (0, 1)], [(0, 1), (0, 1)], [(0, 2)]],
+     "4 of 4 samples replayed from the call cache"),
+])
+def test_the_verdict_line_says_how_many_samples_the_call_cache_replayed(calls, said):
+    # a misses in run 2 and b in run 1: one miss a run, allowed
+    results = [sample(cid, rep, *c) for (cid, rep), c in
+               zip([("a", 1), ("a", 2), ("b", 1), ("b", 2)], calls, strict=True)]
+    g = gate(results, cache="reuse")
+    assert render(g).splitlines()[-1] == f"GATE PASS ({said})"
+
+
+def test_the_verdict_line_says_when_the_call_cache_was_off():
+    g = gate(runs({"a": ["PASS", "PASS"]}), cache="off")
+    assert render(g).splitlines()[-1] == "GATE PASS (call cache off)"
+    failed = gate(runs({"a": ["FAIL", "PASS"]}, "honest-absence.yaml"), cache="off")
+    assert render(failed).splitlines()[-1].endswith("none allowed (hard file) (call cache off)")

@@ -91,8 +91,8 @@ def test_the_gate_fails_on_a_rise_past_its_limit_with_the_figures():
     assert g.reasons == ["cost per item +110% (0.0021 → 0.0044 USD), limit +25%"]
     out = render(g)
     assert "  cost per item: 0.0021 USD → 0.0044 USD (+110%)" in out
-    assert out.splitlines()[-1] == \
-        "GATE FAIL: cost per item +110% (0.0021 → 0.0044 USD), limit +25%"
+    assert out.splitlines()[-1] == ("GATE FAIL: cost per item +110% (0.0021 → 0.0044 USD),"
+                                    " limit +25% (0 of 2 samples replayed from the call cache)")
     assert gate(results, comparison=comparison(spend(0.0021, 0.0044)),
                 max_cost_increase=200).passed
     assert not gate(results, comparison=comparison(spend(None, 0.0044)),
