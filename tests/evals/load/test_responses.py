@@ -221,6 +221,20 @@ TICKET = "{id: 7, title: Smoke, status: open, machine: Trotec, slug: trotec-spee
      "        - arguments: {slug: form-4}",
      "c.yaml:8: tool_responses.list_open_tickets.branches.0: Value error, a branch answers with"
      " response:"),
+    # one response or a sequence, never both, in a branch as in the default
+    (f"    list_open_tickets:\n      contract: {TICKETS}\n      branches:\n"
+     "        - arguments: {slug: form-4}\n          response: {tickets: [], count: 0}\n"
+     "          responses: [{tickets: [], count: 0}]",
+     "c.yaml:8: tool_responses.list_open_tickets.branches.0: Value error, give either response:"
+     " or responses:, not both"),
+    (f"    list_open_tickets: {{contract: {TICKETS}, response: {{count: 0}}, responses:"
+     " [{count: 0}]}",
+     "c.yaml:5: tool_responses.list_open_tickets: Value error, give either response: (static)"
+     " or responses: (a sequence), not both"),
+    # a state's name is a word
+    (f"    list_open_tickets: {{contract: {TICKETS}, response: {{count: 0}},"
+     " set_state: 'not yet'}",
+     "c.yaml:5: tool_responses.list_open_tickets.set_state: String should match pattern"),
     # what belongs to a default there is none of
     (f"    list_open_tickets:\n      contract: {TICKETS}\n      exhausted: repeat_last\n"
      "      branches:\n        - arguments: {slug: form-4}\n"
