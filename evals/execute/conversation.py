@@ -34,7 +34,7 @@ from app.manuals import ManualLibrary
 from evals.checks.scenario import EndState
 from evals.execute.env import EvalEnv, conversation_database
 from evals.execute.executors import Execution, Setup, executor, tool_calls
-from evals.execute.responses import frozen_tools
+from evals.execute.responses import FrozenResponder
 from evals.fixtures.lab_catalog import seed_catalog
 from evals.load.conversations import Conversation
 from evals.load.items import EvalItem
@@ -144,6 +144,9 @@ class ScenarioConversation:
             if text is None:  # no conversation happened: the harness's failure, not the app's
                 raise VisitorError("the simulated visitor wrote no first message")
             tools: list[Tool] | None = None
+            # One per conversation: its state and sequences run across turns, and no other
+            # conversation (another style, a retry) shares them.
+            frozen = FrozenResponder(scenario.tool_responses, scenario.response_state)
             messages: list[dict[str, Any]] = []
             started = time.perf_counter()
             new_id = repeatable_ids(item.id)
@@ -154,7 +157,7 @@ class ScenarioConversation:
                                           text=text, history=conversation, manuals=library)
                 composed = turn.composed
                 if tools is None:  # one set per conversation: a sequence runs across turns
-                    tools = frozen_tools(composed.tools, scenario.tool_responses)
+                    tools = frozen.scenario_tools(composed.tools)
                 composed.tools = [t for t in tools if t.name in composed.tool_names]
                 messages = turn.messages
                 turn.ctx.new_id = new_id
@@ -165,7 +168,8 @@ class ScenarioConversation:
                 conversation += [{"role": "user", "content": text},
                                  {"role": "assistant", "content": result.answer}]
                 if scenario.confirm:
-                    calls += await _confirm_cards(db, env, identity, result.proposals)
+                    calls += await _confirm_cards(db, env, identity, result.proposals,
+                                                  frozen)
                 if turn_no < scenario.max_turns:  # the visitor's last word would go unanswered
                     text = await visitor_says(visitor, item, conversation, visitor_spent)
             end_state = await count_end_state(db, scenario.end_state)
@@ -182,11 +186,19 @@ class ScenarioConversation:
 
 
 async def _confirm_cards(db: Database, env: EvalEnv, identity: Identity | None,
-                         cards: list[dict[str, Any]]) -> list[ToolCall]:
-    """The visitor presses Confirm on every card: the web route's own code path."""
+                         cards: list[dict[str, Any]], frozen: FrozenResponder
+                         ) -> list[ToolCall]:
+    """The visitor presses Confirm on every card: the web route's own code path, except for a
+    card a frozen response proposed with `on_confirm` (it has no row to apply: the frozen
+    state moves instead)."""
     done = []
     for card in cards:
         args = {"proposal_id": card["proposal_id"]}
+        confirmed = frozen.confirm(str(card["proposal_id"]))
+        if confirmed is not None:
+            done.append(ToolCall(name="confirm_card", arguments=args, result=confirmed,
+                                 kind="confirm", outcome="ok"))
+            continue
         try:
             result = await decide_proposal(db, env.settings, identity, card["proposal_id"],
                                            confirm=True)

@@ -104,7 +104,9 @@ class AppTurn:
         if setup.frozen is not None:
             apply_frozen(composed, setup.frozen, case.context.key)
         if case.tool_responses:  # after the frozen agent's tools: those are stubs again
-            composed.composed.tools = answering(composed.composed.tools, case.tool_responses)
+            # A responder of this attempt's own: a retry starts from the initial state.
+            composed.composed.tools = answering(composed.composed.tools, case.tool_responses,
+                                                case.response_state)
         result = await run_turn(setup.model, composed.composed, composed.messages,
                                 composed.ctx, max_steps=env.settings.max_tool_steps)
         transcript = Transcript(

@@ -30,7 +30,8 @@ from evals.checks.judged import RubricArgs
 from evals.load.context import Context, offered_tools
 from evals.load.limits import FileDefaults, Limit, file_defaults, limit_checks
 from evals.load.plan import check_content
-from evals.load.responses import ToolResponses, response_errors
+from evals.load.response_validation import response_errors
+from evals.load.responses import ResponseState, ToolResponses
 from evals.load.yamlfile import YamlFileError, line_of, read_list, short
 from evals.record.results import Attack
 from evals.settings import CASES_DIR, PHOTOS_DIR, eval_settings
@@ -94,9 +95,11 @@ class Case(BaseModel):
     group: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9 _-]{0,63}$")
     # The security suite's items say what they plant and where (reported, never scored).
     attack: Attack | None = None
-    # What a tool answers instead of running (evals/load/responses.py), and what the QR reader
-    # reads in a photo instead of decoding it: photo -> the codes' texts ([] for none).
+    # What a tool answers instead of running (evals/load/responses.py), the states those answers
+    # share, and what the QR reader reads in a photo instead of decoding it: photo -> the codes'
+    # texts ([] for none).
     tool_responses: dict[str, ToolResponses] = {}
+    response_state: ResponseState | None = None
     qr_codes: dict[str, tuple[Annotated[str, Field(min_length=1)], ...]] = {}
     # What one attempt may take (evals/load/limits.py; the file's defaults otherwise).
     max_latency_s: Limit | None = None
@@ -162,8 +165,10 @@ class Case(BaseModel):
             "must_not": self.must_not,
         }
         if self.tool_responses:
-            content["tool_responses"] = {name: r.model_dump(mode="json")
+            content["tool_responses"] = {name: r.content()
                                          for name, r in self.tool_responses.items()}
+        if self.response_state is not None:
+            content["response_state"] = self.response_state.model_dump(mode="json")
         if self.qr_codes:
             content["qr_codes"] = {photo: list(codes) for photo, codes in self.qr_codes.items()}
         return content
@@ -196,7 +201,8 @@ def _validate_case(raw: dict[str, Any], file: str, base: tuple[Any, ...],
         if name not in model.photos:
             err(("qr_codes", name), f"qr_codes: {name!r} is not one of this case's photos"
                 f" ({', '.join(model.photos) or 'none'})")
-    for loc, message in response_errors(model.tool_responses, model.context):
+    for loc, message in response_errors(model.tool_responses, model.context,
+                                        model.response_state):
         err(loc, message)
     if errors:
         return None, errors

@@ -98,7 +98,9 @@ class Conversation:
                    "criteria": [c.model_dump() for c in self.criteria],
                    "expect_actions": [a.model_dump() for a in s.expect_actions],
                    "end_state": [e.model_dump() for e in s.end_state],
-                   "tool_responses": {k: v.model_dump() for k, v in s.tool_responses.items()}}
+                   "tool_responses": {k: v.content() for k, v in s.tool_responses.items()}}
+        if s.response_state is not None:  # only then: a scenario without one keeps its hash
+            content["response_state"] = s.response_state.model_dump(mode="json")
         if s.checks:  # a scenario without assertions hashes as it did before they existed
             content["checks"] = check_content(s.checks)
         return content

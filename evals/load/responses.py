@@ -1,201 +1,154 @@
-"""Frozen tool responses, as a case or a scenario writes them (`tool_responses:`), and their one
-validation, which both loaders use:
+"""Frozen tool responses, as a case or a scenario writes them (`tool_responses:`, with the item's
+`response_state:`); their one validation, which both loaders use, is in response_validation.py.
 
+    response_state: {states: [open, resolved], initial: open}
     tool_responses:
-      read_page:
-        contract: 575308e42ea7     # the tool's contract when the responses were written
-        responses: [{url: "https://…", text: "…"}, {error: "timed out"}]
-        exhausted: error           # or repeat_last
+      list_open_tickets:
+        contract: 3f2a…                    # the tool's contract when the responses were written
+        branches:                          # tried in order; the first that fits answers
+          - state: open                    # only in this state (optional)
+            arguments: {slug_in: [trotec-speedy-400, form-4]}   # the checks' selectors
+            response: {tickets: [{id: 7, title: Smoke, status: open, machine: Trotec,
+                                  slug: "{{ args.slug }}"}], count: 1}
+            delay_s: 3                     # waits before it answers (at most 60 s)
+        response: {tickets: [], count: 0}  # the default, when no branch fits
+      update_ticket:
+        contract: 9c41…
+        response: {proposed: true, proposal_id: p-1, summary: Resolve 7, note: Confirm it}
+        on_confirm: resolved               # confirming this card moves the state
 
-`response:` is one answer for every call; `responses:` a sequence, answered in order. A
-response fits the tool's result model, or is `{error: text}` (the tool's error). A key the
-result schema does not name is refused (the tool would never answer it, so the model would be
-tested on an answer it cannot get), and so is a NUL or other control character in any text
-(YAML's "\0" escape writes one past the file reader's check).
+One answer (`response:`) or a sequence (`responses:`, in order, then `exhausted: error` or
+`repeat_last`), with an optional `delay_s`, `set_state` (when it answers) and `on_confirm` (when
+the card it proposed is confirmed), is written the same way as a tool's default and as each of its
+branches. A branch fits a call when every argument selector fits (evals/checks/selectors.py) and
+the item is in its `state`; no branch fitting and no default is the tool's error. A response fits
+the tool's result model, or is `{error: text}` (the tool's error); its text may hold expressions
+over the arguments (evals/load/expressions.py).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
-from app.capabilities import REGISTRY, Tool
-from evals.load.context import Context, offered_tools
-
-# What no frozen text may hold: the control characters the YAML reader refuses in a file.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# A frozen answer may wait this long at most: longer is a typo, and would stall a run.
+MAX_DELAY_S = 60
+StateName = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")]
+Response = dict[str, JsonValue]
 
 
-class ToolResponses(BaseModel):
-    """What a tool answers instead of running: one response, or a sequence, written against
-    the tool's contract (its hash at the time)."""
+class ResponseState(BaseModel):
+    """The item's small state machine, shared by its frozen tools: named states and the one it
+    starts in (every conversation and every attempt starts there again)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    contract: str = Field(pattern=r"^[0-9a-f]{12}$")
-    response: dict[str, JsonValue] | None = None
-    responses: tuple[dict[str, JsonValue], ...] = ()
+    states: tuple[StateName, ...] = Field(min_length=2)
+    initial: StateName
+
+    @model_validator(mode="after")
+    def _known(self) -> ResponseState:
+        twice = sorted({s for s in self.states if self.states.count(s) > 1})
+        if twice:
+            raise ValueError(f"states: {', '.join(twice)} listed twice")
+        if self.initial not in self.states:
+            raise ValueError(f"initial: {self.initial!r} is not one of the states"
+                             f" ({', '.join(self.states)})")
+        return self
+
+
+class Answers(BaseModel):
+    """What a tool answers, by default or in one branch: one response or a sequence, and what
+    answering does besides (wait, move the state)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    response: Response | None = None
+    responses: tuple[Response, ...] = ()
     exhausted: Literal["error", "repeat_last"] = "error"
+    delay_s: float | None = None
+    set_state: StateName | None = None
+    on_confirm: StateName | None = None
+
+    @field_validator("delay_s")
+    @classmethod
+    def _bounded(cls, value: float | None) -> float | None:
+        if value is not None and not 0 <= value <= MAX_DELAY_S:
+            raise ValueError(f"{value:g} s is not a delay from 0 to {MAX_DELAY_S} s")
+        return value
+
+    @property
+    def sequence(self) -> list[Response]:
+        """The responses in the order they are given (one, for a static response)."""
+        return [self.response] if self.response is not None else list(self.responses)
+
+    def answers(self) -> bool:
+        return self.response is not None or bool(self.responses)
+
+    def states(self) -> dict[str, str]:
+        """The state names this writes, by key."""
+        return {k: v for k, v in (("set_state", self.set_state),
+                                  ("on_confirm", self.on_confirm)) if v is not None}
+
+    def _extras(self) -> dict[str, Any]:
+        return {k: v for k, v in (("delay_s", self.delay_s), ("set_state", self.set_state),
+                                  ("on_confirm", self.on_confirm)) if v is not None}
+
+
+class Branch(Answers):
+    """Answers for the calls whose arguments fit the selectors, in the given state."""
+
+    arguments: dict[str, JsonValue] = {}
+    state: StateName | None = None
+
+    @model_validator(mode="after")
+    def _whole(self) -> Branch:
+        if self.response is not None and self.responses:
+            raise ValueError("give either response: or responses:, not both")
+        if not self.answers():
+            raise ValueError("a branch answers with response: (static) or responses: (a"
+                             " sequence)")
+        if not self.arguments and self.state is None:
+            raise ValueError("a branch selects by arguments:, state: or both (what every call"
+                             " gets is the tool's own response: or responses:)")
+        return self
+
+    def content(self) -> dict[str, Any]:
+        selects: dict[str, Any] = {"arguments": self.arguments}
+        if self.state is not None:
+            selects["state"] = self.state
+        return {**selects, "response": self.response, "responses": list(self.responses),
+                "exhausted": self.exhausted, **self._extras()}
+
+
+class ToolResponses(Answers):
+    """What a tool answers instead of running: its branches, tried in order, and the default
+    (one response, or a sequence), written against the tool's contract (its hash then)."""
+
+    contract: str = Field(pattern=r"^[0-9a-f]{12}$")
+    branches: tuple[Branch, ...] = ()
 
     @model_validator(mode="after")
     def _one(self) -> ToolResponses:
-        if (self.response is None) == (not self.responses):
-            raise ValueError("give either response: (static) or responses: (a sequence)")
+        if self.response is not None and self.responses:
+            raise ValueError("give either response: (static) or responses: (a sequence), not"
+                             " both")
+        if not self.branches and not self.answers():
+            raise ValueError("give either response: (static) or responses: (a sequence), or"
+                             " branches:")
         return self
 
-    @property
-    def sequence(self) -> list[dict[str, JsonValue]]:
-        return [self.response] if self.response is not None else list(self.responses)
+    def orphans(self) -> list[str]:
+        """The keys that belong to a default set with no default (they would do nothing)."""
+        if self.answers():
+            return []
+        return (["exhausted"] if self.exhausted != "error" else []) + list(self._extras())
 
-
-def response_errors(frozen: Mapping[str, ToolResponses], context: Context
-                    ) -> list[tuple[tuple[Any, ...], str]]:
-    """Each problem with an item's frozen responses, as (where under the item, message): an
-    unknown tool, a tool never offered to the item's audience on its page, a contract that
-    changed since the responses were written, a response that does not fit the result
-    model."""
-    errors: list[tuple[tuple[Any, ...], str]] = []
-    tools = REGISTRY.all_tools()
-    offered = offered_tools(context)
-    for name, responses in frozen.items():
-        where = ("tool_responses", name)
-        tool = tools.get(name)
-        if tool is None:
-            errors.append((where, f"tool_responses: unknown tool {name!r}"))
-        elif name not in offered:
-            who = context.as_ or "anonymous visitor"
-            errors.append((where, f"tool_responses: {name!r} is never offered to {who} on"
-                                  f" {context.page_path} (offered:"
-                                  f" {', '.join(sorted(offered)) or 'no tool'})"))
-        else:
-            errors += [((*where, *loc), message) for loc, message in _fit(tool, responses)]
-    return errors
-
-
-def _fit(tool: Tool, frozen: ToolResponses) -> list[tuple[tuple[Any, ...], str]]:
-    """A frozen response must fit today's contract of its tool: the hash recorded with it, and
-    the tool's result schema (or be an error)."""
-    if frozen.contract != tool.contract():
-        return [(("contract",),
-                 f"{tool.name}: its contract changed since these responses were written (was"
-                 f" {frozen.contract}, now {tool.contract()}); check them against the tool's"
-                 f" arguments and result, then record contract: {tool.contract()}")]
-    errors: list[tuple[tuple[Any, ...], str]] = []
-    assert tool.result is not None
-    schema = tool.result.model_json_schema()
-    for n, response in enumerate(frozen.sequence, start=1):
-        loc = ("response",) if frozen.response is not None else ("responses", n - 1)
-        control = _control_at(response)
-        if control is not None:
-            path, char = control
-            errors.append(((*loc, *path), f"{tool.name} response {n}:"
-                                          f" {'.'.join(map(str, path)) or '(response)'}: text"
-                                          f" holds the control character {char!r}"))
-            continue
-        if set(response) == {"error"}:
-            continue
-        try:
-            tool.result.model_validate(response)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "(response)"
-            errors.append((loc, f"{tool.name} response {n} does not fit the result schema:"
-                                f" {where}: {first['msg']}"))
-            continue
-        for path in _unknown_keys(response, schema, schema.get("$defs", {}), ()):
-            known = sorted(_properties(_resolve(schema, schema.get("$defs", {})), path[:-1],
-                                       response, schema.get("$defs", {})))
-            errors.append(((*loc, *path), f"{tool.name} response {n}:"
-                                          f" {'.'.join(map(str, path))}: not a field of the"
-                                          " tool's result (fields:"
-                                          f" {', '.join(known) or 'none'})"))
-    return errors
-
-
-def _control_at(value: Any, path: tuple[Any, ...] = ()) -> tuple[tuple[Any, ...], str] | None:
-    """Where a control character first appears in a value's keys or text, and which."""
-    if isinstance(value, str):
-        found = _CONTROL.search(value)
-        return (path, found.group()) if found else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            hit = _control_at(key, (*path, key)) or _control_at(item, (*path, key))
-            if hit:
-                return hit
-    if isinstance(value, list | tuple):
-        for i, item in enumerate(value):
-            hit = _control_at(item, (*path, i))
-            if hit:
-                return hit
-    return None
-
-
-def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    while "$ref" in schema:
-        schema = defs[schema["$ref"].rsplit("/", 1)[-1]]
-    return schema
-
-
-def _unknown_keys(value: Any, schema: dict[str, Any], defs: dict[str, Any],
-                  path: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-    """The paths of the keys in `value` its JSON schema does not name (an object that takes
-    any key, `additionalProperties`, takes them all)."""
-    schema = _resolve(schema, defs)
-    options = schema.get("anyOf") or schema.get("oneOf")
-    if options:
-        # Only the options of the value's own kind: `D | None` with a mapping is read as D (the
-        # null option names no key, and would hide a typo inside D).
-        fitting = [o for o in options if _of_kind(value, _resolve(o, defs))] or options
-        found = [_unknown_keys(value, option, defs, path) for option in fitting]
-        return min(found, key=len)
-    if isinstance(value, dict) and ("properties" in schema or schema.get("type") == "object"):
-        props, extra = schema.get("properties", {}), schema.get("additionalProperties")
-        unknown: list[tuple[Any, ...]] = []
-        for key, item in value.items():
-            if key in props:
-                unknown += _unknown_keys(item, props[key], defs, (*path, key))
-            elif isinstance(extra, dict):
-                unknown += _unknown_keys(item, extra, defs, (*path, key))
-            elif extra is not True:
-                unknown.append((*path, key))
-        return unknown
-    if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        return [p for i, item in enumerate(value)
-                for p in _unknown_keys(item, schema["items"], defs, (*path, i))]
-    return []
-
-
-def _of_kind(value: Any, schema: dict[str, Any]) -> bool:
-    """Whether a schema option can take the value's kind at all (a mapping, a list, other)."""
-    if "anyOf" in schema or "oneOf" in schema or not schema:
-        return True
-    kind = schema.get("type")
-    if isinstance(value, dict):
-        return "properties" in schema or kind == "object"
-    if isinstance(value, list):
-        return "items" in schema or kind == "array"
-    return kind not in ("object", "array") and "properties" not in schema
-
-
-def _properties(schema: dict[str, Any], path: tuple[Any, ...], value: Any,
-                defs: dict[str, Any]) -> set[str]:
-    """The field names the schema allows at `path` (for the error message)."""
-    for step in path:
-        schema = _resolve(schema, defs)
-        options = schema.get("anyOf") or schema.get("oneOf")
-        if options:
-            schema = next((_resolve(o, defs) for o in options
-                           if "properties" in _resolve(o, defs) or "items" in _resolve(o, defs)),
-                          {})
-        if isinstance(step, int):
-            schema, value = schema.get("items", {}), value[step]
-        else:
-            schema, value = schema.get("properties", {}).get(step, {}), value[step]
-    schema = _resolve(schema, defs)
-    options = schema.get("anyOf") or schema.get("oneOf")
-    if options:
-        schema = next((_resolve(o, defs) for o in options if "properties" in _resolve(o, defs)),
-                      {})
-    return set(schema.get("properties", {}))
+    def content(self) -> dict[str, Any]:
+        """What the plan fingerprint hashes. Responses written before branches, delays and
+        states existed hash as they did (the four keys they had), so their plan is unchanged."""
+        content: dict[str, Any] = {"contract": self.contract, "response": self.response,
+                                   "responses": list(self.responses),
+                                   "exhausted": self.exhausted, **self._extras()}
+        if self.branches:
+            content["branches"] = [b.content() for b in self.branches]
+        return content

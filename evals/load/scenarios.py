@@ -33,7 +33,8 @@ A scenario (`evals/scenarios/*.yaml`, a list):
         read_page:
           contract: 575308e42ea7          # the tool's contract when the responses were written
           responses: [{url: "https://…", text: "…"}, {error: "timed out"}]
-          exhausted: error                # or repeat_last
+          exhausted: error                # or repeat_last; branches, delays and states:
+      response_state: {states: [open, resolved], initial: open}   # see evals/load/responses.py
       max_latency_s: 60       # what one conversation may take (evals/load/limits.py); a file's
       max_cost: 0.01          # first entry `- defaults: {max_latency_s: …}` sets them for all
 
@@ -69,7 +70,8 @@ from evals.checks.selectors import fields_of, selector_errors
 from evals.load.cases import AssertionSpec, assertion_checks, load_cases_by_file
 from evals.load.context import Context, offered_tools
 from evals.load.limits import FileDefaults, Limit, file_defaults, limit_checks
-from evals.load.responses import ToolResponses, response_errors
+from evals.load.response_validation import response_errors
+from evals.load.responses import ResponseState, ToolResponses
 from evals.load.yamlfile import YamlFileError, field_errors, line_of, read_list
 from evals.record.results import Attack
 from evals.settings import SCENARIOS_DIR
@@ -142,6 +144,7 @@ class Scenario(BaseModel):
     # Structural assertions on the whole conversation: its final answer and every tool call.
     assertions: tuple[AssertionSpec, ...] = Field(default=(), alias="assert")
     tool_responses: dict[str, ToolResponses] = {}
+    response_state: ResponseState | None = None  # the frozen tools' states (responses.py)
     # What one attempt of a conversation may take (evals/load/limits.py).
     max_latency_s: Limit | None = None
     max_cost: Limit | None = None
@@ -214,7 +217,8 @@ def _validate(raw: dict[str, Any], file: str, base: tuple[Any, ...],
                                             f"{state.table} where", text_only=True,
                                             forms=("is", "contains")):
             err(("end_state", i, "where", key), message)
-    for loc, message in response_errors(model.tool_responses, model.context):
+    for loc, message in response_errors(model.tool_responses, model.context,
+                                        model.response_state, confirms=model.confirm):
         err(loc, message)
     checks = assertion_checks(model.assertions, model.context, err,
                               lambda i: line_of((*base, "assert", i), lines))

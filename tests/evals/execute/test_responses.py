@@ -1,14 +1,22 @@
 """Frozen tool responses in a scenario and in a case: answered in order, then as the exhaustion
 rule says (`error` or `repeat_last`); a live-network tool without any never reaches the network
-(in a case it stays the stub, as do writes)."""
+(in a case it stays the stub, as do writes). Branches by argument selectors and state, the
+default, expressions, delays (the sleep patched) and the state each conversation and attempt
+starts afresh."""
 
-from app.capabilities import REGISTRY
+import pytest
+from pydantic import BaseModel
+
+from app.capabilities import REGISTRY, Tool, ToolError
+from evals.execute import responses as frozen_module
 from evals.execute.agent import all_contexts
 from evals.execute.conversation import STOP
 from evals.execute.executors import Setup
+from evals.execute.responses import FrozenResponder
 from evals.execute.runner import attempt, run_suite
 from evals.execute.stubs import STUB_RESULTS
 from evals.load.cases import load_cases
+from evals.load.responses import ResponseState, ToolResponses
 from tests.evals.load.helpers import item_of
 from tests.fakes import ScriptedModel, call, say
 
@@ -156,3 +164,267 @@ async def test_a_frozen_agent_still_answers_from_the_cases_frozen_responses(env,
     model = ScriptedModel(call("read_page", url="https://formlabs.example/form-4"), say("ok"))
     done = await attempt(cases[0], Setup(env, model, frozen=frozen))
     assert done.tool_calls[0].result_map["text"] == "Build volume 200 x 125 x 210 mm"
+
+
+# Branches, expressions, delays and states: the responder alone --------------------------------
+
+SEARCH = REGISTRY.tool("search_catalog")
+TICKETS = REGISTRY.tool("list_open_tickets")
+REPORT = REGISTRY.tool("report_issue")
+UPDATE = REGISTRY.tool("update_ticket")
+OPEN = {"tickets": [{"id": 7, "title": "Smoke", "status": "open", "machine": "Trotec",
+                     "slug": "trotec-speedy-400"}], "count": 1}
+NONE_OPEN = {"tickets": [], "count": 0}
+STATES = ResponseState(states=("open", "resolved"), initial="open")
+
+
+def frozen(tool, **entry):
+    return ToolResponses.model_validate({"contract": tool.contract(), **entry})
+
+
+def found(note):
+    return {"response": {"machines": [], "note": note}}
+
+
+async def ask(responder, tool, **arguments):
+    """What the tool answers the call, its error as {"error": text} as the loop records it."""
+    [answering] = responder.answering([tool])
+    try:
+        return await answering.run(None, tool.args.model_validate(arguments))
+    except ToolError as exc:
+        return {"error": str(exc)}
+
+
+BY_SELECTOR = frozen(SEARCH, branches=[
+    {"arguments": {"query": "laser cutter"}, **found("is")},
+    {"arguments": {"query_in": ["printer", "3d printer"]}, **found("in")},
+    {"arguments": {"query_contains": "resin"}, **found("contains")},
+    {"arguments": {"query_matches": r"^cnc\b"}, **found("matches")},
+    {"arguments": {"query_contains": "laser"}, **found("a later branch")},
+], response={"machines": [], "note": "default"})
+
+
+@pytest.mark.parametrize(("query", "note"), [
+    (" Laser Cutter ", "is"),              # text equals case-insensitively, ends trimmed
+    ("3D printer", "in"),
+    ("clear RESIN prints", "contains"),
+    ("CNC router", "matches"),
+    ("laser cutter for resin", "contains"),  # the first branch that fits answers
+    ("laser engraver", "a later branch"),
+    ("a loom", "default"),                  # none fits: the default
+    ("a cnc", "default"),
+])
+async def test_a_call_gets_the_first_branch_its_arguments_fit_else_the_default(query, note):
+    answer = await ask(FrozenResponder({"search_catalog": BY_SELECTOR}), SEARCH, query=query)
+    assert answer["note"] == note
+
+
+async def test_no_fitting_branch_and_no_default_is_the_tools_error():
+    only_laser = frozen(SEARCH, branches=[{"arguments": {"query_contains": "laser"},
+                                           **found("laser")}])
+    responder = FrozenResponder({"search_catalog": only_laser})
+    assert (await ask(responder, SEARCH, query="laser"))["note"] == "laser"
+    assert await ask(responder, SEARCH, query="printer") == {
+        "error": "search_catalog has no response for these arguments in this test"}
+
+
+async def test_each_branch_runs_its_own_sequence_and_exhaustion_rule():
+    sequences = frozen(SEARCH, branches=[
+        {"arguments": {"query_contains": "laser"},
+         "responses": [{"machines": [], "note": "laser 1"}, {"error": "laser busy"}]},
+        {"arguments": {"query_contains": "printer"}, "exhausted": "repeat_last",
+         "responses": [{"machines": [], "note": "printer 1"}, {"machines": [], "note": "p 2"}]},
+    ])
+    responder = FrozenResponder({"search_catalog": sequences})
+    answers = [await ask(responder, SEARCH, query=q) for q in
+               ["laser", "printer", "laser", "printer", "laser", "printer"]]
+    assert answers == [
+        {"machines": [], "note": "laser 1"}, {"machines": [], "note": "printer 1"},
+        {"error": "laser busy"}, {"machines": [], "note": "p 2"},
+        {"error": "search_catalog has no further response in this test"},
+        {"machines": [], "note": "p 2"}]
+
+
+async def test_expressions_echo_the_arguments_as_text_or_as_the_whole_value():
+    details = REGISTRY.tool("get_machine_details")
+    echo = frozen(details, response={
+        "slug": "{{ args.slug }}", "name": "The {{ args.slug }} ({{ args.slug | default('?') }})"})
+    answer = await ask(FrozenResponder({"get_machine_details": echo}), details, slug="form-4")
+    assert answer == {"slug": "form-4", "name": "The form-4 (form-4)"}
+
+    class Args(BaseModel):
+        ticket_id: int
+        urgent: bool = False
+
+    class Result(BaseModel):
+        ticket_id: int
+        urgent: bool
+        title: str
+
+    async def never(ctx, args):
+        raise AssertionError("the real tool ran")
+
+    tool = Tool(name="toy", description="", args=Args, kind="read", run=never, result=Result)
+    whole = ToolResponses(contract=tool.contract(), response={
+        "ticket_id": "{{ args.ticket_id }}", "urgent": "{{ args.urgent }}",
+        "title": "Ticket {{ args.ticket_id }}, urgent: {{ args.urgent }}"})
+    answer = await ask(FrozenResponder({"toy": whole}), tool, ticket_id=7, urgent=True)
+    assert answer == {"ticket_id": 7, "urgent": True, "title": "Ticket 7, urgent: true"}
+
+
+async def test_a_delay_is_waited_before_its_branch_answers(monkeypatch):
+    waited = []
+
+    async def sleep(seconds):
+        waited.append(seconds)
+
+    monkeypatch.setattr(frozen_module, "sleep", sleep)
+    slow = frozen(SEARCH, branches=[{"arguments": {"query_contains": "laser"}, "delay_s": 3,
+                                     **found("laser")}],
+                  response={"machines": [], "note": "quick"}, delay_s=0.5)
+    responder = FrozenResponder({"search_catalog": slow})
+    await ask(responder, SEARCH, query="laser")
+    assert waited == [3]
+    await ask(responder, SEARCH, query="printer")
+    assert waited == [3, 0.5]
+    await ask(FrozenResponder({"search_catalog": BY_SELECTOR}), SEARCH, query="laser")
+    assert waited == [3, 0.5]  # no delay written: none waited
+
+
+def state_responses(**update):
+    """list_open_tickets answers by state; report_issue moves it when it answers;
+    update_ticket's card moves it when confirmed."""
+    return {
+        # a static response is a sequence of one: repeat_last answers every call with it
+        "list_open_tickets": frozen(TICKETS, branches=[
+            {"state": "resolved", "response": NONE_OPEN, "exhausted": "repeat_last"}],
+            response=OPEN, exhausted="repeat_last"),
+        "report_issue": frozen(REPORT, response={"ticket_id": 8, "machine": "Form 4",
+                                                  "filed": True, "anonymous": True},
+                               set_state="open"),
+        "update_ticket": frozen(UPDATE, response={
+            "proposed": True, "proposal_id": "p-{{ args.ticket_id }}",
+            "summary": "Ticket {{ args.ticket_id }}: {{ args.status }}", "note": "Confirm it."},
+            on_confirm="resolved", **update),
+    }
+
+
+async def test_a_confirmed_card_moves_the_state_the_other_tools_answer_by():
+    responder = FrozenResponder(state_responses(), STATES)
+    assert await ask(responder, TICKETS) == OPEN
+    card = await ask(responder, UPDATE, ticket_id=7, status="resolved")
+    assert card["proposal_id"] == "p-7" and card["summary"] == "Ticket 7: resolved"
+    assert await ask(responder, TICKETS) == OPEN  # proposed is not done
+    assert responder.confirm("p-8") is None       # not a card a frozen response proposed
+    assert responder.confirm("p-7") == {"proposal_id": "p-7", "status": "applied",
+                                        "state": "resolved"}
+    assert await ask(responder, TICKETS) == NONE_OPEN
+    assert responder.confirm("p-7") is None       # a card is confirmed once
+    await ask(responder, REPORT, slug="form-4", title="Tank", description="Cloudy")
+    assert responder.state == "open"              # a write moves it when it answers
+    assert await ask(responder, TICKETS) == OPEN
+
+
+async def test_every_responder_starts_from_the_initial_state_and_the_first_response():
+    responses = state_responses()
+    first = FrozenResponder(responses, STATES)
+    await ask(first, UPDATE, ticket_id=7, status="resolved")
+    first.confirm("p-7")
+    assert await ask(first, TICKETS) == NONE_OPEN
+    second = FrozenResponder(responses, STATES)  # the next conversation, or a retry
+    assert second.state == "open"
+    assert await ask(second, TICKETS) == OPEN
+    assert second.confirm("p-7") is None
+
+
+async def test_an_error_answer_moves_no_state():
+    failing = frozen(REPORT, response={"error": "the queue is down"}, set_state="resolved")
+    responder = FrozenResponder({"report_issue": failing}, STATES)
+    answer = await ask(responder, REPORT, slug="form-4", title="Tank")
+    assert answer == {"error": "the queue is down"}
+    assert responder.state == "open"
+
+
+# ... and through the executors: a scenario's confirmation, a case's attempts -------------------
+
+STATEFUL = f"""\
+- id: resolve-frozen
+  context: {{as: staff, path: /staff/tickets}}
+  visitor: {{who: staff, wants: to close ticket 7}}
+  opening: close ticket 7, the lens is clean
+  max_turns: 2
+  confirm: true
+  styles: [calm, hurried]
+  response_state: {{states: [open, resolved], initial: open}}
+  tool_responses:
+    update_ticket:
+      contract: {UPDATE.contract()}
+      response: {{proposed: true, proposal_id: "p-{{{{ args.ticket_id }}}}",
+                 summary: "Ticket {{{{ args.ticket_id }}}}: {{{{ args.status }}}}", note: n}}
+      on_confirm: resolved
+    list_open_tickets:
+      contract: {TICKETS.contract()}
+      branches:
+        - state: resolved
+          response: {{tickets: [], count: 0}}
+      response:
+        count: 1
+        tickets: [{{id: 7, title: Smoke, status: open, machine: Trotec, slug: trotec-speedy-400}}]
+  expect_actions:
+    - tool: update_ticket
+      arguments: {{ticket_id: 7, status: resolved}}
+    - tool: list_open_tickets
+      result: {{count: 0}}
+"""
+
+
+async def test_a_scenarios_confirmation_moves_the_state_for_that_conversation_only(env,
+                                                                                  tmp_path):
+    def script():
+        return ScriptedModel(call("list_open_tickets"),
+                             call("update_ticket", ticket_id=7, status="resolved"),
+                             say("Confirm the card."), call("list_open_tickets"),
+                             say("It is closed."))
+
+    for style in ("calm", "hurried"):  # two conversations: each starts with the ticket open
+        [result] = await run_suite(env, [item_of(tmp_path, STATEFUL, style)], script(),
+                                   visitor=ScriptedModel(say("is it closed now?")))
+        calls = result.attempts[0].tool_calls
+        assert [(c.name, c.result_map.get("count")) for c in calls] == [
+            ("list_open_tickets", 1), ("update_ticket", None), ("confirm_card", None),
+            ("list_open_tickets", 0)]
+        assert calls[2].result == {"proposal_id": "p-7", "status": "applied",
+                                   "state": "resolved"}
+        assert result.status == "PASS", [c.reason for c in result.attempts[0].checks]
+
+
+async def test_a_cases_attempts_each_start_from_the_initial_state(env, tmp_path):
+    text = f"""\
+- id: queue-after-report
+  prompt: "Report the Form 4's tank, then show me the queue."
+  context: {{as: staff}}
+  response_state: {{states: [quiet, reported], initial: quiet}}
+  tool_responses:
+    report_issue:
+      contract: {REPORT.contract()}
+      response: {{ticket_id: 8, machine: Form 4, filed: true, anonymous: false}}
+      set_state: reported
+    list_open_tickets:
+      contract: {TICKETS.contract()}
+      branches:
+        - state: reported
+          response: {{count: 1, tickets: [{{id: 8, title: Tank, status: open,
+                      machine: Form 4, slug: form-4}}]}}
+      response: {{tickets: [], count: 0}}
+  assert:
+    - kind: called_tool
+      value: list_open_tickets
+"""
+    [case] = case_of(tmp_path, text)
+    model = ScriptedModel(call("report_issue", slug="form-4", title="Tank clouded"),
+                          call("list_open_tickets"), say("Ticket 8 is open."))
+    first = await attempt(case, Setup(env, model))
+    assert first.tool_calls[1].result_map["count"] == 1
+    again = await attempt(case, Setup(env, ScriptedModel(call("list_open_tickets"),
+                                                         say("Nothing is open."))))
+    assert again.tool_calls[0].result_map["count"] == 0
