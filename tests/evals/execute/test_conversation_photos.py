@@ -175,3 +175,38 @@ async def test_a_photo_conversation_is_skipped_where_the_model_takes_no_images(e
 
     assert skip_reason(item, Named(), None) is None  # litellm says it sees images
     assert skip_reason(item_of(tmp_path, MINIMAL), model, False) is None  # no photos
+
+
+class PassingJudge:
+    """A scripted judge that passes every criterion."""
+
+    model_id = "scripted/judge"
+
+    async def complete(self, messages, tools=None, **kw):
+        return say('{"reason": "scripted", "verdict": "pass"}')
+
+
+async def test_the_shipped_photo_scenarios_pass_an_assistant_that_does_right(env):
+    from evals.judge.setup import JudgeSetup
+    from evals.judge.trust import Trust
+    from evals.load.conversations import conversations
+    from evals.load.scenarios import load_scenarios
+
+    items = {i.scenario.id: i for i in conversations(*load_scenarios(), full=False)}
+    ultimaker = ScriptedModel(
+        say("It could be the Ultimaker 3 or the Ultimaker 3 Extended; which one is it?"),
+        call("get_unit_status", slug="ultimaker-3-extended"),
+        say("The Ultimaker 3 Extended is free this afternoon."))
+    photo_id = load_photo("bench-three-tools.jpg").attachment_id
+    bench = ScriptedModel(call("identify_tools", attachment_id=photo_id, items=[
+        {"brand": "WEN", "name": "4214 drill press"}, {"brand": "Cricut", "name": "Maker 3"},
+        {"brand": "Ryobi", "name": "P103 battery"}]),
+        say("I recorded the drill press, the Cricut Maker 3 and the Ryobi battery."))
+    judge = JudgeSetup(PassingJudge(), Trust(True, "scripted"))
+    for sid, model, visitor in [
+            ("photo-which-ultimaker", ultimaker,
+             ScriptedModel(say("the sticker says Ultimaker 3 Extended"), say(STOP))),
+            ("photo-bench-intake", bench, ScriptedModel(say(STOP)))]:
+        [result] = await run_suite(env, [items[sid]], model, vision=True, visitor=visitor,
+                                   judge=judge)
+        assert result.status == "PASS", [c.reason for c in result.attempts[0].checks]
