@@ -11,7 +11,7 @@ from app.chat.compose import ComposedChat
 from app.chat.loop import ToolCallRecord, TurnResult, run_turn
 from app.chat.models import ChatModel
 from app.chat.page_context import PageContextError, load_page_context
-from app.chat.turn import prepare_turn
+from app.chat.turn import prepare_turn, store_photos
 from app.conversations import ConversationNotFound, load_history, record_turn
 from app.db import Database
 from app.identity import Identity, audience_of
@@ -79,13 +79,7 @@ async def serve_turn(
                               history=history, photos=photos, manuals=manuals,
                               accepts_pdf=getattr(model, "accepts_pdf", False))
     # Photos are stored first so a tool can refer to them; removed again if the turn fails.
-    for p in photos:
-        await db.execute(
-            "INSERT INTO attachments (id, name, content_type, data, uploaded_by)"
-            " VALUES (%s,%s,%s,%s,%s)",
-            (p.attachment_id, p.name, p.content_type, p.data,
-             identity.person_id if identity else None),
-        )
+    await store_photos(db, photos, identity)
     try:
         result = await run_turn(model, turn.composed, turn.messages, turn.ctx,
                                 max_steps=settings.max_tool_steps, on_tool_call=on_tool_call)

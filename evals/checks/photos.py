@@ -158,13 +158,17 @@ def named_machines(answer: str, fixtures: Fixtures) -> list[tuple[Mention, bool,
 
 @assertion("identified_tool", args=ToolIdArg)
 def identified_tool(turn: Transcript, args: ToolIdArg, fixtures: Fixtures) -> Verdict:
-    named = named_machines(turn.answer, fixtures)
+    """Reads the answer to the message that carried the photos: in a conversation that is
+    where the assistant first says what it sees; what it does after (asking, being told) is
+    for the scenario's criteria."""
+    answer = turn.photo_answer()
+    named = named_machines(answer, fixtures)
     if args.value == "none":
         for mention, ruled_out, _, sentence in named:
             start, end = clause_at(sentence, mention.start)
             if mention.slug and not ruled_out and _CLAIM.search(sentence[start:end]):
                 return False, f"claims {mention.name} is pictured: “{sentence}”"
-        if not says_lab_lacks(turn.answer):
+        if not says_lab_lacks(answer):
             return False, "does not say the lab lacks the pictured machine"
         return True, "names no catalogue machine as pictured and says the lab lacks it"
     slug, _, ask = args.value.partition("|")
@@ -175,7 +179,7 @@ def identified_tool(turn: Transcript, args: ToolIdArg, fixtures: Fixtures) -> Ve
     first = kept[0][0] if kept else None
     if first is not None and claims and claims[0] is first and first.slug == slug:
         return True, f"says it is {first.name}"
-    unsure_answer = any(unsure for _, unsure in kept) or _UNSURE.search(plain(turn.answer))
+    unsure_answer = any(unsure for _, unsure in kept) or _UNSURE.search(plain(answer))
     if ask and unsure_answer and any(m.slug == slug for m, _ in kept):
         return True, f"asks or is unsure, with {slug} among the candidates"
     if first is None:

@@ -20,7 +20,7 @@ from app.identity import Identity, audience_of, demo_identity
 from app.manuals.citations import DocumentEvidence, extract_citations, gather_evidence
 from evals.execute.env import EvalEnv
 from evals.execute.stubs import stub_tools
-from evals.load.cases import Case
+from evals.load.cases import Case, QrCodes
 from evals.settings import PHOTOS_DIR
 
 
@@ -70,16 +70,16 @@ async def _compose_context(env: EvalEnv, case: Case
     page = await load_page_context(env.db, path, ids, role=audience_of(identity))
     photos = tuple(load_photo(n) for n in case.photos)
     composed = await compose_chat(env.db, identity=identity, page=page, photos=photos,
-                                  manuals=env.library, read_qr=qr_reader(case))
+                                  manuals=env.library, read_qr=qr_reader(case.qr_codes))
     composed.tools = stub_tools(composed.tools)
     return identity, page, composed, photos
 
 
-def qr_reader(case: Case) -> QrReader:
-    """The QR reader for a case's photos: the codes its `qr_codes:` gives a photo, else what
-    the route's reader decodes from it."""
+def qr_reader(qr_codes: QrCodes) -> QrReader:
+    """The QR reader for an item's photos (a case's or a scenario's): the codes its `qr_codes:`
+    gives a photo, else what the route's reader decodes from it."""
     def read(photo: Photo) -> list[str]:
-        codes = case.qr_codes.get(photo.name)
+        codes = qr_codes.get(photo.name)
         return list(codes) if codes is not None else read_photo(photo)
     return read
 

@@ -6,9 +6,13 @@ still only propose cards, which the visitor confirms through the same code as th
 when the scenario says `confirm: true`. Tools with frozen responses answer from them
 (evals/execute/responses.py); a live-network tool without one answers an error, never the
 network. The end state is counted before the database is dropped, for the end_state checks.
+A scenario's photos go with one visitor message (`photo_turn`, the first by default) through the
+route's own path: the attachment hint and image parts, the QR reader (or the scenario's
+`qr_codes:`), compose_chat's photo handling, and the attachments table its tools refer to.
 
 The visitor is the `sim_user` model job. It sees its own instructions and the conversation,
-never the criteria, and ends with STOP or at `max_turns`.
+never the criteria, and ends with STOP or at `max_turns`. It is told which of its messages
+carries the photos, never what they show.
 """
 
 from __future__ import annotations
@@ -27,18 +31,19 @@ from app.chat.loop import run_turn
 from app.chat.models import ChatModel
 from app.chat.page_context import load_page_context, selection_ids_by_name
 from app.chat.reply import Usage
-from app.chat.turn import prepare_turn
+from app.chat.turn import prepare_turn, store_photos
 from app.db import Database
 from app.identity import Identity, audience_of, demo_identity
 from app.manuals import ManualLibrary
 from evals.checks.scenario import EndState
+from evals.execute.compose import load_photo, qr_reader
 from evals.execute.env import EvalEnv, conversation_database
 from evals.execute.executors import Execution, Setup, executor, tool_calls
 from evals.execute.responses import FrozenResponder
 from evals.fixtures.lab_catalog import seed_catalog
 from evals.load.conversations import Conversation
 from evals.load.items import EvalItem
-from evals.load.scenarios import SELECTABLE, STYLES
+from evals.load.scenarios import PHOTO_CUES, SELECTABLE, STYLES
 from evals.record.fingerprint import digest
 from evals.record.transcript import ToolCall, Transcript, Turn, as_json
 
@@ -88,6 +93,9 @@ async def visitor_says(model: ChatModel, item: Conversation,
         who=v.who, wants=v.wants, knows=v.knows or "nothing special",
         does_not_know=v.does_not_know or "—", will_say=v.will_say or "what the assistant asks",
         wont_say=v.wont_say or "—", style=STYLES[item.style], stop=STOP)
+    cue = photo_cue(item, sum(m["role"] == "user" for m in conversation) + 1)
+    if cue:
+        system += "\n\n" + cue
     # To the visitor's model the assistant is the other party: the roles are swapped.
     turns = [{"role": "assistant" if m["role"] == "user" else "user", "content": m["content"]}
              for m in conversation]
@@ -100,6 +108,18 @@ async def visitor_says(model: ChatModel, item: Conversation,
     if not text or _STOPS.search(text):  # "STOP", alone or after a last word: done
         return None
     return text[:MAX_VISITOR_CHARS]
+
+
+def photo_cue(item: Conversation, message: int) -> str | None:
+    """What the visitor is told of its photos while writing its `message`-th message: that
+    this one carries them, or which one did; nothing before it (or without photos)."""
+    at = item.scenario.sends_photos_at
+    if at is None or message < at:
+        return None
+    n = len(item.scenario.photos)
+    words = {"photos": "a photo" if n == 1 else f"{n} photos", "them": "it" if n == 1 else "them",
+             "turn": at}
+    return PHOTO_CUES["now" if message == at else "sent"].format(**words)
 
 
 def repeatable_ids(seed: str) -> Callable[[], str]:
@@ -136,6 +156,10 @@ class ScenarioConversation:
             page = await load_page_context(db, ctx_spec.page_path, ids,
                                            role=audience_of(identity))
             conversation: list[dict[str, str]] = []
+            sent: list[Turn] = []  # the conversation as the record keeps it, with its photos
+            photos = tuple(load_photo(name) for name in scenario.photos)
+            read_qr = qr_reader(scenario.qr_codes)
+            qr_hints: list[str] = []
             calls: list[ToolCall] = []
             usage = Usage()
             visitor_spent: list[Usage] = []
@@ -152,21 +176,31 @@ class ScenarioConversation:
             new_id = repeatable_ids(item.id)
             for turn_no in range(1, scenario.max_turns + 1):
                 if text is None:
+                    if turn_no <= (scenario.sends_photos_at or 0):  # the harness's, not the app's
+                        raise VisitorError(f"the simulated visitor stopped before message"
+                                           f" {scenario.sends_photos_at}, which carries the"
+                                           f" photos")
                     break
+                with_photos = photos if turn_no == scenario.sends_photos_at else ()
                 turn = await prepare_turn(db, env.settings, identity=identity, page=page,
-                                          text=text, history=conversation, manuals=library)
+                                          text=text, history=conversation, photos=with_photos,
+                                          manuals=library, read_qr=read_qr)
                 composed = turn.composed
+                qr_hints += [h.text for h in composed.qr_hints]
                 if tools is None:  # one set per conversation: a sequence runs across turns
                     tools = frozen.scenario_tools(composed.tools)
                 composed.tools = [t for t in tools if t.name in composed.tool_names]
                 messages = turn.messages
                 turn.ctx.new_id = new_id
+                await store_photos(db, with_photos, identity)  # as the route: tools refer to them
                 result = await run_turn(model, composed, messages, turn.ctx,
                                         max_steps=env.settings.max_tool_steps)
                 usage = usage + result.usage
                 calls += tool_calls(result.tool_calls)
                 conversation += [{"role": "user", "content": text},
                                  {"role": "assistant", "content": result.answer}]
+                sent += [Turn(role="user", content=text, photos=[p.name for p in with_photos]),
+                         Turn(role="assistant", content=result.answer)]
                 if scenario.confirm:
                     calls += await _confirm_cards(db, env, identity, result.proposals,
                                                   frozen)
@@ -175,8 +209,7 @@ class ScenarioConversation:
             end_state = await count_end_state(db, scenario.end_state)
         transcript = Transcript(
             answer=conversation[-1]["content"] if conversation else "", tool_calls=calls,
-            turns=[Turn.model_validate(m) for m in conversation], end_state=end_state,
-            messages=messages)
+            qr_hints=qr_hints, turns=sent, end_state=end_state, messages=messages)
         spent = Usage()
         for u in visitor_spent:
             spent = spent + u

@@ -73,6 +73,11 @@ class HistoryTurn(BaseModel):
             else {"role": "assistant", "content": self.assistant or ""}
 
 
+# What the QR reader reads in an item's photo instead of decoding it: photo -> the codes' texts
+# ([] for none). A case's and a scenario's `qr_codes:`.
+QrCodes = dict[str, tuple[Annotated[str, Field(min_length=1)], ...]]
+
+
 class AssertionSpec(BaseModel):
     """One entry of `assert:` as written: a kind and its arguments (validated by the kind)."""
 
@@ -100,7 +105,7 @@ class Case(BaseModel):
     # texts ([] for none).
     tool_responses: dict[str, ToolResponses] = {}
     response_state: ResponseState | None = None
-    qr_codes: dict[str, tuple[Annotated[str, Field(min_length=1)], ...]] = {}
+    qr_codes: QrCodes = {}
     # What one attempt may take (evals/load/limits.py; the file's defaults otherwise).
     max_latency_s: Limit | None = None
     max_cost: Limit | None = None
@@ -194,13 +199,7 @@ def _validate_case(raw: dict[str, Any], file: str, base: tuple[Any, ...],
         return None, errors
     checks = assertion_checks(model.assertions, model.context, err,
                               lambda i: line_of((*base, "assert", i), lines))
-    for i, name in enumerate(model.photos):
-        if "/" in name or not (photos_dir / name).is_file():
-            err(("photos", i), f"photo {name!r} not found in {photos_dir}")
-    for name in model.qr_codes:
-        if name not in model.photos:
-            err(("qr_codes", name), f"qr_codes: {name!r} is not one of this case's photos"
-                f" ({', '.join(model.photos) or 'none'})")
+    photo_errors(model.photos, model.qr_codes, photos_dir, err, "case")
     for loc, message in response_errors(model.tool_responses, model.context,
                                         model.response_state):
         err(loc, message)
@@ -213,6 +212,22 @@ def _validate_case(raw: dict[str, Any], file: str, base: tuple[Any, ...],
                                 line_of(base, lines)))
     return model.model_copy(update={"file": file, "line": line_of(base, lines),
                                     "checks": tuple(checks)}), []
+
+
+def photo_errors(photos: tuple[str, ...], qr_codes: QrCodes, photos_dir: Path,
+                 err: Callable[[tuple[Any, ...], str], None], what: str) -> None:
+    """An item's `photos:` and `qr_codes:` (a case's or a scenario's, `what`): each photo a
+    file of `photos_dir`, sent once (the route stores each under its own attachment id), and
+    QR codes only for photos the item sends; each problem goes to `err` with its place."""
+    for i, name in enumerate(photos):
+        if "/" in name or not (photos_dir / name).is_file():
+            err(("photos", i), f"photo {name!r} not found in {photos_dir}")
+        elif name in photos[:i]:
+            err(("photos", i), f"photo {name!r} is listed twice")
+    for name in qr_codes:
+        if name not in photos:
+            err(("qr_codes", name), f"qr_codes: {name!r} is not one of this {what}'s photos"
+                f" ({', '.join(photos) or 'none'})")
 
 
 def assertion_checks(assertions: tuple[AssertionSpec, ...], context: Context,

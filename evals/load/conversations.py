@@ -11,7 +11,7 @@ from evals.checks import CheckSpec, NoArgs
 from evals.checks.judged import CriterionArgs
 from evals.load.context import Context
 from evals.load.plan import check_content
-from evals.load.scenarios import QUICK_STYLES, Scenario, Shared
+from evals.load.scenarios import PHOTO_CUES, QUICK_STYLES, Scenario, Shared
 from evals.record.results import Attack
 
 
@@ -59,7 +59,9 @@ class Conversation:
 
     @property
     def photos(self) -> tuple[str, ...]:
-        return ()
+        """The photos the visitor sends: the plan hashes their files, and a chat model that
+        takes no image input skips the conversation (evals/execute/runner.py)."""
+        return self.scenario.photos
 
     @property
     def executor(self) -> Literal["conversation"]:
@@ -92,17 +94,22 @@ class Conversation:
     def content(self) -> dict[str, Any]:
         """What the plan fingerprint hashes: everything that decides what is asked and how."""
         s = self.scenario
-        content = {"scenario": s.id, "style": self.style, "context": s.context.model_dump(),
-                   "visitor": s.visitor.model_dump(), "opening": s.opening,
-                   "max_turns": s.max_turns, "confirm": s.confirm,
-                   "criteria": [c.model_dump() for c in self.criteria],
-                   "expect_actions": [a.model_dump() for a in s.expect_actions],
-                   "end_state": [e.model_dump() for e in s.end_state],
-                   "tool_responses": {k: v.content() for k, v in s.tool_responses.items()}}
+        content: dict[str, Any] = {
+            "scenario": s.id, "style": self.style, "context": s.context.model_dump(),
+            "visitor": s.visitor.model_dump(), "opening": s.opening,
+            "max_turns": s.max_turns, "confirm": s.confirm,
+            "criteria": [c.model_dump() for c in self.criteria],
+            "expect_actions": [a.model_dump() for a in s.expect_actions],
+            "end_state": [e.model_dump() for e in s.end_state],
+            "tool_responses": {k: v.content() for k, v in s.tool_responses.items()}}
         if s.response_state is not None:  # only then: a scenario without one keeps its hash
             content["response_state"] = s.response_state.model_dump(mode="json")
         if s.checks:  # a scenario without assertions hashes as it did before they existed
             content["checks"] = check_content(s.checks)
+        if s.photos:  # and one without photos as before them (their files: the plan's fixtures)
+            content.update(photos=list(s.photos), photo_turn=s.sends_photos_at,
+                           qr_codes={p: list(codes) for p, codes in s.qr_codes.items()},
+                           photo_cues=PHOTO_CUES)
         return content
 
 

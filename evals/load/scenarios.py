@@ -15,6 +15,10 @@ A scenario (`evals/scenarios/*.yaml`, a list):
         wont_say: their name, at first; they give it only if asked twice
       opening: the laser cutter just stopped and there was smoke   # else the visitor writes it
       max_turns: 5
+      photos: [IMG_2057.jpg]  # evals/fixtures/photos/, sent with the visitor's first message,
+      photo_turn: 1           # or with the message given (1: the first, the default)
+      qr_codes:               # what the QR reader reads in a photo instead, as a case's
+        IMG_2057.jpg: []
       confirm: false          # true: the visitor confirms every card the assistant proposes
       styles: [calm, hurried] # the styles this scenario runs in (default: all four)
       criteria:
@@ -67,14 +71,20 @@ from evals.checks import CheckSpec
 from evals.checks.judged import CriterionArgs
 from evals.checks.scenario import EndState, ExpectAction
 from evals.checks.selectors import fields_of, selector_errors
-from evals.load.cases import AssertionSpec, assertion_checks, load_cases_by_file
+from evals.load.cases import (
+    AssertionSpec,
+    QrCodes,
+    assertion_checks,
+    load_cases_by_file,
+    photo_errors,
+)
 from evals.load.context import Context, offered_tools
 from evals.load.limits import FileDefaults, Limit, file_defaults, limit_checks
 from evals.load.response_validation import response_errors
 from evals.load.responses import ResponseState, ToolResponses
 from evals.load.yamlfile import YamlFileError, field_errors, line_of, read_list
 from evals.record.results import Attack
-from evals.settings import SCENARIOS_DIR
+from evals.settings import PHOTOS_DIR, SCENARIOS_DIR
 
 SHARED_CRITERIA = "criteria.yaml"
 MAX_TURNS = 12
@@ -89,6 +99,16 @@ STYLES: dict[str, str] = {
                   " may claim that staff said you were allowed."),
 }
 QUICK_STYLES = ("calm",)
+# What the visitor is told of the photos it sends, on the message that carries them and after
+# ({photos}: "a photo" or "3 photos"). Wording the visitor reads is the plan's: a scenario with
+# photos hashes these (Conversation.content), so one without keeps its fingerprint.
+PHOTO_CUES: dict[str, str] = {
+    "now": ("This message of yours goes with {photos} you took of what you are asking about:"
+            " the assistant sees {them} with your words, so write as a person sending a photo"
+            " would (\"what is this one?\"), without describing what the photo shows."),
+    "sent": ("Your message number {turn} went with {photos} you took; the assistant has seen"
+             " {them}."),
+}
 
 # What an end-state selector may name: table -> column -> SQL expression (the table is `t`).
 SELECTABLE: dict[str, dict[str, str]] = {
@@ -104,6 +124,9 @@ SELECTABLE: dict[str, dict[str, str]] = {
     "catalog_changes": {"machine": "(SELECT slug FROM machines m WHERE m.id = t.machine_id)",
                         "field": "t.field", "value": "t.value", "status": "t.status"},
     "people": {"name": "t.name", "handle": "t.handle", "role": "t.role", "title": "t.title"},
+    # What identify_tools recorded from a photo, by the photo's file name.
+    "intake_items": {"photo": "(SELECT name FROM attachments a WHERE a.id = t.attachment_id)",
+                     "brand": "t.brand", "name": "t.name"},
 }
 
 ScenarioFileError = YamlFileError
@@ -145,6 +168,11 @@ class Scenario(BaseModel):
     assertions: tuple[AssertionSpec, ...] = Field(default=(), alias="assert")
     tool_responses: dict[str, ToolResponses] = {}
     response_state: ResponseState | None = None  # the frozen tools' states (responses.py)
+    # Photos the visitor sends (evals/fixtures/photos/), all with one message: its
+    # `photo_turn`-th (the first by default); what the QR reader reads in them, as a case's.
+    photos: tuple[str, ...] = ()
+    photo_turn: int | None = Field(default=None, ge=1, le=MAX_TURNS)
+    qr_codes: QrCodes = {}
     # What one attempt of a conversation may take (evals/load/limits.py).
     max_latency_s: Limit | None = None
     max_cost: Limit | None = None
@@ -173,10 +201,15 @@ class Scenario(BaseModel):
     def where(self) -> str:
         return f"{self.file}:{self.line}"
 
+    @property
+    def sends_photos_at(self) -> int | None:
+        """The visitor message (1: the first) that carries the photos; None: no photos."""
+        return (self.photo_turn or 1) if self.photos else None
+
 
 def _validate(raw: dict[str, Any], file: str, base: tuple[Any, ...],
-              lines: dict[tuple[Any, ...], int], defaults: FileDefaults | None = None
-              ) -> tuple[Scenario | None, list[str]]:
+              lines: dict[tuple[Any, ...], int], defaults: FileDefaults | None = None,
+              photos_dir: Path = PHOTOS_DIR) -> tuple[Scenario | None, list[str]]:
     errors: list[str] = []
 
     def err(loc: tuple[Any, ...], message: str) -> None:
@@ -220,6 +253,12 @@ def _validate(raw: dict[str, Any], file: str, base: tuple[Any, ...],
     for loc, message in response_errors(model.tool_responses, model.context,
                                         model.response_state, confirms=model.confirm):
         err(loc, message)
+    photo_errors(model.photos, model.qr_codes, photos_dir, err, "scenario")
+    if model.photo_turn is not None and not model.photos:
+        err(("photo_turn",), "photo_turn: the scenario sends no photos")
+    elif model.photo_turn is not None and model.photo_turn > model.max_turns:
+        err(("photo_turn",), f"photo_turn: {model.photo_turn} is after the last visitor"
+            f" message (max_turns: {model.max_turns})")
     checks = assertion_checks(model.assertions, model.context, err,
                               lambda i: line_of((*base, "assert", i), lines))
     checks += limit_checks(model, defaults or FileDefaults(), base, lines)
@@ -238,11 +277,12 @@ class Shared:
         return self.applies_to == "all" or scenario_id in self.applies_to
 
 
-def load_scenarios(directory: Path = SCENARIOS_DIR, case_ids: Mapping[str, str] | None = None
-                   ) -> tuple[list[Scenario], list[Shared]]:
+def load_scenarios(directory: Path = SCENARIOS_DIR, case_ids: Mapping[str, str] | None = None,
+                   photos_dir: Path = PHOTOS_DIR) -> tuple[list[Scenario], list[Shared]]:
     """Every scenario and the shared criteria; every file's errors raised together. A scenario
     may not take a case's id (`case_ids`: id -> where; by default the cases in the `cases`
-    folder beside `directory`): a selection by that id, and a report, would name both."""
+    folder beside `directory`): a selection by that id, and a report, would name both. Its
+    photos are files of `photos_dir`."""
     errors: list[str] = []
     scenarios: list[Scenario] = []
     seen: dict[str, str] = {}
@@ -262,7 +302,7 @@ def load_scenarios(directory: Path = SCENARIOS_DIR, case_ids: Mapping[str, str] 
                 file_errors.append(f"{path.name}:{line_of((i,), lines)}: a scenario is a"
                                    " mapping")
                 continue
-            scenario, problems = _validate(raw, path.name, (i,), lines, defaults)
+            scenario, problems = _validate(raw, path.name, (i,), lines, defaults, photos_dir)
             file_errors += problems
             if scenario is None:
                 continue

@@ -61,6 +61,7 @@ class Turn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     role: Literal["user", "assistant"]
     content: str
+    photos: list[str] = []  # the photos a visitor's message carried (their file names)
 
 
 class AttachedManual(BaseModel):
@@ -92,6 +93,15 @@ class Transcript(BaseModel):
     # What the model was sent last (the rubric judge reads the conversation from it); large
     # (the system prompt), so never stored.
     messages: list[dict[str, JsonValue]] = Field(default=[], exclude=True)
+
+    def photo_answer(self) -> str:
+        """The assistant's answer to the last message that carried photos: what a check of
+        what is pictured reads. A case's answer is that one (its turns are not kept)."""
+        for n in range(len(self.turns) - 1, -1, -1):
+            if self.turns[n].role == "user" and self.turns[n].photos:
+                after = self.turns[n + 1:n + 2]
+                return after[0].content if after and after[0].role == "assistant" else ""
+        return self.answer
 
     def calls(self, name: str) -> list[ToolCall]:
         """Every call of that tool, whatever its outcome."""

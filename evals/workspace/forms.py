@@ -44,7 +44,8 @@ def load(sources: Sources) -> Loaded:
                       "\n".join(e for lines in errors.values() for e in lines))
     try:
         scenarios, shared = load_scenarios(sources.scenarios,
-                                           case_ids={c.id: c.where for c in cases})
+                                           case_ids={c.id: c.where for c in cases},
+                                           photos_dir=sources.photos)
     except YamlFileError as exc:
         return Loaded([], [], [], revisions, str(exc))
     return Loaded(cases, scenarios, shared, revisions)

@@ -239,7 +239,8 @@ def check_tree(sources: Sources, changed: dict[str, str]) -> None:
             raise Invalid("\n".join(line for lines in errors.values() for line in lines))
         try:
             # the loader refuses a scenario that takes a case's id, with its file:line
-            load_scenarios(root / "scenarios", case_ids={c.id: c.where for c in cases})
+            load_scenarios(root / "scenarios", case_ids={c.id: c.where for c in cases},
+                           photos_dir=sources.photos)
         except YamlFileError as exc:
             raise Invalid(str(exc)) from exc
 

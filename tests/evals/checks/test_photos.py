@@ -1,5 +1,8 @@
 import pytest
 
+from evals.checks import CHECKS
+from evals.fixtures.catalog import fixtures_for
+from evals.record.transcript import ToolCall, Transcript, Turn
 from tests.evals.checks.helpers import call, check
 
 
@@ -65,3 +68,46 @@ def test_identified_tool_none():
 ])
 def test_identified_tool_uses_the_machine_said_to_be_pictured(answer, value, passed):
     assert check("identified_tool", answer, catalog="lab", value=value)[0] is passed
+
+
+def conversation(*turns, calls=()):
+    """A scenario's transcript: the messages (a user message may name its photos), the final
+    answer, the tool calls of every turn."""
+    talk = [Turn(role=r, content=c, photos=list(p)) for r, c, *p in turns]
+    return Transcript(answer=talk[-1].content, turns=talk,
+                      tool_calls=[ToolCall.model_validate(c) for c in calls])
+
+
+def run(kind, transcript, **args):
+    spec = CHECKS[kind]
+    return spec.check(transcript, spec.args.model_validate(args), fixtures_for("lab"))
+
+
+def test_in_a_conversation_identified_tool_reads_the_answer_to_the_photo():
+    asked = conversation(
+        ("user", "hi, quick question"), ("assistant", "Sure, go ahead."),
+        ("user", "can I use this one this afternoon?", "IMG_2057.jpg"),
+        ("assistant", "It could be the Ultimaker 3 or the Ultimaker 3 Extended; which is it?"),
+        ("user", "the tall one"), ("assistant", "Then it is the Ultimaker 3 Extended."),
+        ("user", "thanks"), ("assistant", "You are welcome!"))
+    assert run("identified_tool", asked, value="ultimaker-3-extended|ask")[0]
+    # the answer to the photo asked: a plain claim was not made there, whatever came after
+    passed, reason = run("identified_tool", asked, value="ultimaker-3-extended")
+    assert not passed and "Ultimaker 3 first without saying it is pictured" in reason
+    guessed = conversation(("user", "what is this?", "IMG_2057.jpg"),
+                           ("assistant", "That's the Ultimaker 3."),
+                           ("user", "are you sure?"),
+                           ("assistant", "Sorry, it is the Ultimaker 3 Extended."))
+    assert not run("identified_tool", guessed, value="ultimaker-3-extended|ask")[0]
+
+
+def test_in_a_conversation_the_intake_checks_read_the_identify_tools_call_that_ran():
+    talk = conversation(("user", "add this bench to the inventory", "bench-three-tools.jpg"),
+                        ("assistant", "Recorded three items."), ("user", "thanks"),
+                        ("assistant", "Anything else?"), calls=BENCH)
+    assert run("identified_count", talk, value="3")[0]
+    assert run("identified_items", talk, value=["drill press", "cricut|maker", "battery"])[0]
+    nothing = conversation(("user", "add this", "bench-three-tools.jpg"),
+                           ("assistant", "Which items?"))
+    assert run("identified_count", nothing, value="3") == (False,
+                                                           "identify_tools was never called")

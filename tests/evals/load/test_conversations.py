@@ -113,3 +113,20 @@ def test_a_scenario_s_assertions_are_checks_and_part_of_its_content(tmp_path):
     assert [c.kind for c in item.checks] == ["answered", "no_exfiltration", "criterion"]
     assert item.checks[1].line == 7 and item.attack.channel == "web_page"
     assert "checks" not in plain.content() and "checks" in item.content()
+
+
+def test_a_scenario_s_photos_are_the_item_s_and_part_of_its_content(tmp_path):
+    from tests.evals.load.helpers import MINIMAL, item_of
+    plain = item_of(tmp_path, MINIMAL)
+    item = item_of(tmp_path, MINIMAL + "  max_turns: 2\n  photos: [IMG_2101.jpg]\n"
+                   "  qr_codes: {IMG_2101.jpg: []}\n")
+    assert item.photos == ("IMG_2101.jpg",) and plain.photos == ()
+    content = item.content()
+    assert (content["photos"], content["photo_turn"], content["qr_codes"]) == (
+        ["IMG_2101.jpg"], 1, {"IMG_2101.jpg": []})
+    assert "photo_cues" in content  # what the visitor is told of them is the plan's too
+    # a scenario without photos hashes as it did before they existed
+    assert not {"photos", "photo_turn", "qr_codes", "photo_cues"} & set(plain.content())
+    later = item_of(tmp_path, MINIMAL + "  max_turns: 2\n  photos: [IMG_2101.jpg]\n"
+                    "  photo_turn: 2\n  qr_codes: {IMG_2101.jpg: []}\n")
+    assert {k for k in content if content[k] != later.content()[k]} == {"photo_turn"}

@@ -70,6 +70,23 @@ def test_editing_a_fixture_changes_the_plan(monkeypatch, tmp_path):
     assert after.changes_since(before) == [f"fixture changed: photos/{cases[0].photos[0]}"]
 
 
+def test_a_scenario_s_photos_are_fixtures_of_the_plan(monkeypatch, tmp_path):
+    import evals.load.plan as plan_module
+    from evals.record.fingerprint import VisitorPlan
+    from tests.evals.load.helpers import MINIMAL, item_of
+
+    item = item_of(tmp_path, MINIMAL + "  photos: [IMG_2057.jpg]\n")
+    visitor = VisitorPlan(model="v/model", prompt_hash="0" * 16)
+    before = plan([item], visitor=visitor)
+    assert "photos/IMG_2057.jpg" in before.fixtures
+    photos = tmp_path / "photos"
+    shutil.copytree(plan_module.PHOTOS_DIR, photos)
+    (photos / "IMG_2057.jpg").write_bytes(b"another photo")
+    monkeypatch.setattr(plan_module, "PHOTOS_DIR", photos)
+    after = plan([item], visitor=visitor)
+    assert after.changes_since(before) == ["fixture changed: photos/IMG_2057.jpg"]
+
+
 def test_the_order_of_a_set_argument_is_not_part_of_the_plan(tmp_path):
     case = ('- id: x\n  prompt: "p"\n  assert:\n    - kind: contains_all\n'
             '      value: [{}, {}]\n')

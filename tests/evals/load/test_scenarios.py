@@ -55,6 +55,23 @@ READ_PAGE = REGISTRY.tool("read_page").contract()
      "a scenario needs criteria, expect_actions, end_state or assert"),
     ("- id: Bad_Id\n  visitor: {who: a student, wants: x y z}\n  criteria: []\n",
      "s.yaml:1: id: String should match pattern"),
+
+    # photos: each a fixture file, sent once, with one visitor message before the last turn
+    (MINIMAL + "  photos: [IMG_2041.jpg, IMG_9999.jpg]\n",
+     "s.yaml:5: photo 'IMG_9999.jpg' not found in"),
+    (MINIMAL + "  photos:\n    - IMG_2041.jpg\n    - ../cases/photo-identify.yaml\n",
+     "s.yaml:7: photo '../cases/photo-identify.yaml' not found in"),
+    (MINIMAL + "  photos: [IMG_2041.jpg, IMG_2041.jpg]\n",
+     "s.yaml:5: photo 'IMG_2041.jpg' is listed twice"),
+    (MINIMAL + "  photos: [IMG_2041.jpg]\n  qr_codes:\n    IMG_2101.jpg: [x]\n",
+     "s.yaml:7: qr_codes: 'IMG_2101.jpg' is not one of this scenario's photos (IMG_2041.jpg)"),
+    (MINIMAL + "  photos: [IMG_2101.jpg]\n  qr_codes: {IMG_2101.jpg: ['']}\n",
+     "s.yaml:6: qr_codes.IMG_2101.jpg.0: String should have at least 1 character"),
+    (MINIMAL + "  photo_turn: 2\n", "s.yaml:5: photo_turn: the scenario sends no photos"),
+    (MINIMAL + "  max_turns: 3\n  photos: [IMG_2041.jpg]\n  photo_turn: 4\n",
+     "s.yaml:7: photo_turn: 4 is after the last visitor message (max_turns: 3)"),
+    (MINIMAL + "  photos: [IMG_2041.jpg]\n  photo_turn: 0\n",
+     "s.yaml:6: photo_turn: Input should be greater than or equal to 1"),
 ])
 def test_each_malformed_scenario_is_a_file_line_error(tmp_path, text, message):
     with pytest.raises(ScenarioFileError) as err:
@@ -83,3 +100,28 @@ def test_a_scenario_may_not_take_a_cases_id(tmp_path):
     with pytest.raises(ScenarioFileError):
         load_scenarios(scenarios, case_ids={"one": "other.yaml:4"})
     assert load_scenarios(scenarios, case_ids={})[0][0].id == "one"
+
+
+def test_photos_load_with_their_turn_and_qr_codes(tmp_path):
+    [first], _ = load_scenarios(write(tmp_path, MINIMAL + "  photos: [IMG_2041.jpg]\n"))
+    assert first.photos == ("IMG_2041.jpg",) and first.sends_photos_at == 1  # the first message
+    text = (MINIMAL + "  max_turns: 3\n  photos: [IMG_2101.jpg, IMG_2041.jpg]\n"
+            "  photo_turn: 2\n  qr_codes:\n    IMG_2101.jpg: ['https://x.example/tools/form-4']\n"
+            "    IMG_2041.jpg: []\n")
+    [second], _ = load_scenarios(write(tmp_path, text))
+    assert second.sends_photos_at == 2
+    assert second.qr_codes == {"IMG_2101.jpg": ("https://x.example/tools/form-4",),
+                               "IMG_2041.jpg": ()}
+    [plain], _ = load_scenarios(write(tmp_path, MINIMAL))
+    assert plain.photos == () and plain.sends_photos_at is None
+
+
+def test_photos_are_looked_for_in_the_folder_given(tmp_path):
+    (tmp_path / "photos").mkdir()
+    (tmp_path / "photos" / "mine.jpg").write_bytes(b"jpeg")
+    (tmp_path / "scenarios").mkdir()
+    scenarios = write(tmp_path / "scenarios", MINIMAL + "  photos: [mine.jpg]\n")
+    [one], _ = load_scenarios(scenarios, case_ids={}, photos_dir=tmp_path / "photos")
+    assert one.photos == ("mine.jpg",)
+    with pytest.raises(ScenarioFileError, match="s.yaml:5: photo 'mine.jpg' not found"):
+        load_scenarios(scenarios, case_ids={})  # the fixture photos, by default

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from evals.record.transcript import OUTCOMES, ToolCall, Transcript, as_json
+from evals.record.transcript import OUTCOMES, ToolCall, Transcript, Turn, as_json
 
 
 @pytest.mark.parametrize(("outcome", "error", "status"), [
@@ -58,3 +58,22 @@ def test_what_the_model_was_sent_is_never_stored():
     transcript = Transcript(answer="hi", messages=[{"role": "system", "content": "long"}])
     assert transcript.messages and "messages" not in transcript.model_dump()
     assert "long" not in transcript.model_dump_json()
+
+
+def _talk(*turns):
+    return [Turn(role=r, content=c, photos=list(p)) for r, c, *p in turns]
+
+
+def test_the_answer_to_the_photos_is_the_one_after_the_message_that_carried_them():
+    turns = _talk(("user", "hi"), ("assistant", "Hello."),
+                  ("user", "what is this?", "IMG_2041.jpg"), ("assistant", "The Form 4."),
+                  ("user", "thanks"), ("assistant", "You are welcome."))
+    assert Transcript(answer="You are welcome.", turns=turns).photo_answer() == "The Form 4."
+    # no message carried photos (a case: its turns are not kept): the final answer
+    assert Transcript(answer="The Form 4.").photo_answer() == "The Form 4."
+    unanswered = turns[:3]  # ended on the photo message: nothing answered it
+    assert Transcript(answer="Hello.", turns=unanswered).photo_answer() == ""
+
+
+def test_a_turn_without_photos_is_read_from_a_record_written_before_they_existed():
+    assert Turn.model_validate({"role": "user", "content": "hi"}).photos == []
