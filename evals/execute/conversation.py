@@ -6,6 +6,8 @@ still only propose cards, which the visitor confirms through the same code as th
 when the scenario says `confirm: true`. Tools with frozen responses answer from them
 (evals/execute/responses.py); a live-network tool without one answers an error, never the
 network. The end state is counted before the database is dropped, for the end_state checks.
+A comparison point's frozen agent is told, every turn, the system prompt and tool schemas it
+was told then; its tools run as today's do here.
 
 The visitor is the `sim_user` model job. It sees its own instructions and the conversation,
 never the criteria, and ends with STOP or at `max_turns`.
@@ -32,6 +34,7 @@ from app.db import Database
 from app.identity import Identity, audience_of, demo_identity
 from app.manuals import ManualLibrary
 from evals.checks.scenario import EndState
+from evals.execute.agent import tell_as_frozen
 from evals.execute.env import EvalEnv, conversation_database
 from evals.execute.executors import Execution, Setup, executor, tool_calls
 from evals.execute.responses import frozen_tools
@@ -153,6 +156,8 @@ class ScenarioConversation:
                 turn = await prepare_turn(db, env.settings, identity=identity, page=page,
                                           text=text, history=conversation, manuals=library)
                 composed = turn.composed
+                if setup.frozen is not None:  # a comparison point's agent, as it was told
+                    tell_as_frozen(composed, setup.frozen, item.context.key)
                 if tools is None:  # one set per conversation: a sequence runs across turns
                     tools = frozen_tools(composed.tools, scenario.tool_responses)
                 composed.tools = [t for t in tools if t.name in composed.tool_names]
