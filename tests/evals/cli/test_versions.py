@@ -1,10 +1,43 @@
 """The version commands end to end (point, compare, gate): a real run store, a fake model
 over HTTP."""
 
+import json
+
 import pytest
 
+from app.db import scratch_database
 from evals.cli import main
-from tests.evals.cli.helpers import ANSWER, SELECTION
+from tests.evals.cli.helpers import ANSWER, SELECTION, change_fragment
+from tests.evals.helpers import cli_environment
+from tests.fake_openai import completion, fake_openai_server
+
+BRIEF = "Be brief."
+
+
+def talk(body):
+    """A judge that passes every criterion, a visitor who asks once and stops, and a chat
+    model that says nothing once it is told to be brief (the `answered` check fails)."""
+    if body.get("response_format"):
+        return 200, completion(json.dumps({"verdict": "pass", "reason": "it is plain"}))
+    if "visitor" in body["model"]:
+        said = sum(m["role"] == "assistant" for m in body["messages"])
+        return 200, completion("Can I mill an aluminium bracket on your CNC router?"
+                               if not said else "STOP")
+    told = body["messages"][0]["content"]
+    return 200, completion("" if BRIEF in told else "We don't have a CNC router here.")
+
+
+@pytest.fixture
+async def talking(server_conninfo, tmp_path, monkeypatch):
+    """The CLI on a scratch store, with a scripted chat model, visitor and judge (`talk`)."""
+    async with scratch_database(server_conninfo, prefix="test_cli_talk") as info:
+        with fake_openai_server(talk) as (base, _):
+            with cli_environment(monkeypatch, {
+                    "DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",
+                    "MODEL_JUDGE": "openai/fake-judge", "MODEL_SIM_USER": "openai/fake-visitor",
+                    "MODEL_API_BASE": base, "OPENAI_API_KEY": "sk-test",
+                    "DATA_DIR": str(tmp_path)}):
+                yield
 
 
 @pytest.mark.usefixtures("cli")
@@ -158,3 +191,23 @@ def test_compare_and_the_gate_say_what_each_side_took_and_limit_its_increase(
     assert main(["gate", *SELECTION, "--max-p95-increase", "lots"]) == 2
     assert "--max-p95-increase: invalid percent value: 'lots'" in capsys.readouterr().err
     eval_settings.cache_clear()
+
+
+@pytest.mark.usefixtures("talking")
+def test_a_scenario_that_regresses_after_a_fragment_change_is_one_moved_unit(capsys,
+                                                                              monkeypatch):
+    trusted = ["--trust-judge"]  # the criteria decide, so the pairs can move
+    assert main(["point", "save", "talk", "--cases", "cnc-router-for-aluminium",
+                 "--repeat", "2", *trusted]) == 0
+    capsys.readouterr()
+    change_fragment(monkeypatch, text=BRIEF)
+    assert main(["compare", "talk", *trusted]) == 0
+    out = capsys.readouterr().out
+    for rep in (1, 2):
+        assert f"regressed  PASS      → FAIL      cnc-router-for-aluminium@calm #{rep}" in out
+    # Two regressed repetitions of one scenario in one style are one discordant unit.
+    assert "items (each once, over its 2 repetitions): 0 improved · 1 regressed · 0" in out
+    assert "exact McNemar p = 1 on 1 discordant pairs" in out
+    why = out.split("why they moved:")[1]
+    assert "1 regressed (cnc-router-for-aluminium@calm)" in why
+    assert "after the `lab_identity` fragment changed" in why and f"+{BRIEF}" in why
