@@ -35,7 +35,7 @@ from evals.execute.agent import (
 from evals.execute.session import Version, prepared, run_versions, validate_versions
 from evals.load.cases import CaseFileError
 from evals.load.items import EvalItem
-from evals.load.selection import select_items
+from evals.load.selection import item_files, select_items
 from evals.record.artifact import write_run
 from evals.record.fingerprint import Point, Selection
 from evals.report.compare import compare_runs, render
@@ -300,13 +300,28 @@ async def _compare_point(settings: Settings, p: Point, items: list[EvalItem],
 def gate(args: argparse.Namespace) -> int:
     options = run_options(args)
     items = _items(options.selection)
+    hard = _hard_files(args.hard)
     against = in_store(lambda s: _load_point(s, args.against)) if args.against else None
-    hard = tuple(h.strip() for h in args.hard.split(",") if h.strip()) if args.hard \
-        else HARD_FILES
     models = [options.model] + ([against.agent.ref] if against else [])
     limits = (args.max_cost_increase, args.max_p95_increase)
     return with_models(options, items, models,
                        lambda s, opts: _gate(s, items, opts, against, hard, limits))
+
+
+def _hard_files(text: str | None) -> tuple[str, ...]:
+    """--hard's files, each a case or scenario file: a misspelt name would hold no file hard,
+    and the gate would pass what it was asked to refuse."""
+    hard = tuple(h.strip() for h in text.split(",") if h.strip()) if text else HARD_FILES
+    try:
+        known = item_files()
+    except CaseFileError as exc:
+        raise CliError("\n".join(exc.errors)) from exc
+    unknown = [h for h in hard if h not in known]
+    if unknown:
+        raise CliError(f"--hard (EVAL_HARD_FILES): {', '.join(repr(h) for h in unknown)}"
+                       f" {'is' if len(unknown) == 1 else 'are'} no case or scenario file."
+                       f" Files (without .yaml): {', '.join(known)}")
+    return hard
 
 
 async def _gate(settings: Settings, items: list[EvalItem], options: RunOptions,

@@ -48,6 +48,13 @@ def select_items(selection: Selection) -> list[EvalItem]:
     return select_groups(items, selection.groups)
 
 
+def item_files() -> list[str]:
+    """The names (without .yaml) of every case file and scenario file: what the gate's hard
+    files and a selection may name."""
+    return sorted({Path(c.file).stem for c in load_cases()}
+                  | {Path(s.file).stem for s in load_scenarios()[0]})
+
+
 def select_groups(items: list[Named], groups: Sequence[str]) -> list[Named]:
     """EVAL_GROUPS / --group: the items of these groups."""
     if not groups:

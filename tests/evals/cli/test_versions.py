@@ -211,3 +211,28 @@ def test_a_scenario_that_regresses_after_a_fragment_change_is_one_moved_unit(cap
     why = out.split("why they moved:")[1]
     assert "1 regressed (cnc-router-for-aluminium@calm)" in why
     assert "after the `lab_identity` fragment changed" in why and f"+{BRIEF}" in why
+
+
+@pytest.mark.usefixtures("cli")
+def test_a_hard_file_that_is_no_case_or_scenario_file_is_refused(capsys, monkeypatch, tmp_path):
+    from evals.cli.versions import _hard_files
+    from evals.settings import eval_settings
+
+    assert _hard_files("machines-we-lack, honest-absence") == ("machines-we-lack",
+                                                               "honest-absence")
+    artifact = tmp_path / "a.json"
+    assert main(["gate", *SELECTION, "--hard", "honest-absense,machines-we-lack",
+                 "--artifact", str(artifact)]) == 2
+    err = capsys.readouterr().err
+    assert "--hard (EVAL_HARD_FILES): 'honest-absense' is no case or scenario file." in err
+    assert "honest-absence" in err and "machines-we-lack" in err  # the files it could be
+    monkeypatch.setenv("EVAL_HARD_FILES", "manual-grounding,honest-absence.yaml")
+    eval_settings.cache_clear()
+    try:
+        assert main(["gate", *SELECTION, "--artifact", str(artifact)]) == 2
+    finally:
+        eval_settings.cache_clear()
+    assert "'honest-absence.yaml' is no case or scenario file" in capsys.readouterr().err
+    assert not artifact.exists()  # refused before anything ran
+    assert main(["runs"]) == 0
+    assert "no stored runs" in capsys.readouterr().out
