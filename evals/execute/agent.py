@@ -27,7 +27,20 @@ class FrozenAgentError(ValueError):
 
 
 class PlanMismatch(ValueError):
-    """A frozen agent that lacks a context the plan uses."""
+    """A frozen agent that lacks a context the plan uses: `missing`, each such context's key
+    with the ids of the items that use it."""
+
+    def __init__(self, label: str, missing: dict[str, list[str]]) -> None:
+        super().__init__(f"the frozen agent of {label} has no context for "
+                         + "; ".join(f"{key} (used by {named(ids)})"
+                                     for key, ids in missing.items()))
+        self.missing = missing
+
+
+def named(ids: Sequence[str], most: int = 5) -> str:
+    """A few ids for a message, and how many more."""
+    more = f" and {len(ids) - most} more" if len(ids) > most else ""
+    return ", ".join(ids[:most]) + more
 
 
 def agent_settings(settings: Settings) -> AgentSettings:

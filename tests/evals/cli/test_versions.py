@@ -236,3 +236,85 @@ def test_a_hard_file_that_is_no_case_or_scenario_file_is_refused(capsys, monkeyp
     assert not artifact.exists()  # refused before anything ran
     assert main(["runs"]) == 0
     assert "no stored runs" in capsys.readouterr().out
+
+
+def scenarios_today(monkeypatch, change):
+    """Today's scenario files, as `change` leaves the shipped ones (a scenario deleted or
+    moved since a point was saved)."""
+    import evals.load.selection as selection
+
+    real = selection.load_scenarios
+
+    def load(*args, **kwargs):
+        scenarios, shared = real(*args, **kwargs)
+        return [c for s in scenarios if (c := change(s)) is not None], shared
+
+    monkeypatch.setattr(selection, "load_scenarios", load)
+
+
+def with_a_visitor(monkeypatch):
+    from app.settings import get_settings
+
+    monkeypatch.setenv("MODEL_JUDGE", "openai/fake-judge")
+    monkeypatch.setenv("MODEL_SIM_USER", "openai/fake-visitor")
+    get_settings.cache_clear()
+
+
+def nothing_stored_but(points, capsys):
+    assert main(["runs"]) == 0
+    assert "no stored runs" in capsys.readouterr().out
+    assert main(["point", "list"]) == 0
+    assert sorted(line.split()[0] for line in capsys.readouterr().out.splitlines()) == points
+
+
+@pytest.mark.usefixtures("cli")
+def test_a_point_whose_scenario_was_deleted_names_it_and_says_what_to_do(capsys, monkeypatch):
+    with_a_visitor(monkeypatch)
+    assert main(["point", "save", "talk", "--cases", "cnc-router-for-aluminium,no-glowforge"]) \
+        == 0
+    assert main(["point", "save", "only", "--cases", "cnc-router-for-aluminium"]) == 0
+    capsys.readouterr()
+    scenarios_today(monkeypatch, lambda s: None if s.id == "cnc-router-for-aluminium" else s)
+
+    assert main(["compare", "talk"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("point talk selects 'cnc-router-for-aluminium', no longer a"
+                          " case or scenario file or id (deleted or renamed since the point"
+                          " was saved). Rerun with --adopt-plan to leave")
+    assert "python -m evals point save NAME --cases no-glowforge" in err
+    assert "EVAL_CASES" not in err
+    assert main(["compare", "only", "--adopt-plan"]) == 2
+    assert "and nothing else: it cannot run again." in capsys.readouterr().err
+    nothing_stored_but(["only", "talk"], capsys)
+
+    assert main(["compare", "talk", "--adopt-plan"]) == 0
+    out = capsys.readouterr().out
+    assert "leaving out 'cnc-router-for-aluminium': no longer a case or scenario" in out
+    # The item removed, and with it the plan's visitor and judge: no conversation is left.
+    assert "adopting the new plan (3 change(s)) as point talk+" in out
+    assert "unchanged  PASS      → PASS      no-glowforge" in out
+    assert "cnc-router" not in out.split("adopting")[1]
+
+
+@pytest.mark.usefixtures("cli")
+def test_a_point_never_told_a_scenario_s_context_names_it_and_writes_nothing(capsys,
+                                                                            monkeypatch):
+    from evals.load.context import Context
+
+    with_a_visitor(monkeypatch)
+    assert main(["point", "save", "talk", "--cases", "cnc-router-for-aluminium"]) == 0
+    capsys.readouterr()
+    moved = Context.model_validate({"as": "staff"})
+    scenarios_today(monkeypatch, lambda s: s.model_copy(update={"context": moved})
+                    if s.id == "cnc-router-for-aluminium" else s)
+    for adopt in ([], ["--adopt-plan"]):
+        assert main(["compare", "talk", *adopt]) == 2
+        captured = capsys.readouterr()
+        assert captured.err.startswith(
+            "point talk cannot run these items: its frozen agent was never told anything"
+            " in their context: staff / demo (cnc-router-for-aluminium@calm).")
+        assert "--adopt-plan keeps that agent, so it cannot help" in captured.err
+        assert ("python -m evals point save NAME --cases cnc-router-for-aluminium; or put the"
+                " items back in a context the point froze (anonymous / demo)") in captured.err
+        assert "adopting" not in captured.out
+    nothing_stored_but(["talk"], capsys)
