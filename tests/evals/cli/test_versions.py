@@ -318,3 +318,33 @@ def test_a_point_never_told_a_scenario_s_context_names_it_and_writes_nothing(cap
                 " items back in a context the point froze (anonymous / demo)") in captured.err
         assert "adopting" not in captured.out
     nothing_stored_but(["talk"], capsys)
+
+
+@pytest.mark.usefixtures("cli")
+def test_a_changed_visitor_is_adopted_as_a_plan_change_only_when_asked(capsys, monkeypatch):
+    from app.settings import get_settings
+
+    with_a_visitor(monkeypatch)
+    assert main(["point", "save", "talk", "--cases", "cnc-router-for-aluminium"]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("MODEL_SIM_USER", "openai/other-visitor")
+    get_settings.cache_clear()
+    assert main(["compare", "talk"]) == 2
+    assert "simulated visitor's model changed" in capsys.readouterr().err
+    assert main(["compare", "talk", "--adopt-plan"]) == 0
+    out = capsys.readouterr().out
+    adopted = out.split("adopting the new plan (1 change(s)) as point ")[1].split()[0]
+    assert adopted.startswith("talk+")
+    assert "uncertain  UNDECIDED → UNDECIDED cnc-router-for-aluminium@calm" in out
+
+    def shown(name):
+        assert main(["point", "show", name]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        return next(w for w in lines if w.startswith("agent ")), next(
+            w for w in lines if w.startswith("plan "))
+
+    (agent, plan), (old_agent, old_plan) = shown(adopted), shown("talk")
+    assert agent == old_agent  # the point's agent, kept
+    assert "visitor openai/other-visitor" in plan and "visitor openai/fake-visitor" in old_plan
+    assert main(["compare", adopted]) == 0  # the adopted point runs under today's visitor
+    assert "1 uncertain" in capsys.readouterr().out
