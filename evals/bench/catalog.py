@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from app.catalog import MachineRecord, UnitRecord, find, insert_machines
 from app.db import Database
 from app.embed import default_embedder
+from app.settings import get_settings
 from evals.calibration.retrieval import CATALOG_SET, load_requests
-from evals.cli.common import app_settings, run_closing
 from evals.execute.env import eval_env
 from evals.fixtures.lab_catalog import large_lab
 from evals.settings import conninfo
@@ -53,7 +53,7 @@ def _ms(values: Sequence[float]) -> str:
 
 
 async def bench(machines: int, rounds: int) -> None:
-    settings = app_settings()
+    settings = get_settings()
     embedder = default_embedder()
     requests = [r.item.request for r in load_requests(CATALOG_SET)]
     async with eval_env(conninfo(settings), settings, embedder) as env:
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--machines", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
-    run_closing(bench(args.machines, args.rounds))
+    asyncio.run(bench(args.machines, args.rounds))
     return 0
 
 
