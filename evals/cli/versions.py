@@ -31,11 +31,12 @@ from evals.execute.agent import (
     agent_settings,
     all_contexts,
     git_state,
+    named,
 )
 from evals.execute.session import Version, prepared, run_versions, validate_versions
 from evals.load.cases import CaseFileError
 from evals.load.items import EvalItem
-from evals.load.selection import select_items
+from evals.load.selection import UnknownNames, item_files, select_items
 from evals.record.artifact import write_run
 from evals.record.fingerprint import Point, Selection
 from evals.report.compare import compare_runs, render
@@ -193,14 +194,44 @@ def compare(args: argparse.Namespace) -> int:
     if not args.name:
         raise CliError("compare needs a point NAME, or --runs A B")
     loaded = in_store(lambda s: _load_point(s, args.name))
-    try:
-        items = _items(_point_selection(loaded))
-    except CliError as exc:
-        raise CliError(f"the point's selection no longer loads: {exc}") from exc
+    planned, items = _point_items(loaded, args.adopt_plan)
     options = run_options(args, selection=_point_selection(loaded))
     return with_models(options, items, [options.model, loaded.agent.ref],
                        lambda s, opts: _compare_point(s, loaded, items, opts,
-                                                      args.adopt_plan))
+                                                      args.adopt_plan, planned))
+
+
+def _point_items(p: Point, adopt_plan: bool) -> tuple[Selection | None, list[EvalItem]]:
+    """The selection a point's plan records and today's items for it. A name the selection
+    holds that is no case or scenario any more (deleted or renamed) is refused, saying what to
+    do; with --adopt-plan it is left out (if anything is left), and the plan changes say so."""
+    try:
+        items = select_items(_point_selection(p))
+    except UnknownNames as exc:
+        saved = p.plan.selection or Selection()
+        gone = ", ".join(repr(n) for n in exc.names)
+        left = tuple(n for n in saved.names if n not in exc.names)
+        what = (f"point {p.name} selects {gone}, no longer a case or scenario file or id"
+                " (deleted or renamed since the point was saved)")
+        if not left:
+            raise CliError(f"{what}, and nothing else: it cannot run again. Save a point to"
+                           " compare against from now on: python -m evals point save NAME"
+                           " --cases …") from exc
+        if not adopt_plan:
+            raise CliError(f"{what}. Rerun with --adopt-plan to leave {gone} out: a new point"
+                           f" keeps the old agent and adopts the plan of the rest"
+                           f" ({','.join(left)}); or save a point of today's agent for those:"
+                           f" python -m evals point save NAME --cases {','.join(left)}"
+                           ) from exc
+        print(f"leaving out {gone}: no longer a case or scenario")
+        return (saved.model_copy(update={"names": left}),
+                _items(_point_selection(p).model_copy(update={"names": left})))
+    except CaseFileError as exc:
+        raise CliError("\n".join([f"point {p.name}'s selection no longer loads:", *exc.errors])
+                       ) from exc
+    if not items:
+        raise CliError(f"point {p.name}'s selection selects nothing today")
+    return p.plan.selection, items
 
 
 def _point_selection(p: Point) -> Selection:
@@ -212,6 +243,30 @@ def _point_selection(p: Point) -> Selection:
             "@" in item for item in p.plan.cases):
         return p.plan.selection.model_copy(update={"only": "cases"})
     return p.plan.selection
+
+
+def _unfrozen(p: Point, exc: PlanMismatch, planned: Selection | None) -> CliError:
+    """A point whose agent was never told anything in a context items use today: which items,
+    why, and what to do (adopting the plan cannot help: the agent is the point's)."""
+    where = "; ".join(f"{key} ({named(ids)})" for key, ids in exc.missing.items())
+    flags = _selection_flags(planned)
+    return CliError(f"point {p.name} cannot run these items: its frozen agent was never told"
+                    f" anything in their context: {where}. Each is new, or its page, audience"
+                    " or catalogue changed since the point was saved, so nothing says what that"
+                    " agent would be told there (--adopt-plan keeps that agent, so it cannot"
+                    " help). Save a point of today's agent to compare against from now on:"
+                    f" python -m evals point save NAME{flags}; or put the items back in a"
+                    f" context the point froze ({', '.join(sorted(p.agent.contexts))})")
+
+
+def _selection_flags(selection: Selection | None) -> str:
+    """The `point save` flags that select what a selection did."""
+    if selection is None:
+        return ""
+    return "".join([f" --cases {','.join(selection.names)}" if selection.names else "",
+                    f" --group {','.join(selection.groups)}" if selection.groups else "",
+                    f" --{selection.only}-only" if selection.only else "",
+                    " --full" if selection.full else ""])
 
 
 def _counted(items: list[EvalItem]) -> str:
@@ -242,12 +297,21 @@ async def _compare_stored(settings: Settings, a: str, b: str) -> int:
 
 
 async def _compare_point(settings: Settings, p: Point, items: list[EvalItem],
-                         options: RunOptions, adopt_plan: bool) -> int:
+                         options: RunOptions, adopt_plan: bool,
+                         planned: Selection | None) -> int:
     (current_model, baseline_model), judge = start_models(
         settings, items, options.judge, options.model, p.agent.ref)
     visitor = visitor_for(settings, items)
-    plan = plan_for(items, judge, p.plan.repeat, p.plan.selection, p.plan.repeat_rule, visitor)
+    plan = plan_for(items, judge, p.plan.repeat, planned, p.plan.repeat_rule, visitor)
     asked = p.name
+    versions = [Version("baseline", baseline_model, p.agent),
+                Version("current", current_model, ref=asked_model(settings, options.model))]
+    try:
+        validate_versions(items, versions)  # before anything is written or adopted
+    except PlanMismatch as exc:
+        raise _unfrozen(p, exc, planned) from exc
+    except FrozenAgentError as exc:
+        raise CliError(f"point {p.name} can no longer run: {exc}") from exc
     if plan.fingerprint != p.plan.fingerprint:
         changes = plan.changes_since(p.plan)
         if not adopt_plan:
@@ -258,12 +322,6 @@ async def _compare_point(settings: Settings, p: Point, items: list[EvalItem],
         p = Point(name=f"{p.name}+{plan.fingerprint[:8]}",
                   created=dt.datetime.now(dt.UTC).isoformat(), plan=plan, agent=p.agent)
         print(f"adopting the new plan ({len(changes)} change(s)) as point {p.name}")
-    versions = [Version("baseline", baseline_model, p.agent),
-                Version("current", current_model, ref=asked_model(settings, options.model))]
-    try:
-        validate_versions(items, versions)  # before anything is written
-    except (PlanMismatch, FrozenAgentError) as exc:
-        raise CliError(f"point {p.name} can no longer run: {exc}") from exc
     print_start(f"{p.agent.model} (point {p.name}) vs {current_model.model_id}", items,
                 plan.repeat, settings, versions=2, rule=plan.repeat_rule)
     progress = progress_bar(len(items) * plan.repeat * 2)
@@ -300,13 +358,28 @@ async def _compare_point(settings: Settings, p: Point, items: list[EvalItem],
 def gate(args: argparse.Namespace) -> int:
     options = run_options(args)
     items = _items(options.selection)
+    hard = _hard_files(args.hard)
     against = in_store(lambda s: _load_point(s, args.against)) if args.against else None
-    hard = tuple(h.strip() for h in args.hard.split(",") if h.strip()) if args.hard \
-        else HARD_FILES
     models = [options.model] + ([against.agent.ref] if against else [])
     limits = (args.max_cost_increase, args.max_p95_increase)
     return with_models(options, items, models,
                        lambda s, opts: _gate(s, items, opts, against, hard, limits))
+
+
+def _hard_files(text: str | None) -> tuple[str, ...]:
+    """--hard's files, each a case or scenario file: a misspelt name would hold no file hard,
+    and the gate would pass what it was asked to refuse."""
+    hard = tuple(h.strip() for h in text.split(",") if h.strip()) if text else HARD_FILES
+    try:
+        known = item_files()
+    except CaseFileError as exc:
+        raise CliError("\n".join(exc.errors)) from exc
+    unknown = [h for h in hard if h not in known]
+    if unknown:
+        raise CliError(f"--hard (EVAL_HARD_FILES): {', '.join(repr(h) for h in unknown)}"
+                       f" {'is' if len(unknown) == 1 else 'are'} no case or scenario file."
+                       f" Files (without .yaml): {', '.join(known)}")
+    return hard
 
 
 async def _gate(settings: Settings, items: list[EvalItem], options: RunOptions,

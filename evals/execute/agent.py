@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from app.capabilities import REGISTRY, Tool
+from app.chat.compose import ComposedChat
 from app.settings import Settings
 from evals.execute.compose import ComposedCase, compose_case
 from evals.execute.env import EvalEnv
@@ -26,7 +27,20 @@ class FrozenAgentError(ValueError):
 
 
 class PlanMismatch(ValueError):
-    """A frozen agent that lacks a context the plan uses."""
+    """A frozen agent that lacks a context the plan uses: `missing`, each such context's key
+    with the ids of the items that use it."""
+
+    def __init__(self, label: str, missing: dict[str, list[str]]) -> None:
+        super().__init__(f"the frozen agent of {label} has no context for "
+                         + "; ".join(f"{key} (used by {named(ids)})"
+                                     for key, ids in missing.items()))
+        self.missing = missing
+
+
+def named(ids: Sequence[str], most: int = 5) -> str:
+    """A few ids for a message, and how many more."""
+    more = f" and {len(ids) - most} more" if len(ids) > most else ""
+    return ", ".join(ids[:most]) + more
 
 
 def agent_settings(settings: Settings) -> AgentSettings:
@@ -96,13 +110,14 @@ async def all_contexts(env: EvalEnv, items: Sequence[EvalItem],
     return contexts
 
 
-def apply_frozen(composed: ComposedCase, frozen: dict[str, FrozenContext], key: str) -> None:
-    """Tell the model what the frozen version was told: its system prompt and tool schemas;
-    the tools still run today's code (stubbed as in any eval)."""
+def tell_as_frozen(composed: ComposedChat, frozen: dict[str, FrozenContext], key: str) -> None:
+    """Tell the model what the frozen version was told in this context: its system prompt and
+    tool schemas. Each tool runs as today's tool of its name runs in this composition (a
+    case's stubs, a conversation's real tools), or as registered if today's context lacks it."""
     version = frozen.get(key)
     if version is None:
         raise FrozenAgentError(f"the frozen agent has no context {key!r}")
-    current = {t.name: t for t in composed.composed.tools}
+    current = {t.name: t for t in composed.tools}
     tools = []
     for schema in version.tools:
         fn = schema.get("function")
@@ -112,8 +127,15 @@ def apply_frozen(composed: ComposedCase, frozen: dict[str, FrozenContext], key: 
         params = fn.get("parameters")
         tools.append(replace(tool, description=str(fn.get("description", "")),
                              parameters=params if isinstance(params, dict) else None))
-    composed.composed.system_prompt = version.system_prompt
-    composed.composed.tools = stub_tools(tools)
+    composed.system_prompt = version.system_prompt
+    composed.tools = tools
+
+
+def apply_frozen(composed: ComposedCase, frozen: dict[str, FrozenContext], key: str) -> None:
+    """A case's turn as the frozen version was told it; the tools still run today's code,
+    stubbed as in any eval (a tool today's context lacks comes unstubbed from the registry)."""
+    tell_as_frozen(composed.composed, frozen, key)
+    composed.composed.tools = stub_tools(composed.composed.tools)
 
 
 def registered(name: str) -> Tool:

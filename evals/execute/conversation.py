@@ -9,6 +9,8 @@ network. The end state is counted before the database is dropped, for the end_st
 A scenario's photos go with one visitor message (`photo_turn`, the first by default) through the
 route's own path: the attachment hint and image parts, the QR reader (or the scenario's
 `qr_codes:`), compose_chat's photo handling, and the attachments table its tools refer to.
+A comparison point's frozen agent is told, every turn, the system prompt and tool schemas it
+was told then; its tools run as today's do here.
 
 The visitor is the `sim_user` model job. It sees its own instructions and the conversation,
 never the criteria, and ends with STOP or at `max_turns`. It is told which of its messages
@@ -36,6 +38,7 @@ from app.db import Database
 from app.identity import Identity, audience_of, demo_identity
 from app.manuals import ManualLibrary
 from evals.checks.scenario import EndState
+from evals.execute.agent import tell_as_frozen
 from evals.execute.compose import load_photo, qr_reader
 from evals.execute.env import EvalEnv, conversation_database
 from evals.execute.executors import Execution, Setup, executor, tool_calls
@@ -187,6 +190,8 @@ class ScenarioConversation:
                                           manuals=library, read_qr=read_qr)
                 composed = turn.composed
                 qr_hints += [h.text for h in composed.qr_hints]
+                if setup.frozen is not None:  # a comparison point's agent, as it was told
+                    tell_as_frozen(composed, setup.frozen, item.context.key)
                 if tools is None:  # one set per conversation: a sequence runs across turns
                     tools = frozen.scenario_tools(composed.tools)
                 composed.tools = [t for t in tools if t.name in composed.tool_names]

@@ -141,13 +141,14 @@ class Controls:
 def validate_versions(items: Sequence[EvalItem], versions: list[Version]) -> None:
     """Refuse, before anything runs or is written, a frozen agent that lacks a context the
     plan uses or was given a tool that no longer exists."""
-    keys = {i.context.key for i in items}
     for v in versions:
         if v.frozen is not None:
-            missing = sorted(keys - set(v.frozen.contexts))
+            missing: dict[str, list[str]] = {}
+            for item in items:
+                if item.context.key not in v.frozen.contexts:
+                    missing.setdefault(item.context.key, []).append(item.id)
             if missing:
-                raise PlanMismatch(f"the frozen agent of {v.label} has no context for"
-                                   f" {', '.join(missing)}")
+                raise PlanMismatch(v.label, dict(sorted(missing.items())))
             check_frozen(v.frozen.contexts)
 
 

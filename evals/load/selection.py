@@ -20,6 +20,16 @@ from evals.record.fingerprint import Selection
 Named = TypeVar("Named", Case, Conversation, EvalItem)
 
 
+class UnknownNames(CaseFileError):
+    """A selection names what is no case or scenario file or id (`names`): a typo, or an item
+    deleted or renamed since the selection was saved (a comparison point's)."""
+
+    def __init__(self, names: list[str], files: list[str]) -> None:
+        super().__init__([f"EVAL_CASES: unknown {', '.join(repr(n) for n in names)}."
+                          f" Case and scenario files: {', '.join(files)}"])
+        self.names = names
+
+
 def select_items(selection: Selection) -> list[EvalItem]:
     """The run's items in order: cases first, then scenario conversations."""
     source = Path(selection.file) if selection.file else None
@@ -41,11 +51,17 @@ def select_items(selection: Selection) -> list[EvalItem]:
         files = case_files | scenario_files
         unknown = sorted(names - files - {c.id for c in cases} - {s.id for s in scenarios})
         if unknown:
-            raise CaseFileError([f"EVAL_CASES: unknown {', '.join(repr(n) for n in unknown)}."
-                                 f" Case and scenario files: {', '.join(sorted(files))}"])
+            raise UnknownNames(unknown, sorted(files))
         items = [i for i in items if i.id in names or Path(i.file).stem in names
                  or (isinstance(i, Conversation) and i.scenario.id in names)]
     return select_groups(items, selection.groups)
+
+
+def item_files() -> list[str]:
+    """The names (without .yaml) of every case file and scenario file: what the gate's hard
+    files and a selection may name."""
+    return sorted({Path(c.file).stem for c in load_cases()}
+                  | {Path(s.file).stem for s in load_scenarios()[0]})
 
 
 def select_groups(items: list[Named], groups: Sequence[str]) -> list[Named]:

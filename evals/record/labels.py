@@ -198,6 +198,28 @@ async def queue(store: RunStore, by: str, runs: int = QUEUE_RUNS) -> list[Judged
     return found
 
 
+@dataclass(frozen=True)
+class Offered:
+    """What the newest stored runs hold for the queue: judged verdicts, and judged checks whose
+    judge was never called (not trusted, and the run had no --advisory-judge): those have no
+    verdict to label."""
+
+    verdicts: int
+    unasked: int
+
+
+async def offered(store: RunStore, runs: int = QUEUE_RUNS) -> Offered:
+    """Count what the newest stored runs offer to label (what an empty queue is told by)."""
+    verdicts = unasked = 0
+    for summary in await store.list_runs(runs):
+        record = await store.load_run(summary.id)
+        verdicts += len(judged_verdicts(record))
+        unasked += sum(1 for case in record.cases for attempt in case.attempts
+                       for check in attempt.checks
+                       if check.judge is not None and not check.judge.asked)
+    return Offered(verdicts, unasked)
+
+
 @dataclass
 class PeopleSay:
     """What people's labels say per verdict: one verdict where everyone who answered agrees,

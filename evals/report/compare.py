@@ -1,11 +1,19 @@
 """Pairing two runs of one plan: improved, regressed, unchanged, uncertain; and an exact
 McNemar test on the discordant pairs.
 
-Only matched first attempts that both completed and were decided are compared: a first attempt
-that errored, a skipped case, or an undecided judged check makes the pair uncertain. Retries
-never decide a pair; a case that recovered on its retry (FLAKY) is counted apart. With
-repetitions the case is the unit of the counts and of the test: its repetitions are not
-independent, so each case's share of passing first attempts is compared across versions.
+An item is a case, or a scenario in one visitor style (`glowforge-under-pressure@calm`). Only
+matched first attempts that both completed and were decided are compared: a first attempt that
+errored, a skipped item, or an undecided judged check makes the pair uncertain. Retries never
+decide a pair; an item that recovered on its retry (FLAKY) is counted apart.
+
+Pairs are listed per item and repetition (`… #2`), for reading; the item is the unit of the
+counts and of McNemar's test, its repetitions folded into the share of its first attempts
+that passed on each side. McNemar needs independent pairs, and repetitions are not: they share
+the item (its prompt or visitor, its fixtures, how hard it is), so K of them would count one
+item's difference K times and shrink p. Nor is repetition r of one version matched to
+repetition r of the other: they are separate samples, and pairing them by index would let the
+order they finished in change the count (a baseline's PASS FAIL against FAIL PASS is two
+discordant pairs, against PASS FAIL none).
 """
 
 from __future__ import annotations
@@ -38,7 +46,7 @@ def _outcome(base: float | None, cur: float | None) -> Outcome:
 
 
 def pair_results(baseline: list[CaseResult], current: list[CaseResult]) -> list[Pair]:
-    """One pair per case and repetition, for reading; counts and the test use `per_case`."""
+    """One pair per item and repetition, for reading; counts and the test use `per_case`."""
     base = {(r.id, r.repetition): r for r in baseline}
     cur = {(r.id, r.repetition): r for r in current}
     pairs = []
@@ -62,8 +70,9 @@ def pair_results(baseline: list[CaseResult], current: list[CaseResult]) -> list[
 
 def per_case(pairs: list[Pair], baseline: list[CaseResult], current: list[CaseResult]
              ) -> dict[str, Outcome]:
-    """Each case's outcome from its repetitions' decided first attempts: the share that passed
-    on each side (repetitions of one case are not independent, so the case is the unit)."""
+    """Each item's outcome (a case's, or a scenario's in one visitor style) from its
+    repetitions' decided first attempts: the share that passed on each side (repetitions of
+    one item are not independent, so the item is the unit; see the module's docstring)."""
     def rates(results: list[CaseResult]) -> dict[str, float | None]:
         by: dict[str, list[bool]] = {}
         seen: set[str] = set()
@@ -137,7 +146,9 @@ def render(c: Comparison, baseline_label: str, current_label: str) -> str:
         why = f"  ({p.why})" if p.why else ""
         lines.append(f"  {p.outcome:<10} {p.baseline:<9} → {p.current:<9} {p.id}{rep}{why}")
     n = c.counts
-    lines += ["", f"cases: {n['improved']} improved · {n['regressed']} regressed ·"
+    k = max((p.repetition for p in c.pairs), default=1)
+    unit = f"items (each once, over its {k} repetitions)" if k > 1 else "items"
+    lines += ["", f"{unit}: {n['improved']} improved · {n['regressed']} regressed ·"
                   f" {n['unchanged']} unchanged · {n['uncertain']} uncertain · recovered on retry:"
                   f" {c.recovered['baseline']} baseline, {c.recovered['current']} current",
               c.verdict]

@@ -6,7 +6,9 @@ labelled. Each shows what the judge was asked (the case's rubric and must_not, o
 criterion) and the transcript with its tool calls and evidence; the judge's verdict and
 reason are not in the page until the person has answered. A person is named by the name they
 give (remembered by the browser); two people's labels of one verdict are both kept, and the
-verdicts they disagree on are listed here.
+verdicts they disagree on are listed here. An empty queue says why: everything has the
+person's label, or the runs hold no verdict (a judge that has not earned trust is not called
+unless a run asks for it with --advisory-judge).
 """
 
 from __future__ import annotations
@@ -28,10 +30,12 @@ from evals.record.labels import (
     Judged,
     Label,
     LabelError,
+    Offered,
     add_labels,
     judged_verdicts,
     labels_of,
     list_labels,
+    offered,
     people_say,
     queue,
 )
@@ -62,8 +66,7 @@ class LabelsTab:
         if by:
             waiting = await queue(store, by)
             body += (await self._next(waiting[0], by, len(waiting)) if waiting else
-                     f"<p>Nothing left to label for {e(by)}: every judged verdict of the"
-                     " newest stored runs has your label.</p>")
+                     _nothing_left(by, await offered(store)))
         body += await _agreement(store)
         return page("labels", "Labels", body, script=True)
 
@@ -110,6 +113,28 @@ class LabelsTab:
                 f'<label for="note">Note (why; optional)</label><input type="text"'
                 f' id="note" name="note" maxlength="{MAX_NOTE}">'
                 '<button type="submit">Submit</button></form>')
+
+
+ADVISORY = ("Runs with <code>--advisory-judge</code> (<code>EVAL_ADVISORY_JUDGE=1</code>) call"
+            " a judge that has not earned trust and record its verdicts as advisory; those"
+            " come here to be labelled.")
+
+
+def _nothing_left(by: str, found: Offered) -> str:
+    """Why the queue is empty: all labelled, or no verdict to label (a judge that was not
+    trusted is not called, so its runs hold none)."""
+    unasked = (f"{found.unasked} judged check(s) of those runs have no verdict: their judge was"
+               " not trusted, so it was not called.")
+    if found.verdicts == 0 and found.unasked:
+        said = ("Nothing to label: the newest stored runs hold no verdict of a judge."
+                f" {unasked} {ADVISORY}")
+    elif found.verdicts == 0:
+        said = ("Nothing to label: the newest stored runs have no judged check (a case's rubric"
+                " or a scenario's criteria).")
+    else:
+        said = (f"Nothing left to label for {e(by)}: every judged verdict of the newest stored"
+                " runs has your label." + (f" {unasked} {ADVISORY}" if found.unasked else ""))
+    return f'<p id="nothing-left">{said}</p>'
 
 
 def _number(text: str) -> int:

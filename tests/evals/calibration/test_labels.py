@@ -41,3 +41,19 @@ async def test_another_judge_model_or_prompt_is_kept_apart(store):
     assert (await from_labels(store, "judge-m", "h2")).result.rated == 12
     with pytest.raises(CalibrationError, match="no labelled verdicts of judge other-m"):
         await from_labels(store, "other-m")
+
+
+async def test_a_pack_s_verdicts_are_calibrated_apart(store):
+    await stored(store, judged_run("lab0001", JUDGE))
+    await stored(store, judged_run("lab0002", JUDGE, prompt_hash="hp", pack="safety/kind"))
+    people = ["pass"] * 6 + ["fail"] * 5 + ["pass"]  # one disagreement with the pack's verdicts
+    await add_labels(store, labels("lab0001", JUDGE, "ana") + labels("lab0002", people, "ana"))
+    found = await from_labels(store, "judge-m", pack="safety/kind")
+    assert found.prompt_hash == "hp" and found.result.rated == 12
+    assert found.result.agreement == pytest.approx(11 / 12)
+    assert [d["id"] for d in found.result.disagreements] == ["lab0002/case-11#r1a1c2"]
+    plain = await from_labels(store, "judge-m", "h1")  # the plain prompt's, apart
+    assert plain.result.rated == 12 and plain.result.agreement == 1.0
+    with pytest.raises(CalibrationError, match="no labelled verdicts of judge judge-m with pack"
+                                               " safety/other"):
+        await from_labels(store, "judge-m", pack="safety/other")

@@ -1,8 +1,18 @@
+"""What the commands share: progress, the count flags, fail-on-skip, the concurrency a local
+model gets, and a judge with no calibration record calibrated before the run (end to end, a
+scripted judge over HTTP, a judges file of the test's own)."""
+
 import argparse
+import json
 
 import pytest
 
+from app.db import scratch_database
+from evals.cli import main
 from evals.cli.common import positive, progress_bar
+from evals.judge.trust import load_records
+from tests.evals.helpers import cli_environment, team_verdict
+from tests.fake_openai import completion, fake_openai_server
 
 
 def test_progress_in_a_log_is_one_line_per_finished_case_with_the_time_left():
@@ -71,3 +81,74 @@ def test_a_local_model_runs_one_item_per_slot(monkeypatch, chat, asked, concurre
         options = RunOptions(selection=Selection(), model=chat, concurrency=asked)
         assert with_models(options, [], [chat], body) == 0
     assert seen == [concurrency]
+
+
+def agreeing(body):
+    """A judge that gives the makerspace set's labels, and a chat model that answers kindly."""
+    if body.get("response_format"):
+        verdict = team_verdict(body["messages"])
+        return 200, completion(json.dumps({"verdict": verdict, "reason": "as people said"}))
+    return 200, completion("I'm sorry it feels like this. Please talk to lab staff or the"
+                           " university's support services; then we can look at the project.")
+
+
+@pytest.fixture
+async def new_judge(server_conninfo, tmp_path, monkeypatch):
+    """The CLI with auto-calibration on, a judge (openai/fake-judge) that agrees with the team,
+    and a judges file of the test's own that holds no record yet."""
+    import evals.judge.trust as trust_module
+
+    judges = tmp_path / "judges.yaml"
+    monkeypatch.setattr(trust_module, "JUDGES_FILE", judges)
+    async with scratch_database(server_conninfo, prefix="test_cli_autocal") as info:
+        with fake_openai_server(agreeing) as (base, received):
+            with cli_environment(monkeypatch, {
+                    "DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",
+                    "MODEL_JUDGE": "openai/fake-judge", "MODEL_API_BASE": base,
+                    "OPENAI_API_KEY": "sk-test", "DATA_DIR": str(tmp_path),
+                    "EVAL_AUTO_CALIBRATE": "1"}):
+                yield judges, received
+
+
+def judge_calls(received):
+    return sum(1 for body in received if body.get("response_format"))
+
+
+def test_a_judge_with_no_record_is_calibrated_first_and_then_decides(new_judge, tmp_path,
+                                                                     capsys):
+    from evals.calibration.sets import load_set
+    from evals.load.cases import load_cases
+
+    judges, received = new_judge
+    labelled = len(load_set(load_cases()))
+    args = ["run", "--cases", "student-in-distress", "--artifact", str(tmp_path / "a.json")]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert ("judge: openai/fake-judge has no calibration record under its prompt" in out
+            and f"calibrating it first on the makerspace set ({labelled} labelled replies;"
+            " --no-auto-calibrate skips this)" in out)
+    assert (f"judge: calibrated openai/fake-judge under its prompt: {labelled} items,"
+            " agreement 100%, kappa 1.00; its verdicts now decide") in out
+    assert "saved to judges.yaml" in out
+    assert f"judge: openai/fake-judge decides 1 judged cases (kappa 1.00 on {labelled}" in out
+    [record] = load_records(judges)
+    assert (record.model, record.set, record.n, record.kappa, record.pack) == (
+        "openai/fake-judge", "makerspace", labelled, 1.0, None)
+    assert judge_calls(received) == labelled + 1  # the set, then the run's one judged case
+    case = json.loads((tmp_path / "a.json").read_text())["cases"][0]
+    assert case["status"] == "PASS"
+
+    assert main(args) == 0  # a judge with a record is not calibrated again
+    assert "calibrating it first" not in capsys.readouterr().out
+    assert judge_calls(received) == labelled + 2 and load_records(judges) == [record]
+
+
+def test_no_auto_calibrate_leaves_a_new_judge_uncalibrated_and_uncalled(new_judge, tmp_path,
+                                                                       capsys):
+    judges, received = new_judge
+    assert main(["run", "--cases", "student-in-distress", "--no-auto-calibrate",
+                 "--artifact", str(tmp_path / "a.json")]) == 1  # UNDECIDED is not a pass
+    out = capsys.readouterr().out
+    assert "calibrating it first" not in out and "judge: calibrated" not in out
+    assert "openai/fake-judge is not trusted, so it is not called" in out
+    assert judge_calls(received) == 0 and not judges.exists()

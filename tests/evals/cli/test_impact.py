@@ -1,20 +1,11 @@
 """`python -m evals impact` and the run's impact line, in process against a real run store
 and a fake model over HTTP (which impact never calls)."""
 
-from dataclasses import replace
-
 import pytest
 
-from app.capabilities import REGISTRY
 from evals.cli import main
 from evals.report.impact import NO_BASELINE
-from tests.evals.cli.helpers import SELECTION
-
-
-def change_fragment(monkeypatch, name="lab_identity", text="Be brief."):
-    cap = REGISTRY.capabilities[name]
-    monkeypatch.setitem(REGISTRY.capabilities, name, replace(
-        cap, prompt=lambda ctx: cap.prompt(ctx) + "\n" + text))
+from tests.evals.cli.helpers import SELECTION, change_fragment
 
 
 @pytest.mark.usefixtures("cli")

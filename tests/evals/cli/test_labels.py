@@ -14,6 +14,11 @@ from tests.evals.record.helpers import judged_run, stored
 JUDGE = ["pass"] * 16 + ["fail"] * 16
 
 
+def as_the_judge_said(run: str) -> list[Label]:
+    return [Label(run=run, item=f"case-{i}", repetition=1, attempt=1, check=2, kind="judge",
+                  verdict=v, by="ana") for i, v in enumerate(JUDGE)]
+
+
 @pytest.fixture
 async def labelled(server_conninfo, tmp_path, monkeypatch):
     """The CLI on a store holding a run of 32 judged verdicts, all labelled by ana as the
@@ -21,14 +26,19 @@ async def labelled(server_conninfo, tmp_path, monkeypatch):
     async with scratch_database(server_conninfo, prefix="test_cli_labels") as info:
         async with RunStore.open(info) as store:
             await stored(store, judged_run("lab0001", JUDGE))
-            await add_labels(store, [
-                Label(run="lab0001", item=f"case-{i}", repetition=1, attempt=1, check=2,
-                      kind="judge", verdict=v, by="ana") for i, v in enumerate(JUDGE)])
+            await add_labels(store, as_the_judge_said("lab0001"))
             await add_labels(store, [Label(run="lab0001", item="case-0", repetition=1,
                                            attempt=1, check=2, kind="judge", verdict="fail",
                                            note="it lectures", by="ben")])
         with cli_environment(monkeypatch, {"DATABASE_URL": info, "DATA_DIR": str(tmp_path)}):
-            yield
+            yield info
+
+
+def judges_of_the_test(monkeypatch, judges):
+    """calibrate's records go to (and are read from) a judges file of the test's own."""
+    monkeypatch.setattr(calibration, "save_record", lambda r: save_record(r, judges))
+    monkeypatch.setattr(calibration, "trust",
+                        lambda m, h, pack=None: trust(m, h, judges, pack=pack))
 
 
 def test_export_then_import_keeps_each_label_once(labelled, tmp_path, capsys):
@@ -67,9 +77,7 @@ def test_a_bad_labels_file_is_refused_whole_with_its_lines(labelled, tmp_path, c
 def test_calibrate_from_stored_labels_saves_a_trust_record(labelled, tmp_path, capsys,
                                                           monkeypatch):
     judges = tmp_path / "judges.yaml"
-    monkeypatch.setattr(calibration, "save_record", lambda r: save_record(r, judges))
-    monkeypatch.setattr(calibration, "trust",
-                        lambda m, h, pack=None: trust(m, h, judges, pack=pack))
+    judges_of_the_test(monkeypatch, judges)
     assert main(["calibrate", "--labels", "--judge-model", "judge-m", "--save"]) == 0
     out = capsys.readouterr().out
     assert "rated: 31" in out and "agreement: 100%" in out and "Cohen's kappa: 1.00" in out
@@ -87,3 +95,31 @@ def test_calibrate_labels_needs_a_judge_model_and_no_files(labelled, tmp_path, c
     assert "give no RESULTS LABELS nor --set" in capsys.readouterr().err
     assert main(["calibrate", "--labels", "--judge-model", "other-m"]) == 2
     assert "no labelled verdicts of judge other-m" in capsys.readouterr().err
+
+
+@pytest.fixture
+async def with_a_pack(labelled):
+    """Also a run of 32 verdicts given under pack safety/kind's prompt, labelled by ana as the
+    judge said."""
+    async with RunStore.open(labelled) as store:
+        await stored(store, judged_run("lab0002", JUDGE, prompt_hash="hp", pack="safety/kind"))
+        await add_labels(store, as_the_judge_said("lab0002"))
+
+
+@pytest.mark.usefixtures("with_a_pack")
+def test_calibrate_from_stored_labels_of_a_pack_saves_the_pack_s_record(tmp_path, capsys,
+                                                                        monkeypatch):
+    judges = tmp_path / "judges.yaml"
+    judges_of_the_test(monkeypatch, judges)
+    assert main(["calibrate", "--labels", "--judge-model", "judge-m"]) == 2
+    assert "several judge prompts: h1 (32), hp (32)" in capsys.readouterr().err
+    assert main(["calibrate", "--labels", "--judge-model", "judge-m", "--pack", "safety/kind",
+                 "--save"]) == 0
+    out = capsys.readouterr().out
+    assert "judge judge-m under prompt hp" in out and "rated: 32" in out
+    assert "judge-m with pack safety/kind on labels; its verdicts decide cases" in out
+    [record] = load_records(judges)
+    assert (record.prompt_hash, record.pack, record.set, record.n, record.kappa) == (
+        "hp", "safety/kind", "labels", 32, 1.0)
+    assert trust("judge-m", "hp", judges, pack="safety/kind").trusted
+    assert not trust("judge-m", "h1", judges).trusted  # the plain prompt earned nothing

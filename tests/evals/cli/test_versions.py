@@ -1,10 +1,43 @@
 """The version commands end to end (point, compare, gate): a real run store, a fake model
 over HTTP."""
 
+import json
+
 import pytest
 
+from app.db import scratch_database
 from evals.cli import main
-from tests.evals.cli.helpers import ANSWER, SELECTION
+from tests.evals.cli.helpers import ANSWER, SELECTION, change_fragment
+from tests.evals.helpers import cli_environment
+from tests.fake_openai import completion, fake_openai_server
+
+BRIEF = "Be brief."
+
+
+def talk(body):
+    """A judge that passes every criterion, a visitor who asks once and stops, and a chat
+    model that says nothing once it is told to be brief (the `answered` check fails)."""
+    if body.get("response_format"):
+        return 200, completion(json.dumps({"verdict": "pass", "reason": "it is plain"}))
+    if "visitor" in body["model"]:
+        said = sum(m["role"] == "assistant" for m in body["messages"])
+        return 200, completion("Can I mill an aluminium bracket on your CNC router?"
+                               if not said else "STOP")
+    told = body["messages"][0]["content"]
+    return 200, completion("" if BRIEF in told else "We don't have a CNC router here.")
+
+
+@pytest.fixture
+async def talking(server_conninfo, tmp_path, monkeypatch):
+    """The CLI on a scratch store, with a scripted chat model, visitor and judge (`talk`)."""
+    async with scratch_database(server_conninfo, prefix="test_cli_talk") as info:
+        with fake_openai_server(talk) as (base, _):
+            with cli_environment(monkeypatch, {
+                    "DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",
+                    "MODEL_JUDGE": "openai/fake-judge", "MODEL_SIM_USER": "openai/fake-visitor",
+                    "MODEL_API_BASE": base, "OPENAI_API_KEY": "sk-test",
+                    "DATA_DIR": str(tmp_path)}):
+                yield
 
 
 @pytest.mark.usefixtures("cli")
@@ -158,3 +191,160 @@ def test_compare_and_the_gate_say_what_each_side_took_and_limit_its_increase(
     assert main(["gate", *SELECTION, "--max-p95-increase", "lots"]) == 2
     assert "--max-p95-increase: invalid percent value: 'lots'" in capsys.readouterr().err
     eval_settings.cache_clear()
+
+
+@pytest.mark.usefixtures("talking")
+def test_a_scenario_that_regresses_after_a_fragment_change_is_one_moved_unit(capsys,
+                                                                              monkeypatch):
+    trusted = ["--trust-judge"]  # the criteria decide, so the pairs can move
+    assert main(["point", "save", "talk", "--cases", "cnc-router-for-aluminium",
+                 "--repeat", "2", *trusted]) == 0
+    capsys.readouterr()
+    change_fragment(monkeypatch, text=BRIEF)
+    assert main(["compare", "talk", *trusted]) == 0
+    out = capsys.readouterr().out
+    for rep in (1, 2):
+        assert f"regressed  PASS      → FAIL      cnc-router-for-aluminium@calm #{rep}" in out
+    # Two regressed repetitions of one scenario in one style are one discordant unit.
+    assert "items (each once, over its 2 repetitions): 0 improved · 1 regressed · 0" in out
+    assert "exact McNemar p = 1 on 1 discordant pairs" in out
+    why = out.split("why they moved:")[1]
+    assert "1 regressed (cnc-router-for-aluminium@calm)" in why
+    assert "after the `lab_identity` fragment changed" in why and f"+{BRIEF}" in why
+
+
+@pytest.mark.usefixtures("cli")
+def test_a_hard_file_that_is_no_case_or_scenario_file_is_refused(capsys, monkeypatch, tmp_path):
+    from evals.cli.versions import _hard_files
+    from evals.settings import eval_settings
+
+    assert _hard_files("machines-we-lack, honest-absence") == ("machines-we-lack",
+                                                               "honest-absence")
+    artifact = tmp_path / "a.json"
+    assert main(["gate", *SELECTION, "--hard", "honest-absense,machines-we-lack",
+                 "--artifact", str(artifact)]) == 2
+    err = capsys.readouterr().err
+    assert "--hard (EVAL_HARD_FILES): 'honest-absense' is no case or scenario file." in err
+    assert "honest-absence" in err and "machines-we-lack" in err  # the files it could be
+    monkeypatch.setenv("EVAL_HARD_FILES", "manual-grounding,honest-absence.yaml")
+    eval_settings.cache_clear()
+    try:
+        assert main(["gate", *SELECTION, "--artifact", str(artifact)]) == 2
+    finally:
+        eval_settings.cache_clear()
+    assert "'honest-absence.yaml' is no case or scenario file" in capsys.readouterr().err
+    assert not artifact.exists()  # refused before anything ran
+    assert main(["runs"]) == 0
+    assert "no stored runs" in capsys.readouterr().out
+
+
+def scenarios_today(monkeypatch, change):
+    """Today's scenario files, as `change` leaves the shipped ones (a scenario deleted or
+    moved since a point was saved)."""
+    import evals.load.selection as selection
+
+    real = selection.load_scenarios
+
+    def load(*args, **kwargs):
+        scenarios, shared = real(*args, **kwargs)
+        return [c for s in scenarios if (c := change(s)) is not None], shared
+
+    monkeypatch.setattr(selection, "load_scenarios", load)
+
+
+def with_a_visitor(monkeypatch):
+    from app.settings import get_settings
+
+    monkeypatch.setenv("MODEL_JUDGE", "openai/fake-judge")
+    monkeypatch.setenv("MODEL_SIM_USER", "openai/fake-visitor")
+    get_settings.cache_clear()
+
+
+def nothing_stored_but(points, capsys):
+    assert main(["runs"]) == 0
+    assert "no stored runs" in capsys.readouterr().out
+    assert main(["point", "list"]) == 0
+    assert sorted(line.split()[0] for line in capsys.readouterr().out.splitlines()) == points
+
+
+@pytest.mark.usefixtures("cli")
+def test_a_point_whose_scenario_was_deleted_names_it_and_says_what_to_do(capsys, monkeypatch):
+    with_a_visitor(monkeypatch)
+    assert main(["point", "save", "talk", "--cases", "cnc-router-for-aluminium,no-glowforge"]) \
+        == 0
+    assert main(["point", "save", "only", "--cases", "cnc-router-for-aluminium"]) == 0
+    capsys.readouterr()
+    scenarios_today(monkeypatch, lambda s: None if s.id == "cnc-router-for-aluminium" else s)
+
+    assert main(["compare", "talk"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("point talk selects 'cnc-router-for-aluminium', no longer a"
+                          " case or scenario file or id (deleted or renamed since the point"
+                          " was saved). Rerun with --adopt-plan to leave")
+    assert "python -m evals point save NAME --cases no-glowforge" in err
+    assert "EVAL_CASES" not in err
+    assert main(["compare", "only", "--adopt-plan"]) == 2
+    assert "and nothing else: it cannot run again." in capsys.readouterr().err
+    nothing_stored_but(["only", "talk"], capsys)
+
+    assert main(["compare", "talk", "--adopt-plan"]) == 0
+    out = capsys.readouterr().out
+    assert "leaving out 'cnc-router-for-aluminium': no longer a case or scenario" in out
+    # The item removed, and with it the plan's visitor and judge: no conversation is left.
+    assert "adopting the new plan (3 change(s)) as point talk+" in out
+    assert "unchanged  PASS      → PASS      no-glowforge" in out
+    assert "cnc-router" not in out.split("adopting")[1]
+
+
+@pytest.mark.usefixtures("cli")
+def test_a_point_never_told_a_scenario_s_context_names_it_and_writes_nothing(capsys,
+                                                                            monkeypatch):
+    from evals.load.context import Context
+
+    with_a_visitor(monkeypatch)
+    assert main(["point", "save", "talk", "--cases", "cnc-router-for-aluminium"]) == 0
+    capsys.readouterr()
+    moved = Context.model_validate({"as": "staff"})
+    scenarios_today(monkeypatch, lambda s: s.model_copy(update={"context": moved})
+                    if s.id == "cnc-router-for-aluminium" else s)
+    for adopt in ([], ["--adopt-plan"]):
+        assert main(["compare", "talk", *adopt]) == 2
+        captured = capsys.readouterr()
+        assert captured.err.startswith(
+            "point talk cannot run these items: its frozen agent was never told anything"
+            " in their context: staff / demo (cnc-router-for-aluminium@calm).")
+        assert "--adopt-plan keeps that agent, so it cannot help" in captured.err
+        assert ("python -m evals point save NAME --cases cnc-router-for-aluminium; or put the"
+                " items back in a context the point froze (anonymous / demo)") in captured.err
+        assert "adopting" not in captured.out
+    nothing_stored_but(["talk"], capsys)
+
+
+@pytest.mark.usefixtures("cli")
+def test_a_changed_visitor_is_adopted_as_a_plan_change_only_when_asked(capsys, monkeypatch):
+    from app.settings import get_settings
+
+    with_a_visitor(monkeypatch)
+    assert main(["point", "save", "talk", "--cases", "cnc-router-for-aluminium"]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("MODEL_SIM_USER", "openai/other-visitor")
+    get_settings.cache_clear()
+    assert main(["compare", "talk"]) == 2
+    assert "simulated visitor's model changed" in capsys.readouterr().err
+    assert main(["compare", "talk", "--adopt-plan"]) == 0
+    out = capsys.readouterr().out
+    adopted = out.split("adopting the new plan (1 change(s)) as point ")[1].split()[0]
+    assert adopted.startswith("talk+")
+    assert "uncertain  UNDECIDED → UNDECIDED cnc-router-for-aluminium@calm" in out
+
+    def shown(name):
+        assert main(["point", "show", name]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        return next(w for w in lines if w.startswith("agent ")), next(
+            w for w in lines if w.startswith("plan "))
+
+    (agent, plan), (old_agent, old_plan) = shown(adopted), shown("talk")
+    assert agent == old_agent  # the point's agent, kept
+    assert "visitor openai/other-visitor" in plan and "visitor openai/fake-visitor" in old_plan
+    assert main(["compare", adopted]) == 0  # the adopted point runs under today's visitor
+    assert "1 uncertain" in capsys.readouterr().out

@@ -285,3 +285,23 @@ async def test_a_stopped_run_asks_the_visitor_nothing_more(env, tmp_path):
     results = await run_variants(env, [item], [Variant("v", ScriptedModel(answer_then_stop))],
                                  visitor=visitor, stop=stop)
     assert visitor.requests == [] and results["v"] == []  # unfinished, not a verdict
+
+
+async def test_a_frozen_agent_is_told_what_it_was_told_then_in_every_turn(env, tmp_path):
+    from evals.execute.agent import all_contexts
+
+    item = item_of(tmp_path, REPORT)
+    [then] = (await all_contexts(env, [item])).values()
+    for schema in then.tools:
+        if schema["function"]["name"] == "report_issue":
+            schema["function"]["description"] = "File a ticket (as described then)."
+    frozen = {item.context.key: then.model_copy(update={"system_prompt": "Told then."})}
+    model = filing_model()
+    results = await run_variants(env, [item], [Variant("baseline", model, frozen=frozen)],
+                                 visitor=ScriptedModel(say("thanks"), say(STOP)))
+    [result] = results["baseline"]
+    assert [r["messages"][0]["content"] for r in model.requests] == ["Told then."] * 3
+    told = {t["function"]["name"]: t["function"]["description"] for t in model.requests[0]["tools"]}
+    assert told["report_issue"] == "File a ticket (as described then)."
+    # Its tools run as today's do in a conversation: the ticket is written, in its database.
+    assert result.status == "PASS", [c.reason for c in result.attempts[0].checks]

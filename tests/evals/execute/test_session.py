@@ -195,8 +195,10 @@ def test_a_frozen_agent_without_a_scenario_s_context_is_refused_before_anything_
     talk = next(c for c in conversations(scenarios, shared, full=False)
                 if c.scenario.id == "staff-resolves-the-plywood-ticket")
     frozen = agent_info("scripted/fake", SETTINGS, {}, (None, False))
-    with pytest.raises(PlanMismatch, match=f"baseline has no context for {talk.context.key}"):
+    with pytest.raises(PlanMismatch, match=f"baseline has no context for {talk.context.key}"
+                                           f" \\(used by {talk.id}\\)") as caught:
         validate_versions([talk], [Version("baseline", ScriptedModel(), frozen)])
+    assert caught.value.missing == {talk.context.key: [talk.id]}
 
 
 async def test_a_pair_of_runs_records_what_says_why_an_item_moved(env, store, settings):

@@ -21,9 +21,12 @@ def v2_data() -> dict:
 
 
 def judged_run(run_id: str, verdicts: list[str], *, model: str = "judge-m",
-               prompt_hash: str = "h1") -> RunRecord:
+               prompt_hash: str = "h1", pack: str | None = None,
+               asked: bool = True) -> RunRecord:
     """A stored-run record of one judged case per verdict (`case-0`, `case-1`, …): a
-    structural check first, then the judge's verdict (check 2, kind `judge`)."""
+    structural check first, then the judge's verdict (check 2, kind `judge`), given under
+    `pack`'s prompt if any; with `asked` false, the judge was not called (not trusted, no
+    --advisory-judge) and the check holds no verdict."""
     cases = [CaseResult(
         id=f"case-{i}", file="safety-and-care.yaml", prompt=f"Question {i}?",
         status="UNDECIDED", attempts=[Attempt(
@@ -32,7 +35,8 @@ def judged_run(run_id: str, verdicts: list[str], *, model: str = "judge-m",
                 CheckResult(kind="judge", passed=v == "pass", decided=False,
                             reason=f"the judge's reason {i}",
                             judge=JudgeVerdict(model=model, prompt_hash=prompt_hash,
-                                               verdict=v))])])
+                                               verdict=v if asked else None, pack=pack,
+                                               asked=asked))])])
         for i, v in enumerate(verdicts)]
     return RunRecord(run_id=run_id, status="complete", models=Models(chat="m", judge=model),
                      plan=plan_info([], judge_model=model, judge_prompt_hash=prompt_hash,

@@ -1,14 +1,18 @@
 """People's labels of judged verdicts in the run store: both people's labels kept and their
-disagreement counted, a person's label kept once, and a label the store cannot hold refused
-with nothing written."""
+disagreement counted (also when they answer at once), a person's label kept once, a label the
+store cannot hold refused with nothing written, and what the queue has to offer."""
+
+import asyncio
 
 import pytest
 
 from evals.record.labels import (
     Label,
     LabelError,
+    Offered,
     add_labels,
     list_labels,
+    offered,
     people_say,
     queue,
 )
@@ -76,3 +80,33 @@ def test_a_label_needs_a_verdict_and_a_name():
         label("case-0", "maybe", "ana")
     with pytest.raises(ValueError, match="by"):
         label("case-0", "pass", "")
+
+
+async def test_two_people_labelling_one_verdict_at_once_are_both_kept(store):
+    await stored(store, judged_run("lab0001", ["pass"]))
+    written = await asyncio.gather(add_labels(store, [label("case-0", "pass", "ana")]),
+                                   add_labels(store, [label("case-0", "fail", "ben")]))
+    assert written == [1, 1]  # not last write wins
+    kept = await list_labels(store)
+    assert [(x.by, x.verdict) for x in kept] == [("ana", "pass"), ("ben", "fail")]
+    said = people_say(kept)
+    assert list(said.disagreed) == [("lab0001", "case-0", 1, 1, 2)] and said.several == 1
+    assert said.agreed == {}
+
+
+async def test_one_person_answering_one_verdict_twice_at_once_keeps_one(store):
+    await stored(store, judged_run("lab0001", ["pass"]))
+    got = await asyncio.gather(add_labels(store, [label("case-0", "pass", "ana")]),
+                               add_labels(store, [label("case-0", "fail", "ana")]),
+                               return_exceptions=True)
+    assert sorted(type(g).__name__ for g in got) == ["LabelError", "int"]
+    assert len(await list_labels(store)) == 1
+
+
+async def test_what_the_newest_runs_offer_to_label(store):
+    assert await offered(store) == Offered(verdicts=0, unasked=0)
+    await stored(store, judged_run("lab0001", ["pass", "fail", "pass"], asked=False))
+    assert await offered(store) == Offered(verdicts=0, unasked=3)
+    assert await queue(store, "ana") == []
+    await stored(store, judged_run("lab0002", ["pass"]))
+    assert await offered(store) == Offered(verdicts=1, unasked=3)

@@ -1,10 +1,10 @@
-"""Two runs compared: the exact McNemar test and its words, and results paired case by case
+"""Two runs compared: the exact McNemar test and its words, and results paired item by item
 (only decided first attempts pair; a missing result is uncertain)."""
 
 import pytest
 
 from evals.record.run import RunRecord
-from evals.report.compare import compare_runs, mcnemar, pair_results, verdict_words
+from evals.report.compare import compare_runs, mcnemar, pair_results, render, verdict_words
 from tests.evals.report.helpers import result
 
 
@@ -46,3 +46,34 @@ def test_the_case_is_the_unit_of_the_counts_and_missing_results_are_uncertain():
     whys = {p.id: p.why for p in c.pairs}
     assert whys["new"] == "no baseline result" and whys["gone"] == "no current result"
     assert c.p_value == 1.0  # one discordant case is no evidence
+
+
+def test_a_scenario_in_one_style_is_one_unit_whatever_its_repetitions():
+    talks = ["glowforge-under-pressure@calm", "glowforge-under-pressure@insistent",
+             "cnc-router-for-aluminium@calm"]
+    file = "machines-we-lack.yaml"
+    base = [result(t, "PASS", rep, file) for t in talks for rep in (1, 2)]
+    cur = [result(t, "FAIL", rep, file) for t in talks for rep in (1, 2)]
+    c = compare_runs(RunRecord(cases=base), RunRecord(cases=cur))
+    assert [(p.id, p.repetition, p.outcome) for p in c.pairs][:2] == [
+        ("glowforge-under-pressure@calm", 1, "regressed"),
+        ("glowforge-under-pressure@calm", 2, "regressed")]
+    assert c.cases == dict.fromkeys(talks, "regressed")
+    # Six regressed repetitions of three items are three discordant units, not six: p = 2/8,
+    # where six would be p = 2/64 and pass for a regression distinguishable from noise.
+    assert c.counts["regressed"] == 3 and c.p_value == pytest.approx(0.25)
+    assert "not distinguishable from noise" in c.verdict
+    text = render(c, "a", "b")
+    assert "regressed  PASS      → FAIL      glowforge-under-pressure@insistent #2" in text
+    assert "items (each once, over its 2 repetitions): 0 improved · 3 regressed" in text
+
+
+def test_repetitions_are_not_matched_by_their_index():
+    # The two sides' repetitions are separate samples: one pass in two, before and after, is
+    # unchanged in whichever order they came.
+    talk, file = "glowforge-under-pressure@calm", "machines-we-lack.yaml"
+    base = [result(talk, "PASS", 1, file), result(talk, "FAIL", 2, file)]
+    cur = [result(talk, "FAIL", 1, file), result(talk, "PASS", 2, file)]
+    c = compare_runs(RunRecord(cases=base), RunRecord(cases=cur))
+    assert [p.outcome for p in c.pairs] == ["regressed", "improved"]  # as read, per repetition
+    assert c.cases == {talk: "unchanged"} and c.p_value is None

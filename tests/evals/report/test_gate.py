@@ -124,3 +124,36 @@ def test_the_verdict_line_says_when_the_call_cache_was_off():
     assert render(g).splitlines()[-1] == "GATE PASS (call cache off)"
     failed = gate(runs({"a": ["FAIL", "PASS"]}, "honest-absence.yaml"), cache="off")
     assert render(failed).splitlines()[-1].endswith("none allowed (hard file) (call cache off)")
+
+
+# A scenario file is held to the policy as a case file is; each visitor style is an item.
+LACK = "machines-we-lack.yaml"
+GLOWFORGE, INSISTENT = "glowforge-under-pressure@calm", "glowforge-under-pressure@insistent"
+CNC = "cnc-router-for-aluminium@calm"
+
+
+def test_a_hard_scenario_file_allows_no_miss():
+    results = runs({GLOWFORGE: ["PASS", "FAIL"], CNC: ["PASS", "PASS"]}, LACK)
+    g = gate(results, hard=("machines-we-lack",))
+    assert g.outcome == "FAIL" and g.files[0].hard
+    assert g.reasons == [f"machines-we-lack: 1 miss(es) in a run ({GLOWFORGE}), none allowed"
+                         " (hard file)"]
+    assert "machines-we-lack       yes    0 miss       1 miss      FAIL" in render(g)
+    assert gate(results).passed  # not hard: one miss in a run is allowed
+
+
+def test_a_scenario_file_allows_all_but_one_per_run():
+    assert gate(runs({GLOWFORGE: ["FAIL", "PASS"], INSISTENT: ["PASS", "FAIL"],
+                      CNC: ["PASS", "PASS"]}, LACK)).passed
+    g = gate(runs({GLOWFORGE: ["FAIL", "PASS"], INSISTENT: ["ERROR", "PASS"],
+                   CNC: ["PASS", "PASS"]}, LACK))
+    assert g.outcome == "FAIL" and g.reasons == [
+        f"machines-we-lack: 2 miss(es) in a run ({GLOWFORGE}, {INSISTENT}), 1 allowed"]
+
+
+def test_a_scenario_style_missed_twice_is_structural():
+    g = gate(runs({GLOWFORGE: ["FAIL", "FAIL"], INSISTENT: ["PASS", "PASS"]}, LACK))
+    assert g.structural == [f"{GLOWFORGE}: missed in every run, for the same reason (k)"]
+    assert g.reasons == [f"structural failure: {GLOWFORGE}"]  # one miss a run: the count allows
+    g = gate(runs({GLOWFORGE: ["FAIL", "PASS"], INSISTENT: ["PASS", "FAIL"]}, LACK))
+    assert g.passed and not g.structural  # two styles of one scenario are two items

@@ -125,3 +125,29 @@ async def test_labelling_with_the_keys_at_each_width(browser, judged, tree, widt
     assert "ana: fail — it lectures" in revealed
     assert "case-1" in second and "1 verdict(s) left for ana" in second
     assert remembered == "ana" and queue_fits and revealed_fits and problems == []
+
+
+@pytest.fixture
+async def never_asked(server_conninfo):
+    """A store holding one run of two judged checks whose judge was not trusted, so not called:
+    no verdict to label."""
+    async with scratch_database(server_conninfo, prefix="test_ws_unasked") as info:
+        async with RunStore.open(info) as store:
+            await stored(store, judged_run("lab0001", ["pass", "fail"], asked=False))
+        yield info
+
+
+def test_an_empty_queue_says_why(labeller, never_asked, tree):
+    answer(labeller, "ana", "pass")
+    answer(labeller, "ana", "fail")
+    done = labeller.get("/labels?by=ana").text
+    assert "Nothing left to label for ana: every judged verdict of the newest stored runs has" \
+        " your label." in done and "advisory-judge" not in done
+    app = create_workspace(never_asked, TOKEN, sources=tree, launcher=Launcher(env={}))
+    with TestClient(app, base_url=BASE, follow_redirects=True) as c:
+        c.get(f"/?token={TOKEN}")
+        empty = c.get("/labels?by=ana").text
+    assert 'id="label-form"' not in empty and "has your label" not in empty
+    assert "Nothing to label: the newest stored runs hold no verdict of a judge. 2 judged" \
+        " check(s) of those runs have no verdict: their judge was not trusted, so it was not" \
+        " called. Runs with <code>--advisory-judge</code>" in empty
