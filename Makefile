@@ -13,7 +13,7 @@ STRICT := evals/record evals/execute/runner.py
 
 .PHONY: test test-fast eval serve workspace lint typecheck check clean bench-manuals bench-catalog \
 	bench-evals bench-local \
-	bench-checks bench-pii bench-reuse \
+	bench-checks bench-pii bench-reuse bench-ray \
 	bench-compare gate \
 	photos manuals
 
@@ -88,6 +88,9 @@ bench-reuse: $(STAMP)  ## what the call cache saves: a cold run, the same again,
 	@if $(BIN)/python -m evals needs-local-model; then \
 		$(MAKE) --no-print-directory $(LOCAL_STAMP); fi
 	$(BIN)/python -m evals.bench.reuse $(if $(BENCH_CASES),--cases $(BENCH_CASES))
+
+bench-ray: $(RAY_STAMP)  ## 200 items over 1, 2 and 4 local Ray workers, each with its own slotted model server; a worker killed mid-run
+	$(BIN)/python -m evals.bench.ray
 
 bench-compare: $(STAMP)  ## a point and a stored comparison of 200 cases × 2 vs two plain runs
 	$(BIN)/python -m evals.bench.compare
