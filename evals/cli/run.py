@@ -460,9 +460,10 @@ def runs(args: argparse.Namespace) -> int:
     async def body(settings: Settings) -> int:
         async with open_store(settings) as store:
             if record is not None:
-                n = await store.import_run(record)
+                n, held = await store.import_run(record)
                 print(f"imported run {record.run_id} ({record.status}): {n} case(s) from"
-                      f" {args.import_artifact}")
+                      f" {args.import_artifact}"
+                      + (f"; {held} the store held already, kept as stored" if held else ""))
             rows = await store.list_runs()
         if not rows:
             print("no stored runs yet: python -m evals run")
