@@ -473,7 +473,8 @@ def runs(args: argparse.Namespace) -> int:
                   f" {r.model:<40} plan {r.plan_fingerprint[:8]}"
                   f"  {t.passed if t else 0}/{t.cases if t else 0} passed"
                   + (f"  (point {r.point})" if r.point else "")
-                  + (f"  (re-run of {r.rerun_of})" if r.rerun_of else ""))
+                  + (f"  (re-run of {r.rerun_of})" if r.rerun_of else "")
+                  + (f"  ({r.assessments} assessment(s) beside it)" if r.assessments else ""))
         return 0
 
     return in_store(body)

@@ -392,8 +392,9 @@ class RunStore:
     async def list_runs(self, limit: int = 30) -> list[RunSummary]:
         rows = await self.db.fetch(
             "SELECT id, started_at, status, model, plan_fingerprint, agent_fingerprint, point,"
-            " totals, header->'settings'->>'rerun_of' AS rerun_of"
-            " FROM eval_runs ORDER BY started_at DESC LIMIT %s", (limit,))
+            " totals, header->'settings'->>'rerun_of' AS rerun_of,"
+            " (SELECT count(*) FROM eval_assessments a WHERE a.run_id = eval_runs.id)"
+            " AS assessments FROM eval_runs ORDER BY started_at DESC LIMIT %s", (limit,))
         return [RunSummary.model_validate(r) for r in rows]
 
     async def last_complete_run(self, plan_fingerprint: str) -> str | None:
