@@ -43,9 +43,10 @@ def register(sub: Commands) -> None:
     p.add_argument("run", help="a stored run's id, or a unique prefix of one")
     p.add_argument("--judge-model", default=env.judge_model,
                    help="the judge to ask (EVAL_JUDGE_MODEL; default: job judge, MODEL_JUDGE)")
-    p.add_argument("--pack", metavar="PACK/NAME",
+    p.add_argument("--pack", "--judge", dest="pack", metavar="PACK/NAME",
                    help="rate the judged cases with this evaluator pack's prompt instead of"
-                        " their own rubric (packs: evals/judge/packs/)")
+                        " their own rubric (packs: evals/judge/packs/; --judge as `run`"
+                        " spells it)")
     p.add_argument("--trust-judge", action="store_true", default=env.trust_judge,
                    help="let an uncalibrated judge's verdicts decide (EVAL_TRUST_JUDGE)")
     p.add_argument("--advisory-judge", action="store_true", default=env.advisory_judge,

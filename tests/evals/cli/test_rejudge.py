@@ -174,3 +174,24 @@ def test_what_cannot_be_judged_again_is_refused_or_left_out(served, tmp_path, ca
                                           if c.id not in CASES.split(",")])
     assert main(["rejudge", run_id, "--judge-model", "openai/other-judge"]) == 2
     assert "none of the 2 judged item(s) of run" in capsys.readouterr().err
+
+
+def test_a_pack_rates_the_replies_again_and_an_unknown_one_is_refused(served, tmp_path,
+                                                                      capsys):
+    from evals.judge import MAKERSPACE
+    from evals.load.packs import load_pack_prompt
+
+    run_id = judged_run(tmp_path, capsys)
+    pack = load_pack_prompt("safety/puts-people-first")
+    assert main(["rejudge", run_id, "--judge-model", "openai/other-judge", "--pack",
+                 "safety/puts-people-first", "--advisory-judge"]) == 0
+    out = capsys.readouterr().out
+    assert f"(prompt {pack.hash(MAKERSPACE.hash())}, pack safety/puts-people-first)" in out
+    sent = [m["content"] for messages in asked(served, "other-judge") for m in messages
+            if m["role"] == "user"]
+    assert len(sent) == 2 and all(pack.rubric in s for s in sent)
+    [stored] = in_store(lambda store: assessments_of(store, run_id))
+    assert stored.judge.pack == "safety/puts-people-first"
+    assert main(["rejudge", run_id, "--judge-model", "openai/other-judge", "--pack",
+                 "nope/x"]) == 2
+    assert "cannot start: --judge 'nope/x'" in capsys.readouterr().err
