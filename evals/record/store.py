@@ -2,8 +2,11 @@
 PostgreSQL (the embedded server by default, DATABASE_URL otherwise), with forward migrations
 of its own (evals/record/store_migrations/, recorded in eval_schema_migrations).
 
-A case is written the moment it finishes, so an interrupted run keeps what it did. Runs are
-read back through the artifact's reader (older versions upgraded); listings are typed.
+A case is written the moment it finishes, so an interrupted run keeps what it did, and is never
+written again: stored evidence is final (0005_evidence_kept.sql: triggers refuse to change or
+remove a stored case, point, comparison or complete run, by the harness or by hand).
+Reassessments (assessment.py) and launches (launches.py) are stored beside runs. Runs are read
+back through the artifact's reader (older versions upgraded); listings are typed.
 """
 
 from __future__ import annotations
