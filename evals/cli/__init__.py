@@ -6,12 +6,13 @@
     python -m evals compare NAME [--model ID] [--adopt-plan] | compare --runs A B
     python -m evals gate [--model ID] [--against NAME] [--hard FILES]
     python -m evals impact [--against POINT|RUN] [--cases FILE_OR_ID,...] [--model ID]
-    python -m evals report [RUN] --html FILE | rescore [ARTIFACT] [--cases FILE_OR_DIR]
+    python -m evals report [RUN] --html FILE | rescore [RUN | ARTIFACT] [--cases FILE_OR_DIR]
     python -m evals repeat-rule [RUN | ARTIFACT] [--max N] [--threshold T] [--confidence C]
     python -m evals accuracy [LABELLED]
     python -m evals retrieval [LABELLED] [--embedder default|hash] [--json] [--verbose]
     python -m evals calibrate (RESULTS LABELS | --set makerspace | --set mrbench --file F) [--save]
     python -m evals calibrate --labels [--judge-model ID] [--prompt-hash H] [--pack P] [--save]
+    python -m evals rejudge RUN --judge-model ID [--pack PACK/NAME] [--advisory-judge]
     python -m evals labels export FILE | labels import FILE
     python -m evals run --suite mrbench --file F [--limit N] --endpoint URL --endpoint-model ID
     python -m evals prompt [--as ROLE] [--page PATH] [--selection NAMES] [--json]
@@ -39,6 +40,7 @@ from evals.cli import (
     impact,
     labels,
     mcp,
+    rejudge,
     report,
     retrieval,
     run,
@@ -49,8 +51,8 @@ from evals.cli import (
 from evals.cli.common import CliError
 from evals.settings import EvalSettingsError
 
-GROUPS = (run, versions, impact, report, calibration, labels, retrieval, authoring, workspace,
-          mcp, settings, cache)
+GROUPS = (run, versions, impact, report, calibration, rejudge, labels, retrieval, authoring,
+          workspace, mcp, settings, cache)
 
 
 def parser() -> argparse.ArgumentParser:

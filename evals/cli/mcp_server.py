@@ -3,9 +3,11 @@ official `mcp` SDK): run_evals, compare, draft_cases, show_prompt, calibrate_jud
 
 Runs, comparisons and calibrations are the CLI in a child process (as from the workspace), so
 they behave exactly as on the command line; a run's progress is reported as its cases are
-stored. Inputs are validated (names against the case and scenario files, counts in range)
-before anything starts. What goes back is data from the run store and the artifacts, passed
-through the same redaction as the artifact: no secret is ever returned.
+stored. A run or comparison given an idempotency key is launched once: the same key and
+arguments again return it, other arguments under that key are refused. Inputs are validated
+(names against the case and scenario files, counts in range) before anything starts. What goes
+back is data from the run store and the artifacts, passed through the same redaction as the
+artifact: no secret is ever returned.
 """
 
 from __future__ import annotations
@@ -33,16 +35,21 @@ from evals.load.cases import CaseFileError
 from evals.load.selection import select_items
 from evals.record.artifact import ArtifactError, read_run
 from evals.record.fingerprint import Selection
+from evals.record.launches import KEY_PATTERN, LaunchConflict
 from evals.record.listings import LaunchedRun, StoredComparison
 from evals.record.run import RunRecord
 from evals.record.store import StoreError
 from evals.report.attribution import diff_lines
-from evals.workspace.launch import POINT_NAME, Job, Launcher, Request
+from evals.workspace.launch import POINT_NAME, Job, Launched, Launcher, LaunchError, Request
 
 Names = Annotated[str | None, Field(default=None, max_length=2000,
                                     pattern=r"^[A-Za-z0-9 ,_@.-]*$",
                                     description="comma list of case/scenario files or ids")]
 Role = Literal["student", "staff", "super_admin"] | None
+Key = Annotated[str | None, Field(default=None, pattern=KEY_PATTERN,
+                                  description="an idempotency key the caller makes (a UUID):"
+                                              " the same key and arguments again return the"
+                                              " first launch")]
 Page = Annotated[str, Field(default="/", max_length=200, pattern=r"^/[A-Za-z0-9/_-]*$")]
 POLL_S = 1.0
 
@@ -52,23 +59,46 @@ def _clean(value: Any) -> Any:
     return json.loads(redact(json.dumps(value, default=str)))
 
 
-async def _follow(launcher: Launcher, request: Request, title: str, ctx: Context | None
-                  ) -> tuple[Job, list[LaunchedRun]]:
-    """Start the CLI in a child process and report its stored cases as progress."""
-    job = launcher.start(request, title)
-    assert job.task is not None
+async def _follow(launcher: Launcher, request: Request, title: str, ctx: Context | None,
+                  key: str | None = None) -> tuple[Launched, list[LaunchedRun]]:
+    """Launch the CLI in a child process (or, for a repeated idempotency key, find the launch
+    already made) and report its stored cases as progress while this process runs it."""
     async with open_store(app_settings()) as store:
-        while not job.task.done():
-            await asyncio.sleep(POLL_S)
-            if ctx is None:
-                continue
-            runs = await store.launched(job.id)
-            done = sum(sum(r.counts.values()) for r in runs)
-            total = sum((r.items or 0) * (r.repeat or 1) for r in runs) or None
-            await ctx.report_progress(done, total, f"{title}: {done} finished")
-        await job.task
-        runs = await store.launched(job.id)
-    return job, runs
+        try:
+            launched = await launcher.launch(store, request, title, key)
+        except (LaunchError, LaunchConflict) as exc:
+            raise ToolError(redact(str(exc))) from exc
+        job = launched.job
+        if job is not None and job.task is not None:
+            while not job.task.done():
+                await asyncio.sleep(POLL_S)
+                if ctx is None:
+                    continue
+                runs = await store.launched(job.id)
+                done = sum(sum(r.counts.values()) for r in runs)
+                total = sum((r.items or 0) * (r.repeat or 1) for r in runs) or None
+                await ctx.report_progress(done, total, f"{title}: {done} finished")
+            await job.task
+        runs = await store.launched(launched.id)
+    return launched, runs
+
+
+def run_answer(record: RunRecord, launched: Launched) -> dict[str, Any]:
+    """The run_evals tool's answer: the run, its totals and each case that did not pass, with
+    its failed checks (the exit code when this process ran it)."""
+    failures = [{"id": c.id, "file": c.file, "status": c.status,
+                 "checks": [{"kind": k.kind, "reason": k.reason}
+                            for k in (c.attempts[-1].checks if c.attempts else [])
+                            if not k.passed] or
+                 ([{"kind": "error", "reason": c.attempts[-1].error}]
+                  if c.attempts and c.attempts[-1].error else []),
+                 "skipped": c.skipped_reason}
+                for c in record.cases if c.status != "PASS"]
+    job = launched.job
+    return _clean({"run_id": record.run_id, "status": record.status,
+                   "model": record.models.chat, "totals": record.totals.model_dump(),
+                   "failures": failures, "exit_code": job.returncode if job else None,
+                   "launch": launched.id, "repeated": launched.repeated})
 
 
 def compare_answer(row: StoredComparison) -> dict[str, Any]:
@@ -99,12 +129,12 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
     # artifacts go to the data folder (git-ignored), as the workspace's do.
     shared = Launcher(env=env)
 
-    def ready(model: str | None = None) -> Path:
-        if shared.busy:
-            raise ToolError("a run is under way: wait for it")
-        shared.env = dict(env if env is not None else os.environ)
-        if model:
-            shared.env["EVAL_MODEL"] = model
+    def ready() -> Path:
+        """The launcher's environment as this server was started with, and where its runs'
+        artifacts go. (One run at a time: the launcher refuses a new one while another runs,
+        but answers a repeated idempotency key with its launch.)"""
+        if not shared.busy:
+            shared.env = dict(env if env is not None else os.environ)
         shared.artifacts = Path(app_settings().data_dir) / "mcp-runs"
         return shared.artifacts
 
@@ -118,9 +148,12 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
                             pattern=r"^[A-Za-z0-9][A-Za-z0-9_./:@-]*$")] = None,
                         repeat: Annotated[int, Field(ge=1, le=10)] = 1,
                         mode: Literal["quick", "full"] = "quick",
+                        idempotency_key: Key = None,
                         ctx: Context | None = None) -> dict[str, Any]:
         """Run cases and scenarios (all by default) on today's agent. Returns the run id, the
-        totals and each case that did not pass, with its failed checks."""
+        totals and each case that did not pass, with its failed checks. With an
+        idempotency_key, a repeated call with the same key and arguments returns that run
+        (never a second), and the same key with other arguments is refused."""
         names = tuple(n.strip() for n in (cases or "").split(",") if n.strip())
         wanted = tuple(g.strip() for g in (groups or "").split(",") if g.strip())
         try:
@@ -130,31 +163,33 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
             raise ToolError(redact(str(exc))) from exc
         if not items:
             raise ToolError("that selection holds no case and no scenario")
-        artifacts = ready(model)
-        job, _ = await _follow(shared, Request(mode=mode, names=names, groups=wanted,
-                                               repeat=repeat), "run", ctx)
-        artifact = artifacts / f"{job.id}.json"
-        record = await asyncio.to_thread(_read, artifact)
+        artifacts = ready()
+        launched, runs = await _follow(shared, Request(mode=mode, names=names, groups=wanted,
+                                                       repeat=repeat, model=model), "run", ctx,
+                                       idempotency_key)
+        job = launched.job
+        if job is None:  # another process's launch, asked again: what the store holds of it
+            if not runs:
+                raise ToolError(f"the run launched with this idempotency key (launch"
+                                f" {launched.id}) has stored nothing yet: ask again shortly")
+            async with open_store(app_settings()) as store:
+                record: RunRecord | None = await store.load_run(runs[0].id)
+        else:
+            record = await asyncio.to_thread(_read, artifacts / f"{job.id}.json")
         if record is None or not record.run_id:
+            assert job is not None
             raise failed("the run did not finish", job)
-        failures = [{"id": c.id, "file": c.file, "status": c.status,
-                     "checks": [{"kind": k.kind, "reason": k.reason}
-                                for k in (c.attempts[-1].checks if c.attempts else [])
-                                if not k.passed] or
-                     ([{"kind": "error", "reason": c.attempts[-1].error}]
-                      if c.attempts and c.attempts[-1].error else []),
-                     "skipped": c.skipped_reason}
-                    for c in record.cases if c.status != "PASS"]
-        return _clean({"run_id": record.run_id, "status": record.status,
-                       "model": record.models.chat, "totals": record.totals.model_dump(),
-                       "failures": failures, "exit_code": job.returncode})
+        return run_answer(record, launched)
 
     @server.tool()
     async def compare(point: Annotated[str, Field(max_length=64)],
+                      idempotency_key: Key = None,
                       ctx: Context | None = None) -> dict[str, Any]:
         """Run a saved comparison point's frozen agent and today's under the point's plan,
         and pair their cases: improved, regressed, unchanged, uncertain; and for the moved
-        ones, what changed for their context (prompt fragments, tool schemas, model)."""
+        ones, what changed for their context (prompt fragments, tool schemas, model). With an
+        idempotency_key, a repeated call with the same key and point returns that comparison
+        (never a second), and the same key with another point is refused."""
         if not POINT_NAME.match(point):
             raise ToolError(f"point {point!r}: letters, digits, '.', '_' and '-'")
         async with open_store(app_settings()) as store:
@@ -163,15 +198,20 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
             except StoreError as exc:
                 raise ToolError(redact(str(exc))) from exc
         ready()
-        job, runs = await _follow(shared, Request(compare_with=point),
-                                  f"comparison with {point}", ctx)
+        launched, runs = await _follow(shared, Request(compare_with=point),
+                                       f"comparison with {point}", ctx, idempotency_key)
         ours = {r.id for r in runs}  # the runs this launch stored
         async with open_store(app_settings()) as store:
             mine = [r for r in await store.list_comparisons(1000)
                     if r.baseline_run in ours and r.current_run in ours]
             if not mine:
-                raise failed("the comparison did not finish", job)
-            return compare_answer(await store.load_comparison(mine[0].id))
+                if launched.job is None:
+                    raise ToolError(f"the comparison launched with this idempotency key"
+                                    f" (launch {launched.id}) is not stored yet: ask again"
+                                    " once it has finished")
+                raise failed("the comparison did not finish", launched.job)
+            answer = compare_answer(await store.load_comparison(mine[0].id))
+        return answer | {"launch": launched.id, "repeated": launched.repeated}
 
     @server.tool()
     async def show_prompt(role: Role = None, page: Page = "/",

@@ -1,20 +1,31 @@
 """The commands that read a finished run: report (one HTML page), rescore (today's checks
-on its recorded answers, no model call) and repeat-rule (the auto repetition rule replayed on
-its recorded repetitions)."""
+on its recorded answers, no model call, stored beside a stored run's results as an assessment)
+and repeat-rule (the auto repetition rule replayed on its recorded repetitions)."""
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import sys
 from pathlib import Path
 
 from app.settings import Settings
-from evals.cli.common import CliError, Commands, in_store, open_store, run_closing
+from evals.cli.common import (
+    CliError,
+    Commands,
+    app_settings,
+    in_store,
+    open_store,
+    run_closing,
+)
 from evals.load.cases import CaseFileError, load_cases_by_file
+from evals.load.plan import harness_hash
 from evals.record.artifact import ARTIFACT, ArtifactError, read_run, write_atomically
+from evals.record.assessment import AssessedCase, Assessment, save_assessment
 from evals.record.repetitions import CONFIDENCE, THRESHOLD
+from evals.record.results import CaseResult
 from evals.record.run import RunRecord
-from evals.record.store import StoreError
+from evals.record.store import StoreError, StoreUnavailable, new_run_id
 from evals.report.console import exit_code, print_report
 from evals.report.html import render_comparison, render_run
 from evals.report.repeat_rule import ReplayError, replay
@@ -29,8 +40,10 @@ def register(sub: Commands) -> None:
                      " artifact's path (default: the last run's artifact)")
     rep.add_argument("--html", type=Path, required=True, help="the page to write")
     rep.set_defaults(handler=html_report)
-    re_ = sub.add_parser("rescore", help="re-check a run's recorded answers, no model call")
-    re_.add_argument("artifact", nargs="?", type=Path, default=ARTIFACT)
+    re_ = sub.add_parser("rescore", help="re-check a run's recorded answers, no model call;"
+                         " a stored run's rescore is stored beside its results")
+    re_.add_argument("run", nargs="?", help="a stored run's id (or prefix), or a run"
+                     " artifact's path (default: the last run's artifact)")
     re_.add_argument("--cases", type=Path, dest="rescore_cases",
                      help="a case file or folder to re-check against (default evals/cases/)")
     re_.set_defaults(handler=rescore_command)
@@ -83,8 +96,15 @@ async def _stored_report(settings: Settings, ref: str) -> tuple[str, str]:
 
 
 def rescore_command(args: argparse.Namespace) -> int:
+    """`python -m evals rescore [RUN | ARTIFACT]`: today's checks on the recorded answers. A
+    run the store holds gets the rescore stored beside its results as a new assessment; its
+    own results are never changed."""
+    ref = args.run
     try:
-        record = read_run(args.artifact)
+        if ref is None or _a_path(ref):
+            record = read_run(Path(ref) if ref else ARTIFACT)
+        else:
+            record = in_store(lambda settings: _stored_run(settings, ref))
         cases, load_errors = load_cases_by_file(args.rescore_cases or CASES_DIR)
     except (ArtifactError, CaseFileError) as exc:
         raise CliError(str(exc)) from exc
@@ -96,7 +116,44 @@ def rescore_command(args: argparse.Namespace) -> int:
     if not checked_anything(results):
         raise CliError(f"nothing was re-checked: none of the {len(results)} recorded case(s)"
                        " has an answer that a loaded case file checks")
+    _keep_rescore(record, results)
     return exit_code(results)
+
+
+def _a_path(ref: str) -> bool:
+    """A run artifact's path rather than a stored run's id: a file, or what names one."""
+    return Path(ref).is_file() or ref.endswith(".json") or "/" in ref
+
+
+def _keep_rescore(record: RunRecord, results: list[CaseResult]) -> None:
+    """The rescore stored beside the run's results as an assessment, when the store holds the
+    run; said in one line either way (stderr when it is not stored)."""
+    if not record.run_id:
+        print("note: the rescore is not stored: the artifact names no run", file=sys.stderr)
+        return
+    assessment = Assessment(id=new_run_id(), run_id=record.run_id, kind="rescore",
+                            created=dt.datetime.now(dt.UTC).isoformat(),
+                            harness=harness_hash(),
+                            cases=[AssessedCase.of(r) for r in results])
+
+    async def keep(settings: Settings) -> list[str]:
+        async with open_store(settings) as store:
+            return await save_assessment(store, assessment)
+
+    try:
+        missing = run_closing(keep(app_settings()))
+    except StoreUnavailable as exc:
+        print(f"warning: the rescore is not stored: {exc}", file=sys.stderr)
+        return
+    except StoreError as exc:
+        print(f"note: the rescore is not stored: {exc}", file=sys.stderr)
+        return
+    print(f"rescore: stored as assessment {assessment.id} of run {record.run_id}, beside its"
+          " original results (unchanged)")
+    if missing:
+        print(f"note: {len(missing)} rescored case(s) the store does not hold are not in the"
+              f" assessment: {', '.join(missing[:10])}" + (", …" if len(missing) > 10 else ""),
+              file=sys.stderr)
 
 
 def repeat_rule(args: argparse.Namespace) -> int:

@@ -484,9 +484,10 @@ def runs(args: argparse.Namespace) -> int:
     async def body(settings: Settings) -> int:
         async with open_store(settings) as store:
             if record is not None:
-                n = await store.import_run(record)
+                n, held = await store.import_run(record)
                 print(f"imported run {record.run_id} ({record.status}): {n} case(s) from"
-                      f" {args.import_artifact}")
+                      f" {args.import_artifact}"
+                      + (f"; {held} the store held already, kept as stored" if held else ""))
             rows = await store.list_runs()
         if not rows:
             print("no stored runs yet: python -m evals run")
@@ -496,7 +497,8 @@ def runs(args: argparse.Namespace) -> int:
                   f" {r.model:<40} plan {r.plan_fingerprint[:8]}"
                   f"  {t.passed if t else 0}/{t.cases if t else 0} passed"
                   + (f"  (point {r.point})" if r.point else "")
-                  + (f"  (re-run of {r.rerun_of})" if r.rerun_of else ""))
+                  + (f"  (re-run of {r.rerun_of})" if r.rerun_of else "")
+                  + (f"  ({r.assessments} assessment(s) beside it)" if r.assessments else ""))
         return 0
 
     return in_store(body)

@@ -47,6 +47,13 @@ def check_content(specs: Sequence[CheckSpec]) -> list[dict[str, Any]]:
     return sorted(out, key=lambda c: json.dumps(c, sort_keys=True))
 
 
+def harness_hash() -> str:
+    """The harness as a plan records it: its version and the hash of the code that judges
+    (a rescore and a re-judging record the one they assessed with)."""
+    return digest([HARNESS_VERSION, *[
+        _file_hash(p) for pattern in _JUDGING_CODE for p in sorted(PROJECT_ROOT.glob(pattern))]])
+
+
 def plan_info(items: Sequence[EvalItem], *, judge_model: str | None,
               judge_prompt_hash: str | None, repeat: int,
               selection: Selection | None = None,
@@ -72,8 +79,7 @@ def plan_info(items: Sequence[EvalItem], *, judge_model: str | None,
     talks = any(i.executor == "conversation" for i in items)
     if talks and visitor is None:
         raise ValueError("a plan with conversations needs its simulated visitor")
-    harness = digest([HARNESS_VERSION, *[
-        _file_hash(p) for pattern in _JUDGING_CODE for p in sorted(PROJECT_ROOT.glob(pattern))]])
+    harness = harness_hash()
     material: dict[str, Any] = {"cases": by_id, "fixtures": fixtures,
                                 "judge": judge.material(), "repeat": repeat,
                                 "harness": harness}

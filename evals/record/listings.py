@@ -25,6 +25,7 @@ class RunSummary(BaseModel):
     point: str | None
     totals: Totals | None
     rerun_of: str | None = None  # `run --failed`: the run it ran the misses of
+    assessments: int = 0  # rescores and re-judgings stored beside its results
 
 
 class PointSummary(BaseModel):

@@ -2,8 +2,11 @@
 PostgreSQL (the embedded server by default, DATABASE_URL otherwise), with forward migrations
 of its own (evals/record/store_migrations/, recorded in eval_schema_migrations).
 
-A case is written the moment it finishes, so an interrupted run keeps what it did. Runs are
-read back through the artifact's reader (older versions upgraded); listings are typed.
+A case is written the moment it finishes, so an interrupted run keeps what it did, and is never
+written again: stored evidence is final (0005_evidence_kept.sql: triggers refuse to change or
+remove a stored case, point, comparison or complete run, by the harness or by hand).
+Reassessments (assessment.py) and launches (launches.py) are stored beside runs. Runs are read
+back through the artifact's reader (older versions upgraded); listings are typed.
 """
 
 from __future__ import annotations
@@ -212,7 +215,7 @@ class RunStore:
             while len(batch) < WRITE_BATCH and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
             try:
-                await self._write(batch)
+                refused = await self._write(batch)
             except (psycopg.OperationalError, psycopg.InterfaceError, TimeoutError,
                     OSError) as exc:
                 if self.down is None:
@@ -224,6 +227,8 @@ class RunStore:
                 continue
             except Exception as exc:  # a row the store refuses: said at the end, run goes on
                 self.write_errors.append(f"{type(exc).__name__}: {exc}")
+            else:
+                self.write_errors += refused
             if self.down is not None:
                 print(f"{self.name} answers again: the cases it missed are written",
                       file=sys.stderr)
@@ -234,29 +239,38 @@ class RunStore:
                 self._queue.task_done()
             batch = []
 
-    async def _write(self, batch: list[tuple[str, CaseResult]]) -> None:
-        """Finished cases with their attempts and checks: four statements a batch."""
-        cases, attempts, checks = [], [], []
+    async def _write(self, batch: list[tuple[str, CaseResult]]) -> list[str]:
+        """Finished cases with their attempts and checks, in one transaction. A case stored
+        already is never written again: the same result (a batch tried again after its commit
+        went unanswered) is skipped, another one is refused and said in what this returns."""
+        cases, attempts, checks, refused = [], [], [], []
         secrets = secret_values()  # read once a batch, not once a case
-        for run_id, result in batch:
-            text = redact(result.model_dump_json(), secrets)  # redacted once, whole
-            data = json.loads(text)
-            key = (run_id, result.id, result.repetition)
-            cases.append((*key, result.file, result.status, Jsonb(text, dumps=_as_is)))
-            for n, a in enumerate(data["attempts"], start=1):
-                usage = a["usage"]
-                attempts.append((*key, n, a["transcript"]["answer"], a["error"],
-                                 a["latency_ms"], usage["prompt_tokens"],
-                                 usage["completion_tokens"], a["cost_usd"]))
-                for m, c in enumerate(a["checks"], start=1):
-                    checks.append((*key, n, m, c["kind"], c["passed"], c["decided"],
-                                   c["error"], c["reason"]))
         async with self.db.transaction() as conn, conn.cursor() as cur:
-            await cur.executemany("DELETE FROM eval_cases WHERE run_id = %s AND case_id = %s"
-                                  " AND repetition = %s", [c[:3] for c in cases])
-            await cur.executemany(
-                "INSERT INTO eval_cases (run_id, case_id, repetition, file, status, result)"
-                " VALUES (%s, %s, %s, %s, %s, %s)", cases)
+            held = await self._held(cur, [(run_id, r.id, r.repetition) for run_id, r in batch])
+            for run_id, result in batch:
+                text = redact(result.model_dump_json(), secrets)  # redacted once, whole
+                data = json.loads(text)
+                key = (run_id, result.id, result.repetition)
+                if key in held:
+                    if held[key] != data:
+                        refused.append(f"case {result.id} repetition {result.repetition} of run"
+                                       f" {run_id} is stored already with another result; a"
+                                       " stored result is never rewritten")
+                    continue
+                held[key] = data  # the same case twice in one batch is written once
+                cases.append((*key, result.file, result.status, Jsonb(text, dumps=_as_is)))
+                for n, a in enumerate(data["attempts"], start=1):
+                    usage = a["usage"]
+                    attempts.append((*key, n, a["transcript"]["answer"], a["error"],
+                                     a["latency_ms"], usage["prompt_tokens"],
+                                     usage["completion_tokens"], a["cost_usd"]))
+                    for m, c in enumerate(a["checks"], start=1):
+                        checks.append((*key, n, m, c["kind"], c["passed"], c["decided"],
+                                       c["error"], c["reason"]))
+            if cases:
+                await cur.executemany(
+                    "INSERT INTO eval_cases (run_id, case_id, repetition, file, status, result)"
+                    " VALUES (%s, %s, %s, %s, %s, %s)", cases)
             if attempts:
                 await cur.executemany(
                     "INSERT INTO eval_attempts (run_id, case_id, repetition, attempt, answer,"
@@ -267,6 +281,19 @@ class RunStore:
                     "INSERT INTO eval_checks (run_id, case_id, repetition, attempt, n, kind,"
                     " passed, decided, error, reason)"
                     " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", checks)
+        return refused
+
+    @staticmethod
+    async def _held(cur: psycopg.AsyncCursor[Any], keys: list[tuple[str, str, int]]
+                    ) -> dict[tuple[str, str, int], Any]:
+        """The stored results of these cases (run, case, repetition), for those stored."""
+        await cur.execute(
+            "SELECT c.run_id, c.case_id, c.repetition, c.result FROM eval_cases c"
+            " JOIN unnest(%s::text[], %s::text[], %s::int[]) AS k (run_id, case_id, repetition)"
+            " USING (run_id, case_id, repetition)",
+            ([k[0] for k in keys], [k[1] for k in keys], [k[2] for k in keys]))
+        return {(r["run_id"], r["case_id"], r["repetition"]): r["result"]
+                for r in await cur.fetchall()}
 
     async def finish_run(self, record: RunRecord) -> None:
         """The run's end: its queued cases written (FLUSH_TIMEOUT_S at most), then its status
@@ -287,10 +314,13 @@ class RunStore:
             (record.status, Jsonb(record.totals.model_dump()), _json(record, exclude={"cases"}),
              record.agent.fingerprint if record.agent else "", record.run_id))
 
-    async def import_run(self, record: RunRecord) -> int:
+    async def import_run(self, record: RunRecord) -> tuple[int, int]:
         """Put a run from its artifact into the store (a run the store missed, in part or
-        whole): its header and every case, each case replacing the stored one. Returns the
-        cases written."""
+        whole): its header and the cases the store lacks. A case the store holds already is
+        kept as it is: the same result is skipped, and another result refuses the whole import
+        before anything is written (a stored result is never rewritten). A complete stored
+        run is final: only an artifact that adds nothing to it imports. Returns the cases
+        written and those the store held already."""
         if not record.run_id or record.plan is None or record.agent is None:
             raise StoreError("the artifact holds no run to import (no run id, plan or agent)")
         stored = await self.db.fetchone("SELECT status FROM eval_runs WHERE id = %s",
@@ -299,18 +329,37 @@ class RunStore:
             await self.start_run(record)  # the lock names a stored run
         await self.lock_run(record.run_id)  # RunLocked while a live process writes it
         try:
-            if stored is not None and stored["status"] == "complete" and \
-                    record.status != "complete":
-                raise StoreError(f"run {record.run_id} is complete in the store; an artifact"
-                                 f" of it that is {record.status} would undo that")
-            for start in range(0, len(record.cases), WRITE_BATCH):
-                await self._write([(record.run_id, r)
-                                   for r in record.cases[start:start + WRITE_BATCH]])
-            await self._finish(record.model_copy(
-                update={"totals": Totals.of(record.cases)}))
+            async with self.db.connection() as conn, conn.cursor() as cur:
+                held = await self._held(cur, [(record.run_id, r.id, r.repetition)
+                                              for r in record.cases])
+            fresh = [r for r in record.cases if (record.run_id, r.id, r.repetition) not in held]
+            complete = stored is not None and stored["status"] == "complete"
+            if complete and (record.status != "complete" or fresh):
+                raise StoreError(f"run {record.run_id} is complete in the store, and a complete"
+                                 " run is final: an artifact of it that is"
+                                 f" {record.status}" + (f" with {len(fresh)} case(s) it lacks"
+                                                        if fresh else "")
+                                 + " would change it")
+            differ = [f"{r.id}#{r.repetition}" for r in record.cases
+                      if (record.run_id, r.id, r.repetition) in held and
+                      held[(record.run_id, r.id, r.repetition)] != json.loads(
+                          redact(r.model_dump_json()))]
+            if differ:
+                raise StoreError(f"run {record.run_id}: {len(differ)} case(s) of the artifact"
+                                 f" differ from the stored ones ({', '.join(differ[:5])}"
+                                 f"{', …' if len(differ) > 5 else ''}); a stored result is"
+                                 " never rewritten, so nothing was imported")
+            for start in range(0, len(fresh), WRITE_BATCH):
+                refused = await self._write([(record.run_id, r)
+                                             for r in fresh[start:start + WRITE_BATCH]])
+                if refused:  # written meanwhile by someone else
+                    raise StoreError("; ".join(refused))
+            if not complete:
+                await self._finish(record.model_copy(
+                    update={"totals": Totals.of(record.cases)}))
         finally:
             await self.unlock_run(record.run_id)
-        return len(record.cases)
+        return len(fresh), len(record.cases) - len(fresh)
 
     async def cached_calls(self, run_ids: list[str], ttl_s: float) -> int:
         """How many model calls of these runs the call cache keeps unexpired."""
@@ -346,8 +395,9 @@ class RunStore:
     async def list_runs(self, limit: int = 30) -> list[RunSummary]:
         rows = await self.db.fetch(
             "SELECT id, started_at, status, model, plan_fingerprint, agent_fingerprint, point,"
-            " totals, header->'settings'->>'rerun_of' AS rerun_of"
-            " FROM eval_runs ORDER BY started_at DESC LIMIT %s", (limit,))
+            " totals, header->'settings'->>'rerun_of' AS rerun_of,"
+            " (SELECT count(*) FROM eval_assessments a WHERE a.run_id = eval_runs.id)"
+            " AS assessments FROM eval_runs ORDER BY started_at DESC LIMIT %s", (limit,))
         return [RunSummary.model_validate(r) for r in rows]
 
     async def last_complete_run(self, plan_fingerprint: str) -> str | None:

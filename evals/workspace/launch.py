@@ -5,6 +5,10 @@ same models, guards, store and artifact) and a crash in it never takes the works
 The child is told a launch id (EVAL_LAUNCH); the runs it stores carry it in their settings, so
 the workspace finds them in the run store and shows their progress as cases finish. One launch
 at a time: the embedded model has few slots, and two runs would only slow each other.
+
+Each launch's exact request is kept in the run store (evals/record/launches.py), with the
+idempotency key it came with: a repeated request with the same key gets the launch already
+made, never a second run; the same key with another request is refused.
 """
 
 from __future__ import annotations
@@ -18,15 +22,21 @@ import sys
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
-from evals.record.store import new_run_id
+from evals.record.launches import (
+    LaunchRequest,
+    StoredLaunch,
+    claim_launch,
+    launch_by_key,
+    same_request,
+    valid_key,
+)
+from evals.record.store import RunStore, new_run_id
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUT_LINES = 200
 SELECTION_ENV = ("EVAL_CASES", "EVAL_GROUPS", "EVAL_REPEAT", "EVAL_LAUNCH")
 POINT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-Mode = Literal["quick", "full"]
 
 
 class LaunchError(ValueError):
@@ -34,16 +44,17 @@ class LaunchError(ValueError):
 
 
 @dataclass(frozen=True)
-class Request:
-    """What the Overview form asks for."""
+class Launched:
+    """A launch: its id (the one its runs carry), this process's job for it (None: another
+    process started it), and whether it is an earlier launch answering a repeated request."""
 
-    mode: Mode = "quick"
-    names: tuple[str, ...] = ()  # case and scenario files and ids (EVAL_CASES)
-    groups: tuple[str, ...] = ()
-    repeat: int = 1
-    kinds: Literal["both", "cases", "scenarios"] = "both"
-    compare_with: str | None = None  # a saved point
-    save_point: str | None = None  # save today's agent as this point first, then compare
+    id: str
+    job: Job | None
+    repeated: bool = False
+
+
+class Request(LaunchRequest):
+    """What the Overview form (or an MCP tool) asks for: the exact request a launch keeps."""
 
     def argv(self) -> list[str]:
         """The run command's arguments (a comparison takes its selection from the point)."""
@@ -79,6 +90,7 @@ class Job:
     returncode: int | None = None
     stopping: bool = False
     task: asyncio.Task[None] | None = None
+    model: str | None = None  # the chat model the request asked for (EVAL_MODEL)
 
     @property
     def running(self) -> bool:
@@ -100,11 +112,35 @@ class Launcher:
     def busy(self) -> bool:
         return self.latest is not None and self.latest.running
 
-    def start(self, request: Request, title: str) -> Job:
+    async def launch(self, store: RunStore, request: Request, title: str,
+                     key: str | None = None) -> Launched:
+        """Start a run or comparison, its exact request kept in the store under `key` (an
+        idempotency key, or None). A key used before answers with that launch, never a
+        second one, when the request is the same; LaunchConflict when it is not. A new launch
+        is refused while another runs (LaunchError)."""
+        if key is not None:
+            earlier = await launch_by_key(store, valid_key(key))
+            if earlier is not None:
+                return self._again(same_request(earlier, request))
+        if self.busy:
+            raise LaunchError("a run is under way: wait for it or stop it first")
+        launch_id = new_run_id()
+        kept = await claim_launch(store, launch_id, key, request)
+        if kept.id != launch_id:  # another process claimed the key meanwhile, same request
+            return self._again(kept)
+        return Launched(launch_id, self.start(request, title, launch_id))
+
+    def _again(self, earlier: StoredLaunch) -> Launched:
+        """An earlier launch, for a repeated request: this process's job for it, if it ran
+        here (another process's is followed in the store, by its id)."""
+        return Launched(earlier.id, self.jobs.get(earlier.id), repeated=True)
+
+    def start(self, request: Request, title: str, launch_id: str | None = None) -> Job:
         if self.busy:
             raise LaunchError("a run is under way: wait for it or stop it first")
         commands = ([request.point_argv()] if request.save_point else []) + [request.argv()]
-        job = Job(new_run_id(), title, commands, dt.datetime.now(dt.UTC))
+        job = Job(launch_id or new_run_id(), title, commands, dt.datetime.now(dt.UTC),
+                  model=request.model)
         if self.artifacts is not None:
             self.artifacts.mkdir(parents=True, exist_ok=True)
             last = job.commands[-1]
@@ -120,6 +156,8 @@ class Launcher:
         # models it was started with, EVAL_MODEL and the like, stay.)
         env = {k: v for k, v in self.env.items() if k not in SELECTION_ENV}
         env.update(EVAL_LAUNCH=job.id, PYTHONUNBUFFERED="1")
+        if job.model:
+            env["EVAL_MODEL"] = job.model
         try:
             for argv in job.commands:
                 if job.stopping:

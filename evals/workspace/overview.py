@@ -3,6 +3,7 @@ how many conversations it will hold, start it, and follow it under Results."""
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -14,6 +15,7 @@ from starlette.routing import Route
 from evals.load.cases import CaseFileError
 from evals.load.selection import select_items
 from evals.record.fingerprint import Selection
+from evals.record.launches import LaunchConflict, valid_key
 from evals.record.store import RunStore, StoreError
 from evals.workspace.launch import POINT_NAME, Launcher, LaunchError
 from evals.workspace.launch import Request as LaunchRequest
@@ -96,16 +98,31 @@ class OverviewTab:
                         '<p><a href="/">Back to the Overview</a></p>', status=422)
         if form.get("confirm") != "1":
             kept = "".join(hidden(k, v) for k, v in form.multi_items() if isinstance(v, str))
+            # The confirmed form carries its own idempotency key: a second post of it (a
+            # double click, a reload, a retry) returns the run it started, never a second.
+            if not form.get("idempotency_key"):
+                kept += hidden("idempotency_key", secrets.token_urlsafe(18))
             return page("overview", "Review the run",
                         f"<p>{e(_describe(asked))}</p><p><strong>{e(count)}</strong></p>"
                         '<form method="post" action="/launch">' + kept + hidden("confirm", "1")
                         + '<button type="submit">Run</button><a class="button plain" href="/">'
                         "Cancel</a></form>")
+        given = form.get("idempotency_key")
         try:
-            self.launcher.start(asked, _describe(asked))
-        except LaunchError as exc:
+            key = valid_key(given) if isinstance(given, str) and given else None
+        except ValueError as exc:
+            return page("overview", "Cannot run that", f'<p class="error">{e(exc)}</p>',
+                        status=422)
+        store: RunStore = request.app.state.store
+        try:
+            launched = await self.launcher.launch(store, asked, _describe(asked), key)
+        except (LaunchError, LaunchConflict) as exc:  # one at a time; a key's other request
             return page("overview", "Cannot run that", f'<p class="error">{e(exc)}</p>',
                         status=409)
+        if launched.repeated and launched.job is None:  # another process's: its stored runs
+            runs = await store.launched(launched.id)
+            if runs:
+                return RedirectResponse(f"/results?run={runs[0].id}", 303, headers=HEADERS)
         return RedirectResponse("/results", 303, headers=HEADERS)
 
     async def stop(self, request: Request) -> Response:

@@ -11,6 +11,7 @@ from app.db import scratch_database
 from evals.cli import main
 from tests.evals.cli.helpers import ANSWER, SELECTION
 from tests.evals.helpers import cli_environment
+from tests.evals.record.helpers import unfinished_copy
 from tests.fake_openai import completion, fake_openai_server
 
 
@@ -162,8 +163,6 @@ def test_off_touches_no_cache_table_and_a_failing_one_fails_no_run(served, tmp_p
 
 
 def test_a_resumed_run_keeps_its_cache_policy_and_its_advisory_judge(served, tmp_path):
-    import psycopg
-
     from evals.cli.run import _judge_of
     from evals.record.run import RunRecord, RunSettings
 
@@ -171,12 +170,8 @@ def test_a_resumed_run_keeps_its_cache_policy_and_its_advisory_judge(served, tmp
     artifact = tmp_path / "run.json"
     assert main(["run", *SELECTION, "--artifact", str(artifact)]) == 0  # both calls cached
     assert main(["run", *SELECTION, "--cache", "off", "--artifact", str(artifact)]) == 0
-    run_id = json.loads(artifact.read_text())["run_id"]
-    with psycopg.connect(info, autocommit=True) as conn:  # as a killed run leaves it
-        conn.execute("DELETE FROM eval_cases WHERE run_id = %s AND case_id = 'no-cnc-router'",
-                     (run_id,))
-        conn.execute("UPDATE eval_runs SET status = 'running', header = jsonb_set(header,"
-                     " '{settings,pid}', '999999999') WHERE id = %s", (run_id,))
+    run_id = unfinished_copy(info, json.loads(artifact.read_text())["run_id"],
+                             lambda c: c.id != "no-cnc-router", pid=999999999)
     made = len(received)
     assert main(["resume", run_id, "--artifact", str(artifact)]) == 0
     assert len(received) == made + 1  # off, as it began: the cached reply is not used

@@ -1,5 +1,6 @@
 """The eval tools over MCP, through the SDK's in-memory client: inputs validated, a run's
-progress reported, answers from the store and the artifacts, no secret returned."""
+progress reported, answers from the store and the artifacts, no secret returned, a repeated
+idempotency key answered with the run it launched."""
 
 import json
 
@@ -102,6 +103,30 @@ async def test_a_run_reports_progress_and_returns_no_secret(env):
     assert result["exit_code"] == 1
     assert progress and progress[-1][1] == 2 and all(d <= 2 for d, _ in progress)
     assert runs[0]["status"] == "complete" and runs[0]["totals"]["passed"] == 1
+
+
+async def test_a_repeated_idempotency_key_returns_the_run_it_launched(env):
+    key = "6d1f0a3c-2b9e-4f7a-8c55-91e0d2b7a4f3"
+    asked = {"cases": "no-cnc-router", "model": "openai/fake-2", "idempotency_key": key}
+    async with Client(create_server()) as client:
+        first = data(await client.call_tool("run_evals", asked))
+        calls = len(env)
+        again = data(await client.call_tool("run_evals", asked))
+        other = await client.call_tool("run_evals", {**asked, "repeat": 2})
+        bad = await client.call_tool("run_evals", {**asked, "idempotency_key": "x y"})
+        runs = data(await client.call_tool("list_runs", {"limit": 5}))["runs"]
+    assert first["model"] == "openai/fake-2"  # the request's model, EVAL_MODEL in the child
+    assert not first["repeated"] and again["repeated"]
+    assert again["run_id"] == first["run_id"] and again["launch"] == first["launch"]
+    assert again["totals"] == first["totals"] and len(env) == calls  # nothing ran again
+    assert other.is_error and f"idempotency key '{key}' was used for another request" in \
+        other.content[0].text and "repeat: 1 then, 2 now" in other.content[0].text
+    assert bad.is_error and len(runs) == 1
+    # asked of another server (another process): the run the store holds for that launch
+    async with Client(create_server()) as client:
+        elsewhere = data(await client.call_tool("run_evals", asked))
+    assert elsewhere["run_id"] == first["run_id"] and elsewhere["repeated"]
+    assert elsewhere["exit_code"] is None and elsewhere["totals"] == first["totals"]
 
 
 async def test_python_m_evals_mcp_answers_over_stdio(env):

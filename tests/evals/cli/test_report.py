@@ -3,8 +3,11 @@ files as they are now."""
 
 import json
 
+import pytest
+
 from evals.cli import main
 from evals.record.artifact import write_run as write_record
+from tests.evals.cli.helpers import SELECTION
 from tests.evals.report.helpers import SENTENCE, record
 
 
@@ -73,3 +76,44 @@ def test_the_command_writes_the_page_and_refuses_what_it_cannot_read(tmp_path, c
     (tmp_path / "bad.json").write_text("[]")
     assert main(["report", str(tmp_path / "bad.json"), "--html", str(out)]) == 2
     assert "a run artifact is a JSON object" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("cli")
+def test_a_stored_runs_rescore_is_stored_beside_its_results(tmp_path, capsys):
+    artifact = tmp_path / "run.json"
+    assert main(["run", *SELECTION, "--artifact", str(artifact)]) == 0
+    run_id = json.loads(artifact.read_text())["run_id"]
+    capsys.readouterr()
+    assert main(["rescore", str(artifact)]) == 0
+    out = capsys.readouterr().out
+    assert "rescore: stored as assessment " in out and f"of run {run_id}, beside its" \
+        " original results (unchanged)" in out
+    assert main(["rescore", run_id[:6]]) == 0  # a stored run, by a prefix of its id
+    assert main(["runs"]) == 0
+    assert "(2 assessment(s) beside it)" in capsys.readouterr().out
+    elsewhere = json.loads(artifact.read_text()) | {"run_id": "notstored001"}
+    (tmp_path / "elsewhere.json").write_text(json.dumps(elsewhere))
+    assert main(["rescore", str(tmp_path / "elsewhere.json")]) == 0
+    assert "note: the rescore is not stored: no stored run 'notstored001'" in \
+        capsys.readouterr().err
+    assert main(["rescore", "nosuchrun"]) == 2
+    assert "no stored run 'nosuchrun'" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("cli")
+def test_a_rescore_the_store_cannot_keep_is_still_reported(tmp_path, capsys, monkeypatch):
+    import evals.cli.report as report_command
+    from evals.record.store import StoreUnavailable
+
+    artifact = tmp_path / "run.json"
+    assert main(["run", *SELECTION, "--artifact", str(artifact)]) == 0
+    capsys.readouterr()
+
+    async def down(store, assessment):
+        raise StoreUnavailable("the run store (database x on y) is down (no answer)")
+
+    monkeypatch.setattr(report_command, "save_assessment", down)
+    assert main(["rescore", str(artifact)]) == 0
+    out, err = capsys.readouterr()
+    assert "PASS" in out and "stored as assessment" not in out
+    assert "warning: the rescore is not stored: the run store (database x on y) is down" in err

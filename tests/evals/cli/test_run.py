@@ -24,6 +24,7 @@ from evals.load.packs import load_pack_prompt
 from tests.evals.cli.helpers import SELECTION, store_down_at_the_end
 from tests.evals.helpers import cli_environment
 from tests.evals.load.helpers import LAUGHS
+from tests.evals.record.helpers import unfinished_copy
 from tests.fake_openai import completion, fake_openai_server
 
 
@@ -302,12 +303,22 @@ def test_runs_import_puts_an_artifacts_run_in_a_store_that_missed_it(
             out = capsys.readouterr().out
             assert f"imported run {run_id} (complete): 2 case(s)" in out
             assert f"{run_id}" in out.splitlines()[-1] and "complete" in out.splitlines()[-1]
-            # importing again replaces, never doubles
+            # importing again adds nothing: the stored cases are kept as they are
             assert main(["runs", "--import", str(artifact)]) == 0
+            assert f"imported run {run_id} (complete): 0 case(s) from {artifact}; 2 the store" \
+                " held already, kept as stored" in capsys.readouterr().out
         with psycopg.connect(other) as conn:
             n = conn.execute("SELECT count(*) FROM eval_cases WHERE run_id = %s",
                              (run_id,)).fetchone()[0]
         assert n == 2
+        changed = json.loads(artifact.read_text())
+        changed["cases"][0]["attempts"][0]["transcript"]["answer"] = "Another answer."
+        (tmp_path / "changed.json").write_text(json.dumps(changed))
+        with _cli_with(monkeypatch, other, tmp_path, lambda body: (200, answer)):
+            assert main(["runs", "--import", str(tmp_path / "changed.json")]) == 2
+        assert f"run {run_id}: 1 case(s) of the artifact differ from the stored ones" \
+            " (no-glowforge#1); a stored result is never rewritten, so nothing was imported" \
+            in capsys.readouterr().err
         stale = json.loads(artifact.read_text()) | {"status": "interrupted"}
         (tmp_path / "stale.json").write_text(json.dumps(stale))
         with _cli_with(monkeypatch, other, tmp_path, lambda body: (200, answer)):
@@ -334,13 +345,10 @@ def test_resume_rebuilds_the_artifact_from_the_store_before_it_runs_anything(
     with scratch(server_conninfo) as info:
         with _cli_with(monkeypatch, info, tmp_path, handler):
             main(["run", *SELECTION, "--artifact", str(artifact)])
-            run_id = json.loads(artifact.read_text())["run_id"]
             # As a run killed with SIGKILL leaves it: one case stored, the run still
             # "running" under a process that is gone, the artifact stale.
-            with psycopg.connect(info, autocommit=True) as conn:
-                conn.execute("DELETE FROM eval_cases WHERE case_id = 'no-cnc-router'")
-                conn.execute("UPDATE eval_runs SET status = 'running', header = jsonb_set("
-                             "header, '{settings,pid}', '999999999')")
+            run_id = unfinished_copy(info, json.loads(artifact.read_text())["run_id"],
+                                     lambda c: c.id != "no-cnc-router", pid=999999999)
             artifact.write_text('{"status": "running", "cases": []}')
             seen.clear()
             assert main(["resume", run_id,

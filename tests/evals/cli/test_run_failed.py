@@ -11,6 +11,7 @@ import pytest
 from evals.cli import main
 from evals.record.store import RunStore
 from tests.evals.cli.helpers import ANSWER, SELECTION
+from tests.evals.record.helpers import unfinished_copy
 
 # Two cases of a file of the test's own: a banana fails the first and passes the second.
 FRUIT = """
@@ -156,15 +157,10 @@ def test_an_interrupted_run_says_what_never_ran_and_broken_case_files_are_exit_2
     cases.write_text(FRUIT)
     monkeypatch.setitem(ANSWER, "text", HALF_WRONG)
     assert main(["run", str(cases), "--repeat", "2", "--artifact", str(artifact)]) == 1
-    first = run_id(artifact)
-
-    async def interrupt(store):  # as a stopped run leaves it: no-cherries' second undone
-        await store.db.execute("DELETE FROM eval_cases WHERE run_id = %s AND case_id ="
-                               " 'no-cherries' AND repetition = 2", (first,))
-        record = await store.load_run(first)
-        await store.finish_run(record.model_copy(update={
-            "status": "interrupted", "unfinished": ["no-cherries#2"]}))
-    stored(interrupt)
+    # as a stopped run leaves it: no-cherries' second repetition undone
+    first = unfinished_copy(os.environ["DATABASE_URL"], run_id(artifact),
+                            lambda c: (c.id, c.repetition) != ("no-cherries", 2),
+                            status="interrupted")
     cases.write_text("- id: [broken\n")
     capsys.readouterr()
     assert main(["run", "--failed", "--artifact", str(artifact)]) == 2

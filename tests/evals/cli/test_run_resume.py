@@ -13,6 +13,7 @@ import pytest
 from evals.cli import main
 from evals.record.store import RunStore
 from tests.evals.cli.helpers import SELECTION
+from tests.evals.record.helpers import unfinished_copy
 
 
 def stored(call):
@@ -26,14 +27,9 @@ def stored(call):
 def test_a_second_resume_is_refused_naming_the_holder(capsys, tmp_path):
     artifact = tmp_path / "run.json"
     assert main(["run", *SELECTION, "--repeat", "2", "--artifact", str(artifact)]) == 0
-    run_id = json.loads(artifact.read_text())["run_id"]
-
-    async def interrupt(store):  # as a stopped run leaves it: its second repetition undone
-        await store.db.execute("DELETE FROM eval_cases WHERE run_id = %s AND repetition = 2",
-                               (run_id,))
-        await store.db.execute("UPDATE eval_runs SET status = 'interrupted' WHERE id = %s",
-                               (run_id,))
-    stored(interrupt)
+    # as a stopped run leaves it: its second repetition undone
+    run_id = unfinished_copy(os.environ["DATABASE_URL"], json.loads(artifact.read_text())[
+        "run_id"], lambda c: c.repetition != 2, status="interrupted")
     holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         stored(lambda store: store.lock_run(run_id, pid=holder.pid))
@@ -66,8 +62,8 @@ def test_a_refused_resume_leaves_no_lock_and_a_lost_release_is_a_warning(capsys,
     assert "nothing to resume" in capsys.readouterr().err
     assert stored(lambda store: store.run_lock(run_id)) is None
 
-    stored(lambda store: store.db.execute(
-        "UPDATE eval_runs SET status = 'interrupted' WHERE id = %s", (run_id,)))
+    run_id = unfinished_copy(os.environ["DATABASE_URL"], run_id, lambda c: True,
+                             status="interrupted")
 
     async def store_gone(settings, run_id):
         raise OSError("connection refused")

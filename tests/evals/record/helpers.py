@@ -52,3 +52,45 @@ async def stored(store, record) -> None:
         await store.save_case(record.run_id, case)
     await store.flush()
     await store.finish_run(record)
+
+
+async def left_unfinished(store, record, keep, *, status="running", pid=None):
+    """A copy of a stored run, under a new id, as a killed run (`running`, its process `pid`
+    gone) or a stopped one (`interrupted`, the rest listed unfinished) leaves it: the cases
+    `keep` accepts. The store never lets a stored run be undone, so a test that needs an
+    unfinished run makes one this way. Returns the copy's id."""
+    from evals.record.results import Totals
+    from evals.record.store import new_run_id
+
+    kept = [c for c in record.cases if keep(c)]
+    copy = record.model_copy(update={
+        "run_id": new_run_id(), "status": "running", "cases": kept,
+        "settings": record.settings.model_copy(update={"pid": pid})})
+    await stored_cases(store, copy)
+    if status == "interrupted":
+        await store.finish_run(copy.model_copy(update={
+            "status": "interrupted", "totals": Totals.of(kept),
+            "unfinished": [f"{c.id}#{c.repetition}" for c in record.cases if not keep(c)]}))
+    return copy.run_id
+
+
+def unfinished_copy(conninfo, run_id, keep, *, status="running", pid=None):
+    """left_unfinished on the store at `conninfo`, from a command test (no event loop)."""
+    import asyncio
+
+    from evals.record.store import RunStore
+
+    async def body():
+        async with RunStore.open(conninfo) as store:
+            record = await store.load_run(run_id)
+            return await left_unfinished(store, record, keep, status=status, pid=pid)
+
+    return asyncio.run(body())
+
+
+async def stored_cases(store, record) -> None:
+    """A run started and its cases written, not finished (as a killed run leaves it)."""
+    await store.start_run(record)
+    for case in record.cases:
+        await store.save_case(record.run_id, case)
+    await store.flush()

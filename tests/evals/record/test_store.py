@@ -8,6 +8,7 @@ from evals.record.fingerprint import Point
 from evals.record.run import RunRecord
 from evals.record.store import StoreError
 from tests.evals.execute.helpers import SETTINGS, cases, plan, run
+from tests.evals.record.helpers import left_unfinished
 from tests.fakes import ScriptedModel, say
 
 
@@ -100,9 +101,9 @@ async def test_a_run_stored_by_an_older_harness_loads_through_the_one_reader(sto
     data = json.loads(gzip.decompress((Path(__file__).parent / "data" / "v2-run.json.gz")
                                       .read_bytes()))
     header = {k: v for k, v in data.items() if k != "cases"}
-    await store.db.execute(
+    await store.db.execute(  # as the harness wrote it: running, its cases, then complete
         "INSERT INTO eval_runs (id, status, model, plan_fingerprint, agent_fingerprint,"
-        " header) VALUES (%s, 'complete', 'openai/fake', %s, %s, %s)",
+        " header) VALUES (%s, 'running', 'openai/fake', %s, %s, %s)",
         ("oldrun000001", data["plan"]["fingerprint"], data["agent"]["fingerprint"],
          Jsonb(header)))
     for case in data["cases"]:
@@ -110,6 +111,7 @@ async def test_a_run_stored_by_an_older_harness_loads_through_the_one_reader(sto
             "INSERT INTO eval_cases (run_id, case_id, repetition, file, status, result)"
             " VALUES ('oldrun000001', %s, %s, %s, %s, %s)",
             (case["id"], case["repetition"], case["file"], case["status"], Jsonb(case)))
+    await store.db.execute("UPDATE eval_runs SET status = 'complete' WHERE id = 'oldrun000001'")
     record = await store.load_run("oldrun")
     assert record.version == 3 and len(record.cases) == len(data["cases"])
     assert [c.id for c in record.cases] == [c["id"] for c in data["cases"]]
@@ -220,13 +222,13 @@ async def test_the_last_complete_run_under_a_plan(env, store, settings):
     assert await store.last_complete_run(plan(cs).fingerprint) is None
     prep = Prepared(env, store, settings)
     model = ScriptedModel(say("We don't have that."), repeat=True)
-    first = (await run(prep, cs, [Version("current", model)], plan(cs)))["current"]
+    await run(prep, cs, [Version("current", model)], plan(cs))
     second = (await run(prep, cs, [Version("current", model)], plan(cs)))["current"]
     await run(prep, cs, [Version("current", model)], plan(cs, 2))  # another plan
     assert await store.last_complete_run(plan(cs).fingerprint) == second.run_id
-    await store.db.execute("UPDATE eval_runs SET status = 'interrupted' WHERE id = %s",
-                           (second.run_id,))
-    assert await store.last_complete_run(plan(cs).fingerprint) == first.run_id
+    # a newer run under the plan that is not complete is passed over
+    await left_unfinished(store, second, lambda c: True, status="interrupted")
+    assert await store.last_complete_run(plan(cs).fingerprint) == second.run_id
 
 
 async def test_cases_that_finish_together_are_written_in_one_batch(store, monkeypatch):
@@ -237,7 +239,7 @@ async def test_cases_that_finish_together_are_written_in_one_batch(store, monkey
 
     async def counting(self, batch):
         batches.append([r.id for _, r in batch])
-        await write(self, batch)
+        return await write(self, batch)
 
     monkeypatch.setattr(RunStore, "_write", counting)
     await store.start_run(_header("burst1"))

@@ -36,7 +36,7 @@ class Recording(Launcher):
         super().__init__(env={})
         self.asked = []
 
-    def start(self, request, title):
+    def start(self, request, title, launch_id=None):
         self.asked.append((request, title))
 
 

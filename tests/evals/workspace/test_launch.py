@@ -1,5 +1,6 @@
 """Runs started from the workspace: the CLI in a child process, found in the store by its
-launch id, one at a time, and stopped as Ctrl-C stops it (what finished is kept)."""
+launch id, one at a time, and stopped as Ctrl-C stops it (what finished is kept); a repeated
+idempotency key answered with the launch already made, here or in another process."""
 
 import asyncio
 import os
@@ -7,17 +8,19 @@ import os
 import pytest
 
 from app.db import scratch_database
+from evals.record.launches import LaunchConflict, claim_launch, launch_by_key, load_launch
 from evals.record.store import RunStore
 from evals.workspace.launch import Launcher, LaunchError, Request
 from tests.fake_openai import completion, fake_openai_server
 
-pytestmark = pytest.mark.slow  # the launcher starts the CLI in a child process
+KEY = "3f1c2a9e-7b7d-4c1e-9a53-0b2f6d1e4c88"
 
 
 def slow(body):
     return 0.4, completion("We don't have that machine here.")
 
 
+@pytest.mark.slow  # the launcher starts the CLI in a child process
 async def test_a_launched_run_is_followed_by_its_launch_id_and_stops_gracefully(
         server_conninfo, tmp_path):
     async with scratch_database(server_conninfo, prefix="test_launch") as info:
@@ -49,3 +52,40 @@ async def test_a_launched_run_is_followed_by_its_launch_id_and_stops_gracefully(
     assert not launcher.busy
     with pytest.raises(LaunchError, match="no such run under way"):
         launcher.stop(job.id)
+
+
+class Counting(Launcher):
+    """A launcher that starts nothing, counting what it would start."""
+
+    def __init__(self):
+        super().__init__(env={})
+        self.started = []
+
+    def start(self, request, title, launch_id=None):
+        self.started.append(launch_id)
+        return None
+
+
+async def test_a_launcher_answers_a_repeated_key_with_the_launch_already_made(store):
+    request = Request(names=("no-glowforge",), kinds="cases")
+    here = Counting()
+    first = await here.launch(store, request, "run", KEY)
+    assert not first.repeated and here.started == [first.id]
+    # another process (the MCP server beside the workspace) asked with the same key
+    elsewhere = Counting()
+    again = await elsewhere.launch(store, request, "run", KEY)
+    assert again.id == first.id and again.repeated and again.job is None
+    assert elsewhere.started == []
+    with pytest.raises(LaunchConflict, match="kinds: 'cases' then, 'both' now"):
+        await elsewhere.launch(store, Request(names=("no-glowforge",)), "run", KEY)
+    assert (await load_launch(store, first.id)).request == request.exact()
+
+
+async def test_a_new_launch_waits_for_the_one_under_way_but_a_repeat_does_not(store):
+    launcher = Launcher(env={})
+    launcher.latest = type("Busy", (), {"running": True, "id": "x"})()
+    with pytest.raises(LaunchError, match="a run is under way"):
+        await launcher.launch(store, Request(), "run", "other-key-0001")
+    assert await launch_by_key(store, "other-key-0001") is None  # a refused launch keeps none
+    await claim_launch(store, "launch00009", KEY, Request())
+    assert (await launcher.launch(store, Request(), "run", KEY)).id == "launch00009"

@@ -1,5 +1,6 @@
 """The Overview tab: a run reviewed with its count before it starts, then started as it was
-reviewed."""
+reviewed, once: the confirmed form's idempotency key makes a second post of it return the run
+it started, and refuses (409) the same key with another request."""
 
 from tests.evals.workspace.helpers import form_of, unescape
 
@@ -38,3 +39,24 @@ def test_a_confirmed_run_starts_what_was_reviewed(client, launcher):
                                     "--group=safety and care", "--", "before-change"]
     assert title == ("quick run of safety-and-care, group safety and care (cases only),"
                      " saved first as point before-change")
+
+
+def test_a_confirmed_run_posted_twice_starts_once_and_another_request_under_its_key_is_409(
+        client, launcher):
+    asked = {"mode": "quick", "ids": "no-glowforge", "kinds": "cases", "repeat": "1"}
+    kept = form_of(client.post("/launch", data=asked).text, "/launch")
+    [key] = kept["idempotency_key"]
+    assert len(key) >= 20
+    first = client.post("/launch", data=kept)
+    again = client.post("/launch", data=kept)  # a double click, a reload, a retry
+    assert first.url.path == again.url.path == "/results"
+    assert len(launcher.asked) == 1
+    other = client.post("/launch", data={**kept, "repeat": "2"})
+    assert other.status_code == 409 and len(launcher.asked) == 1
+    text = unescape(other.text)
+    assert f"idempotency key '{key}' was used for another request" in text
+    assert "repeat: 1 then, 2 now; nothing was started" in text
+    bad = client.post("/launch", data={**kept, "idempotency_key": "short"})
+    assert bad.status_code == 422 and "an idempotency key is 8 to 200" in unescape(bad.text)
+    review = form_of(client.post("/launch", data=asked).text, "/launch")
+    assert review["idempotency_key"] != [key]  # a new review is a new request
