@@ -33,6 +33,7 @@ SAMPLES = {
     "cache_max_mb": ("64", 64),
     "advisory_judge": ("1", True),
     "auto_calibrate": ("0", False),
+    "ray_address": ("local:2", "local:2"),
 }
 SECRET = "sk-endpoint-do-not-show-42"
 

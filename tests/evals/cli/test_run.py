@@ -20,9 +20,10 @@ from app.db import scratch_database
 from app.settings import PROJECT_ROOT
 from evals.cli import main
 from evals.judge import MAKERSPACE
+from evals.load.cases import load_cases
 from evals.load.packs import load_pack_prompt
 from tests.evals.cli.helpers import SELECTION, store_down_at_the_end
-from tests.evals.helpers import cli_environment
+from tests.evals.helpers import cli_environment, select
 from tests.evals.load.helpers import LAUGHS
 from tests.evals.record.helpers import unfinished_copy
 from tests.fake_openai import completion, fake_openai_server
@@ -172,6 +173,7 @@ def test_the_cli_exits_2_with_the_error_not_a_traceback(tmp_path, capsys):
 
 ROOT = PROJECT_ROOT
 CASES = "honest-absence,lab-identity"
+ITEMS = len(select(load_cases(), CASES))
 
 
 def slow(body):
@@ -233,7 +235,7 @@ def test_a_stopped_run_keeps_what_finished_and_leaves_nothing(server_conninfo, t
             assert f"{sig.name}: stopping" in err and "python -m evals resume" in err
             record = json.loads(artifact.read_text())
             assert record["status"] == "interrupted" and record["unfinished"]
-            assert len(record["cases"]) + len(record["unfinished"]) == 10
+            assert len(record["cases"]) + len(record["unfinished"]) == ITEMS
             with psycopg.connect(info) as conn:
                 status = conn.execute("SELECT status FROM eval_runs").fetchone()[0]
             assert status == "interrupted"
@@ -249,7 +251,7 @@ def test_a_stopped_run_keeps_what_finished_and_leaves_nothing(server_conninfo, t
                 assert "resuming run" in resumed.stdout, resumed.stderr
                 done = json.loads(artifact.read_text())
                 assert done["status"] == "complete" and done["unfinished"] == []
-                assert done["run_id"] == record["run_id"] and len(done["cases"]) == 10
+                assert done["run_id"] == record["run_id"] and len(done["cases"]) == ITEMS
 
 
 @contextmanager
