@@ -208,8 +208,10 @@ def _place(ray: Any, plan: ClusterPlan, spec: WorkerSpec) -> list[tuple[str, Any
     remote = ray.remote(ShardWorker)
     local = plan.local_workers
     if local is not None:
+        # No CPU reserved: a worker mostly waits on its model server and its database, and an
+        # instance already running (the tests') may have fewer CPUs than workers.
         targets: list[tuple[str, dict[str, Any]]] = [
-            (f"worker {n + 1}", {"num_cpus": 1}) for n in range(local)]
+            (f"worker {n + 1}", {"num_cpus": 0}) for n in range(local)]
     else:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
