@@ -1,5 +1,6 @@
 """The commands that measure the instruments: accuracy (the checks against labelled answers),
-calibrate (the judge against people's verdicts). `run --suite` is in suites.py."""
+calibrate (the judge against people's verdicts, or its scores against trained raters' on the
+essay sets). `run --suite` is in suites.py."""
 
 from __future__ import annotations
 
@@ -19,21 +20,25 @@ from evals.calibration.calibrate import (
     render,
     to_json,
 )
+from evals.calibration.essays import SETS as ESSAY_SETS
+from evals.calibration.essays import load_essays, rate_essays
 from evals.calibration.labels import LABELS_SET, LabelCalibration, from_labels, render_extra
 from evals.calibration.mrbench import DIMENSIONS
 from evals.calibration.mrbench import load_items as load_mrbench_items
 from evals.calibration.mrbench import rate as rate_mrbench
 from evals.calibration.mrbench import report as mrbench_report
+from evals.calibration.scores import calibrate_scores, render_scores, scores_json
 from evals.calibration.sets import load_set, rate
 from evals.cli.common import CliError, Commands, in_store, open_store, rate_with_judge
-from evals.judge import TUTORING
+from evals.judge import ESSAY, TUTORING
 from evals.judge.setup import prompt_hash_for
 from evals.judge.trust import JUDGES_FILE, JudgeRecord, save_record, today, trust
 from evals.load.cases import CaseFileError, load_cases
 from evals.load.packs import PackError, load_pack_prompt
 from evals.settings import eval_settings
 
-FILES = {"mrbench": "the MRBench V2 JSON"}
+FILES = {"mrbench": "the MRBench V2 JSON", "asap2": "the ASAP 2.0 CSV",
+         "ellipse": "the ELLIPSE CSV"}
 
 
 def register(sub: Commands) -> None:
@@ -46,9 +51,10 @@ def register(sub: Commands) -> None:
     cal = sub.add_parser("calibrate", help="check the judge against people's verdicts")
     cal.add_argument("results", nargs="?", type=Path, help="a run artifact with judged cases")
     cal.add_argument("labels", nargs="?", type=Path, help='{"case-id": "pass" | "fail"}')
-    cal.add_argument("--set", choices=["makerspace", "mrbench"],
+    cal.add_argument("--set", choices=["makerspace", "mrbench", *ESSAY_SETS],
                      help="a labelled set instead: makerspace (the team's labelled replies to"
-                          " this suite's judged cases) or mrbench (--file)")
+                          " this suite's judged cases), mrbench (--file), or the essays"
+                          " trained raters scored, asap2 or ellipse (--file)")
     cal.add_argument("--labels", dest="stored_labels", action="store_true",
                      help="the labels people gave on the workspace's Labels tab (the run"
                           " store), against the judge's verdicts in the stored runs")
@@ -59,12 +65,14 @@ def register(sub: Commands) -> None:
     cal.add_argument("--save", action="store_true",
                      help=f"record the result in {JUDGES_FILE.name}: what decides whether the"
                           " judge's verdicts count")
-    cal.add_argument("--file", type=Path, help="the set's data file (MRBench_V2.json)")
+    cal.add_argument("--file", type=Path, help="the set's data file (MRBench_V2.json; the"
+                                               " ASAP 2.0 or ELLIPSE CSV)")
     cal.add_argument("--judge-model", default=eval_settings().judge_model)
     cal.add_argument("--judge", dest="judge_pack", metavar="PACK/NAME",
                      help="--set makerspace: rate with this evaluator pack's prompt instead of"
                           " each case's rubric; --save records the pack's own calibration")
-    cal.add_argument("--limit", type=int, default=30, help="tutor replies to rate")
+    cal.add_argument("--limit", type=int, default=30,
+                     help="tutor replies (mrbench) or essays (asap2, ellipse) to rate")
     cal.add_argument("--json", action="store_true", help="print JSON")
     cal.set_defaults(handler=calibrate_command)
 
@@ -96,6 +104,8 @@ def calibrate_command(args: argparse.Namespace) -> int:
             raise CliError(f"--set {args.set} needs --file PATH ({FILES[args.set]})")
         if args.limit < 1:
             raise CliError("--limit must be at least 1")
+        if args.set in ESSAY_SETS:
+            return _calibrate_essays(args)
         return _calibrate_mrbench(args)
     except CalibrationError as exc:
         raise CliError(str(exc)) from exc
@@ -184,4 +194,28 @@ def _calibrate_mrbench(args: argparse.Namespace) -> int:
     if args.save:
         for name, c in results.items():
             _save(model_id, TUTORING.hash(), f"mrbench:{name}", c)
+    return 0
+
+
+def _calibrate_essays(args: argparse.Namespace) -> int:
+    """The judge's scores of essays beside trained raters', per trait: the table, agreement
+    and quadratic weighted kappa. Nothing to --save: no run is judged with a score."""
+    if args.save:
+        raise CliError(f"--set {args.set} measures the judge's scores, and no run's verdict is"
+                       " given with a score: there is no trust record to --save")
+    essay_set = ESSAY_SETS[args.set]
+    essays, traits = load_essays(args.file, essay_set, args.limit)
+    model_id, scored = rate_with_judge(
+        args.judge_model, f"{len(essays)} essays × {len(traits)} rubric(s)"
+        f" ({', '.join(t.column for t in traits)}) from {args.file.name}",
+        lambda model, parallel: rate_essays(essays, traits, essay_set, model, parallel))
+    results = {name: calibrate_scores(s, essay_set.scale) for name, s in scored.items()}
+    if args.json:
+        print(json.dumps({"judge": model_id, "prompt_hash": ESSAY.hash(),
+                          "traits": {k: json.loads(scores_json(v))
+                                     for k, v in results.items()}}, indent=2))
+    else:
+        for name, c in results.items():
+            print(render_scores(c, f"== {name}"))
+            print()
     return 0
