@@ -83,3 +83,16 @@ def test_a_scenario_may_not_take_a_cases_id(tmp_path):
     with pytest.raises(ScenarioFileError):
         load_scenarios(scenarios, case_ids={"one": "other.yaml:4"})
     assert load_scenarios(scenarios, case_ids={})[0][0].id == "one"
+
+
+def test_one_scenario_checked_as_a_file_of_its_own():
+    from evals.load.scenarios import scenario_errors
+
+    scenario = {"id": "one-alone", "visitor": {"who": "a student", "wants": "a printer"},
+                "criteria": [{"statement": "It names the Form 4."}]}
+    assert scenario_errors(scenario, "draft-1.yaml", {}) == []
+    assert scenario_errors(scenario, "draft-1.yaml", {"one-alone": "c.yaml:3"}) == [
+        "draft-1.yaml:1: id 'one-alone' is a case's id (the case at c.yaml:3): give one of"
+        " them another"]
+    assert scenario_errors({**scenario, "styles": ["grumpy"]}, "d.yaml", {}) == [
+        "d.yaml:8: unknown style 'grumpy'; known: calm, hurried, unsure, insistent"]
