@@ -25,7 +25,7 @@ from pathlib import Path
 from app.chat.models import ChatModel, ModelCallError
 from evals.calibration.calibrate import CalibrationError
 from evals.record.results import Attempt, CaseResult, CheckResult, classify
-from evals.record.transcript import Transcript, Turn
+from evals.record.transcript import Transcript
 
 SUITE_SYSTEM = ("Solve the grade-school maths word problem. Work it out step by step, then end"
                 " your reply with a last line of the form '#### <number>', the final answer"
@@ -136,10 +136,10 @@ async def run_suite(problems: list[Problem], endpoint: ChatModel, *, concurrency
                                   status=classify([attempt]), attempts=[attempt])
             latency = int((time.monotonic() - started) * 1000)
         answer = reply.content or ""
-        turns = [Turn.model_validate(m) for m in [*messages[1:], {"role": "assistant",
-                                                                 "content": answer}]]
-        attempt = Attempt(transcript=Transcript(answer=answer, turns=turns),
-                          checks=[check(p, answer)], latency_ms=latency)
+        # One question, one reply: the prompt and the answer say it all (turns are for
+        # conversations, and the report counts them as a visitor's).
+        attempt = Attempt(transcript=Transcript(answer=answer), checks=[check(p, answer)],
+                          latency_ms=latency)
         return CaseResult(id=p.id, file="gsm8k", prompt=p.question,
                           status=classify([attempt]), attempts=[attempt])
 

@@ -88,4 +88,5 @@ async def test_each_problem_goes_to_the_endpoint_once():
     sent = endpoint.requests[0]["messages"]
     assert sent[0]["role"] == "system" and "#### <number>" in sent[0]["content"]
     assert sent[1] == {"role": "user", "content": problems[0].question}
-    assert [t.role for t in results[0].attempts[0].transcript.turns] == ["user", "assistant"]
+    assert results[0].attempts[0].transcript.answer == "126 dollars\n#### 126"
+    assert results[0].prompt == problems[0].question
