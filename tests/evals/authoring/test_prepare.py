@@ -127,8 +127,11 @@ async def test_valid_rejected_and_missing_scenarios(env, tmp_path):
     assert result.missing == ["issue_reports/unsure", "issue_reports/pressure",
                               "read_page/goal", "read_page/unsure"]
     first = model.requests[0]["messages"]
-    assert "invented" in first[0]["content"] and "- report_issue (write): {" in first[1]["content"]
-    assert "search_catalog (read)" not in first[1]["content"]  # only what may be frozen
+    assert "invented" in first[0]["content"]
+    assert ("- report_issue (write, may be frozen): arguments slug: string, title: string,"
+            " description: string, reporter_name: string or null; result ticket_id: integer,"
+            in first[1]["content"])
+    assert "- search_catalog (read): arguments query: string; result" in first[1]["content"]
     out = tmp_path / "suite" / "prepared.yaml"
     out.parent.mkdir()
     out.write_text(render(result.scenarios, result.rejected, result.missing,
