@@ -1,5 +1,6 @@
-"""The commands that help write cases: prompt (what the assistant is told), draft (cases
-drafted by a model), from-conversations (cases from stored conversations)."""
+"""The commands that help write cases and scenarios: prompt (what the assistant is told), draft
+(cases drafted by a model), prepare (scenarios drafted by a model), from-conversations (cases
+from stored conversations)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from app.chat.models import ModelCallError
+from app.chat.models import ModelCallError, model_for_job
 from app.db import Database
 from app.localmodel import local_model_settings, uses_local_model
 from app.localmodel.server import LocalModelError
@@ -19,11 +20,15 @@ from app.settings import Settings
 from evals.authoring.draft import DraftError, draft_for, kinds_for, render
 from evals.authoring.from_conversations import NoConversations, make_cases
 from evals.authoring.pii import KINDS as PII_KINDS
-from evals.authoring.told import PromptError, told_for
+from evals.authoring.prepare import MAX_COUNT as PREPARE_MAX
+from evals.authoring.prepare import Prepared, PrepareError, plan, prepare_scenarios
+from evals.authoring.prepared import edited, read_suite
+from evals.authoring.prepared import render as render_prepared
+from evals.authoring.told import PromptError, fixture_env, told_for
 from evals.cli.common import CliError, Commands, app_settings, open_store, run_closing
-from evals.execute.cache import POLICIES, CacheUse, call_cache
+from evals.execute.cache import POLICIES, CacheUse, cached, call_cache
 from evals.record.artifact import write_atomically
-from evals.settings import conninfo, eval_settings
+from evals.settings import SCENARIOS_DIR, conninfo, eval_settings
 
 ROLES = ["student", "staff", "super_admin"]
 
@@ -45,6 +50,21 @@ def register(sub: Commands) -> None:
                     help="the model-call cache (EVAL_CACHE): reuse gives the drafts of the"
                          " same request again; refresh asks the model anew")
     dr.set_defaults(handler=draft)
+    pp = sub.add_parser("prepare", help="prepare scenarios with the draft model, for review")
+    pp.add_argument("--capability", help="only this capability's scenarios (default: every"
+                                         " capability's)")
+    pp.add_argument("--as", dest="as_", choices=ROLES,
+                    help="the audience (default: per capability, the least privileged one"
+                         " offered it)")
+    pp.add_argument("--page", help="the page path (default: per capability, the first page"
+                                   " it is offered on)")
+    pp.add_argument("--count", type=int, default=3,
+                    help=f"scenarios per capability (1 to {PREPARE_MAX})")
+    pp.add_argument("--out", type=Path, help="write the scenarios here, never under"
+                                             " evals/scenarios/ (default: print them)")
+    pp.add_argument("--cache", choices=POLICIES, default=eval_settings().cache,
+                    help="the model-call cache (EVAL_CACHE), as for draft")
+    pp.set_defaults(handler=prepare)
     fc = sub.add_parser("from-conversations",
                         help="cases from stored conversations (with consent), no model")
     fc.add_argument("--since", type=_date, help="only turns from this date (YYYY-MM-DD)")
@@ -101,6 +121,71 @@ def draft(args: argparse.Namespace) -> int:
             return run_closing(body(s))
     except LocalModelError as exc:
         raise CliError(f"local model: {exc}") from exc
+
+
+def prepare(args: argparse.Namespace) -> int:
+    """`python -m evals prepare [--capability NAME] [--as ROLE] [--page PATH] [--count 3]
+    [--out FILE]`: scenarios for a person to review, never written into evals/scenarios/."""
+    if args.out is not None:
+        _refuse_out(args.out)
+    suite = read_suite(SCENARIOS_DIR)
+    try:
+        targets, in_suite, unoffered = plan(args.capability, args.count, suite, args.as_,
+                                            args.page)
+    except PrepareError as exc:
+        raise CliError(str(exc)) from exc
+    settings = app_settings()
+
+    async def body(settings: Settings) -> Prepared:
+        async with open_store(settings) as store:
+            calls = call_cache(store.db, args.cache)
+            try:
+                chosen = model_for_job(settings, "draft")
+                async with fixture_env(settings) as env:
+                    # As `draft`: the fixtures' blob server is a constant in the keys.
+                    model = cached(chosen, calls, job="draft", policy=args.cache,
+                                   blob_base=env.library.store.base_url)
+                    return await prepare_scenarios(model, env, targets, suite)
+            except (PromptError, ModelCallError) as exc:
+                raise CliError(str(exc)) from exc
+            finally:
+                if calls is not None:
+                    await calls.close()
+
+    if targets:
+        try:
+            with local_model_settings(settings, uses_local_model(settings, None, "draft")) \
+                    as s:
+                result = run_closing(body(s))
+        except LocalModelError as exc:
+            raise CliError(f"local model: {exc}") from exc
+    else:
+        result = Prepared(model="(no model asked)")
+    text = render_prepared(result.scenarios, result.rejected, result.missing, in_suite,
+                           unoffered, result.model,
+                           dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
+    if args.out:
+        write_atomically(args.out, text)
+        print(f"scenarios: {args.out}")
+    else:
+        print(text)
+    print(f"{len(result.scenarios)} valid · {len(result.rejected)} rejected · {len(in_suite)}"
+          f" in the suite already · missing: {', '.join(result.missing) or 'none'}",
+          file=sys.stderr)
+    return 0
+
+
+def _refuse_out(out: Path) -> None:
+    """Prepare never writes into the suite, nor over a scenario a person wrote or edited."""
+    if out.resolve().is_relative_to(SCENARIOS_DIR.resolve()):
+        raise CliError(f"--out {out}: prepare never writes under {SCENARIOS_DIR} (every file"
+                       " there runs); write elsewhere, review, then move the scenarios you"
+                       " keep")
+    kept = edited(out)
+    if kept:
+        raise CliError(f"--out {out}: prepare does not write over a scenario a person wrote or"
+                       " edited; move it, or give another --out:\n" + "\n".join(
+                           f"  {line}" for line in kept))
 
 
 def from_conversations(args: argparse.Namespace) -> int:

@@ -1,22 +1,15 @@
 """The commands that measure the instruments: accuracy (the checks against labelled answers),
-calibrate (the judge against people's verdicts), and `run --suite mrbench` (a public rated
-set)."""
+calibrate (the judge against people's verdicts, or its scores against trained raters' on the
+essay sets). `run --suite` is in suites.py."""
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import sys
-from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
 
-from app.chat.models import ChatModel, ModelCallError, model_for_job
-from app.chat.openai_wire import OpenAICompatModel
-from app.localmodel import local_model_settings, uses_local_model
-from app.localmodel.server import LocalModelError
-from app.settings import Settings, get_settings
+from app.settings import Settings
 from evals.calibration.accuracy import LABELLED_DIR, load_items, measure, report
 from evals.calibration.calibrate import (
     Calibration,
@@ -27,26 +20,25 @@ from evals.calibration.calibrate import (
     render,
     to_json,
 )
+from evals.calibration.essays import SETS as ESSAY_SETS
+from evals.calibration.essays import load_essays, rate_essays
 from evals.calibration.labels import LABELS_SET, LabelCalibration, from_labels, render_extra
-from evals.calibration.mrbench import DIMENSIONS, load_dialogues
+from evals.calibration.mrbench import DIMENSIONS
 from evals.calibration.mrbench import load_items as load_mrbench_items
 from evals.calibration.mrbench import rate as rate_mrbench
 from evals.calibration.mrbench import report as mrbench_report
-from evals.calibration.mrbench import run_suite as run_mrbench
+from evals.calibration.scores import calibrate_scores, render_scores, scores_json
 from evals.calibration.sets import load_set, rate
-from evals.cli.common import CliError, Commands, in_store, open_store, run_closing
-from evals.judge import TUTORING
+from evals.cli.common import CliError, Commands, in_store, open_store, rate_with_judge
+from evals.judge import ESSAY, TUTORING
 from evals.judge.setup import prompt_hash_for
-from evals.judge.trust import JUDGES_FILE, JudgeRecord, JudgesFileError, save_record, today, trust
+from evals.judge.trust import JUDGES_FILE, JudgeRecord, save_record, today, trust
 from evals.load.cases import CaseFileError, load_cases
 from evals.load.packs import PackError, load_pack_prompt
-from evals.record.artifact import write_run
-from evals.record.results import CaseResult, Totals
-from evals.record.run import Models, RunRecord, RunSettings
-from evals.report.console import exit_code, print_report
-from evals.settings import DEFAULT_CONCURRENCY, eval_settings
+from evals.settings import eval_settings
 
-T = TypeVar("T")
+FILES = {"mrbench": "the MRBench V2 JSON", "asap2": "the ASAP 2.0 CSV",
+         "ellipse": "the ELLIPSE CSV"}
 
 
 def register(sub: Commands) -> None:
@@ -59,9 +51,10 @@ def register(sub: Commands) -> None:
     cal = sub.add_parser("calibrate", help="check the judge against people's verdicts")
     cal.add_argument("results", nargs="?", type=Path, help="a run artifact with judged cases")
     cal.add_argument("labels", nargs="?", type=Path, help='{"case-id": "pass" | "fail"}')
-    cal.add_argument("--set", choices=["makerspace", "mrbench"],
+    cal.add_argument("--set", choices=["makerspace", "mrbench", *ESSAY_SETS],
                      help="a labelled set instead: makerspace (the team's labelled replies to"
-                          " this suite's judged cases) or mrbench (--file)")
+                          " this suite's judged cases), mrbench (--file), or the essays"
+                          " trained raters scored, asap2 or ellipse (--file)")
     cal.add_argument("--labels", dest="stored_labels", action="store_true",
                      help="the labels people gave on the workspace's Labels tab (the run"
                           " store), against the judge's verdicts in the stored runs")
@@ -72,12 +65,14 @@ def register(sub: Commands) -> None:
     cal.add_argument("--save", action="store_true",
                      help=f"record the result in {JUDGES_FILE.name}: what decides whether the"
                           " judge's verdicts count")
-    cal.add_argument("--file", type=Path, help="the set's data file (MRBench_V2.json)")
+    cal.add_argument("--file", type=Path, help="the set's data file (MRBench_V2.json; the"
+                                               " ASAP 2.0 or ELLIPSE CSV)")
     cal.add_argument("--judge-model", default=eval_settings().judge_model)
     cal.add_argument("--judge", dest="judge_pack", metavar="PACK/NAME",
                      help="--set makerspace: rate with this evaluator pack's prompt instead of"
                           " each case's rubric; --save records the pack's own calibration")
-    cal.add_argument("--limit", type=int, default=30, help="tutor replies to rate")
+    cal.add_argument("--limit", type=int, default=30,
+                     help="tutor replies (mrbench) or essays (asap2, ellipse) to rate")
     cal.add_argument("--json", action="store_true", help="print JSON")
     cal.set_defaults(handler=calibrate_command)
 
@@ -106,7 +101,11 @@ def calibrate_command(args: argparse.Namespace) -> int:
         if args.set == "makerspace":
             return _calibrate_makerspace(args)
         if args.file is None:
-            raise CliError("--set mrbench needs --file PATH (the MRBench V2 JSON)")
+            raise CliError(f"--set {args.set} needs --file PATH ({FILES[args.set]})")
+        if args.limit < 1:
+            raise CliError("--limit must be at least 1")
+        if args.set in ESSAY_SETS:
+            return _calibrate_essays(args)
         return _calibrate_mrbench(args)
     except CalibrationError as exc:
         raise CliError(str(exc)) from exc
@@ -167,7 +166,7 @@ def _calibrate_makerspace(args: argparse.Namespace) -> int:
         pack = load_pack_prompt(args.judge_pack) if args.judge_pack else None
     except PackError as exc:
         raise CliError(str(exc)) from exc
-    model_id, (verdicts, labels) = _rate_with_judge(
+    model_id, (verdicts, labels) = rate_with_judge(
         args.judge_model,
         f"{len(items)} labelled replies to {len({i.case.id for i in items})} judged cases"
         + (f", rated with pack {pack.ref}" if pack else ""),
@@ -180,23 +179,9 @@ def _calibrate_makerspace(args: argparse.Namespace) -> int:
     return 0
 
 
-def _rate_with_judge(judge_model: str | None, what: str,
-                     rate: Callable[[ChatModel, int], Coroutine[Any, Any, T]]) -> tuple[str, T]:
-    """Have the judge (the embedded model started if it is the one) rate a set."""
-    settings = get_settings()
-    try:
-        with local_model_settings(settings, uses_local_model(settings, judge_model,
-                                                             "judge")) as settings:
-            model = model_for_job(settings, "judge", judge_model)
-            print(f"judge: {model.model_id} · {what}")
-            return model.model_id, run_closing(rate(model, settings.local_model_parallel))
-    except (LocalModelError, ModelCallError) as exc:
-        raise CliError(str(exc)) from exc
-
-
 def _calibrate_mrbench(args: argparse.Namespace) -> int:
     items = load_mrbench_items(args.file, args.limit)
-    model_id, ratings = _rate_with_judge(
+    model_id, ratings = rate_with_judge(
         args.judge_model, f"{len(items)} tutor replies × {len(DIMENSIONS)} dimensions",
         lambda model, parallel: rate_mrbench(items, DIMENSIONS, model, parallel))
     results = mrbench_report(ratings)
@@ -212,50 +197,25 @@ def _calibrate_mrbench(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_suite(args: argparse.Namespace) -> int:
-    """`run --suite mrbench --file PATH [--limit N] --endpoint URL --endpoint-model ID`."""
-    if not (args.endpoint and args.endpoint_model and args.suite_file):
-        raise CliError("--suite mrbench needs --file PATH, --endpoint URL and"
-                       " --endpoint-model ID")
-    if args.limit < 1:
-        raise CliError("--limit must be at least 1")
-    try:
-        dialogues = load_dialogues(args.suite_file, args.limit)
-    except CalibrationError as exc:
-        raise CliError(str(exc)) from exc
-    key = eval_settings().endpoint_api_key
-    endpoint = OpenAICompatModel(f"openai/{args.endpoint_model}", api_base=args.endpoint,
-                                 api_key=key.get_secret_value() if key else "none",
-                                 timeout_s=get_settings().model_timeout_s,
-                                 retries=get_settings().model_retries)
-    started = dt.datetime.now(dt.UTC)
-    trusted: list[bool] = []
-
-    async def rate(model: ChatModel, parallel: int) -> list[CaseResult]:
-        try:
-            found = trust(model.model_id, TUTORING.hash())
-        except JudgesFileError as exc:
-            found = None
-            print(exc, file=sys.stderr)
-        trusted.append(bool(found and found.trusted))
-        decides = bool(args.trust_judge or trusted[0])
-        print(f"judge: {'decides' if decides else 'advisory (verdicts stay UNDECIDED)'}"
-              + (f": {found.reason}" if found else ""))
-        concurrency = args.concurrency or DEFAULT_CONCURRENCY
-        return await run_mrbench(dialogues, endpoint, model, decides,
-                                 concurrency=max(1, min(concurrency, parallel * 2)))
-
-    judge_id, results = _rate_with_judge(
-        args.judge_model, f"{len(dialogues)} MRBench dialogues from {args.endpoint}"
-        f" ({args.endpoint_model}) × {len(DIMENSIONS)} dimensions", rate)
-    forced = bool(args.trust_judge and not (trusted and trusted[0]))
-    print_report(results, sys.stdout, trusted_by_flag=forced)
-    record = RunRecord(
-        started=started.isoformat(), ended=dt.datetime.now(dt.UTC).isoformat(),
-        models=Models(endpoint=f"{args.endpoint_model} at {args.endpoint}", judge=judge_id),
-        judge_trusted_by_flag=forced,
-        settings=RunSettings(suite="mrbench", suite_file=args.suite_file.name,
-                             limit=args.limit, judge_prompt_hash=TUTORING.hash()),
-        totals=Totals.of(results), cases=results)
-    print(f"artifact: {write_run(record, args.artifact)}")
-    return exit_code(results, fail_on_skip=False)
+def _calibrate_essays(args: argparse.Namespace) -> int:
+    """The judge's scores of essays beside trained raters', per trait: the table, agreement
+    and quadratic weighted kappa. Nothing to --save: no run is judged with a score."""
+    if args.save:
+        raise CliError(f"--set {args.set} measures the judge's scores, and no run's verdict is"
+                       " given with a score: there is no trust record to --save")
+    essay_set = ESSAY_SETS[args.set]
+    essays, traits = load_essays(args.file, essay_set, args.limit)
+    model_id, scored = rate_with_judge(
+        args.judge_model, f"{len(essays)} essays × {len(traits)} rubric(s)"
+        f" ({', '.join(t.column for t in traits)}) from {args.file.name}",
+        lambda model, parallel: rate_essays(essays, traits, essay_set, model, parallel))
+    results = {name: calibrate_scores(s, essay_set.scale) for name, s in scored.items()}
+    if args.json:
+        print(json.dumps({"judge": model_id, "prompt_hash": ESSAY.hash(),
+                          "traits": {k: json.loads(scores_json(v))
+                                     for k, v in results.items()}}, indent=2))
+    else:
+        for name, c in results.items():
+            print(render_scores(c, f"== {name}"))
+            print()
+    return 0

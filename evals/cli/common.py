@@ -329,6 +329,20 @@ def with_models(options: RunOptions, items: Sequence[EvalItem], models: list[str
         return 130
 
 
+def rate_with_judge(judge_model: str | None, what: str,
+                    rate: Callable[[ChatModel, int], Coroutine[Any, Any, T]]) -> tuple[str, T]:
+    """Have the judge (the embedded model started if it is the one) rate a set."""
+    settings = get_settings()
+    try:
+        with local_model_settings(settings, uses_local_model(settings, judge_model,
+                                                             "judge")) as settings:
+            model = model_for_job(settings, "judge", judge_model)
+            print(f"judge: {model.model_id} · {what}")
+            return model.model_id, run_closing(rate(model, settings.local_model_parallel))
+    except (LocalModelError, ModelCallError) as exc:
+        raise CliError(str(exc)) from exc
+
+
 def _with(options: RunOptions, concurrency: int) -> RunOptions:
     return RunOptions(**{**options.__dict__, "concurrency": concurrency})
 

@@ -19,7 +19,6 @@ from app.chat.model_info import price_per_token
 from app.chat.models import PREFIX_CACHES, ChatModel, model_for_job
 from app.localmodel import uses_local_model
 from app.settings import Settings, get_settings
-from evals.cli.calibration import run_suite
 from evals.cli.common import (
     ON_WORKERS,
     CliError,
@@ -42,6 +41,7 @@ from evals.cli.common import (
     with_models,
 )
 from evals.cli.endpoint import run_endpoint_command
+from evals.cli.suites import SUITES, run_suite
 from evals.execute.agent import agent_settings
 from evals.execute.cluster import ClusterError, ClusterPlan, check_address, cluster_runner
 from evals.execute.conversation import visitor_prompt_hash
@@ -81,13 +81,15 @@ def register(sub: Commands) -> None:
     run.add_argument("--endpoint", help="an OpenAI-compatible base URL: send each case there"
                      " directly (no app composition)")
     run.add_argument("--endpoint-model", help="the model id the endpoint serves")
-    run.add_argument("--suite", choices=["mrbench"],
-                     help="run a public rated set instead of the cases: mrbench sends each"
-                          " MRBench dialogue to --endpoint and judges the tutor's reply on"
-                          " MRBench's dimensions")
+    run.add_argument("--suite", choices=SUITES,
+                     help="run a public set instead of the cases, against --endpoint: mrbench"
+                          " judges the tutor's reply to each MRBench dialogue on MRBench's"
+                          " dimensions; gsm8k checks each word problem's numeric answer"
+                          " exactly")
     run.add_argument("--file", dest="suite_file", type=Path,
-                     help="the suite's data file (MRBench_V2.json)")
-    run.add_argument("--limit", type=int, default=20, help="dialogues to run (default 20)")
+                     help="the suite's data file (MRBench_V2.json; GSM8K's JSONL)")
+    run.add_argument("--limit", type=int, default=20,
+                     help="--suite: dialogues or problems to run (default 20)")
     add_run_flags(run, model_help="the chat model for this run, a litellm id (EVAL_MODEL)")
     run.add_argument("--repeat", type=repetitions, default=env.repeat, metavar="K|auto[:MAX]",
                      help="run each case K independent times, or auto: another time only"

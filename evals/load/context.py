@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.capabilities import REGISTRY, PageContext, PromptContext
+from app.capabilities import REGISTRY, Capability, PageContext, PromptContext
 from app.identity import Identity
 from evals.checks import About
 from evals.fixtures.catalog import fixtures_for
@@ -73,12 +73,18 @@ def context_for(page: str, role: str | None) -> dict[str, Any]:
     return context
 
 
-def offered_tools(context: Context) -> set[str]:
-    """The tools compose_chat offers this audience on this page (from the registry alone)."""
+def offered_capabilities(context: Context) -> list[Capability]:
+    """The capabilities compose_chat gives this audience on this page (from the registry
+    alone)."""
     identity = Identity(0, "eval", "eval", context.as_) if context.as_ else None
     kind = ("curate" if context.curate else "tool") if context.tool_id else \
         {"/staff/tickets": "tickets", "/people": "people"}.get(context.page_path, "gallery")
     machine = {"slug": context.tool_id} if context.tool_id else None
     ctx = PromptContext(identity=identity, page=PageContext(context.page_path, kind, machine),
                         catalogue=[])
-    return {t.name for cap in REGISTRY.for_context(ctx) for t in cap.tools}
+    return REGISTRY.for_context(ctx)
+
+
+def offered_tools(context: Context) -> set[str]:
+    """The tools compose_chat offers this audience on this page (from the registry alone)."""
+    return {t.name for cap in offered_capabilities(context) for t in cap.tools}

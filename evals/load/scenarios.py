@@ -51,11 +51,13 @@ only the first and the third (the database compares them). Shared criteria (`cri
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -324,6 +326,21 @@ def load_scenarios(directory: Path = SCENARIOS_DIR, case_ids: Mapping[str, str] 
     if errors:
         raise ScenarioFileError(errors)
     return scenarios, shared
+
+
+def scenario_errors(scenario: dict[str, Any], name: str,
+                    case_ids: Mapping[str, str]) -> list[str]:
+    """What the loader says of one scenario written as a file of its own (`name`), beside
+    these cases' ids: its `file:line` errors, none if it loads."""
+    with tempfile.TemporaryDirectory(prefix="scenario-") as tmp:
+        path = Path(tmp) / name
+        path.write_text(yaml.safe_dump([scenario], allow_unicode=True, sort_keys=False),
+                        encoding="utf-8")
+        try:
+            load_scenarios(Path(tmp), case_ids)
+        except ScenarioFileError as exc:
+            return exc.errors
+    return []
 
 
 def _case_ids(folder: Path) -> dict[str, str]:

@@ -65,3 +65,75 @@ async def test_drafting_twice_with_the_same_model_makes_its_call_once(
             assert len(received) == 2  # refresh asks anew
     texts = [o.read_text().split("\n", 1)[1] for o in outs]  # past the dated first line
     assert texts[0] == texts[1] and "- id: drafted-wash-time" in texts[0]
+
+
+def test_prepare_never_writes_into_the_suite_and_checks_its_input_first(capsys, tmp_path):
+    from evals.cli import main
+    from evals.settings import SCENARIOS_DIR
+
+    inside = SCENARIOS_DIR / "prepared-by-a-test.yaml"
+    for out in (inside, SCENARIOS_DIR / "problem-reports.yaml"):
+        assert main(["prepare", "--out", str(out)]) == 2
+        assert "prepare never writes under" in capsys.readouterr().err
+    assert not inside.exists()
+    assert main(["prepare", "--count", "11"]) == 2
+    assert "--count must be 1 to 10" in capsys.readouterr().err
+    assert main(["prepare", "--capability", "lasers"]) == 2
+    assert "unknown capability 'lasers'" in capsys.readouterr().err
+    assert main(["prepare", "--page", "/tools/glowforge"]) == 2
+    assert "toolId 'glowforge'" in capsys.readouterr().err
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("- id: written-by-hand\n  visitor: {who: a visitor, wants: help}\n")
+    assert main(["prepare", "--out", str(mine)]) == 2
+    err = capsys.readouterr().err
+    assert "does not write over a scenario a person wrote or edited" in err
+    assert "mine.yaml:1: 'written-by-hand' has no '# prepared:' line" in err
+    assert mine.read_text().startswith("- id: written-by-hand")  # refused before any model
+
+
+PREPARED = {"id": "prepared-smoke-report",
+            "visitor": {"who": "an invented student", "wants": "to report smoke from a machine"},
+            "criteria": [{"statement": "The assistant files the report."}],
+            "expect_actions": [{"tool": "report_issue", "result": {"filed": True}}]}
+
+
+async def test_prepare_writes_scenarios_for_review_and_keeps_edits(server_conninfo, tmp_path,
+                                                                   monkeypatch, capsys):
+    import asyncio
+    import json
+
+    from app.db import scratch_database
+    from evals.cli import main
+    from evals.load.scenarios import load_scenarios
+    from tests.evals.helpers import cli_environment
+    from tests.fake_openai import completion, fake_openai_server
+
+    def draft(body):
+        asked = body["messages"][-1]["content"]
+        if "of the kind 'goal'" in asked:
+            return 200, completion(json.dumps(PREPARED))
+        return 200, completion("I would rather not.")
+
+    out = tmp_path / "review" / "prepared.yaml"
+    out.parent.mkdir()
+    args = ["prepare", "--capability", "issue_reports", "--count", "2", "--out", str(out)]
+    async with scratch_database(server_conninfo, prefix="test_cli") as info:
+        with fake_openai_server(draft) as (base, received), cli_environment(monkeypatch, {
+                "DATABASE_URL": info, "MODEL_DRAFT": "openai/fake-draft",
+                "MODEL_API_BASE": base, "OPENAI_API_KEY": "sk-test",
+                "DATA_DIR": str(tmp_path)}):
+            assert await asyncio.to_thread(main, args) == 0
+            err = capsys.readouterr().err
+            assert "1 valid · 1 rejected · 0 in the suite already · missing:" \
+                   " issue_reports/unsure" in err
+            assert len(received) == 2 and {b["model"] for b in received} == {"fake-draft"}
+            (scenario,), _ = load_scenarios(out.parent, {})
+            assert scenario.id == "prepared-smoke-report" and scenario.group == "issue reports"
+            assert await asyncio.to_thread(main, args) == 0  # untouched drafts: written again
+            capsys.readouterr()
+            out.write_text(out.read_text().replace("files the report", "files it"))
+            line = out.read_text().splitlines().index("- id: prepared-smoke-report") + 1
+            assert await asyncio.to_thread(main, args) == 2
+            assert f"prepared.yaml:{line}: 'prepared-smoke-report' was edited since it was" \
+                   " prepared" in capsys.readouterr().err
+            assert "files it" in out.read_text() and len(received) == 4

@@ -1,14 +1,22 @@
-"""The calibration commands: the checks' accuracy on the labelled corpus, and MRBench run as a
-suite (each dialogue to a tutoring endpoint over real HTTP, the reply judged on MRBench's
-dimensions with the same harness, the report and artifact as for cases)."""
+"""The calibration commands: the checks' accuracy on the labelled corpus, and the judge's scores
+of essays beside trained raters' (ASAP 2.0 and ELLIPSE, from synthetic files in their formats),
+the judge a fake provider over real HTTP."""
 
+import csv
 import json
+from pathlib import Path
 
 import pytest
 
 from evals.cli import main
-from tests.evals.calibration.helpers import SAMPLE
 from tests.fake_openai import completion, fake_openai_server
+
+DATA = Path(__file__).parents[1] / "calibration" / "data"
+# How each ELLIPSE rubric opens: which trait the judge is asked (ASAP 2.0's is `score`).
+RUBRICS = {"Overall": "The writer's overall", "Cohesion": "How the text holds",
+           "Syntax": "The range and control", "Vocabulary": "The range and precision",
+           "Phraseology": "Multi-word", "Grammar": "Accurate grammar",
+           "Conventions": "Spelling"}
 
 
 def test_accuracy_passes_on_the_shipped_corpus_and_fails_on_a_wrong_label(tmp_path, capsys):
@@ -29,59 +37,76 @@ def test_accuracy_passes_on_the_shipped_corpus_and_fails_on_a_wrong_label(tmp_pa
     assert "wrong.yaml:1: unknown assertion kind 'no_such_kind'" in capsys.readouterr().err
 
 
-def answer(body):
-    if body.get("response_format"):  # the judge
-        return 200, completion(json.dumps({"verdict": "pass", "reason": "it guides"}))
-    return 200, completion("What did you get after the jog? Check that step again.")
+def raters(name):
+    """essay text -> the raters' scores, from a synthetic file."""
+    with (DATA / name).open(newline="") as f:
+        return {row["full_text"]: row for row in csv.DictReader(f)}
 
 
 @pytest.fixture
-def served(tmp_path, monkeypatch):
+def judge(tmp_path, monkeypatch):
+    """A judge over real HTTP that gives the raters' score, one point higher for SYNTH001's."""
     from app.settings import get_settings
 
-    data = tmp_path / "mr.json"
-    data.write_text(json.dumps(SAMPLE * 2))  # the same dialogue twice: run once
-    with fake_openai_server(answer) as (base, received):
+    rows = {**raters("asap2-synthetic.csv"), **raters("ellipse-synthetic.csv")}
+
+    def score(body):
+        user = body["messages"][-1]["content"]
+        essay = user.partition("The essay:\n<<<DATA\n")[2].partition("\nDATA>>>")[0]
+        rubric = user.partition("Rubric:\n")[2]
+        trait = next((t for t, opening in RUBRICS.items() if rubric.startswith(opening)),
+                     "score")
+        row = rows[essay]
+        value = float(row[trait]) + (1 if row.get("essay_id") == "SYNTH001" else 0)
+        return 200, completion(json.dumps({"score": value, "reason": f"reads as {value:g}"}))
+
+    with fake_openai_server(score) as (base, received):
         for name, value in {"MODEL_JUDGE": "openai/fake-judge", "MODEL_API_BASE": base,
                             "OPENAI_API_KEY": "sk-test", "DATA_DIR": str(tmp_path)}.items():
             monkeypatch.setenv(name, value)
         get_settings.cache_clear()
         try:
-            yield base, received, data
+            yield received
         finally:
             get_settings.cache_clear()
 
 
-def test_each_dialogue_is_sent_and_judged_on_every_dimension(served, tmp_path, capsys):
-    base, received, data = served
-    artifact = tmp_path / "run.json"
-    args = ["run", "--suite", "mrbench", "--file", str(data), "--limit", "5",
-            "--endpoint", base, "--endpoint-model", "tutor", "--artifact", str(artifact)]
-    assert main(args) == 1  # an uncalibrated judge: UNDECIDED, not a pass
+def test_asap2_essays_scored_beside_the_raters(judge, capsys):
+    args = ["calibrate", "--set", "asap2", "--file", str(DATA / "asap2-synthetic.csv")]
+    assert main(args) == 0
     out = capsys.readouterr().out
-    sent = [b for b in received if not b.get("response_format")]
-    judged = [b for b in received if b.get("response_format")]
-    assert len(sent) == 1 and sent[0]["model"] == "tutor"
-    assert sent[0]["messages"][1:] == [{"role": "assistant", "content": "..."},
-                                       {"role": "user", "content": "4000"}]
-    assert len(judged) == 4 and "1 undecided" in out
-    record = json.loads(artifact.read_text())
-    (case,) = record["cases"]
-    kinds = [c["kind"] for c in case["attempts"][0]["checks"]]
-    assert kinds == ["mrbench:Mistake_Identification", "mrbench:Revealing_of_the_Answer",
-                     "mrbench:Providing_Guidance", "mrbench:Actionability"]
-    assert record["settings"]["suite"] == "mrbench"
-    assert record["models"]["endpoint"] == f"tutor at {base}"
-    assert main([*args, "--trust-judge"]) == 0
-    assert "1/1 passed" in capsys.readouterr().out
+    assert "judge: openai/fake-judge · 12 essays × 1 rubric(s) (score)" in out
+    assert "== score" in out and "rated: 12" in out
+    assert "exact agreement: 92% · within one point: 100% · judge minus raters: +0.08" in out
+    assert "quadratic weighted kappa: 0.9" in out
+    assert len(judge) == 12 and judge[0]["temperature"] == 0
+    assert main([*args, "--json", "--limit", "3"]) == 0
+    report = json.loads(capsys.readouterr().out.partition("\n")[2])
+    assert report["traits"]["score"]["rated"] == 3 and report["prompt_hash"]
+    assert report["traits"]["score"]["qwk"] is None  # below 10: too unsteady
 
 
-def test_the_suite_needs_its_file_and_endpoint(served, tmp_path, capsys):
-    base, received, data = served
-    assert main(["run", "--suite", "mrbench", "--endpoint", base,
-                 "--endpoint-model", "tutor"]) == 2
-    assert "needs --file PATH" in capsys.readouterr().err
-    missing = tmp_path / "nope.json"
-    assert main(["run", "--suite", "mrbench", "--file", str(missing), "--endpoint", base,
-                 "--endpoint-model", "tutor"]) == 2
-    assert "nope.json" in capsys.readouterr().err and received == []
+def test_ellipse_essays_scored_on_each_trait(judge, capsys):
+    args = ["calibrate", "--set", "ellipse", "--file", str(DATA / "ellipse-synthetic.csv"),
+            "--json"]
+    assert main(args) == 0
+    report = json.loads(capsys.readouterr().out.partition("\n")[2])
+    traits = report["traits"]
+    assert list(traits) == ["Overall", "Cohesion", "Syntax", "Vocabulary", "Phraseology",
+                            "Grammar", "Conventions"]
+    assert all(t["rated"] == 12 and t["qwk"] == 1.0 for t in traits.values())
+    assert len(judge) == 12 * 7
+
+
+def test_essay_sets_refuse_what_they_cannot_do(judge, tmp_path, capsys):
+    assert main(["calibrate", "--set", "ellipse"]) == 2
+    assert "--set ellipse needs --file PATH (the ELLIPSE CSV)" in capsys.readouterr().err
+    asap = ["calibrate", "--set", "asap2", "--file", str(DATA / "asap2-synthetic.csv")]
+    assert main([*asap, "--save"]) == 2
+    assert "there is no trust record to --save" in capsys.readouterr().err
+    assert main([*asap, "--limit", "0"]) == 2
+    bad = tmp_path / "essays.csv"
+    bad.write_text("essay_id,full_text,score\nA,An essay.,high\n")
+    assert main(["calibrate", "--set", "asap2", "--file", str(bad)]) == 2
+    assert "essays.csv:2: score 'high': not a number" in capsys.readouterr().err
+    assert judge == []  # nothing asked before the file is right

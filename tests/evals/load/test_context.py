@@ -68,3 +68,19 @@ def test_the_tools_offered_follow_the_audience_and_the_page():
     assert curate - staff == {"propose_change"}
     assert "set_person_title" in offered(**{"as": "super_admin", "path": "/people"})
     assert "set_person_title" not in staff
+
+
+def test_the_capabilities_offered_by_audience_and_page():
+    from evals.load.context import offered_capabilities
+
+    def names(**context):
+        return {c.name for c in offered_capabilities(Context.model_validate(context))}
+
+    anonymous = names()
+    assert {"catalog", "issue_reports", "read_page"} <= anonymous
+    assert not anonymous & {"maintenance", "people", "curation"}
+    assert "maintenance" in names(**{"as": "staff"})
+    assert "curation" not in names(**{"as": "staff", "page": "tool", "toolId": "form-4"})
+    assert "curation" in names(**{"as": "staff", "page": "tool", "toolId": "form-4",
+                                  "curate": True})
+    assert "people" in names(**{"as": "super_admin"})

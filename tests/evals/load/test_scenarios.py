@@ -125,3 +125,16 @@ def test_photos_are_looked_for_in_the_folder_given(tmp_path):
     assert one.photos == ("mine.jpg",)
     with pytest.raises(ScenarioFileError, match="s.yaml:5: photo 'mine.jpg' not found"):
         load_scenarios(scenarios, case_ids={})  # the fixture photos, by default
+
+
+def test_one_scenario_checked_as_a_file_of_its_own():
+    from evals.load.scenarios import scenario_errors
+
+    scenario = {"id": "one-alone", "visitor": {"who": "a student", "wants": "a printer"},
+                "criteria": [{"statement": "It names the Form 4."}]}
+    assert scenario_errors(scenario, "draft-1.yaml", {}) == []
+    assert scenario_errors(scenario, "draft-1.yaml", {"one-alone": "c.yaml:3"}) == [
+        "draft-1.yaml:1: id 'one-alone' is a case's id (the case at c.yaml:3): give one of"
+        " them another"]
+    assert scenario_errors({**scenario, "styles": ["grumpy"]}, "d.yaml", {}) == [
+        "d.yaml:8: unknown style 'grumpy'; known: calm, hurried, unsure, insistent"]
