@@ -119,11 +119,16 @@ async def index(db: Database, embedder: Embedder) -> int:
 
 # The request's words (normalised, in order): whether each says something (three letters or
 # more, no digit, not filler or a stop word), whether it (or its stem) is a key word, and for
-# each that no record has (`unknown`) the record words that could be it misspelled (the same
-# first letter, a length within two), with the key words among them apart.
+# each that no record has (`unknown`): whether a record's word begins it or it begins one
+# (`related`: "wooden" and "wood", which the stemmer keeps apart), and the record words that
+# could be it misspelled (the same first letter, a length within two), key words apart.
 _WORDS = """
 SELECT w.word, u.content, u.content AND k.key IS NULL AS unknown,
        u.content AND coalesce(k.key, false) AS key,
+       u.content AND k.key IS NULL AND EXISTS (
+           SELECT 1 FROM catalog_words c
+           WHERE (length(c.word) >= 4 AND left(w.word, length(c.word)) = c.word)
+           OR (length(w.word) >= 5 AND left(c.word, length(w.word)) = w.word)) AS related,
        ARRAY(SELECT c.word FROM catalog_words c
              WHERE u.content AND k.key IS NULL AND length(w.word) >= 4
              AND left(c.word, 1) = left(w.word, 1)
@@ -237,7 +242,9 @@ class Word:
     text: str  # as searched: the record's word when this one was it misspelled
     content: bool  # says something: three letters or more, no digit, not filler or stop word
     key: bool  # a machine's name, brand or category has it
-    strange: bool  # no record has it, and it is no key word misspelled
+    # No record has it, nor a word that begins it or that it begins, and it is no key word
+    # misspelled.
+    strange: bool
 
 
 def _spelled(rows: Sequence[dict[str, Any]]) -> list[Word]:
@@ -258,7 +265,8 @@ def _spelled(rows: Sequence[dict[str, Any]]) -> list[Word]:
                 continue
         maybe_key = any(OSA.distance(word, k) <= (1 if len(word) < 6 else 2)
                         for k in row["keys"])
-        out.append(Word(word, row["content"], row["key"], row["unknown"] and not maybe_key))
+        out.append(Word(word, row["content"], row["key"],
+                        row["unknown"] and not maybe_key and not row["related"]))
     return out
 
 

@@ -37,7 +37,7 @@ async def test_no_match_says_so_with_what_the_catalogue_holds_never_only_these_e
     assert result["note"].startswith("No machine in the catalogue matches 'band saw'.")
     assert "No catalogue record mentions: band, saw." in result["note"]
     assert "The catalogue lists 2 machines in 2 categories." in result["note"]
-    assert "not what was asked for" in result["note"]
+    assert "they are other machines. Say the lab has none for this" in result["note"]
     assert "Only these" not in result["note"]
     assert {n["slug"] for n in result["nearest"]} <= {"form-4", "trotec-speedy-400"}
     search_catalog.result.model_validate(result)
