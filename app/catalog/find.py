@@ -119,16 +119,18 @@ async def index(db: Database, embedder: Embedder) -> int:
 
 # The request's words (normalised, in order): whether each says something (three letters or
 # more, no digit, not filler or a stop word), whether it (or its stem) is a key word, and for
-# each that no record has (`unknown`): whether a record's word begins it or it begins one
-# (`related`: "wooden" and "wood", which the stemmer keeps apart), and the record words that
-# could be it misspelled (the same first letter, a length within two), key words apart.
+# each that no record has (`unknown`): the record word that begins it or that it begins, the
+# nearest in length (`related`: "wood" for "wooden", which the stemmer keeps apart), and the
+# record words that could be it misspelled (the same first letter, a length within two), key
+# words apart.
 _WORDS = """
 SELECT w.word, u.content, u.content AND k.key IS NULL AS unknown,
        u.content AND coalesce(k.key, false) AS key,
-       u.content AND k.key IS NULL AND EXISTS (
-           SELECT 1 FROM catalog_words c
-           WHERE (length(c.word) >= 4 AND left(w.word, length(c.word)) = c.word)
-           OR (length(w.word) >= 5 AND left(c.word, length(w.word)) = w.word)) AS related,
+       ARRAY(SELECT c.word FROM catalog_words c
+             WHERE u.content AND k.key IS NULL
+             AND ((length(c.word) >= 4 AND left(w.word, length(c.word)) = c.word)
+                  OR (length(w.word) >= 5 AND left(c.word, length(w.word)) = w.word))
+             ORDER BY abs(length(c.word) - length(w.word)), c.word LIMIT 1) AS related,
        ARRAY(SELECT c.word FROM catalog_words c
              WHERE u.content AND k.key IS NULL AND length(w.word) >= 4
              AND left(c.word, 1) = left(w.word, 1)
@@ -265,8 +267,11 @@ def _spelled(rows: Sequence[dict[str, Any]]) -> list[Word]:
                 continue
         maybe_key = any(OSA.distance(word, k) <= (1 if len(word) < 6 else 2)
                         for k in row["keys"])
-        out.append(Word(word, row["content"], row["key"],
-                        row["unknown"] and not maybe_key and not row["related"]))
+        # A record word the request's word begins or is begun by ("wood" for "wooden") is
+        # searched beside it.
+        related = row["related"][0] if row["related"] else None
+        out.append(Word(f"{word} {related}" if related else word, row["content"], row["key"],
+                        row["unknown"] and not maybe_key and related is None))
     return out
 
 
