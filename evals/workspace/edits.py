@@ -11,7 +11,14 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import LiteralScalarString
 
-from evals.workspace.sources import Conflict, Edit, Invalid, dump_entry, load_entry
+from evals.workspace.sources import (
+    Conflict,
+    Edit,
+    Invalid,
+    dump_entry,
+    load_entry,
+    rewritten,
+)
 
 Change = Callable[[Any], None]  # changes one entry's mapping in place
 
@@ -57,7 +64,7 @@ def on_entry(entry_id: str, change: Change) -> Edit:
             if isinstance(data, CommentedMap) and str(data.get("id")) == entry_id:
                 found = True
                 change(data)
-                text = dump_entry(data)
+                text = rewritten(text, data)
             out.append(text)
         if not found:
             raise Conflict(f"{entry_id!r} is no longer in its file (renamed or removed since"
@@ -75,7 +82,7 @@ def on_index(index: int, change: Change | None) -> Edit:
             return entries[:index] + entries[index + 1:]
         data = load_entry(entries[index])
         change(data)
-        return [*entries[:index], dump_entry(data), *entries[index + 1:]]
+        return [*entries[:index], rewritten(entries[index], data), *entries[index + 1:]]
     return edit
 
 
