@@ -192,7 +192,12 @@ def rewritten(old: str, data: Any) -> str:
     if before == old:
         return after
     o, r, m = (t.splitlines(keepends=True) for t in (old, before, after))
-    o_r = difflib.SequenceMatcher(None, o, r, autojunk=False).get_opcodes()
+    o_r: list[tuple[str, int, int, int, int]] = []
+    for tag, a1, a2, b1, b2 in difflib.SequenceMatcher(None, o, r, autojunk=False).get_opcodes():
+        if tag == "replace" and a2 - a1 == b2 - b1:  # line for line: each is its own
+            o_r += [(tag, a1 + k, a1 + k + 1, b1 + k, b1 + k + 1) for k in range(a2 - a1)]
+        else:
+            o_r.append((tag, a1, a2, b1, b2))
     r_m = difflib.SequenceMatcher(None, r, m, autojunk=False).get_opcodes()
     # Spans of the dump `before` (r) that differ from the text (o) or from the change (m).
     apart = [(b1, b2) for tag, _, _, b1, b2 in o_r if tag != "equal"]

@@ -149,13 +149,12 @@ def test_frozen_responses_must_fit_the_tools_result_schema(tree):
     name = "scenarios/curation.yaml"
     tool = REGISTRY.all_tools()["read_page"]
     rev = revision(tree.read(name))
-    bad = edits.tool_responses("read_page", tool.contract(), [{"url": "https://x"}], "error")
+    bad = edits.tool_result("read_page", tool.contract(), edits.At(None, 0), {"url": "https://x"})
     with pytest.raises(Invalid, match="read_page response 1 does not fit the result schema"):
         Writer(tree).commit({name: rev},
                             {name: edits.on_entry("web-page-with-frozen-answer", bad)})
-    good = edits.tool_responses("read_page", tool.contract(),
-                                [{"url": "https://x", "text": "t"}, {"error": "timed out"}],
-                                "repeat_last")
+    good = edits.tool_result("read_page", tool.contract(), edits.At(None, None),
+                             {"error": "timed out"})
     diffs = Writer(tree).commit({name: rev},
                                 {name: edits.on_entry("web-page-with-frozen-answer", good)})
     assert "+        - error: timed out" in diffs[name]
