@@ -275,9 +275,10 @@ def input_kind(spec: dict[str, Any]) -> str | None:
 
 def result_fields(response: dict[str, Any] | None, schema: dict[str, Any], existing: bool
                   ) -> str:
-    """One response as form fields: an error, or a field per result property. A value holding
-    an expression is shown as written and kept unless "a fixed value instead" is ticked; keys
-    the schema does not name ride along unchanged."""
+    """One response as form fields: an error, or a field per result property. A simple field
+    holding an expression is shown as written and kept unless "a fixed value instead" is
+    ticked; a JSON field shows its expressions in its text, kept unless edited; keys the schema
+    does not name ride along unchanged."""
     response = response or {}
     properties = schema.get("properties", {})
     error = response.get("error", "") if set(response) == {"error"} else ""
@@ -286,7 +287,7 @@ def result_fields(response: dict[str, Any] | None, schema: dict[str, Any], exist
         value = response.get(name) if not error else None
         kind = input_kind(spec)
         label = f"{name}{' *' if name in schema.get('required', []) else ''}"
-        if value is not None and has_expressions(value):
+        if kind is not None and value is not None and has_expressions(value):
             rows.append(_expression(name, label, value, kind))
         elif kind == "checkbox":
             rows.append(f'<label><input type="checkbox" name="r.{e(name)}" value="true"'
@@ -295,7 +296,9 @@ def result_fields(response: dict[str, Any] | None, schema: dict[str, Any], exist
             rows.append(_input(f"r.{name}", label, kind, "" if value is None else value))
         else:
             shown = "" if value is None else json.dumps(value, indent=1, ensure_ascii=False)
-            rows.append(f'<label for="f-r.{e(name)}">{e(label)} (JSON)</label><textarea'
+            kept = (" (JSON; its {{ args.… }} expressions stay as written unless you change"
+                    " them)" if value is not None and has_expressions(value) else " (JSON)")
+            rows.append(f'<label for="f-r.{e(name)}">{e(label)}{e(kept)}</label><textarea'
                         f' class="json" id="f-r.{e(name)}" name="r.{e(name)}">{e(shown)}'
                         "</textarea>")
     extra = {k: v for k, v in response.items() if k not in properties and not error}
@@ -314,16 +317,14 @@ def _step(kind: str | None) -> str:
     return ' step="any"' if kind == "number" else ""
 
 
-def _expression(name: str, label: str, value: Any, kind: str | None) -> str:
-    """A value written with expressions: shown as written and kept, unless the author ticks
-    "a fixed value instead" and gives one."""
+def _expression(name: str, label: str, value: Any, kind: str) -> str:
+    """A simple field written with expressions (which its input could not hold): shown as
+    written and kept, unless the author ticks "a fixed value instead" and gives one."""
     written = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     fixed = (f'<input type="checkbox" name="r.{e(name)}" value="true"'
              f' aria-label="{e(name)}: fixed value">' if kind == "checkbox" else
              f'<input type="{kind}"{_step(kind)} name="r.{e(name)}"'
-             f' aria-label="{e(name)}: fixed value">' if kind else
-             f'<textarea class="json" name="r.{e(name)}" aria-label="{e(name)}: fixed value'
-             ' (JSON)"></textarea>')
+             f' aria-label="{e(name)}: fixed value">')
     return (f'<div class="expression"><label>{e(label)} <span class="note">(an expression over'
             f' the call&#39;s arguments, kept as written)</span></label><code>{e(written)}'
             f"</code>{hidden(f'r.{name}.expr', json.dumps(value))}"

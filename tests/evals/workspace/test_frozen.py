@@ -2,7 +2,8 @@
 (branches with their conditions, expressions, delays, states, exhaustion and the order of
 every sequence kept as written), an expression stays until a fixed value is chosen, a tool
 with none gets a static response, the loader validates every branch, expected actions are never
-rewritten; and the examples the editor offers, checked against the tool's contract."""
+rewritten; and the examples the editor offers, checked against the tool's contract (and the
+editor in a real browser at 390 and 1440 px)."""
 
 import difflib
 import re
@@ -12,11 +13,14 @@ from ruamel.yaml import YAML
 
 from app.capabilities import REGISTRY
 from evals.load.responses import ToolResponses
-from evals.workspace import edits
+from evals.workspace import create_workspace, edits
 from evals.workspace.examples import examples_for
 from evals.workspace.frozen import _examples
+from evals.workspace.launch import Launcher
 from evals.workspace.sources import Invalid, edit_entries
-from tests.evals.workspace.helpers import form_of, post, unescape
+from tests.browser import screenshot
+from tests.evals.workspace.browser import WIDTHS, fits, opened, serve_in_thread
+from tests.evals.workspace.helpers import TOKEN, form_of, post, unescape
 
 TICKETS = REGISTRY.tool("list_open_tickets").contract()
 UPDATE = REGISTRY.tool("update_ticket").contract()
@@ -186,6 +190,19 @@ def test_an_expression_is_kept_until_a_fixed_value_is_chosen(client, branched):
     assert "on_confirm: resolved              # confirming" in branched.read(name)
 
 
+def test_an_expression_inside_a_json_field_stays_in_its_text(client, branched):
+    opened = client.get(f"{PAGE}&at=branch-2-2").text
+    fields = form_of(opened, PAGE)
+    assert "args.slug | default('trotec-speedy-400')" in fields["r.tickets"][0]
+    assert "No change" in post(client, PAGE, fields).text
+    assert branched.read("scenarios/frozen-branches.yaml") == BRANCHED
+    fields["r.tickets"] = [fields["r.tickets"][0].replace("Smoke when cutting", "Smoke")]
+    assert post(client, PAGE, fields).status_code == 200
+    after = branched.read("scenarios/frozen-branches.yaml")
+    assert "title: Smoke, status: open" in after
+    assert "slug: \"{{ args.slug | default('trotec-speedy-400') }}\"" in after
+
+
 def test_the_loader_checks_every_branch_and_response_edits_leave_expected_actions(client,
                                                                                   branched):
     name = "scenarios/frozen-branches.yaml"
@@ -271,3 +288,30 @@ def test_examples_from_another_contract_or_not_fitting_are_never_offered():
     shown = unescape(_examples(found, edits.At(None, 0), "/p?tool=read_page"))
     assert shown.count("Start from this</a>") == sum(x.offered for x in found) == 3
     assert "changed contract</span>" in shown and "written for 0123456789ab" in shown
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", WIDTHS)
+async def test_the_response_editor_in_a_browser(browser, stored, branched, width):
+    app = create_workspace(stored, TOKEN, sources=branched, launcher=Launcher(env={}))
+    with serve_in_thread(app, lifespan="on") as base:
+        page = await opened(browser, base, width)
+        await page.goto(f"{base}{PAGE}")
+        await page.click("ol.answers >> text=Response 2")
+        structure_fits = await fits(page)
+        await screenshot(page, f"workspace-frozen-branches-{width}")
+        await page.click("ul.examples li:first-child >> text=Start from this")
+        count = await page.input_value("#f-r\\.count")
+        await page.fill("#f-r\\.count", "2")
+        await page.click("button:text('Save this response')")
+        diff = await page.inner_text("pre.diff")
+        problems = page.problems  # type: ignore[attr-defined]
+    assert structure_fits and problems == []
+    assert count == "2"  # the declared example: two open tickets
+    assert "Resin tank film clouded" in diff  # response 2 is now the example
+    after = branched.read("scenarios/frozen-branches.yaml")
+    assert after.startswith(BRANCHED.split("            - count: 1\n              tickets: [{id:"
+                                           " 7, title: Smoke when cutting, status: open,\n"
+                                           "                         machine: Trotec Speedy 400,"
+                                           "\n")[0])  # response 1 and all before it kept
+    assert after.endswith(BRANCHED.split("            - {tickets: [], count: 0}\n")[1])
