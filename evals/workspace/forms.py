@@ -16,7 +16,7 @@ from evals.load.scenarios import Scenario, Shared, load_scenarios
 from evals.load.yamlfile import YamlFileError
 from evals.workspace import edits
 from evals.workspace.layout import diff_html, e, page, refused
-from evals.workspace.sources import Edit, Sources, Writer, WriteRefused
+from evals.workspace.sources import Edit, Invalid, Sources, Writer, WriteRefused
 
 MAX_FORM_FIELDS = 2000
 ENFORCEMENT = ("required", "informational")
@@ -90,11 +90,14 @@ class Tab:
         return await request.form(max_files=0, max_fields=MAX_FORM_FIELDS)
 
     async def _save(self, form: FormData, edits_: dict[str, Edit], back: str,
-                    what: str) -> Response:
+                    what: str, review: str | None = None) -> Response:
+        """Commit the edits; a refusal names why (`review`, when given, says what to review
+        before the loader's message of an edit it refused)."""
         try:
             diffs = await run_in_threadpool(self.writer.commit, parse_revs(form), edits_)
         except WriteRefused as exc:
-            return refused(str(exc), exc.status, back)
+            why = f"{review}\n{exc}" if review and isinstance(exc, Invalid) else str(exc)
+            return refused(why, exc.status, back)
         return page("tests", "Saved", f"<p>{e(what)} The change, for review as a diff:</p>"
                     f"{diff_html(diffs)}<p><a href=\"{e(back)}\">Back to the form</a> ·"
                     ' <a href="/tests">All tests</a></p>')

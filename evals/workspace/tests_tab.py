@@ -12,7 +12,7 @@ from starlette.routing import Route
 from evals.load.context import offered_tools
 from evals.load.responses import ToolResponses
 from evals.load.scenarios import Scenario
-from evals.workspace import edits
+from evals.workspace import edits, expected
 from evals.workspace.forms import (
     ENFORCEMENT,
     SHARED_FILE,
@@ -30,6 +30,7 @@ from evals.workspace.forms import (
     text,
 )
 from evals.workspace.layout import e, hidden, page, refused, revs
+from evals.workspace.sources import Invalid
 
 
 class TestsTab(Tab):
@@ -69,7 +70,8 @@ class TestsTab(Tab):
                    + '<button type="submit">Add criterion</button></form>')
             rows.append(row("scenario", s.id, scenario_file(s), s.group,
                              s.opening or s.visitor.wants,
-                             f"<ul>{own}{extra}</ul>{add}", f"/tests/scenario/{s.id}"))
+                             f"<ul>{own}{extra}</ul>{expected.listed(s)}{add}",
+                             f"/tests/scenario/{s.id}"))
         groups = sorted({g for g in [*(c.group for c in data.cases),
                                      *(s.group for s in data.scenarios)] if g})
         rename = "".join(f'<li>{e(g)} — <a href="/tests/rename?group={e(g)}">rename</a></li>'
@@ -141,12 +143,23 @@ class TestsTab(Tab):
             rows = [(st, en) for i, (st, en) in enumerate(zip(statements, levels, strict=True))
                     if st.strip() and str(i) not in removed]
             visitor = {k: text(form, f"visitor.{k}") for k in edits.VISITOR_KEYS}
-            change = edits.scenario_fields(text(form, "id"), text(form, "group"),
-                                           text(form, "opening"), visitor,
-                                           rows if "statement" in form else None)
+            changes = [edits.scenario_fields(text(form, "id"), text(form, "group"),
+                                             text(form, "opening"), visitor,
+                                             rows if "statement" in form else None)]
+            try:
+                actions = expected.rows(form)
+            except Invalid as exc:
+                return refused(str(exc), 422, f"/tests/scenario/{sid}")
+            if actions is not None:
+                changes.append(edits.expected_actions(actions))
             new_id = given(form, "id") or sid
-            return await self._save(form, {scenario_file(found): edits.on_entry(sid, change)},
-                                    f"/tests/scenario/{new_id}", f"Scenario {sid} saved.")
+            review = ("The scenario would not load with this form's changes. Review its expected"
+                      " actions (their tools and selectors) with the criteria changed beside"
+                      " them: they are checked together, as the file would be; the loader says:"
+                      if expected.changed(found, actions) else None)
+            return await self._save(
+                form, {scenario_file(found): edits.on_entry(sid, edits.together(changes))},
+                f"/tests/scenario/{new_id}", f"Scenario {sid} saved.", review=review)
         criteria = "".join(
             f'<div class="row criterion"><div><textarea name="statement" rows="2"'
             f' aria-label="criterion {n + 1}">{e(k.statement)}</textarea></div>'
@@ -176,6 +189,7 @@ class TestsTab(Tab):
             + area("opening", "Opening message (empty: the visitor writes it)",
                     found.opening or "")
             + f'<h3>Criteria</h3><div id="criteria">{criteria}</div>'
+            + f'<h3>Expected actions</h3><div id="expected">{expected.fieldsets(found)}</div>'
             + '<button type="submit">Save</button>'
             '<a class="button plain" href="/tests">Cancel</a></form>'
             + f"<h3>Shared criteria that apply</h3><ul>{shared or '<li>none</li>'}</ul>"
