@@ -56,7 +56,8 @@ class ResponsesTab(Tab):
         at = edits.At.parse(request.query_params.get("at", "")) or _first(frozen)
         current = _result(frozen, at)
         if current is False:
-            return refused(f"{tool_name} in {sid} has no {at.label()}", 404, back)
+            return refused(f"{tool_name} in {sid}: no such result here ({at.label()})", 404,
+                           back)
         examples = examples_for(tool, _others(data, sid))
         chosen = request.query_params.get("example", "")
         start = current
