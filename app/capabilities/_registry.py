@@ -43,6 +43,24 @@ def _parameters(args: type[BaseModel]) -> dict[str, Any]:
     return params
 
 
+@cache
+def _result_schema(result: type[BaseModel]) -> dict[str, Any]:
+    """A result model's schema as its contract hashes it: without the examples a model declares
+    (`json_schema_extra`), which document the tool and change nothing it answers."""
+    schema = dict(_parameters(result))
+    schema.pop("examples", None)
+    if "$defs" in schema:
+        schema["$defs"] = {name: {k: v for k, v in spec.items() if k != "examples"}
+                           for name, spec in schema["$defs"].items()}
+    return schema
+
+
+def result_examples(result: type[BaseModel]) -> list[dict[str, Any]]:
+    """The example results a result model declares (`json_schema_extra={"examples": [...]}`)."""
+    examples = result.model_json_schema().get("examples", [])
+    return [e for e in examples if isinstance(e, dict)]
+
+
 class RegistryError(ValueError):
     """A capability or tool that cannot be registered as written."""
 
@@ -72,9 +90,13 @@ class Tool:
         """A hash of the tool's name, argument schema and result schema: a scenario records
         it, so a frozen response written for another contract is reported, not used."""
         body = json.dumps({"name": self.name, "arguments": _parameters(self.args),
-                           "result": _parameters(self.result) if self.result else None},
+                           "result": _result_schema(self.result) if self.result else None},
                           sort_keys=True)
         return hashlib.sha256(body.encode()).hexdigest()[:12]
+
+    def examples(self) -> list[dict[str, Any]]:
+        """The example results the tool's result model declares (none if it declares none)."""
+        return result_examples(self.result) if self.result else []
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI-style function schema sent to the model."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from app import catalog
 from app.capabilities._context import PromptContext, ToolContext
@@ -52,7 +52,47 @@ class Nearest(BaseModel):
     category: str
 
 
+# A catalogue record as the tools return it (app.catalog.public), for the examples below.
+_TROTEC: dict[str, JsonValue] = {
+    "slug": "trotec-speedy-400", "name": "Trotec Speedy 400", "brand": "Trotec",
+    "category": "CO2 laser cutter",
+    "summary": "CO2 laser cutter and engraver for sheet materials: cuts and engraves wood,"
+               " plywood, MDF, acrylic, cardboard, paper, leather and textiles; engraves glass"
+               " and anodised metal. Never PVC or vinyl (chlorine gas).",
+    "aliases": ["Trotec", "Speedy 400", "laser cutter", "the laser"],
+    "location": "Laser room (behind the fire door)", "induction_required": True,
+    "specs": {"technology": "CO2 laser", "laser_power": None, "work_area": "1000 x 610 mm",
+              "max_part_height": "305 mm",
+              "materials": "wood, plywood, MDF, acrylic, cardboard, paper, leather, textiles"},
+    "url": "/tools/trotec-speedy-400"}
+_FORM_4: dict[str, JsonValue] = {
+    "slug": "form-4", "name": "Form 4", "brand": "Formlabs", "category": "resin 3D printer",
+    "summary": "Masked-stereolithography (MSLA) resin printer for smooth, detailed parts:"
+               " miniatures, dental and jewellery models, clear or flexible parts.",
+    "aliases": ["Formlabs Form 4", "Form4", "resin printer", "SLA printer"],
+    "location": "Digital fabrication room, bench 2", "induction_required": True,
+    "specs": {"technology": "masked stereolithography (MSLA)", "build_volume": None,
+              "resolution": None, "wavelength": "405 nm",
+              "materials": "Formlabs resins: Standard, Clear, Tough, Flexible, Elastic"},
+    "url": "/tools/form-4"}
+
+
 class SearchCatalogResult(BaseModel):
+    # Examples for frozen responses (the evals' workspace offers them); not in the contract.
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {"machines": [_TROTEC],
+         "note": "1 of the catalogue's 2 machines match 'cut 3 mm acrylic', best first. The"
+                 " catalogue lists 2 machines in 2 categories. A machine not in the catalogue"
+                 " is not in the lab."},
+        {"machines": [],
+         "note": "No machine in the catalogue matches 'glowforge'. No catalogue record mentions:"
+                 " glowforge. The catalogue lists 2 machines in 2 categories. The machines"
+                 " under nearest came closest but are not what was asked for: say the lab does"
+                 " not have it, and offer one of them only if it really does the job.",
+         "nearest": [{"slug": "trotec-speedy-400", "name": "Trotec Speedy 400",
+                      "category": "CO2 laser cutter"}],
+         "unknown_words": ["glowforge"]},
+    ]})
     machines: list[MachineRecordOut]
     note: str
     # With no match: the machines that came nearest (not what was asked for), and the words
@@ -71,6 +111,14 @@ class ListMachinesResult(BaseModel):
 
 
 class MachineDetailsResult(MachineRecordOut):
+    # Examples for frozen responses (the evals' workspace offers them); not in the contract.
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {**_FORM_4, "units": [
+            {"label": "Form 4 #1", "status": "available", "note": ""},
+            {"label": "Form 4 #2", "status": "in_use", "note": "Booked until 16:00"}]},
+        {**_TROTEC, "units": [{"label": "Trotec Speedy 400 #1", "status": "out_of_service",
+                               "note": "Lens being replaced; back on Thursday"}]},
+    ]})
     units: list[dict[str, Any]] = []
 
 

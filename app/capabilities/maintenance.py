@@ -33,6 +33,19 @@ class TicketOut(BaseModel):
 
 
 class ListTicketsResult(BaseModel):
+    # Examples for frozen responses (the evals' workspace offers them); not in the contract.
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {"count": 2, "tickets": [
+            {"id": 1, "title": "Cuts not going through 3 mm plywood", "status": "open",
+             "machine": "Trotec Speedy 400", "slug": "trotec-speedy-400",
+             "body": "Settings unchanged since last week; lens may need cleaning or"
+                     " refocusing.", "reporter": "anonymous", "opened": "2026-11-24"},
+            {"id": 4, "title": "Resin tank film clouded", "status": "in_progress",
+             "machine": "Form 4", "slug": "form-4",
+             "body": "Prints fail halfway; the film looks scratched.", "reporter": "Alex Kim",
+             "opened": "2026-11-27"}]},
+        {"count": 0, "tickets": []},
+    ]})
     tickets: list[TicketOut]
     count: int
 

@@ -25,6 +25,21 @@ class PassageOut(BaseModel):
 
 
 class SearchManualResult(BaseModel):
+    # Examples for frozen responses (the evals' workspace offers them); not in the contract.
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {"passages": [
+            {"ref": "p12", "title": "Form 4 Manual", "machine": "Form 4", "page": 1,
+             "url": "http://127.0.0.1:8000/blobs/manuals/form-4/form-4-manual.pdf#page=1",
+             "text": "The Form 4 is a resin 3D printer. Wear nitrile gloves and safety glasses"
+                     " whenever you handle liquid resin or uncured parts. Work in a ventilated"
+                     " room."},
+            {"ref": "p16", "title": "Form 4 Manual", "machine": "Form 4", "page": 5,
+             "url": "http://127.0.0.1:8000/blobs/manuals/form-4/form-4-manual.pdf#page=5",
+             "text": "Wash printed parts in Form Wash with isopropyl alcohol for ten minutes,"
+                     " then let them dry completely. Cure parts in Form Cure with the time and"
+                     " temperature for the resin."}]},
+        {"passages": [], "note": "No manual passage matches; say the manuals do not say."},
+    ]})
     passages: list[PassageOut]
     note: str | None = None
 

@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urljoin
 
 import httpx
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.capabilities._context import PromptContext, ToolContext
 from app.capabilities._registry import EVERYONE, ToolError, capability, tool
@@ -191,6 +191,17 @@ async def fetch_page(
 
 
 class ReadPageResult(BaseModel):
+    # Examples a person writing a frozen response starts from (the evals' workspace offers
+    # them); they are no part of the tool's contract.
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {"url": "https://formlabs.example/form-4/tech-specs",
+         "text": "Form 4 technical specifications. Build volume: 200 x 125 x 210 mm. Layer"
+                 " thickness 25-200 microns. Light source: 405 nm LED array."},
+        {"url": "https://trotec.example/speedy-400/materials",
+         "text": "Materials for the Speedy 400. Cut and engrave: wood, plywood, MDF, acrylic,"
+                 " cardboard, leather. Engrave only: glass, anodised aluminium. Never process"
+                 " PVC or vinyl: cutting them releases chlorine gas."},
+    ]})
     url: str
     text: str
 

@@ -64,6 +64,13 @@ def response_errors(frozen: Mapping[str, ToolResponses], context: Context,
     return errors
 
 
+def result_errors(tool: Tool, response: Response) -> list[str]:
+    """What keeps one response from being a result of today's `tool` (its result schema, its
+    arguments for the expressions in it), as messages; empty when it fits. The check every
+    frozen response gets at load, for one response on its own (the workspace's examples)."""
+    return [message for _, message in _response_errors(tool, response, (), "response")]
+
+
 def _fit(tool: Tool, frozen: ToolResponses, state: ResponseState | None, confirms: bool
          ) -> list[Problem]:
     """Frozen responses must fit today's contract of their tool: the hash recorded with them,

@@ -30,6 +30,7 @@ from starlette.responses import FileResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from evals.record.store import RunStore
+from evals.workspace.frozen import ResponsesTab
 from evals.workspace.groups import GroupsTab
 from evals.workspace.labels import LabelsTab
 from evals.workspace.launch import Launcher
@@ -100,7 +101,8 @@ def create_workspace(conninfo: str, token: str, *, sources: Sources | None = Non
         return Response(status_code=204, headers=HEADERS)
 
     routes = [*OverviewTab(launcher, sources).routes(), *ResultsTab(launcher).routes(),
-              *TestsTab(sources).routes(), *GroupsTab(sources).routes(),
+              *TestsTab(sources).routes(), *ResponsesTab(sources).routes(),
+              *GroupsTab(sources).routes(),
               *LabelsTab(sources).routes(),
               Route("/static/workspace.js", script),
               Route("/favicon.ico", no_icon)]

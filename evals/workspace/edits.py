@@ -5,13 +5,22 @@ entry (comments, other keys, their order) as it was."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import LiteralScalarString
 
-from evals.workspace.sources import Conflict, Edit, Invalid, dump_entry, load_entry
+from evals.workspace.sources import (
+    Conflict,
+    Edit,
+    Invalid,
+    dump_entry,
+    load_entry,
+    rewritten,
+)
 
 Change = Callable[[Any], None]  # changes one entry's mapping in place
 
@@ -57,13 +66,21 @@ def on_entry(entry_id: str, change: Change) -> Edit:
             if isinstance(data, CommentedMap) and str(data.get("id")) == entry_id:
                 found = True
                 change(data)
-                text = dump_entry(data)
+                text = rewritten(text, data)
             out.append(text)
         if not found:
             raise Conflict(f"{entry_id!r} is no longer in its file (renamed or removed since"
                            " the page was opened); reload")
         return out
     return edit
+
+
+def together(changes: list[Change]) -> Change:
+    """Several changes of one entry, in order (one save, checked once on the result)."""
+    def change(data: Any) -> None:
+        for one in changes:
+            one(data)
+    return change
 
 
 def on_index(index: int, change: Change | None) -> Edit:
@@ -75,7 +92,7 @@ def on_index(index: int, change: Change | None) -> Edit:
             return entries[:index] + entries[index + 1:]
         data = load_entry(entries[index])
         change(data)
-        return [*entries[:index], dump_entry(data), *entries[index + 1:]]
+        return [*entries[:index], rewritten(entries[index], data), *entries[index + 1:]]
     return edit
 
 
@@ -237,28 +254,208 @@ def parse_json_object(text: str, what: str) -> dict[str, Any]:
     return value
 
 
-def tool_responses(tool: str, contract: str, responses: list[dict[str, Any]] | None,
-                   exhausted: str) -> Change:
-    """A tool's frozen responses, written as a sequence (or removed with None)."""
+# frozen tool responses: one result at a time ----------------------------------------------------
+
+@dataclass(frozen=True)
+class At:
+    """Which result of a tool's frozen responses an edit is about: the default's (branch None)
+    or a branch's (0-based), its `index`-th response (0-based), or a new one after the last
+    (index None). Written in a form as `default-1`, `branch-2-1`, `default-new`."""
+
+    branch: int | None = None
+    index: int | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> At | None:
+        found = re.fullmatch(r"(?:default|branch-([1-9][0-9]*))-(new|[1-9][0-9]*)", text)
+        if found is None:
+            return None
+        branch, index = found.groups()
+        return cls(int(branch) - 1 if branch else None,
+                   None if index == "new" else int(index) - 1)
+
+    def key(self) -> str:
+        unit = "default" if self.branch is None else f"branch-{self.branch + 1}"
+        return f"{unit}-{'new' if self.index is None else self.index + 1}"
+
+    def label(self) -> str:
+        unit = "the default" if self.branch is None else f"branch {self.branch + 1}"
+        return (f"a new response of {unit}" if self.index is None else
+                f"{unit}, response {self.index + 1}")
+
+
+def unfreeze(tool: str) -> Change:
+    """The tool's frozen responses removed: it answers from the item's own database again."""
     def change(data: Any) -> None:
         frozen = data.get("tool_responses")
-        if responses is None:
-            if isinstance(frozen, CommentedMap):
-                frozen.pop(tool, None)
-                if not frozen:
-                    data.pop("tool_responses")
-            return
-        if not isinstance(frozen, CommentedMap):
-            frozen = CommentedMap()
-            data["tool_responses"] = frozen
-        old = frozen.get(tool)
-        if isinstance(old, dict) and old.get("contract") == contract and \
-                old.get("exhausted", "error") == exhausted and \
-                _plain(old.get("responses") or [old.get("response")]) == _plain(responses):
-            return  # what the file says already: its text stays as written
-        entry = CommentedMap(contract=contract)
-        entry["responses"] = _commented(responses)
-        if exhausted != "error":
-            entry["exhausted"] = exhausted
-        frozen[tool] = entry
+        if isinstance(frozen, CommentedMap):
+            frozen.pop(tool, None)
+            if not frozen:
+                data.pop("tool_responses")
     return change
+
+
+def tool_result(tool: str, contract: str, at: At, response: dict[str, Any] | None,
+                exhausted: str = "error") -> Change:
+    """One result of a tool's frozen responses set (or, with None, taken out of its sequence);
+    the rest of the tool (its branches with their conditions, delays, states and exhaustion,
+    the order of every sequence, the expressions in other results, its default) as written,
+    and the keys of the result the form did not change too. `contract` is recorded (the tool's
+    today, which the loader then checks every response against). A tool with no frozen
+    responses gets a static one (`response:`, with `exhausted` if not error); the workspace
+    writes no new branch and turns no static response into a sequence."""
+    def change(data: Any) -> None:
+        frozen = data.get("tool_responses")
+        entry = frozen.get(tool) if isinstance(frozen, CommentedMap) else None
+        if entry is None:
+            if response is None or at != At():
+                raise Conflict(f"{tool} has no frozen responses in the file any more; reload")
+            if not isinstance(frozen, CommentedMap):
+                frozen = CommentedMap()
+                data["tool_responses"] = frozen
+            created = CommentedMap(contract=contract)
+            created["response"] = _commented(response)
+            if exhausted != "error":
+                created["exhausted"] = exhausted
+            frozen[tool] = created
+            return
+        if not isinstance(entry, CommentedMap):
+            raise Invalid(f"{tool}: its frozen responses are not a mapping; edit the file")
+        _set_result(_unit(entry, tool, at), tool, at, response)
+        if entry.get("contract") != contract:
+            entry["contract"] = contract
+    return change
+
+
+def _unit(entry: CommentedMap, tool: str, at: At) -> CommentedMap:
+    if at.branch is None:
+        return entry
+    branches = entry.get("branches")
+    if not isinstance(branches, CommentedSeq) or not 0 <= at.branch < len(branches) or \
+            not isinstance(branches[at.branch], CommentedMap):
+        raise Conflict(f"{tool} has no branch {at.branch + 1} in the file any more; reload")
+    unit: CommentedMap = branches[at.branch]
+    return unit
+
+
+def _set_result(unit: CommentedMap, tool: str, at: At, response: dict[str, Any] | None
+                ) -> None:
+    where = f"{tool}, {at.label()}"
+    sequence = unit.get("responses")
+    if unit.get("response") is not None:
+        if at.index is None:
+            raise Invalid(f"{where}: it answers one static response; the workspace does not"
+                          " turn it into a sequence (write responses: in the file)")
+        if at.index != 0:
+            raise Conflict(f"{where}: not in the file any more; reload")
+        if response is None:
+            raise Invalid(f"{where}: its only response; the workspace removes no branch or"
+                          " default (Unfreeze removes the whole tool's responses)")
+        _replace(unit, "response", response)
+    elif isinstance(sequence, CommentedSeq) and sequence:
+        if at.index is None:
+            if response is not None:
+                sequence.append(_commented(response))
+            return
+        if not 0 <= at.index < len(sequence):
+            raise Conflict(f"{where}: not in the file any more; reload")
+        if response is not None:
+            _replace(sequence, at.index, response)
+        elif len(sequence) < 2:
+            raise Invalid(f"{where}: the last response of its sequence; the workspace removes"
+                          " no branch or default (Unfreeze removes the whole tool's responses)")
+        else:
+            del sequence[at.index]
+    else:
+        raise Invalid(f"{where}: there is no such sequence to add to (the workspace writes no"
+                      " default or branch beside the ones in the file)")
+
+
+def _replace(container: Any, key: Any, new: Any) -> None:
+    """Set container[key] to `new`, keeping what is equal as written: a mapping's unchanged
+    keys (their text and order), a list's unchanged items when its length is the same."""
+    old = container[key]
+    if _plain(old) == _plain(new):
+        return
+    if isinstance(old, CommentedMap) and isinstance(new, dict):
+        for gone in [k for k in old if k not in new]:
+            del old[gone]
+        for k, v in new.items():
+            if k in old:
+                _replace(old, k, v)
+            else:
+                old[k] = _commented(v)
+        return
+    if isinstance(old, CommentedSeq) and isinstance(new, list) and len(old) == len(new):
+        for i, v in enumerate(new):
+            _replace(old, i, v)
+        return
+    container[key] = _commented(new)
+
+
+# expected actions -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Expected:
+    """An expected action as a form gives it: the tool and its argument and result selectors
+    (`field`, `field_in`, `field_contains`, `field_matches` -> value)."""
+
+    tool: str
+    arguments: dict[str, Any]
+    result: dict[str, Any]
+
+
+def expected_actions(rows: list[tuple[int | None, Expected]]) -> Change:
+    """A scenario's expected actions as the form leaves them: each row an action of the file
+    (its position there) or a new one (None, added at the end); an action of the file no row
+    names is removed. The order stays, and so does the text of every unchanged action and
+    selector; criteria and frozen responses are not touched."""
+    def change(data: Any) -> None:
+        old = data.get("expect_actions")
+        actions = old if isinstance(old, CommentedSeq) else CommentedSeq()
+        kept = [i for i, _ in rows if i is not None]
+        if any(not 0 <= i < len(actions) for i in kept) or len(set(kept)) != len(kept):
+            raise Conflict("the scenario's expected actions changed since the form was opened;"
+                           " reload")
+        for i, want in rows:
+            if i is None:
+                continue
+            action = actions[i]
+            if not isinstance(action, CommentedMap):
+                raise Invalid(f"expected action {i + 1} is not a mapping; edit the file")
+            if action.get("tool") != want.tool:
+                action["tool"] = want.tool
+            _selectors(action, "arguments", want.arguments)
+            _selectors(action, "result", want.result)
+        for i in sorted(set(range(len(actions))) - set(kept), reverse=True):
+            del actions[i]
+        for i, want in rows:
+            if i is None:
+                action = CommentedMap(tool=want.tool)
+                _selectors(action, "arguments", want.arguments)
+                _selectors(action, "result", want.result)
+                actions.append(action)
+        if not actions:
+            data.pop("expect_actions", None)
+        elif actions is not old:
+            keys = list(data)
+            at = min((keys.index(k) for k in ("end_state", "criteria") if k in data),
+                     default=len(keys))
+            data.insert(at, "expect_actions", actions)
+    return change
+
+
+def _selectors(action: CommentedMap, part: str, wanted: dict[str, Any]) -> None:
+    """An action's `arguments` or `result` set to `wanted`, unchanged selectors as written; a
+    new one is a flow mapping (`{slug: form-4}`), as the files write them."""
+    if not wanted:
+        action.pop(part, None)
+    elif isinstance(action.get(part), CommentedMap):
+        _replace(action, part, wanted)
+    else:
+        selectors = CommentedMap(wanted)
+        selectors.fa.set_flow_style()
+        at = list(action).index("tool") + 1 if part == "arguments" and "tool" in action \
+            else len(action)
+        action.pop(part, None)
+        action.insert(min(at, len(action)), part, selectors)

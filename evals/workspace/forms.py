@@ -4,9 +4,7 @@ validated by the loaders, answered with the YAML diff it made)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
@@ -17,12 +15,11 @@ from evals.load.cases import Case, load_cases_by_file
 from evals.load.scenarios import Scenario, Shared, load_scenarios
 from evals.load.yamlfile import YamlFileError
 from evals.workspace import edits
-from evals.workspace.layout import diff_html, e, hidden, page, refused
+from evals.workspace.layout import diff_html, e, page, refused
 from evals.workspace.sources import Edit, Invalid, Sources, Writer, WriteRefused
 
 MAX_FORM_FIELDS = 2000
 ENFORCEMENT = ("required", "informational")
-_SIMPLE = {"string": "text", "integer": "number", "number": "number", "boolean": "checkbox"}
 
 
 @dataclass
@@ -93,11 +90,14 @@ class Tab:
         return await request.form(max_files=0, max_fields=MAX_FORM_FIELDS)
 
     async def _save(self, form: FormData, edits_: dict[str, Edit], back: str,
-                    what: str) -> Response:
+                    what: str, review: str | None = None) -> Response:
+        """Commit the edits; a refusal names why (`review`, when given, says what to review
+        before the loader's message of an edit it refused)."""
         try:
             diffs = await run_in_threadpool(self.writer.commit, parse_revs(form), edits_)
         except WriteRefused as exc:
-            return refused(str(exc), exc.status, back)
+            why = f"{review}\n{exc}" if review and isinstance(exc, Invalid) else str(exc)
+            return refused(why, exc.status, back)
         return page("tests", "Saved", f"<p>{e(what)} The change, for review as a diff:</p>"
                     f"{diff_html(diffs)}<p><a href=\"{e(back)}\">Back to the form</a> ·"
                     ' <a href="/tests">All tests</a></p>')
@@ -147,112 +147,3 @@ def enforcement_select(name: str, value: str) -> str:
     return (f'<select name="{e(name)}" aria-label="enforcement">'
             + "".join(f'<option{" selected" if x == value else ""}>{x}</option>'
                       for x in ENFORCEMENT) + "</select>")
-
-
-def schema_types(spec: dict[str, Any]) -> list[Any]:
-    return [spec.get("type"), *(x.get("type") for x in spec.get("anyOf", []))]
-
-
-def input_kind(spec: dict[str, Any]) -> str | None:
-    """A simple field's input type; None for one edited as JSON."""
-    types = schema_types(spec)
-    simple = [t for t in types if t in _SIMPLE]
-    return _SIMPLE[simple[0]] if len(simple) == 1 and all(
-        t in (simple[0], "null", None) for t in types) else None
-
-
-def typed_response(n: int, response: dict[str, Any] | None, schema: dict[str, Any]) -> str:
-    """One response as a fieldset: an error, or a field per result property (keys the schema
-    does not name ride along unchanged)."""
-    response = response or {}
-    properties = schema.get("properties", {})
-    error = response.get("error", "") if set(response) == {"error"} else ""
-    rows = [f'<legend>Response {n + 1}{" (new)" if not response else ""}</legend>',
-            field(f"r{n}.error", "error (instead of a result: the tool failed)", error)]
-    for name, spec in properties.items():
-        value = response.get(name) if not error else None
-        kind = input_kind(spec)
-        label = f"{name}{' *' if name in schema.get('required', []) else ''}"
-        if kind == "checkbox":
-            rows.append(f'<label><input type="checkbox" name="r{n}.{e(name)}" value="true"'
-                        f'{" checked" if value else ""}> {e(label)}</label>')
-        elif kind is not None:
-            rows.append(f'<label for="f-r{n}.{e(name)}">{e(label)}</label><input'
-                        f' type="{kind}" step="any" id="f-r{n}.{e(name)}"'
-                        f' name="r{n}.{e(name)}" value="{e("" if value is None else value)}">')
-        else:
-            shown = "" if value is None else json.dumps(value, indent=1, ensure_ascii=False)
-            rows.append(f'<label for="f-r{n}.{e(name)}">{e(label)} (JSON)</label><textarea'
-                        f' class="json" id="f-r{n}.{e(name)}" name="r{n}.{e(name)}">'
-                        f"{e(shown)}</textarea>")
-    extra = {k: v for k, v in response.items() if k not in properties and not error}
-    return (f'<fieldset class="response">{"".join(rows)}{hidden(f"r{n}.present", "1")}'
-            + (hidden(f"r{n}.existing", "1") if response else "")
-            + (hidden(f"r{n}.extra", json.dumps(extra)) if extra else "") + "</fieldset>")
-
-
-def typed_responses(form: FormData, schema: dict[str, Any]) -> list[dict[str, Any]]:
-    """The typed form back as responses: an existing response is kept even when every field
-    is empty or false; a new one only once something is filled in."""
-    out = []
-    n = 0
-    while text(form, f"r{n}.present"):
-        error = given(form, f"r{n}.error")
-        if error:
-            out.append({"error": error})
-            n += 1
-            continue
-        response: dict[str, Any] = {}
-        filled = False
-        for name, spec in schema.get("properties", {}).items():
-            raw = (text(form, f"r{n}.{name}") or "").replace("\r\n", "\n")
-            kind, nullable = input_kind(spec), "null" in schema_types(spec)
-            what = f"response {n + 1}: {name}"
-            if kind == "checkbox":
-                response[name] = bool(raw)
-                filled = filled or bool(raw)
-            elif kind == "number":
-                if raw.strip():
-                    response[name] = number(raw.strip(), "integer" in schema_types(spec), what)
-                    filled = True
-                elif nullable:
-                    response[name] = None
-            elif kind == "text":
-                response[name] = None if raw == "" and nullable else raw
-                filled = filled or bool(raw)
-            elif raw.strip():
-                response[name] = json_value(raw, what)
-                filled = True
-        extra = text(form, f"r{n}.extra")
-        if extra:
-            response.update(edits.parse_json_object(extra, f"response {n + 1}"))
-        if filled or text(form, f"r{n}.existing"):
-            out.append(response)
-        n += 1
-    if not out:
-        raise Invalid("no response left: fill one in, or unfreeze the tool")
-    return out
-
-
-def number(raw: str, integer: bool, what: str) -> int | float:
-    try:
-        return int(raw) if integer else float(raw)
-    except ValueError:
-        raise Invalid(f"{what}: {'a whole number' if integer else 'a number'}") from None
-
-
-def json_value(raw: str, what: str) -> Any:
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise Invalid(f"{what}: not JSON: {exc.msg}") from exc
-
-
-def raw_responses(raw: str) -> list[dict[str, Any]]:
-    value = json_value(raw, "raw JSON")
-    if not isinstance(value, list) or not value:
-        raise Invalid("raw JSON: a list of responses, [{...}, ...], with at least one")
-    return [edits.parse_json_object(json.dumps(v), f"response {n + 1}")
-            for n, v in enumerate(value)]
-
-

@@ -50,6 +50,10 @@ table.list details summary{padding:0;display:list-item}
 .rate{display:flex;align-items:center;gap:6px} .rate .bar{flex:1 1 auto;min-width:40px}
 .rate .fill{background:#2a7d2a}
 [hidden]{display:none!important}
+code{overflow-wrap:anywhere} .selector>div.form{flex:0 1 9em} .selector{margin-bottom:10px}
+fieldset.action .selectors{margin:6px 0} fieldset.action .selectors p{margin:6px 0 2px}
+.expression code{display:block;background:#f3f0ff;padding:4px 6px;border-radius:4px}
+ol.answers li.on{background:#fff1a8} ul.examples li{margin:6px 0} .ok{color:#2a7d2a}
 kbd{font-family:ui-monospace,monospace;border:1px solid #bbb;border-radius:3px;padding:0 4px;
 background:#f6f6f6}
 """

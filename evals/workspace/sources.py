@@ -21,12 +21,13 @@ import difflib
 import fcntl
 import hashlib
 import io
+import json
 import os
 import re
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -176,6 +177,81 @@ def dump_entry(data: Any) -> str:
     _yaml().dump([data], out)
     lines = out.getvalue().splitlines(keepends=True)
     return "".join(line[2:] if line.startswith("  ") else line for line in lines)
+
+
+def rewritten(old: str, data: Any) -> str:
+    """An edited entry's new text: `data` (the entry as `old` loads, then changed) dumped by
+    ruamel.yaml, but with only the lines the change touches taken from that dump; every other
+    line keeps its text as written (a flow mapping over several lines, a comment's column,
+    `{ spaces }`), which a whole dump would reformat. A changed line inside such a construct
+    takes the whole construct from the dump. If the spliced text did not load as the dump does,
+    the dump is used whole."""
+    old = old.replace("\r\n", "\n")
+    after = dump_entry(data)
+    before = dump_entry(load_entry(old))
+    if before == old:
+        return after
+    o, r, m = (t.splitlines(keepends=True) for t in (old, before, after))
+    o_r: list[tuple[str, int, int, int, int]] = []
+    for tag, a1, a2, b1, b2 in difflib.SequenceMatcher(None, o, r, autojunk=False).get_opcodes():
+        if tag == "replace" and a2 - a1 == b2 - b1:  # line for line: each is its own
+            o_r += [(tag, a1 + k, a1 + k + 1, b1 + k, b1 + k + 1) for k in range(a2 - a1)]
+        else:
+            o_r.append((tag, a1, a2, b1, b2))
+    r_m = difflib.SequenceMatcher(None, r, m, autojunk=False).get_opcodes()
+    # Spans of the dump `before` (r) that differ from the text (o) or from the change (m).
+    apart = [(b1, b2) for tag, _, _, b1, b2 in o_r if tag != "equal"]
+    changed = [(a1, a2) for tag, a1, a2, _, _ in r_m if tag != "equal"]
+    spans: list[tuple[int, int]] = []
+    for start, end in changed:
+        grown = True
+        while grown:
+            grown = False
+            for x1, x2 in apart + changed:
+                if _overlap(start, end, x1, x2) and (x1 < start or x2 > end):
+                    start, end, grown = min(start, x1), max(end, x2), True
+        if spans and start <= spans[-1][1]:
+            start = min(start, spans[-1][0])
+            end = max(end, spans.pop()[1])
+        spans.append((start, end))
+    out = list(o)
+    for start, end in reversed(spans):
+        # The text's lines around the span stay (max, min); the change's come along (min, max).
+        out[max(_at(o_r, start, 1)):min(_at(o_r, end, 1))] = \
+            m[min(_at(r_m, start, 0)):max(_at(r_m, end, 0))]
+    spliced = "".join(out)
+    try:
+        same = _data(load_entry(spliced)) == _data(data)
+    except Invalid:
+        same = False
+    return spliced if same else after
+
+
+def _overlap(s1: int, e1: int, s2: int, e2: int) -> bool:
+    """Whether two spans of lines overlap; an empty span (an insertion) overlaps a span only
+    strictly inside it."""
+    if s1 == e1:
+        return s2 < s1 < e2
+    if s2 == e2:
+        return s1 < s2 < e1
+    return s2 < e1 and s1 < e2
+
+
+def _at(opcodes: Sequence[tuple[str, int, int, int, int]], line: int, side: int) -> list[int]:
+    """Where a line position of one side of a diff (0: the first sequence, 1: the second) may
+    fall on the other: one place inside equal lines, several at the edge of a change."""
+    found = []
+    for tag, a1, a2, b1, b2 in opcodes:
+        lo, hi, to_lo, to_hi = (b1, b2, a1, a2) if side else (a1, a2, b1, b2)
+        if tag == "equal" and lo <= line <= hi:
+            found.append(to_lo + line - lo)
+        elif tag != "equal":
+            found += [to for edge, to in ((lo, to_lo), (hi, to_hi)) if line == edge]
+    return found
+
+
+def _data(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
 
 
 def entry_id(text: str) -> str | None:

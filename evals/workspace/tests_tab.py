@@ -4,17 +4,15 @@ criteria, and frozen tool responses as typed forms. Every save goes through `Wri
 
 from __future__ import annotations
 
-import json
-
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from app.capabilities import REGISTRY
 from evals.load.context import offered_tools
+from evals.load.responses import ToolResponses
 from evals.load.scenarios import Scenario
-from evals.workspace import edits
+from evals.workspace import edits, expected
 from evals.workspace.forms import (
     ENFORCEMENT,
     SHARED_FILE,
@@ -27,12 +25,9 @@ from evals.workspace.forms import (
     field,
     given,
     load,
-    raw_responses,
     row,
     scenario_file,
     text,
-    typed_response,
-    typed_responses,
 )
 from evals.workspace.layout import e, hidden, page, refused, revs
 from evals.workspace.sources import Invalid
@@ -46,7 +41,6 @@ class TestsTab(Tab):
             Route("/tests/case/{id}", self.case, methods=["GET", "POST"]),
             Route("/tests/scenario/{id}", self.scenario, methods=["GET", "POST"]),
             Route("/tests/scenario/{id}/criteria", self.add_criterion, methods=["POST"]),
-            Route("/tests/scenario/{id}/responses", self.responses, methods=["GET", "POST"]),
         ]
 
     # the list -------------------------------------------------------------------------------
@@ -76,7 +70,8 @@ class TestsTab(Tab):
                    + '<button type="submit">Add criterion</button></form>')
             rows.append(row("scenario", s.id, scenario_file(s), s.group,
                              s.opening or s.visitor.wants,
-                             f"<ul>{own}{extra}</ul>{add}", f"/tests/scenario/{s.id}"))
+                             f"<ul>{own}{extra}</ul>{expected.listed(s)}{add}",
+                             f"/tests/scenario/{s.id}"))
         groups = sorted({g for g in [*(c.group for c in data.cases),
                                      *(s.group for s in data.scenarios)] if g})
         rename = "".join(f'<li>{e(g)} — <a href="/tests/rename?group={e(g)}">rename</a></li>'
@@ -148,12 +143,23 @@ class TestsTab(Tab):
             rows = [(st, en) for i, (st, en) in enumerate(zip(statements, levels, strict=True))
                     if st.strip() and str(i) not in removed]
             visitor = {k: text(form, f"visitor.{k}") for k in edits.VISITOR_KEYS}
-            change = edits.scenario_fields(text(form, "id"), text(form, "group"),
-                                           text(form, "opening"), visitor,
-                                           rows if "statement" in form else None)
+            changes = [edits.scenario_fields(text(form, "id"), text(form, "group"),
+                                             text(form, "opening"), visitor,
+                                             rows if "statement" in form else None)]
+            try:
+                actions = expected.rows(form)
+            except Invalid as exc:
+                return refused(str(exc), 422, f"/tests/scenario/{sid}")
+            if actions is not None:
+                changes.append(edits.expected_actions(actions))
             new_id = given(form, "id") or sid
-            return await self._save(form, {scenario_file(found): edits.on_entry(sid, change)},
-                                    f"/tests/scenario/{new_id}", f"Scenario {sid} saved.")
+            review = ("The scenario would not load with this form's changes. Review its expected"
+                      " actions (their tools and selectors) with the criteria changed beside"
+                      " them: they are checked together, as the file would be; the loader says:"
+                      if expected.changed(found, actions) else None)
+            return await self._save(
+                form, {scenario_file(found): edits.on_entry(sid, edits.together(changes))},
+                f"/tests/scenario/{new_id}", f"Scenario {sid} saved.", review=review)
         criteria = "".join(
             f'<div class="row criterion"><div><textarea name="statement" rows="2"'
             f' aria-label="criterion {n + 1}">{e(k.statement)}</textarea></div>'
@@ -167,7 +173,7 @@ class TestsTab(Tab):
         shared = "".join(f"<li>{e(x.criterion.statement)} ({e(x.criterion.enforcement)})</li>"
                          for x in data.shared if x.applies(sid))
         frozen = "".join(f'<li><a href="/tests/scenario/{e(sid)}/responses?tool={e(t)}">'
-                         f"{e(t)}</a>: {len(r.sequence)} response(s)</li>"
+                         f"{e(t)}</a>: {_answers(r)}</li>"
                          for t, r in found.tool_responses.items())
         offered = sorted(offered_tools(found.context) - set(found.tool_responses))
         add_tool = "".join(f'<option value="{e(t)}">{e(t)}</option>' for t in offered)
@@ -183,6 +189,7 @@ class TestsTab(Tab):
             + area("opening", "Opening message (empty: the visitor writes it)",
                     found.opening or "")
             + f'<h3>Criteria</h3><div id="criteria">{criteria}</div>'
+            + f'<h3>Expected actions</h3><div id="expected">{expected.fieldsets(found)}</div>'
             + '<button type="submit">Save</button>'
             '<a class="button plain" href="/tests">Cancel</a></form>'
             + f"<h3>Shared criteria that apply</h3><ul>{shared or '<li>none</li>'}</ul>"
@@ -209,64 +216,6 @@ class TestsTab(Tab):
         change = edits.add_criterion(given(form, "statement"), enforcement)
         return await self._save(form, {scenario_file(found): edits.on_entry(sid, change)},
                                 f"/tests/scenario/{sid}", f"A criterion was added to {sid}.")
-
-    # frozen tool responses --------------------------------------------------------------------
-
-    async def responses(self, request: Request) -> Response:
-        sid = request.path_params["id"]
-        tool_name = request.query_params.get("tool", "")
-        data, found = await self._scenario(sid)
-        tool = REGISTRY.all_tools().get(tool_name)
-        if found is None or tool is None or tool.result is None:
-            return refused(f"no scenario {sid!r} or no tool {tool_name!r}", 404)
-        back = f"/tests/scenario/{sid}/responses?tool={tool_name}"
-        schema = tool.result.model_json_schema()
-        if request.method == "POST":
-            form = await self._form(request)
-            try:
-                responses = (None if text(form, "mode") == "remove" else
-                             raw_responses(text(form, "raw") or "")
-                             if text(form, "mode") == "raw" else typed_responses(form, schema))
-            except Invalid as exc:
-                return refused(str(exc), 422, back)
-            exhausted = text(form, "exhausted") or "error"
-            if exhausted not in ("error", "repeat_last"):
-                return refused("exhausted is error or repeat_last", 422, back)
-            change = edits.tool_responses(tool_name, tool.contract(), responses, exhausted)
-            return await self._save(form, {scenario_file(found): edits.on_entry(sid, change)},
-                                    back, f"{tool_name}'s frozen responses in {sid} saved.")
-        frozen = found.tool_responses.get(tool_name)
-        sequence = frozen.sequence if frozen else [{}]
-        exhausted = frozen.exhausted if frozen else "error"
-        stale = (f'<p class="error">These responses were written for contract'
-                 f" {e(frozen.contract)}; the tool's is now {e(tool.contract())}.</p>"
-                 if frozen and frozen.contract != tool.contract() else "")
-        fields = "".join(typed_response(n, r, schema) for n, r in enumerate(sequence))
-        fields += typed_response(len(sequence), None, schema)  # one more, left empty
-        rev = revs(data.revisions, [scenario_file(found)])
-        exhaust = ('<label>When the responses run out</label><select name="exhausted">'
-                   + "".join(f'<option{" selected" if x == exhausted else ""}>{x}</option>'
-                             for x in ("error", "repeat_last")) + "</select>")
-        body = (
-            f'{stale}<p class="note">Each call of {e(tool_name)} in a conversation of {e(sid)}'
-            " gets the next response instead of the real tool. A response must fit the"
-            " tool's result schema, or be an error. Leave a response empty to drop it.</p>"
-            f'<form method="post" class="stack" action="{e(back)}">{rev}'
-            + hidden("mode", "typed") + fields + exhaust
-            + '<button type="submit">Save</button>'
-            f'<a class="button plain" href="/tests/scenario/{e(sid)}">Cancel</a></form>'
-            "<h3>Or as raw JSON</h3>"
-            f'<form method="post" class="stack" action="{e(back)}">{rev}'
-            + hidden("mode", "raw")
-            + '<textarea class="json" name="raw" aria-label="raw JSON">'
-            + e(json.dumps(frozen.sequence if frozen else [], indent=2, ensure_ascii=False))
-            + f"</textarea>{exhaust}<button type=\"submit\">Save JSON</button></form>"
-            + (f'<form method="post" action="{e(back)}">{rev}{hidden("mode", "remove")}'
-               '<button type="submit" class="plain">Unfreeze (use the real tool)</button>'
-               "</form>" if frozen else "")
-            + f"<h3>Result schema</h3><pre class=\"log\">{e(json.dumps(schema, indent=2))}"
-            "</pre>")
-        return page("tests", f"{tool_name} in {sid}", body)
 
     # shared criteria --------------------------------------------------------------------------
 
@@ -312,3 +261,13 @@ class TestsTab(Tab):
                 + ('<button type="submit" name="remove" value="1" class="plain">Remove</button>'
                    if x else "") + "</form></section>")
         return page("tests", "Shared criteria", "".join(forms))
+
+
+def _answers(frozen: ToolResponses) -> str:
+    """How a tool's frozen responses answer, in a few words."""
+    parts = [f"{len(frozen.branches)} branch(es)"] if frozen.branches else []
+    if frozen.answers():
+        n = len(frozen.sequence)
+        parts.append("a static response" if frozen.response is not None else
+                     f"a sequence of {n}")
+    return ", then ".join(parts)

@@ -109,3 +109,31 @@ def test_every_registered_tool_has_a_valid_schema():
         schema = t.schema()
         assert schema["function"]["name"] == t.name
         assert schema["function"]["parameters"]["type"] == "object"
+
+
+FROZEN_OFTEN = ("read_page", "search_manual", "search_catalog", "list_open_tickets",
+                "get_machine_details")
+
+
+def test_the_tools_frozen_most_often_declare_result_examples_that_fit():
+    for name in FROZEN_OFTEN:
+        t = REGISTRY.tool(name)
+        assert len(t.examples()) >= 2, name
+        for example in t.examples():
+            t.result.model_validate(example)
+
+
+def test_examples_are_no_part_of_a_tools_contract():
+    from pydantic import ConfigDict
+
+    class Plain(BaseModel):
+        text: str
+
+    class Documented(BaseModel):
+        model_config = ConfigDict(json_schema_extra={"examples": [{"text": "hello"}]})
+        text: str
+
+    plain, documented = _tool(result=Plain), _tool(result=Documented)
+    assert documented.examples() == [{"text": "hello"}] and plain.examples() == []
+    # (their titles differ too: a contract never hashed a title)
+    assert plain.contract() == documented.contract()

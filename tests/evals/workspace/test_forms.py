@@ -47,16 +47,18 @@ def test_an_invalid_edit_is_refused_with_the_loaders_message(client, tree):
 def test_frozen_responses_as_a_typed_form_and_as_raw_json(client, tree):
     name = "scenarios/curation.yaml"
     action = "/tests/scenario/web-page-with-frozen-answer/responses?tool=read_page"
-    page = client.get(action).text
-    typed = form_of(page, action)
-    assert typed["r0.url"] == ["https://formlabs.example/form-4/tech-specs"]
-    typed["r1.error"] = ["timed out"]
-    assert post(client, action, typed).status_code == 200
-    assert "- error: timed out" in tree.read(name)
-    raw_page = client.get(action).text
+    typed = form_of(client.get(action).text, action)
+    assert typed["r.url"] == ["https://formlabs.example/form-4/tech-specs"]
+    assert typed["at"] == ["default-1"]
+    added = form_of(client.get(f"{action}&at=default-new").text, action)
+    added["r.error"] = ["timed out"]
+    assert post(client, action, added).status_code == 200
+    assert "        - error: timed out\n      exhausted: repeat_last" in tree.read(name)
+    raw_page = client.get(f"{action}&at=default-2").text
     start = raw_page.index('name="mode" value="raw"')
     raw = form_of(raw_page[start - 400:], action)
-    raw["raw"] = ["[{\"url\": 3}]"]
+    assert raw["at"] == ["default-2"] and '"error": "timed out"' in raw["raw"][0]
+    raw["raw"] = ["{\"url\": 3}"]
     before = tree.read(name)
     refused = post(client, action, raw)
     assert refused.status_code == 422 and "does not fit the result schema" in unescape(refused.text)

@@ -43,6 +43,20 @@ def test_an_edit_changes_its_entry_only_and_keeps_comments_elsewhere():
                    "  prompt: 'B'\n  assert:\n    - kind: no_unknown_tools\n")
 
 
+def test_an_edited_entry_keeps_the_text_of_the_lines_the_edit_does_not_touch():
+    """ruamel.yaml would write the whole entry again (a flow mapping on one line, `{ a: 1 }`
+    as `{a: 1}`, a comment's column moved); only the changed lines come from it."""
+    text = ("- id: a\n  context: { page: gallery }\n  photos: [x.jpg]      # aligned\n"
+            "  rows:\n    - {id: 1, title: One,\n       status: open}\n  max_turns: 4\n")
+    data = sources.load_entry(text)
+    data["max_turns"] = 5
+    assert sources.rewritten(text, data) == text.replace("max_turns: 4", "max_turns: 5")
+    data["rows"][0]["status"] = "closed"  # inside the flow mapping: that mapping is rewritten
+    assert sources.rewritten(text, data) == (
+        "- id: a\n  context: { page: gallery }\n  photos: [x.jpg]      # aligned\n"
+        "  rows:\n    - {id: 1, title: One, status: closed}\n  max_turns: 5\n")
+
+
 def test_a_file_the_workspace_cannot_cut_is_refused():
     with pytest.raises(sources.WriteRefused, match="edit this file by hand"):
         layout("[{id: a, prompt: b}]\n", "flow.yaml")
@@ -135,13 +149,12 @@ def test_frozen_responses_must_fit_the_tools_result_schema(tree):
     name = "scenarios/curation.yaml"
     tool = REGISTRY.all_tools()["read_page"]
     rev = revision(tree.read(name))
-    bad = edits.tool_responses("read_page", tool.contract(), [{"url": "https://x"}], "error")
+    bad = edits.tool_result("read_page", tool.contract(), edits.At(None, 0), {"url": "https://x"})
     with pytest.raises(Invalid, match="read_page response 1 does not fit the result schema"):
         Writer(tree).commit({name: rev},
                             {name: edits.on_entry("web-page-with-frozen-answer", bad)})
-    good = edits.tool_responses("read_page", tool.contract(),
-                                [{"url": "https://x", "text": "t"}, {"error": "timed out"}],
-                                "repeat_last")
+    good = edits.tool_result("read_page", tool.contract(), edits.At(None, None),
+                             {"error": "timed out"})
     diffs = Writer(tree).commit({name: rev},
                                 {name: edits.on_entry("web-page-with-frozen-answer", good)})
     assert "+        - error: timed out" in diffs[name]
