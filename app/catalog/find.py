@@ -127,7 +127,7 @@ _WORDS = """
 SELECT w.word, u.content, u.content AND k.key IS NULL AS unknown,
        u.content AND coalesce(k.key, false) AS key,
        ARRAY(SELECT c.word FROM catalog_words c
-             WHERE u.content AND k.key IS NULL
+             WHERE u.content AND k.key IS NULL AND left(c.word, 1) = left(w.word, 1)
              AND ((length(c.word) >= 4 AND left(w.word, length(c.word)) = c.word)
                   OR (length(w.word) >= 5 AND left(c.word, length(w.word)) = w.word))
              ORDER BY abs(length(c.word) - length(w.word)), c.word LIMIT 1) AS related,

@@ -17,6 +17,7 @@ from evals.load.yamlfile import field_errors, line_of, read_list
 
 CATALOG_SET = Path(__file__).parent / "catalog.yaml"
 CATALOG_HOLDOUT = Path(__file__).parent / "catalog-holdout.yaml"
+CATALOG_HOLDOUT_2 = Path(__file__).parent / "catalog-holdout-2.yaml"
 
 RequestKind = Literal["task", "material", "misspelling", "brand", "model", "lookalike",
                       "several", "absent", "general"]

@@ -5,6 +5,7 @@ import pytest
 
 from evals.calibration.retrieval import (
     CATALOG_HOLDOUT,
+    CATALOG_HOLDOUT_2,
     CATALOG_SET,
     RetrievalSetError,
     load_requests,
@@ -15,8 +16,9 @@ from evals.fixtures.lab_catalog import large_lab
 def test_the_shipped_sets_load_with_every_kind_and_only_large_lab_slugs():
     slugs = {m.slug for m in large_lab()}
     main, holdout = load_requests(CATALOG_SET), load_requests(CATALOG_HOLDOUT)
-    assert len(main) >= 120 and len(holdout) >= 40
-    for labelled in (main, holdout):
+    second = load_requests(CATALOG_HOLDOUT_2)
+    assert len(main) >= 120 and len(holdout) >= 40 and len(second) >= 40
+    for labelled in (main, holdout, second):
         kinds = {r.item.kind for r in labelled}
         assert {"task", "material", "misspelling", "brand", "model", "lookalike", "several",
                 "absent"} <= kinds
@@ -24,7 +26,8 @@ def test_the_shipped_sets_load_with_every_kind_and_only_large_lab_slugs():
             assert set(r.expected) <= slugs, r.where
             assert (r.expect == "none") == (r.item.machines == "none"), r.where
     assert {r.expect for r in main} == {"machines", "none", "overview"}
-    assert not {r.item.id for r in main} & {r.item.id for r in holdout}
+    ids = [{r.item.id for r in s} for s in (main, holdout, second)]
+    assert not (ids[0] & ids[1] or ids[0] & ids[2] or ids[1] & ids[2])
     assert main[0].where.startswith("catalog.yaml:")
 
 
