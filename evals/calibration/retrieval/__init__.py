@@ -29,6 +29,7 @@ from evals.calibration.retrieval.measure import (
 from evals.calibration.retrieval.render import render, render_catalog
 
 __all__ = ["CATALOG_HOLDOUT", "CATALOG_HOLDOUT_2", "CATALOG_SET", "DEPTH", "MANUALS_SET",
-           "MODES", "CatalogReport", "Labelled", "LabelledRequest", "RetrievalReport", "RetrievalSetError", "figures",
-           "fixture_manuals", "load_requests", "load_set", "measure_catalog", "measure_manuals",
-           "render", "render_catalog", "report", "search_all"]
+           "MODES", "CatalogReport", "Labelled", "LabelledRequest", "RetrievalReport",
+           "RetrievalSetError", "figures", "fixture_manuals", "load_requests", "load_set",
+           "measure_catalog", "measure_manuals", "render", "render_catalog", "report",
+           "search_all"]
