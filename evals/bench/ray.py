@@ -130,8 +130,9 @@ async def in_process(items: list[Any], base: str, slots: int) -> float:
 
 async def distributed(items: list[Any], bases: list[str], slots: int,
                       kill_after: int | None = None) -> tuple[float, Figures, list[str]]:
-    """One run over a local Ray instance of len(bases) workers; the wall from the workers'
-    start to the last item, and what the driver saw."""
+    """One run over a local Ray instance of len(bases) workers; the wall from the workers
+    being ready to the last item (closing the workers and Ray's shutdown apart), and what the
+    driver saw."""
     settings = get_settings().model_copy(update={
         "model_chat": "openai/fake", "model_api_base": f"{bases[0]}/v1",
         "openai_api_key": "bench"})
@@ -140,11 +141,10 @@ async def distributed(items: list[Any], bases: list[str], slots: int,
                        model_bases=tuple(f"{b}/v1" for b in bases))
     figures = Figures()
     finished: list[str] = []
-    ready: list[float] = []
+    last = [0.0]
 
     async def on_done(label: str, result: CaseResult) -> None:
-        if not ready:
-            ready.append(time.perf_counter())
+        last[0] = time.perf_counter()
         finished.append(result.id)
         if kill_after is not None and len(finished) == kill_after:
             import ray
@@ -154,7 +154,7 @@ async def distributed(items: list[Any], bases: list[str], slots: int,
     started = time.perf_counter()
     await run_on_cluster(plan, None, items, [Variant("run", _model(bases[0]))],
                          concurrency=slots, on_done=on_done, figures=figures)
-    return time.perf_counter() - started - figures.startup_s, figures, finished
+    return last[0] - started - figures.startup_s, figures, finished
 
 
 async def bench(n: int, slots: int, latency_s: float, counts: list[int]) -> None:
