@@ -180,7 +180,7 @@ async def draft_cases(model: ChatModel, told: Told, count: int,
             try:
                 reply = await model.complete(draft_messages(told, kind, names), temperature=0,
                                              response_format=RESPONSE_FORMAT)
-                return _parse(reply.content or "")
+                return parse_object(reply.content or "")
             except (ModelCallError, ValueError) as exc:
                 return exc
 
@@ -205,7 +205,8 @@ async def draft_cases(model: ChatModel, told: Told, count: int,
     return result
 
 
-def _parse(text: str) -> dict[str, Any]:
+def parse_object(text: str) -> dict[str, Any]:
+    """A drafting model's reply read as one JSON object, or ValueError saying why not."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -12,7 +12,6 @@ this module, and a kind the suite already holds (prepared.py) is not prepared ag
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from app.capabilities import REGISTRY, Tool
 from app.chat.models import ChatModel, ModelCallError
-from evals.authoring.draft import RISKS, capability_text
+from evals.authoring.draft import RISKS, capability_text, parse_object
 from evals.authoring.prepared import Suite, Written
 from evals.authoring.told import Told, told
 from evals.execute.env import EvalEnv
@@ -250,7 +249,7 @@ async def prepare_scenarios(model: ChatModel, env: EvalEnv, targets: list[Target
                 reply = await model.complete(
                     prepare_messages(shown[(target.role, target.page)], target, kind),
                     temperature=0, response_format=RESPONSE_FORMAT)
-                return _parse(reply.content or "")
+                return parse_object(reply.content or "")
             except (ModelCallError, ValueError) as exc:
                 return exc
 
@@ -326,16 +325,6 @@ def _rules(scenario: dict[str, Any], tools: dict[str, Tool]) -> list[str]:
             problems.append(f"expect_actions: {tool} is a live tool; give its frozen response"
                             " in tool_responses (a test never reaches the network)")
     return problems
-
-
-def _parse(text: str) -> dict[str, Any]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON ({exc.msg} at line {exc.lineno}): {text[:200]!r}") from exc
-    if not isinstance(data, dict):
-        raise ValueError("not a JSON object ({...})")
-    return data
 
 
 def _case_ids() -> dict[str, str]:
