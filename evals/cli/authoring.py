@@ -8,7 +8,9 @@ import argparse
 import datetime as dt
 import json
 import sys
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any, TypeVar
 
 import yaml
 
@@ -26,9 +28,12 @@ from evals.authoring.prepared import edited, read_suite
 from evals.authoring.prepared import render as render_prepared
 from evals.authoring.told import PromptError, fixture_env, told_for
 from evals.cli.common import CliError, Commands, app_settings, open_store, run_closing
-from evals.execute.cache import POLICIES, CacheUse, cached, call_cache
+from evals.execute.cache import POLICIES, CacheUse, Policy, cached, call_cache
 from evals.record.artifact import write_atomically
+from evals.record.call_cache import CallCache
 from evals.settings import SCENARIOS_DIR, conninfo, eval_settings
+
+T = TypeVar("T")
 
 ROLES = ["student", "staff", "super_admin"]
 
@@ -92,29 +97,34 @@ def draft(args: argparse.Namespace) -> int:
         kinds_for(args.count, [])  # the count, before anything starts
     except DraftError as exc:
         raise CliError(str(exc)) from exc
-    settings = app_settings()
+    what, result = _drafting(app_settings(), args.cache, lambda s, calls: draft_for(
+        s, args.as_, args.page, args.count, args.capability, calls=CacheUse(calls, args.cache)))
+    text = render(result, what, dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
+    if args.out:
+        write_atomically(args.out, text)
+        print(f"drafts: {args.out}")
+    else:
+        print(text)
+    print(f"{len(result.cases)} valid · {len(result.rejected)} rejected · missing:"
+          f" {', '.join(result.missing) or 'none'}", file=sys.stderr)
+    return 0
 
-    async def body(settings: Settings) -> int:
-        async with open_store(settings) as store:
-            calls = call_cache(store.db, args.cache)
+
+def _drafting(settings: Settings, policy: Policy,
+              work: Callable[[Settings, CallCache | None], Coroutine[Any, Any, T]]) -> T:
+    """A drafting job (draft, prepare): the embedded model's server when the draft job is
+    it, and the call cache in the run store, closed however the job ends; a failure a person
+    can act on is a CliError."""
+    async def body(s: Settings) -> T:
+        async with open_store(s) as store:
+            calls = call_cache(store.db, policy)
             try:
-                what, result = await draft_for(settings, args.as_, args.page, args.count,
-                                               args.capability, calls=CacheUse(calls,
-                                                                               args.cache))
+                return await work(s, calls)
             except (PromptError, DraftError, ModelCallError) as exc:
                 raise CliError(str(exc)) from exc
             finally:
                 if calls is not None:
                     await calls.close()
-        text = render(result, what, dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
-        if args.out:
-            write_atomically(args.out, text)
-            print(f"drafts: {args.out}")
-        else:
-            print(text)
-        print(f"{len(result.cases)} valid · {len(result.rejected)} rejected · missing:"
-              f" {', '.join(result.missing) or 'none'}", file=sys.stderr)
-        return 0
 
     try:
         with local_model_settings(settings, uses_local_model(settings, None, "draft")) as s:
@@ -134,33 +144,16 @@ def prepare(args: argparse.Namespace) -> int:
                                             args.page)
     except PrepareError as exc:
         raise CliError(str(exc)) from exc
-    settings = app_settings()
+    async def work(s: Settings, calls: CallCache | None) -> Prepared:
+        chosen = model_for_job(s, "draft")
+        async with fixture_env(s) as env:
+            # As `draft`: the fixtures' blob server is a constant in the keys.
+            model = cached(chosen, calls, job="draft", policy=args.cache,
+                           blob_base=env.library.store.base_url)
+            return await prepare_scenarios(model, env, targets, suite)
 
-    async def body(settings: Settings) -> Prepared:
-        async with open_store(settings) as store:
-            calls = call_cache(store.db, args.cache)
-            try:
-                chosen = model_for_job(settings, "draft")
-                async with fixture_env(settings) as env:
-                    # As `draft`: the fixtures' blob server is a constant in the keys.
-                    model = cached(chosen, calls, job="draft", policy=args.cache,
-                                   blob_base=env.library.store.base_url)
-                    return await prepare_scenarios(model, env, targets, suite)
-            except (PromptError, ModelCallError) as exc:
-                raise CliError(str(exc)) from exc
-            finally:
-                if calls is not None:
-                    await calls.close()
-
-    if targets:
-        try:
-            with local_model_settings(settings, uses_local_model(settings, None, "draft")) \
-                    as s:
-                result = run_closing(body(s))
-        except LocalModelError as exc:
-            raise CliError(f"local model: {exc}") from exc
-    else:
-        result = Prepared(model="(no model asked)")
+    result = _drafting(app_settings(), args.cache, work) if targets else \
+        Prepared(model="(no model asked)")
     text = render_prepared(result.scenarios, result.rejected, result.missing, in_suite,
                            unoffered, result.model,
                            dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
