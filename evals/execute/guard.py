@@ -135,6 +135,10 @@ class Spend:
         self.in_flight += 1
         return True
 
+    def add(self, cost_usd: float) -> None:
+        """The cost of a call that reserved nothing (its model has no price bound)."""
+        self.cost_usd += cost_usd
+
     def settle(self, worst_usd: float, cost_usd: float) -> None:
         """A reserved call is over: its reservation is released and its real cost counted."""
         self.reserved_usd = max(0.0, self.reserved_usd - worst_usd)
@@ -281,7 +285,7 @@ class CallGuard:
                 if worst is not None:
                     self.spend.settle(worst, cost)
                 elif cost:
-                    self.spend.cost_usd += cost
+                    self.spend.add(cost)
                 self.cost_usd += cost
         self.connection_failures = 0
         await self.limit.grow()

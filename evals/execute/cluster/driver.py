@@ -79,14 +79,6 @@ def check_address(address: str) -> str:
 
 
 @dataclass
-class Lost:
-    """What one worker's stream ended with: nothing, or the worker's death."""
-
-    worker: str
-    error: str
-
-
-@dataclass
 class Figures:
     """What the driver saw of the run's workers (the benchmark prints them)."""
 
@@ -162,11 +154,13 @@ async def run_on_cluster(
         concurrency=concurrency, vision=vision, repeat=repeat, rule=rule,
         cache=cache.policy if cache is not None and cache.cache is not None else "off",
         max_cost_usd=max_cost_usd)
-    budget = ray.remote(Budget).remote(max_cost_usd) if max_cost_usd is not None else None
-    if budget is not None:
-        spec = dataclasses.replace(spec, budget=budget)
-    actors = _place(ray, plan, spec)
+    budget: Any = None
+    actors: list[tuple[str, Any]] = []
     try:
+        if max_cost_usd is not None:
+            budget = ray.remote(Budget).remote(max_cost_usd)
+            spec = dataclasses.replace(spec, budget=budget)
+        actors = _place(ray, plan, spec)
         workers = await _start(ray, actors)
         figures.startup_s = time.perf_counter() - t0
         figures.handles = list(workers.values())
@@ -179,10 +173,14 @@ async def run_on_cluster(
             if catalog not in phases or stop.is_set():
                 continue
             if catalog != "demo" and on_phase is not None:
+                # What the driver records as told (the agent fingerprint) is composed on its
+                # own database, which must hold the catalogue the workers seed for this phase.
+                if env is not None:
+                    await env.use_catalog(catalog)
                 await on_phase(catalog)
             queue = deque(phases[catalog])
             await _phase(ray, workers, queue, lost, done, results, labels, repeat, on_done,
-                         stop)
+                         stop, budget)
             if len(lost) == len(workers):
                 print(f"error: every worker was lost ({', '.join(sorted(lost))}): the items"
                       " left are not run; resume runs them", file=sys.stderr)
@@ -256,15 +254,29 @@ async def _start(ray: Any, actors: list[tuple[str, Any]]) -> dict[str, Any]:
 async def _phase(ray: Any, workers: dict[str, Any], queue: deque[Shard], lost: set[str],
                  done: dict[tuple[str, str, int], str],
                  results: dict[tuple[str, str, int], CaseResult], labels: list[str],
-                 repeat: int, on_done: OnDone | None, stop: asyncio.Event) -> None:
+                 repeat: int, on_done: OnDone | None, stop: asyncio.Event,
+                 budget: Any = None) -> None:
     """Every shard of one phase, pulled by the workers as they have room; a lost worker's
-    unfinished items go back in the queue for another."""
+    unfinished items go back in the queue for another. Any other failure ends the phase:
+    every worker's stream is cancelled before it is raised."""
 
-    def owed(shard: Shard) -> Shard | None:
-        left = tuple(i for i in shard.items
-                     if any((v, i.id, r) not in results and (v, i.id, r) not in done
-                            for v in labels for r in range(1, repeat + 1)))
-        return dataclasses.replace(shard, items=left) if left else None
+    def requeue(shard: Shard) -> int:
+        """Put back what is still owed of a shard; how many items that is."""
+        left = shards_of(shard.items, 1, {**done, **{k: r.status for k, r in results.items()}},
+                         labels, repeat)
+        for shards in left.values():
+            queue.extend(shards)
+        return sum(len(s.items) for shards in left.values() for s in shards)
+
+    async def lose(name: str, actor: Any, shard: Shard, why: str) -> None:
+        lost.add(name)
+        # Killed, so a worker that was only unreachable calls no model for items now run
+        # elsewhere; what it had reserved of the run's budget is given back.
+        ray.kill(actor, no_restart=True)
+        if budget is not None:
+            await budget.release.remote(actor._actor_id.hex())
+        print(f"warning: lost the worker on {name} ({why}); {requeue(shard)} of its items go"
+              " to another worker", file=sys.stderr)
 
     async def work(name: str, actor: Any) -> None:
         while queue and name not in lost and not stop.is_set():
@@ -284,17 +296,16 @@ async def _phase(ray: Any, workers: dict[str, Any], queue: deque[Shard], lost: s
                         await on_done(label, result)
             except (ray.exceptions.RayActorError, ray.exceptions.ActorDiedError,
                     ray.exceptions.ActorUnavailableError) as exc:
-                lost.add(name)
-                left = owed(shard)
-                if left is not None:
-                    queue.append(left)
-                print(f"warning: lost the worker on {name}"
-                      f" ({type(exc).__name__}); {len(left.items) if left else 0} of its"
-                      " items go to another worker", file=sys.stderr)
+                if name not in lost:
+                    await lose(name, actor, shard, type(exc).__name__)
+                else:  # another of its streams said so first: its items go back too
+                    requeue(shard)
                 return
 
     async def halt_on_stop() -> None:
         await stop.wait()
+        if budget is not None:
+            await budget.halt.remote()
         await asyncio.gather(*(a.halt.remote() for n, a in workers.items() if n not in lost),
                              return_exceptions=True)
 
@@ -302,8 +313,11 @@ async def _phase(ray: Any, workers: dict[str, Any], queue: deque[Shard], lost: s
     try:
         # Again while a lost worker's items came back after the others had run out of work.
         while queue and len(lost) < len(workers) and not stop.is_set():
-            await asyncio.gather(*(work(name, actor) for name, actor in workers.items()
-                                   if name not in lost for _ in range(SHARDS_PER_WORKER)))
+            async with asyncio.TaskGroup() as group:
+                for name, actor in workers.items():
+                    if name not in lost:
+                        for _ in range(SHARDS_PER_WORKER):
+                            group.create_task(work(name, actor))
     finally:
         halting.cancel()
         await asyncio.gather(halting, return_exceptions=True)
@@ -312,6 +326,8 @@ async def _phase(ray: Any, workers: dict[str, Any], queue: deque[Shard], lost: s
 async def _close(ray: Any, actors: list[tuple[str, Any]], budget: Any) -> None:
     """Close every worker's harness (bounded), then kill the actors: nothing left running."""
     closing = [actor.close.remote() for _, actor in actors]
+    if not closing and budget is None:
+        return
     try:
         await asyncio.wait_for(asyncio.gather(*closing, return_exceptions=True), CLOSE_S)
     except TimeoutError:

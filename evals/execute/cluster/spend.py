@@ -1,9 +1,11 @@
 """The run's cost cap as one budget for every worker: a Ray actor holds the run's Spend, and
-each worker's guards reserve and settle through it."""
+each worker's guards reserve and settle through it, under the worker's actor id, so that what
+a lost worker had reserved is given back."""
 
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from typing import Any
 
 from evals.execute.guard import Spend
@@ -16,16 +18,36 @@ class Budget:
     def __init__(self, max_cost_usd: float | None) -> None:
         self.spend = Spend(max_cost_usd)
         self.stop = asyncio.Event()
+        self.held: dict[str, Counter[float]] = {}  # each worker's reservations in flight
 
-    async def reserve(self, worst_usd: float) -> tuple[bool, float, bool]:
+    async def reserve(self, owner: str, worst_usd: float) -> tuple[bool, float, bool]:
         fits = await self.spend.reserve(worst_usd, self.stop)
+        if fits:
+            self.held.setdefault(owner, Counter())[worst_usd] += 1
         return fits, self.spend.cost_usd, self.spend.refused
 
-    async def settle(self, worst_usd: float, cost_usd: float) -> float:
-        self.spend.settle(worst_usd, cost_usd)
+    async def settle(self, owner: str, worst_usd: float, cost_usd: float) -> float:
+        held = self.held.get(owner, Counter())
+        if held[worst_usd] > 0:
+            held[worst_usd] -= 1
+            self.spend.settle(worst_usd, cost_usd)
+        else:  # given back already (its worker was lost): count the cost all the same
+            self.spend.cost_usd += cost_usd
         return self.spend.cost_usd
 
+    async def add(self, cost_usd: float) -> float:
+        """A call with no worst case to reserve (no price, or no cap on it) still costs."""
+        self.spend.cost_usd += cost_usd
+        return self.spend.cost_usd
+
+    async def release(self, owner: str) -> None:
+        """Give back every reservation of a lost worker: its calls will never settle."""
+        for worst, n in self.held.pop(owner, Counter()).items():
+            for _ in range(n):
+                self.spend.settle(worst, 0.0)
+
     async def halt(self) -> None:
+        """The run stops: a reservation waiting for room is refused."""
         self.stop.set()
 
 
@@ -33,15 +55,16 @@ class SharedSpend(Spend):
     """A worker's view of the run's budget: every reservation is the Budget actor's; the cost
     seen here is the whole run's as of the last answer, never only this worker's."""
 
-    def __init__(self, budget: Any, max_cost_usd: float | None) -> None:
+    def __init__(self, budget: Any, max_cost_usd: float | None, owner: str = "") -> None:
         super().__init__(max_cost_usd)
         self.budget = budget
-        self._settling: set[asyncio.Task[None]] = set()
+        self.owner = owner  # the worker's actor id
+        self._telling: set[asyncio.Task[None]] = set()
 
     async def reserve(self, worst_usd: float, stop: asyncio.Event) -> bool:
         if stop.is_set():
             return False
-        fits, self.cost_usd, refused = await self.budget.reserve.remote(worst_usd)
+        fits, self.cost_usd, refused = await self.budget.reserve.remote(self.owner, worst_usd)
         self.refused = self.refused or refused
         if fits:
             self.in_flight += 1
@@ -49,11 +72,17 @@ class SharedSpend(Spend):
 
     def settle(self, worst_usd: float, cost_usd: float) -> None:
         self.in_flight -= 1
+        self._tell(self.budget.settle.remote(self.owner, worst_usd, cost_usd), cost_usd)
+
+    def add(self, cost_usd: float) -> None:
+        self._tell(self.budget.add.remote(cost_usd), cost_usd)
+
+    def _tell(self, answer: Any, cost_usd: float) -> None:
         self.cost_usd += cost_usd  # until the budget's answer says the whole run's
 
-        async def tell() -> None:
-            self.cost_usd = await self.budget.settle.remote(worst_usd, cost_usd)
+        async def told() -> None:
+            self.cost_usd = await answer
 
-        task = asyncio.get_running_loop().create_task(tell())
-        self._settling.add(task)
-        task.add_done_callback(self._settling.discard)
+        task = asyncio.get_running_loop().create_task(told())
+        self._telling.add(task)
+        task.add_done_callback(self._telling.discard)

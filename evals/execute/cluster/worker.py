@@ -113,6 +113,13 @@ async def _answering(bases: set[str]) -> None:
                                    f" ({type(exc).__name__})") from exc
 
 
+def _actor_id() -> str:
+    """This worker's actor id, under which the run's budget keeps its reservations."""
+    import ray  # a worker runs in a Ray actor: Ray is there, and imported already
+
+    return str(ray.get_runtime_context().get_actor_id() or "")
+
+
 class ShardWorker:
     """One node's harness and runner (a Ray actor: `start`, then `run_shard` for each shard,
     `halt` to stop, `close` at the end)."""
@@ -128,7 +135,7 @@ class ShardWorker:
         self.visitor: ChatModel | None = None
         self.cache = CacheUse(None, "off")
         self.limit = asyncio.Semaphore(spec.concurrency)
-        self.spend: Spend = SharedSpend(spec.budget, spec.max_cost_usd) \
+        self.spend: Spend = SharedSpend(spec.budget, spec.max_cost_usd, _actor_id()) \
             if spec.budget is not None else Spend(spec.max_cost_usd)
         self.items_run = 0
 

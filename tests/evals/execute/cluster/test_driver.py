@@ -146,3 +146,34 @@ async def test_a_stopped_distributed_run_keeps_what_finished_and_resumes_to_the_
     stored = await store.load_run(first.run_id)
     assert sorted(r.id for r in stored.cases) == sorted(i.id for i in items)  # once each
 
+
+
+async def test_a_distributed_run_records_the_agent_one_process_records(
+        local_ray, server_conninfo, store, settings, tmp_path):
+    from app.embed import HashEmbedder
+    from evals.execute.env import eval_env
+    from evals.execute.session import run_versions
+    from evals.record.run import Models, RunSettings
+
+    items = cases("honest-absence")  # the demo and the large lab: two phases
+    assert {i.context.catalog for i in items} == {"demo", "large"}
+    p = plan(items)
+    with fake_openai_server(slow(0.01)) as (base, _):
+        model = OpenAICompatModel("openai/fake", api_base=base, api_key="x", retries=0,
+                                  timeout_s=30)
+        runner = cluster_runner(cluster(tmp_path, base, server_conninfo,
+                                        refs={"current": None}))
+        agents = []
+        for execute in ({}, {"execute": runner}):
+            # A fresh environment each: the driver's seeds the large lab as its phase comes.
+            async with eval_env(server_conninfo, settings, HashEmbedder()) as env:
+                record = (await run_versions(Prepared(env, store, settings), items,
+                                             [Version("current", model)], p,
+                                             settings=RunSettings(concurrency=2),
+                                             models=Models(), vision=None, judge=None,
+                                             **execute))["current"]
+            assert record.status == "complete"
+            agents.append(record.agent)
+    here, there = agents
+    assert there.contexts.keys() == here.contexts.keys()
+    assert there.fingerprint == here.fingerprint
