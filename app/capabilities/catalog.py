@@ -87,8 +87,9 @@ class SearchCatalogResult(BaseModel):
         {"machines": [],
          "note": "No machine in the catalogue matches 'glowforge'. No catalogue record mentions:"
                  " glowforge. The catalogue lists 2 machines in 2 categories. The machines"
-                 " under nearest came closest but are not what was asked for: say the lab does"
-                 " not have it, and offer one of them only if it really does the job.",
+                 " under nearest came closest; they are other machines. Say the lab has none"
+                 " for this, unless one of them does the job by its record"
+                 " (get_machine_details).",
          "nearest": [{"slug": "trotec-speedy-400", "name": "Trotec Speedy 400",
                       "category": "CO2 laser cutter"}],
          "unknown_words": ["glowforge"]},

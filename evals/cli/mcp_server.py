@@ -177,7 +177,9 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
         else:
             record = await asyncio.to_thread(_read, artifacts / f"{job.id}.json")
         if record is None or not record.run_id:
-            assert job is not None
+            if job is None:  # another process's launch, whose run the store no longer gives
+                raise ToolError(f"the run of launch {launched.id} could not be read from the"
+                                " store")
             raise failed("the run did not finish", job)
         return run_answer(record, launched)
 

@@ -19,6 +19,7 @@ from evals.workspace.sources import (
     Invalid,
     dump_entry,
     load_entry,
+    plain_data,
     rewritten,
 )
 
@@ -100,11 +101,6 @@ def appended(data: dict[str, Any]) -> Edit:
     def edit(entries: list[str]) -> list[str]:
         return [*entries, dump_entry(_commented(data))]
     return edit
-
-
-def _plain(value: Any) -> Any:
-    """A YAML value as plain JSON data, for comparing what two texts say."""
-    return json.loads(json.dumps(value, default=str))
 
 
 def _commented(value: Any) -> Any:
@@ -375,7 +371,7 @@ def _replace(container: Any, key: Any, new: Any) -> None:
     """Set container[key] to `new`, keeping what is equal as written: a mapping's unchanged
     keys (their text and order), a list's unchanged items when its length is the same."""
     old = container[key]
-    if _plain(old) == _plain(new):
+    if plain_data(old) == plain_data(new):
         return
     if isinstance(old, CommentedMap) and isinstance(new, dict):
         for gone in [k for k in old if k not in new]:

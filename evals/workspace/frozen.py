@@ -146,7 +146,8 @@ def _page(data: Loaded, found: Scenario, tool: Tool, frozen: ToolResponses | Non
              " every response of the tool is then checked against it.</p>"
              if frozen and frozen.contract != tool.contract() else "")
     new_tool = frozen is None
-    what = ("A new static response: every call gets it." if new_tool else
+    what = ("A new static response: the first call gets it, and what the next get is set"
+            " below." if new_tool else
             f"Editing {at.label()}.")
     exhaust = ('<label for="f-exhausted">After the first call</label><select name="exhausted"'
                ' id="f-exhausted"><option value="error">error (the tool fails)</option>'

@@ -107,6 +107,10 @@ class Launcher:
         self.artifacts = artifacts
         self.jobs: dict[str, Job] = {}
         self.latest: Job | None = None
+        # One launch at a time from check to start: two requests with different keys at once
+        # (two tabs, parallel MCP calls) would otherwise both pass the busy check, and the
+        # loser's key be kept with no run behind it.
+        self._launching = asyncio.Lock()
 
     @property
     def busy(self) -> bool:
@@ -118,17 +122,18 @@ class Launcher:
         idempotency key, or None). A key used before answers with that launch, never a
         second one, when the request is the same; LaunchConflict when it is not. A new launch
         is refused while another runs (LaunchError)."""
-        if key is not None:
-            earlier = await launch_by_key(store, valid_key(key))
-            if earlier is not None:
-                return self._again(same_request(earlier, request))
-        if self.busy:
-            raise LaunchError("a run is under way: wait for it or stop it first")
-        launch_id = new_run_id()
-        kept = await claim_launch(store, launch_id, key, request)
-        if kept.id != launch_id:  # another process claimed the key meanwhile, same request
-            return self._again(kept)
-        return Launched(launch_id, self.start(request, title, launch_id))
+        async with self._launching:
+            if key is not None:
+                earlier = await launch_by_key(store, valid_key(key))
+                if earlier is not None:
+                    return self._again(same_request(earlier, request))
+            if self.busy:
+                raise LaunchError("a run is under way: wait for it or stop it first")
+            launch_id = new_run_id()
+            kept = await claim_launch(store, launch_id, key, request)
+            if kept.id != launch_id:  # another process claimed the key meanwhile, same request
+                return self._again(kept)
+            return Launched(launch_id, self.start(request, title, launch_id))
 
     def _again(self, earlier: StoredLaunch) -> Launched:
         """An earlier launch, for a repeated request: this process's job for it, if it ran

@@ -221,7 +221,7 @@ def rewritten(old: str, data: Any) -> str:
             m[min(_at(r_m, start, 0)):max(_at(r_m, end, 0))]
     spliced = "".join(out)
     try:
-        same = _data(load_entry(spliced)) == _data(data)
+        same = plain_data(load_entry(spliced)) == plain_data(data)
     except Invalid:
         same = False
     return spliced if same else after
@@ -250,7 +250,8 @@ def _at(opcodes: Sequence[tuple[str, int, int, int, int]], line: int, side: int)
     return found
 
 
-def _data(value: Any) -> Any:
+def plain_data(value: Any) -> Any:
+    """A YAML value as plain JSON data, for comparing what two texts say."""
     return json.loads(json.dumps(value, default=str))
 
 

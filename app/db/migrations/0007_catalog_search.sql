@@ -36,7 +36,10 @@ CREATE TABLE machine_names (
 
 -- Every word the catalogue's records use, its stem, whether a machine's name, brand or
 -- category has it (a key word) and whether a brand or category does (a kind word): a request's
--- word that is neither word nor stem is matched to the nearest one (a misspelling).
+-- word that is neither word nor stem is matched to the nearest one (a misspelling). Words are
+-- added as records are written and never removed: a word a changed or removed record no
+-- longer has stays a spelling candidate (the ranking reads only machine_lexemes and
+-- machine_names, which follow every change).
 CREATE TABLE catalog_words (
     word        text PRIMARY KEY,
     stem        text NOT NULL,

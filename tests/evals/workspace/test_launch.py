@@ -92,3 +92,21 @@ async def test_a_new_launch_waits_for_the_one_under_way_but_a_repeat_does_not(st
     assert await launch_by_key(store, "other-key-0001") is None  # a refused launch keeps none
     await claim_launch(store, "launch00009", KEY, Request())
     assert (await launcher.launch(store, Request(), "run", KEY)).id == "launch00009"
+
+
+async def test_two_launches_at_once_with_different_keys_start_one_and_keep_one_key(store):
+    class Busy(Counting):
+        def start(self, request, title, launch_id=None):
+            job = super().start(request, title, launch_id)
+            self.latest = type("Running", (), {"running": True, "id": launch_id})()
+            return job
+
+    launcher = Busy()
+    outcomes = await asyncio.gather(
+        launcher.launch(store, Request(), "one", "first-key-0001"),
+        launcher.launch(store, Request(), "two", "second-key-0002"), return_exceptions=True)
+    started = [o for o in outcomes if not isinstance(o, BaseException)]
+    refused = [o for o in outcomes if isinstance(o, LaunchError)]
+    assert len(started) == 1 and len(refused) == 1 and launcher.started == [started[0].id]
+    kept = [await launch_by_key(store, k) for k in ("first-key-0001", "second-key-0002")]
+    assert sum(k is not None for k in kept) == 1  # the refused one's key is not kept
