@@ -40,7 +40,7 @@ from evals.record.assessment import (
     LeftOut,
 )
 from evals.record.fingerprint import digest
-from evals.record.results import Attempt, CaseResult, CheckResult, Status, classify
+from evals.record.results import Attempt, CaseResult, CheckResult, Status, classify, said
 from evals.record.run import RunRecord
 from evals.record.transcript import Transcript
 
@@ -59,18 +59,6 @@ class Pair:
     @property
     def key(self) -> str:
         return f"{self.id} #{self.repetition} a{self.attempt} c{self.check}"
-
-
-def said(check: CheckResult) -> str:
-    """A judged check's verdict as the side-by-side shows it: pass, fail, not asked (an
-    untrusted judge is not called), error, or none (no readable verdict)."""
-    if check.judge is not None and not check.judge.asked:
-        return "not asked"
-    if check.error:
-        return "error"
-    if check.judge is None or check.judge.verdict is None:
-        return "none"
-    return check.judge.verdict
 
 
 @dataclass
@@ -306,4 +294,4 @@ def _agreement_line(c: Calibration) -> str:
             f" {kappa}")
 
 
-__all__ = ["Pair", "Rejudging", "agreement", "as_judged", "rejudge", "render", "said"]
+__all__ = ["Pair", "Rejudging", "agreement", "as_judged", "rejudge", "render"]

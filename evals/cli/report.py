@@ -21,7 +21,7 @@ from evals.cli.common import (
 from evals.load.cases import CaseFileError, load_cases_by_file
 from evals.load.plan import harness_hash
 from evals.record.artifact import ARTIFACT, ArtifactError, read_run, write_atomically
-from evals.record.assessment import AssessedCase, Assessment, save_assessment
+from evals.record.assessment import AssessedCase, Assessment, assessments_of, save_assessment
 from evals.record.repetitions import CONFIDENCE, THRESHOLD
 from evals.record.results import CaseResult
 from evals.record.run import RunRecord
@@ -76,7 +76,8 @@ def html_report(args: argparse.Namespace) -> int:
 
 
 async def _stored_report(settings: Settings, ref: str) -> tuple[str, str]:
-    """A stored run's page, or a stored comparison's (both runs with their pairs)."""
+    """A stored run's page (with the assessments stored beside it), or a stored comparison's
+    (both runs with their pairs)."""
     async with open_store(settings) as store:
         try:
             record = await store.load_run(ref)
@@ -92,7 +93,10 @@ async def _stored_report(settings: Settings, ref: str) -> tuple[str, str]:
             cur = await store.load_run(row.current_run)
             return (render_comparison(row.id, row.result, base, cur),
                     f"comparison {row.id}, {len(row.result.cases)} cases paired")
-    return render_run(record), f"{len(record.cases)} cases, run {record.run_id}"
+        assessments = await assessments_of(store, str(record.run_id))
+    beside = f", {len(assessments)} assessment(s) beside it" if assessments else ""
+    return (render_run(record, assessments),
+            f"{len(record.cases)} cases, run {record.run_id}{beside}")
 
 
 def rescore_command(args: argparse.Namespace) -> int:

@@ -198,6 +198,21 @@ class Totals(BaseModel):
                    errored=counts["ERROR"], skipped=counts["SKIPPED"])
 
 
+def said(check: CheckResult) -> str:
+    """A check's verdict in one word, as a side-by-side shows it. A judged check: pass, fail,
+    not asked (an untrusted judge is not called), error, or none (no readable verdict); a
+    structural one: pass, fail or error."""
+    if check.judge is None:
+        return "error" if check.error else "pass" if check.passed else "fail"
+    if not check.judge.asked:
+        return "not asked"
+    if check.error:
+        return "error"
+    if check.judge.verdict is None:
+        return "none"
+    return check.judge.verdict
+
+
 def classify(attempts: list[Attempt]) -> Status:
     """An item's status from its attempts (the first, and the retry if there was one). Only a
     failed check makes a FAIL or the "failed once" of a FLAKY. An attempt lost to the provider

@@ -1,10 +1,10 @@
 """A run as one self-contained HTML page (`python -m evals report [RUN] --html FILE`): every
 case and conversation with its transcript, tool calls and checks; a failed check links to what
 it is about (the sentence it quotes, the tool call it names, the cited PDF page), which the
-page highlights. No script, no external file: CSS `:target` does the highlighting.
+page highlights. A stored run's page ends with the assessments stored beside it. No script,
+no external file: CSS `:target` does the highlighting.
 
-Everything shown is data from the run (model output included): it is escaped, never markup.
-"""
+Everything shown is data from the run (model output included): it is escaped, never markup."""
 
 from __future__ import annotations
 
@@ -12,13 +12,15 @@ import html
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evals.record.assessment import Assessment
 from evals.record.comparison import Comparison
 from evals.record.results import CHANNELS, Attempt, CaseResult, CheckResult, Status
 from evals.record.run import RunRecord
 from evals.record.transcript import Turn
+from evals.report.assessments import assessments_html
 from evals.report.attacks import attack_counts
 from evals.report.attribution import diff_lines, headline
 from evals.report.console import totals_line
@@ -267,11 +269,12 @@ def run_title(record: RunRecord) -> str:
     return f"Run {record.run_id or '(unstored)'} · {model} · {record.status}"
 
 
-def render_run(record: RunRecord) -> str:
-    """The whole page for one run."""
-    # The grid's style only for a run with an attacks table: other pages stay as they were.
-    return page(run_title(record), run_body(record),
-                BAR_STYLE if attack_counts(record.cases) else "")
+def render_run(record: RunRecord, assessments: Sequence[Assessment] = ()) -> str:
+    """The whole page for one run, with the assessments stored beside it (rescores,
+    re-judgings) after its own results."""
+    # The grid's style only for a run with a table: other pages stay as they were.
+    return page(run_title(record), run_body(record) + assessments_html(record, assessments),
+                BAR_STYLE if attack_counts(record.cases) or assessments else "")
 
 
 def render_comparison(cid: str, result: Comparison, baseline: RunRecord, current: RunRecord

@@ -1,6 +1,6 @@
 """The Results tab: a run launched from the Overview as it goes, the run picker, the pass rate
-per file across the stored runs, stored comparisons, and one run's evidence with filters.
-Nothing here changes a stored result."""
+per file across the stored runs, stored comparisons, and one run's evidence with filters,
+followed by the assessments stored beside it. Nothing here changes a stored result."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from app.redact import redact
+from evals.record.assessment import assessments_of
 from evals.record.listings import ComparisonSummary, RunSummary
 from evals.record.results import CaseResult, Totals
 from evals.record.store import RunStore, StoreError
+from evals.report.assessments import assessments_html
 from evals.report.html import ORDER, comparison_body, run_body, run_title
 from evals.workspace.launch import Job, Launcher
 from evals.workspace.layout import HEADERS, e, page
@@ -47,9 +49,11 @@ class ResultsTab:
             except StoreError as exc:
                 evidence, status = f'<p class="error">{e(exc)}</p>', 404
             else:
+                assessments = await assessments_of(store, str(record.run_id))
                 evidence = (f"<h2>{e(run_title(record))}</h2>"
                             + _filters(request, record.cases, str(record.run_id))
-                            + run_body(record, _filtered(request, record.cases)))
+                            + run_body(record, _filtered(request, record.cases))
+                            + assessments_html(record, assessments))
         comparisons = await store.list_comparisons(10)
         body = (progress + _picker(rows, chosen)
                 + await _rates(store, rows[:RATE_RUNS]) + _comparisons(comparisons)
@@ -109,7 +113,8 @@ def _picker(rows: list[RunSummary], chosen: str) -> str:
     for r in rows:
         t = r.totals or Totals()
         label = (f"{r.id} · {r.started_at:%Y-%m-%d %H:%M} · {r.status} · {r.model}"
-                 f" · {t.passed}/{t.cases} passed" + (f" · point {r.point}" if r.point else ""))
+                 f" · {t.passed}/{t.cases} passed" + (f" · point {r.point}" if r.point else "")
+                 + (f" · {r.assessments} assessment(s)" if r.assessments else ""))
         options.append(f'<option value="{e(r.id)}"{" selected" if r.id == chosen else ""}'
                        f">{e(label)}</option>")
     return ('<form method="get" action="/results" class="stack picker"><label for="run">Run'

@@ -3,7 +3,7 @@ executor sent, rebuilt, since the record keeps none), a new judge that breaks (a
 the original verdict, never a fail), and verdicts that were never asked."""
 
 from app.chat.models import ModelCallError
-from evals.calibration.rejudge import agreement, as_judged, rejudge, said
+from evals.calibration.rejudge import agreement, as_judged, rejudge
 from evals.execute.cache import CacheUse
 from evals.judge.setup import JudgeSetup
 from evals.judge.trust import Trust
@@ -11,7 +11,7 @@ from evals.load.cases import load_cases
 from evals.load.plan import plan_info
 from evals.load.selection import select_items
 from evals.record.fingerprint import Selection
-from evals.record.results import Attempt, CaseResult, CheckResult, JudgeVerdict
+from evals.record.results import Attempt, CaseResult, CheckResult, JudgeVerdict, said
 from evals.record.run import Models, RunRecord
 from evals.record.transcript import Transcript
 from tests.evals.helpers import select, verdict

@@ -98,6 +98,14 @@ def test_a_run_is_judged_again_beside_its_own_verdicts(served, tmp_path, capsys)
     assert stored.kind == "rejudge" and stored.judge.model == "openai/other-judge"
     assert {c.status for c in stored.cases} == {"PASS"} and len(stored.cases) == 10
     assert all(c.checks[0].result.judge.verdict == "pass" for c in stored.cases)
+    # the run's page shows it beside the run's own results
+    page = tmp_path / "run.html"
+    assert main(["report", run_id, "--html", str(page)]) == 0
+    assert f"run {run_id}, 1 assessment(s) beside it)" in capsys.readouterr().out
+    text = page.read_text()
+    assert "Assessments beside this run (1)" in text and f'id="assessment-{stored.id}"' in text
+    assert "10 stored result(s); 10 check(s) beside the run&#x27;s: 10 pass; 5 agree, 5 differ;" \
+        " 10 status(es) changed" in text
 
 
 def test_too_few_verdicts_give_no_kappa_and_the_cache_replays_a_judge_asked_before(

@@ -1,13 +1,17 @@
 """The Results tab: pass rates, comparisons, a run's evidence with a failed check linked to its
-sentence, and a launched run's output without its secrets; in a real browser, a quick run
-started on the Overview followed to its results."""
+sentence and the assessments stored beside it, and a launched run's output without its
+secrets; in a real browser, a quick run started on the Overview followed to its results."""
 
+import asyncio
 import os
 import re
 
 import pytest
 
 from app.db import scratch_database
+from evals.record.assessment import AssessedCase, AssessedCheck, Assessment, save_assessment
+from evals.record.results import CheckResult
+from evals.record.store import RunStore
 from evals.workspace import create_workspace
 from evals.workspace.launch import Launcher
 from tests.browser import screenshot
@@ -39,6 +43,33 @@ def test_the_tabs_and_a_runs_evidence(client):
     assert missing.status_code == 404
     assert "no-glowforge" in tests.text and "anonymous-smoke-report" in tests.text
     assert "script-src 'self'" in tests.headers["content-security-policy"]
+
+
+def _rescored(info):
+    """A rescore of the failing run stored beside it: today's check passes its answer."""
+    check = CheckResult(kind="no_unknown_tools", passed=True, reason="ok <b>today</b>")
+    assessment = Assessment(
+        id="ws0002resc", run_id="ws0001run", kind="rescore", created="2026-12-03T10:00:00+00:00",
+        harness="0123456789abcdef",
+        cases=[AssessedCase(id="no-glowforge", repetition=1, status="PASS",
+                            checks=[AssessedCheck(attempt=1, check=1, result=check)])])
+
+    async def save():
+        async with RunStore.open(info) as store:
+            assert await save_assessment(store, assessment) == []
+    asyncio.run(save())
+
+
+def test_a_runs_assessments_are_shown_after_its_own_results(client, stored):
+    _rescored(stored)
+    results = client.get("/results?run=ws0001run").text
+    assert "ws0001run" in results and "· 1 assessment(s)</option>" in results
+    assert results.index("FAIL (1)") < results.index("Assessments beside this run (1)")
+    assert '<details class="item" id="assessment-ws0002resc" open>' in results
+    assert ('<span class="id">no-glowforge</span> #1: <span class="FAIL">FAIL</span> →'
+            ' <span class="PASS">PASS</span>') in results
+    assert "ok &lt;b&gt;today&lt;/b&gt;" in results  # escaped
+    assert "Assessments beside" not in client.get("/results?run=ws0000base").text
 
 
 def test_a_runs_output_is_shown_without_its_secrets(client, launcher, monkeypatch):
@@ -108,3 +139,22 @@ async def test_a_failed_check_leads_to_its_highlighted_sentence(browser, stored,
         fitting = await fits(page)
     assert target == "Use the Glowforge Pro." and visible and fitting
     assert color == "rgb(255, 241, 168)"  # the highlight
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", WIDTHS)
+async def test_an_assessment_reads_beside_the_run_in_a_browser(browser, stored, width):
+    await asyncio.to_thread(_rescored, stored)
+    with serve_in_thread(create_workspace(stored, TOKEN, launcher=Launcher(env={})),
+                         lifespan="on") as base:
+        page = await opened(browser, base, width)
+        await page.goto(f"{base}/results?run=ws0001run#assessment-ws0002resc")
+        panel = page.locator("#assessment-ws0002resc")
+        is_open = await panel.evaluate("d => d.open")
+        row = await panel.locator("table.grid tr").nth(1).inner_text()
+        await screenshot(page, f"workspace-assessment-{width}")
+        fitting = await fits(page)
+    assert is_open and fitting
+    assert row.split() == ["no-glowforge", "1", "1", "no_unknown_tools", "fail", "pass",
+                           "recorded:", "offers", "“Use", "the", "Glowforge", "Pro.”",
+                           "assessed:", "ok", "<b>today</b>"]
