@@ -291,6 +291,9 @@ def _project_file(file: str) -> Path:
     resolved (relative to the project). Any other path gets the same refusal whether or not
     it exists, so a caller learns nothing of the machine's files."""
     root = PROJECT_ROOT.resolve()
+    if "\x00" in file:  # no path holds one (resolving it would raise)
+        raise ToolError(f"file {file!r}: only a .json file under the project folder ({root}),"
+                        " outside its hidden folders, is read")
     path = (root / file).resolve()  # an absolute `file` replaces the root
     # Never a hidden path (.data holds the session secret and the database, .env keys, .git
     # the history): what the calibration's errors quote would go back to the caller.

@@ -67,6 +67,16 @@ class _LineLoader(yaml.SafeLoader):
         finally:
             self._depth -= 1
 
+    def construct_scalar(self, node: yaml.ScalarNode) -> Any:
+        # The file's text is checked for control characters, but a double-quoted scalar can
+        # write one as an escape ("\0", "\x07"): the value is checked too.
+        value = super().construct_scalar(node)  # type: ignore[no-untyped-call]
+        bad = _CONTROL.search(value) if isinstance(value, str) else None
+        if bad:
+            raise _Refused(None, None, f"control character U+{ord(bad.group()):04X} (written"
+                           " as an escape); a case file is plain text", node.start_mark)
+        return value
+
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         lines: dict[Any, int] = {}
         for key_node, _ in node.value:

@@ -11,12 +11,13 @@ wrote last. `skip` says the person could not tell; it counts for neither side.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Literal
 
 import psycopg
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evals.record.results import Attempt, CaseResult, CheckResult
 from evals.record.run import RunRecord
@@ -29,6 +30,15 @@ MAX_NOTE = 2000
 MAX_NAME = 80
 
 Key = tuple[str, str, int, int, int]  # run, item, repetition, attempt, check
+# What a label's text may not hold (PostgreSQL stores no NUL; the rest is no one's writing).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _plain(value: str) -> str:
+    bad = _CONTROL.search(value)
+    if bad:
+        raise ValueError(f"control character U+{ord(bad.group()):04X}: plain text only")
+    return value
 
 
 class VerdictRef(BaseModel):
@@ -42,6 +52,8 @@ class VerdictRef(BaseModel):
     attempt: int = Field(ge=1)
     check: int = Field(ge=1)
     kind: str = Field(min_length=1)
+
+    _plain_text = field_validator("run", "item", "kind")(_plain)
 
     @property
     def key(self) -> Key:
@@ -63,6 +75,8 @@ class Label(VerdictRef):
     note: str = Field(default="", max_length=MAX_NOTE)
     by: str = Field(min_length=1, max_length=MAX_NAME)
     at: dt.datetime | None = None  # None until stored: the store's clock sets it
+
+    _plain_words = field_validator("note", "by")(_plain)
 
     def same_as(self, other: Label) -> bool:
         """The same person said the same of the same verdict (when aside)."""
@@ -142,7 +156,10 @@ async def add_labels(store: RunStore, labels: list[Label]) -> int:
                     (label.attempt, label.check, label.run, label.item, label.repetition))
                 row = await cur.fetchone()
                 check = row["c"] if row else None
-                if not check or check.get("kind") != label.kind or not check.get("judge"):
+                # A judge that was not asked, or gave no readable verdict, has nothing to be
+                # agreed with: the queue never offers it, and a label of it is not kept.
+                if not check or check.get("kind") != label.kind or \
+                        (check.get("judge") or {}).get("verdict") is None:
                     problems.append((i, f"run {label.run} has no judged check {label.check}"
                                         f" ({label.kind}) in attempt {label.attempt} of"
                                         f" {label.item} repetition {label.repetition}"))

@@ -370,6 +370,8 @@ class RunStore:
 
     async def resolve_run(self, ref: str) -> str:
         """A run id from an id or a unique prefix of one."""
+        if "\x00" in ref:  # no id holds one, and PostgreSQL takes no NUL in a query
+            raise StoreError(f"no stored run {ref!r} (python -m evals runs lists them)")
         rows = await self.db.fetch("SELECT id FROM eval_runs WHERE id LIKE %s ORDER BY id",
                                    (ref.replace("%", "").replace("_", r"\_") + "%",))
         if not rows:
@@ -470,6 +472,8 @@ class RunStore:
 
     async def load_comparison(self, cid: str) -> StoredComparison:
         """One stored comparison, with the runs it paired."""
+        if "\x00" in cid:
+            raise StoreError(f"no comparison {cid!r} (python -m evals compare)")
         row = await self.db.fetchone(
             "SELECT id, created_at, point, baseline_run, current_run, result"
             " FROM eval_comparisons WHERE id = %s", (cid,))

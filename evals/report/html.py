@@ -110,10 +110,18 @@ def _has_citations(attempt: Attempt) -> bool:
     return bool(attempt.transcript.evidence) or bool(_CITED_PAGE.search(attempt.answer))
 
 
+def web_link(url: str) -> str:
+    """An address as a link when it is a web one (http or https); anything else (a
+    `javascript:` address in a run's data) as text."""
+    if re.match(r"https?://", url, re.IGNORECASE):
+        return f'<a href="{_e(url)}">{_e(url)}</a>'
+    return f"<code>{_e(url)}</code>"
+
+
 def _citations(attempt: Attempt, prefix: str) -> str:
     links = []
     for doc, ev in attempt.transcript.evidence.items():
-        links.append(f'<li><a href="{_e(doc)}">{_e(doc)}</a> — HTTP {_e(ev.status)}</li>')
+        links.append(f"<li>{web_link(doc)} — HTTP {_e(ev.status)}</li>")
     for m in _CITED_PAGE.finditer(attempt.answer):
         page = f"#page={m.group(2)}" if m.group(2) else ""
         links.append(f'<li>cited: <a href="{_e(m.group(1) + page)}">{_e(m.group(0))}</a></li>')

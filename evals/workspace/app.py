@@ -16,6 +16,7 @@ verdicts on the judge's, the judge's hidden until answered; evals/workspace/labe
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -43,6 +44,9 @@ from evals.workspace.tests_tab import TestsTab
 COOKIE = "workspace"
 SCRIPT = Path(__file__).parent / "workspace.js"
 MAX_BODY = 2_000_000
+DIGITS = re.compile(r"[0-9]{1,12}")
+# Not in any name, id or value the workspace is asked for (a NUL no store or file can hold).
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def create_workspace(conninfo: str, token: str, *, sources: Sources | None = None,
@@ -78,6 +82,11 @@ def create_workspace(conninfo: str, token: str, *, sources: Sources | None = Non
         if not same(request.cookies.get(COOKIE, ""), session):
             return page("overview", "Not allowed", "<p>Open the address that <code>python -m"
                         " evals workspace</code> printed.</p>", status=403)
+        if CONTROL.search(request.url.path) or any(
+                CONTROL.search(k) or CONTROL.search(v)
+                for k, v in request.query_params.multi_items()):
+            return page("overview", "Bad address", "<p>The address holds a control"
+                        " character: no name or id here has one.</p>", status=400)
         if request.method not in ("GET", "HEAD"):
             # A form is taken only from the workspace's own pages: its Origin, or (a browser
             # that sends no Origin) Sec-Fetch-Site. Other servers on 127.0.0.1 are the same
@@ -88,8 +97,12 @@ def create_workspace(conninfo: str, token: str, *, sources: Sources | None = Non
             if origin != own and not (origin is None and site in (None, "same-origin")):
                 return page("overview", "Not allowed", "<p>A form from another site.</p>",
                             status=403)
-            length = request.headers.get("content-length") or "0"
-            if not length.isdigit() or int(length) > MAX_BODY:
+            # Only a body of a stated length is read (a chunked one could be any size).
+            length = request.headers.get("content-length")
+            if length is None:
+                return page("overview", "Length required", "<p>A form is sent with its"
+                            " length.</p>", status=411)
+            if not DIGITS.fullmatch(length) or int(length) > MAX_BODY:
                 return page("overview", "Too large", "<p>That form is too large.</p>",
                             status=413)
         return await call_next(request)

@@ -21,6 +21,7 @@ from evals.checks.scenario import ExpectAction
 from evals.checks.selectors import FORMS, SUFFIXES, fields_of, parse
 from evals.load.context import offered_tools
 from evals.load.scenarios import Scenario
+from evals.load.yamlfile import MAX_DEPTH
 from evals.workspace import edits
 from evals.workspace.forms import given, text
 from evals.workspace.layout import e, hidden
@@ -136,8 +137,11 @@ def read(raw: str, form: str) -> Any:
     if form in ("contains", "matches"):
         return raw
     raw = raw.strip()
+    what = "a selector's value"
     try:
-        return json.loads(raw)
+        return edits.within_depth(json.loads(raw), what)
+    except RecursionError:
+        raise Invalid(f"{what}: nested deeper than {MAX_DEPTH} levels") from None
     except ValueError:
         pass
     if form == "in":
@@ -155,7 +159,7 @@ def rows(form: FormData) -> list[tuple[int | None, edits.Expected]] | None:
     while text(form, f"a{n}.tool") is not None:
         tool, index = given(form, f"a{n}.tool"), given(form, f"a{n}.index")
         if tool and not text(form, f"a{n}.remove"):
-            out.append((int(index) if index.isdigit() else None,
+            out.append((edits.whole_number(index),
                         edits.Expected(tool, _selectors(form, n, "arguments"),
                                        _selectors(form, n, "result"))))
         elif not tool and index:

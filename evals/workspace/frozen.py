@@ -61,8 +61,9 @@ class ResponsesTab(Tab):
         examples = examples_for(tool, _others(data, sid))
         chosen = request.query_params.get("example", "")
         start = current
-        if chosen.isdigit() and int(chosen) < len(examples) and examples[int(chosen)].offered:
-            start = examples[int(chosen)].response
+        n = edits.whole_number(chosen)
+        if n is not None and n < len(examples) and examples[n].offered:
+            start = examples[n].response
         return _page(data, found, tool, frozen, at, current, start, examples, back)
 
     async def _post(self, form: FormData, found: Scenario, tool: Tool, back: str) -> Response:
@@ -341,7 +342,10 @@ def typed_result(form: FormData, schema: dict[str, Any]) -> dict[str, Any] | Non
     error = given(form, "r.error")
     if error:
         return {"error": error}
-    had = set(_json(text(form, "r.keys") or "[]", "r.keys"))
+    keys = edits.json_text(text(form, "r.keys") or "[]", "r.keys")
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        raise Invalid("r.keys: the names of the result's keys, as a JSON list of text")
+    had = set(keys)
     response: dict[str, Any] = {}
     filled = False
     for name, spec in schema.get("properties", {}).items():
@@ -383,7 +387,4 @@ def _number(raw: str, integer: bool, what: str) -> int | float:
 
 
 def _json(raw: str, what: str) -> Any:
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise Invalid(f"{what}: not JSON: {exc.msg}") from exc
+    return edits.json_text(raw, what)

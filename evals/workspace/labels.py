@@ -41,6 +41,8 @@ from evals.record.labels import (
 )
 from evals.record.store import RunStore
 from evals.record.transcript import Turn
+from evals.report.html import web_link
+from evals.workspace.edits import whole_number
 from evals.workspace.forms import MAX_FORM_FIELDS, given
 from evals.workspace.layout import e, hidden, page, refused
 from evals.workspace.sources import Sources
@@ -139,7 +141,8 @@ def _nothing_left(by: str, found: Offered) -> str:
 
 def _number(text: str) -> int:
     """A form's number; 0 (refused by the label's type) when it is not one."""
-    return int(text) if text.isdigit() else 0
+    n = whole_number(text)
+    return 0 if n is None else n
 
 
 def _who(by: str) -> str:
@@ -175,7 +178,7 @@ def _transcript(item: Judged) -> str:
         f'<div class="call">{e(c.name)}({e(json.dumps(c.arguments, ensure_ascii=False))})'
         f" → {e(json.dumps(c.result, ensure_ascii=False)[:RESULT_CHARS])}</div>"
         for c in attempt.tool_calls)
-    docs = "".join(f'<li><a href="{e(doc)}">{e(doc)}</a> — HTTP {e(ev.status)}</li>'
+    docs = "".join(f"<li>{web_link(doc)} — HTTP {e(ev.status)}</li>"
                    for doc, ev in attempt.transcript.evidence.items())
     return (f"<h3>Conversation</h3>{shown}" + (f"<h3>Tool calls</h3>{calls}" if calls else "")
             + (f"<h3>Documents fetched</h3><ul>{docs}</ul>" if docs else ""))

@@ -235,8 +235,8 @@ class TestsTab(Tab):
                                        "enforcement": enforcement,
                                        "applies_to": edits.parse_applies_to(
                                            given(form, "applies_to"))})
-            elif index is not None and index.isdigit():
-                edit = edits.on_index(int(index), None if text(form, "remove") else
+            elif (at := edits.whole_number(index)) is not None:
+                edit = edits.on_index(at, None if text(form, "remove") else
                                       edits.shared_fields(text(form, "statement"), enforcement,
                                                           text(form, "applies_to")))
             else:

@@ -163,7 +163,7 @@ async def test_calibrate_judge_reads_only_files_under_the_project(tmp_path, monk
     monkeypatch.setattr(mcp_server, "PROJECT_ROOT", project, raising=False)
     tried = {"absolute": str(outside), "absent": str(tmp_path / "absent.json"),
              "dot-dot": "../outside.json", "dot-dot-absent": "../absent.json",
-             "linked": "link.json", "system": "/etc/passwd"}
+             "linked": "link.json", "system": "/etc/passwd", "nul": "run\x00.json"}
     async with Client(create_server()) as client:
         answers = {k: await client.call_tool("calibrate_judge", {"set": "mrbench", "file": f})
                    for k, f in tried.items()}

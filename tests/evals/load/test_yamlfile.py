@@ -14,6 +14,10 @@ GOOD = '- id: ok\n  prompt: "p"\n  assert:\n    - kind: no_unknown_tools\n'
     (GOOD.encode() + b"- id: y\n  prompt: \"\xe9\"\n", "c.yaml:6: not UTF-8 text"),
     (b"- id: x\n  prompt: \"a\x00b\"\n", "c.yaml:2: control character U+0000"),
     (b"- id: x\n  prompt: \"a\x1bb\"\n", "c.yaml:2: control character U+001B"),
+    (b"- id: x\n  prompt: \"a\\0b\"\n",  # written as an escape, as a YAML writer does
+     "c.yaml:2: control character U+0000 (written as an escape)"),
+    (b"- id: x\n  prompt: p\n  group: \"g\\x07\"\n",
+     "c.yaml:3: control character U+0007 (written as an escape)"),
     (("x: " + "[" * 200 + "]" * 200 + "\n").encode(), "nested deeper than 32 levels"),
     (b"- ? [a, b]\n  : 1\n", "c.yaml:1: a mapping key must be a plain value"),
     (b"- id: a\n  prompt: p\n  assert: &checks\n    - kind: no_unknown_tools\n"

@@ -263,3 +263,11 @@ async def test_a_flush_writes_at_once_without_waiting_for_more_cases(store, monk
     assert await store.flush(5)
     assert time.perf_counter() - started < 5
     assert [r.id for r in (await store.load_run("flush1")).cases] == ["a"]
+
+
+async def test_an_id_with_a_nul_is_not_found_rather_than_sent_to_postgres(store):
+    # PostgreSQL takes no NUL in a query's text: the store answers as for any unknown id
+    with pytest.raises(StoreError, match="no stored run 'ab\\\\x00'"):
+        await store.load_run("ab\x00")
+    with pytest.raises(StoreError, match="no comparison 'c\\\\x00'"):
+        await store.load_comparison("c\x00")

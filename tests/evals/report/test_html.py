@@ -44,3 +44,18 @@ def test_marks_never_overlap_or_repeat_an_anchor():
     assert once.count("world") == 1 and once.count("<mark") == 1
     again = _marked("world again", [("world", "a0")], placed)
     assert "<mark" not in again  # a0 is already on the page
+
+
+def test_only_a_web_address_is_a_link():
+    from app.manuals.citations import DocumentEvidence
+
+    run = record()
+    evidence = {url: DocumentEvidence(status=200, content_type="application/pdf", is_pdf=True,
+                                      page_count=1)
+                for url in ("javascript:alert(1)//x.pdf", "https://lab.example/m.pdf")}
+    attempt = run.cases[0].attempts[0]
+    attempt.transcript = attempt.transcript.model_copy(update={"evidence": evidence})
+    page = render_run(run)
+    assert "<code>javascript:alert(1)//x.pdf</code>" in page
+    assert 'href="javascript' not in page
+    assert '<a href="https://lab.example/m.pdf">https://lab.example/m.pdf</a>' in page

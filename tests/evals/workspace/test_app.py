@@ -57,3 +57,22 @@ def test_a_form_from_the_workspace_itself_is_taken(client, tree):
                         headers={"origin": BASE, "sec-fetch-site": "same-origin"})
     assert taken.status_code == 200 and "group: absence" in tree.read(
         "cases/honest-absence.yaml")
+
+
+@pytest.mark.parametrize("path", ["/results?run=ws%00", "/comparisons/x%00", "/runs/x%00",
+                                  "/labels?by=a%00b", "/tests?q=%1b"])
+def test_an_address_with_a_control_character_is_refused_not_a_crash(client, path):
+    refused = client.get(path)
+    assert refused.status_code == 400 and "control character" in refused.text
+
+
+def test_a_form_without_its_length_is_refused_before_it_is_read(client, tree):
+    before = tree.read("cases/honest-absence.yaml")
+
+    def chunked():  # a body of no stated length: it could be any size
+        yield b"group=absence"
+
+    refused = client.post("/tests/case/no-glowforge", content=chunked(),
+                          headers={"origin": BASE,
+                                   "content-type": "application/x-www-form-urlencoded"})
+    assert refused.status_code == 411 and tree.read("cases/honest-absence.yaml") == before

@@ -115,6 +115,26 @@ def test_a_conflict_refuses_the_save_and_says_what_to_review(client, tree, tool,
     assert {n: tree.read(n) for n in tree.files()} == before
 
 
+@pytest.mark.parametrize("depth", [40, 3000])
+def test_a_selector_nested_too_deep_is_refused_not_a_crash(client, tree, depth):
+    before = {n: tree.read(n) for n in tree.files()}
+    fields = form_of(client.get(SMOKE).text, SMOKE)
+    fields["a0.arguments.value"][0] = "[" * depth + "]" * depth
+    refused = post(client, SMOKE, fields)
+    assert refused.status_code == 422
+    assert "a selector&#x27;s value: nested deeper than 32 levels" in refused.text
+    assert {n: tree.read(n) for n in tree.files()} == before
+
+
+def test_an_expected_action_numbered_strangely_is_read_as_a_new_one(client, tree):
+    before = tree.read(FILE)
+    fields = form_of(client.get(SMOKE).text, SMOKE)
+    fields["a0.index"] = ["²"]  # not a place in the file: read as a new action, the same one
+    saved = post(client, SMOKE, fields)
+    assert saved.status_code == 200 and "No change: the files already said that." in saved.text
+    assert tree.read(FILE) == before
+
+
 def test_the_check_is_on_the_final_state_of_criteria_and_expected_actions(client, tree):
     name, action = "scenarios/curation.yaml", "/tests/scenario/web-page-with-frozen-answer"
     before = tree.read(name)

@@ -170,6 +170,27 @@ def test_the_page_shows_how_the_tool_answers_and_saves_one_result(client, branch
     assert after.count("- count: 1") == 1  # the first response of the sequence untouched
 
 
+@pytest.mark.parametrize(("field", "value", "says"), [
+    ("r.keys", "5", "r.keys: the names of the result's keys, as a JSON list of text"),
+    ("r.keys", "[[1]]", "r.keys: the names of the result's keys, as a JSON list of text"),
+    ("r.tickets", "[" * 40 + "]" * 40, "tickets: nested deeper than 32 levels"),
+    ("r.tickets", "[" * 900 + "]" * 900, "tickets: nested deeper than 32 levels"),
+    ("r.tickets", "[" * 5000 + "]" * 5000, "tickets: nested deeper than 32 levels"),
+])
+def test_a_malformed_or_too_deep_field_is_refused_not_a_crash(client, branched, field, value,
+                                                               says):
+    before = branched.read("scenarios/frozen-branches.yaml")
+    fields = form_of(client.get(f"{PAGE}&at=branch-2-2").text, PAGE)
+    fields[field] = [value]
+    refused = post(client, PAGE, fields)
+    assert refused.status_code == 422 and says in unescape(refused.text)
+    assert branched.read("scenarios/frozen-branches.yaml") == before
+
+
+def test_a_strange_example_number_is_ignored(client, branched):
+    assert client.get(f"{PAGE}&example=²").status_code == 200
+
+
 def test_an_expression_is_kept_until_a_fixed_value_is_chosen(client, branched):
     name = "scenarios/frozen-branches.yaml"
     page = f"/tests/scenario/{SID}/responses?tool=update_ticket"

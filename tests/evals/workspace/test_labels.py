@@ -86,6 +86,31 @@ def test_a_label_without_a_verdict_or_name_is_refused(labeller):
     assert nameless.status_code == 400 and "give your name" in nameless.text
 
 
+async def test_a_label_with_a_control_character_or_a_strange_number_is_refused(judged, tree):
+    app = create_workspace(judged, TOKEN, sources=tree, launcher=Launcher(env={}))
+    with TestClient(app, base_url=BASE, follow_redirects=True) as c:
+        c.get(f"/?token={TOKEN}")
+        fields = form_of(c.get("/labels?by=ana").text, "/labels/answer")
+        said = {name: c.post("/labels/answer", data={**fields, name: value, "verdict": "pass"})
+                for name, value in (("run", "lab0001\x00"), ("by", "a\x00na"),
+                                    ("note", "fine\x07"), ("repetition", "²"))}
+        assert {name: r.status_code for name, r in said.items()} == dict.fromkeys(said, 400)
+        assert "bad run" in said["run"].text and "bad repetition" in said["repetition"].text
+        assert await list_labels(app.state.store) == []
+
+
+async def test_a_verdict_the_judge_never_gave_cannot_be_labelled(never_asked, tree):
+    # The queue never offers one; a form written by hand that names it is refused.
+    app = create_workspace(never_asked, TOKEN, sources=tree, launcher=Launcher(env={}))
+    with TestClient(app, base_url=BASE, follow_redirects=True) as c:
+        c.get(f"/?token={TOKEN}")
+        posted = c.post("/labels/answer", data={
+            "run": "lab0001", "item": "case-0", "repetition": "1", "attempt": "1",
+            "check": "2", "kind": "judge", "by": "ana", "verdict": "pass"})
+        assert posted.status_code == 409 and "has no judged check 2 (judge)" in posted.text
+        assert await list_labels(app.state.store) == []
+
+
 def test_a_label_from_another_site_is_refused(labeller):
     fields = form_of(labeller.get("/labels?by=ana").text, "/labels/answer")
     other = labeller.post("/labels/answer", data={**fields, "verdict": "pass"},

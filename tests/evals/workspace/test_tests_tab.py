@@ -77,6 +77,26 @@ def test_shared_criteria_are_edited_on_their_own_tab(client, tree):
     assert tree.read(name).endswith(before.split("\n", 4)[4])  # the second one untouched
 
 
+def test_a_control_character_in_a_one_line_field_is_refused(client, tree):
+    # YAML writes it as an escape ("\\0"), which the file's text check alone never saw
+    before = tree.read("cases/honest-absence.yaml")
+    fields = form_of(client.get("/tests/case/no-glowforge").text, "/tests/case/no-glowforge")
+    fields["prompt"] = ["Glowforge\x00?"]
+    refused = post(client, "/tests/case/no-glowforge", fields)
+    assert refused.status_code == 422
+    assert "control character U+0000 (written as an escape)" in unescape(refused.text)
+    assert tree.read("cases/honest-absence.yaml") == before
+
+
+def test_a_shared_criterion_numbered_strangely_is_refused(client, tree):
+    before = tree.read("scenarios/criteria.yaml")
+    fields = form_of(client.get("/tests/shared").text, "/tests/shared")
+    fields["index"] = ["²"]  # str.isdigit says yes; int() would not
+    refused = post(client, "/tests/shared", fields)
+    assert refused.status_code == 400 and "which criterion?" in refused.text
+    assert tree.read("scenarios/criteria.yaml") == before
+
+
 @pytest.mark.slow
 async def test_editing_a_criterion_shows_the_yaml_diff(browser, stored, tree):
     app = create_workspace(stored, TOKEN, sources=tree, launcher=Launcher(env={}))
