@@ -148,8 +148,8 @@ def _reply(data: dict[str, Any]) -> ModelReply:
         args = fn.get("arguments")
         calls.append(
             ToolCallRequest(
-                id=call.get("id") or f"call_{i}",
-                name=fn.get("name") or "",
+                id=str(call.get("id") or f"call_{i}"),
+                name=str(fn.get("name") or ""),
                 arguments=args if isinstance(args, str) else json.dumps(args or {}),
             )
         )

@@ -36,7 +36,10 @@ from evals.settings import eval_settings
 
 Policy = Literal["reuse", "refresh", "off"]
 POLICIES: tuple[Policy, ...] = ("reuse", "refresh", "off")
-KEY_VERSION = 1  # bumped when what goes into a key changes
+# Bumped when what goes into a key, or what an entry holds, changes. 2: a reply is kept with
+# the run's blob server written as BLOB_BASE (before, a reply that cited a manual kept its
+# run's own port, and replayed in a run served on another it cited a page no result held).
+KEY_VERSION = 2
 # The run's blob server as a key sees it, whatever port it has. Not a version bump: a key of a
 # request that names no manual is unchanged, and one that does could only miss, never collide.
 BLOB_BASE = "http://eval-blob-server.invalid/blobs"
@@ -127,6 +130,17 @@ def request_of(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | Non
     return _constant(request, blob_base.rstrip("/")) if blob_base else request
 
 
+def _restored(value: Any, base: str) -> Any:
+    """A kept reply with BLOB_BASE given back as this run's blob server."""
+    if isinstance(value, str):
+        return value.replace(BLOB_BASE, base)
+    if isinstance(value, dict):
+        return {k: _restored(v, base) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_restored(v, base) for v in value]
+    return value
+
+
 def _constant(value: Any, base: str) -> Any:
     # A tool result is JSON text inside a message: the address is in it as it is (json.dumps
     # escapes no character of an http URL), so a replacement in every string finds it.
@@ -157,20 +171,36 @@ def reply_json(reply: ModelReply) -> dict[str, Any]:
                       "prefill_ms": u.prefill_ms, "generation_ms": u.generation_ms}}
 
 
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} is not text")
+    return value
+
+
+def _count(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):  # bool: `cut` was once a flag
+        raise TypeError(f"{what} is not a whole number")
+    return value
+
+
 def reply_from(data: dict[str, Any]) -> ModelReply:
-    """A stored reply as the model gave it; ValueError on any other shape."""
+    """A stored reply as the model gave it; ValueError on any other shape (nothing is coerced:
+    an entry of another shape is a miss, never a different reply)."""
     try:
         content = data["content"]
-        if content is not None and not isinstance(content, str):
-            raise TypeError("content is not text")
-        calls = [ToolCallRequest(str(c["id"]), str(c["name"]), str(c["arguments"]))
+        if content is not None:
+            content = _text(content, "content")
+        calls = [ToolCallRequest(_text(c["id"], "a tool call's id"),
+                                 _text(c["name"], "a tool call's name"),
+                                 _text(c["arguments"], "a tool call's arguments"))
                  for c in data["tool_calls"]]
         finish = data.get("finish_reason")
-        if finish is not None and not isinstance(finish, str):
-            raise TypeError("finish_reason is not text")
+        if finish is not None:
+            finish = _text(finish, "finish_reason")
         u = data["usage"]
-        usage = Usage(int(u["prompt_tokens"]), int(u["completion_tokens"]), int(u["cut"]),
-                      int(u["cached_tokens"]), int(u["prefill_ms"]), int(u["generation_ms"]))
+        usage = Usage(*(_count(u[k], k) for k in ("prompt_tokens", "completion_tokens", "cut",
+                                                  "cached_tokens", "prefill_ms",
+                                                  "generation_ms")))
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"not a stored reply: {exc}") from exc
     return ModelReply(content=content, tool_calls=calls, usage=usage, finish_reason=finish)
@@ -224,7 +254,11 @@ class Cached:
             if self.cache.inflight.get(key) is made:
                 del self.cache.inflight[key]
         tally.made += 1
+        # Kept without this run's blob address, as its key is: a replay in a run whose
+        # manuals are served on another port cites that run's pages (see _replayed).
         data = reply_json(reply)
+        if self.blob_base:
+            data = _constant(data, self.blob_base.rstrip("/"))
         run_id = (current.run_id if current is not None else None) or self.run_id
         made.set_result(CachedReply(data, run_id))
         self.cache.put(Entry(key, self.model_id, self._pinned, run_id, data),
@@ -246,8 +280,9 @@ class Cached:
         return None
 
     def _replayed(self, key: str, hit: CachedReply, tally: Tally) -> ModelReply | None:
+        data = _restored(hit.reply, self.blob_base.rstrip("/")) if self.blob_base else hit.reply
         try:
-            reply = reply_from(hit.reply)
+            reply = reply_from(data)
         except ValueError:
             self.cache.warn("shape", f"entry {key[:12]} is not a reply of the shape kept now:"
                                      " read as a miss, and written again")

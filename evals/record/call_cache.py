@@ -7,7 +7,8 @@ is a miss, said once per run, never a crash or a wrong replay. Entries of a chec
 local model file never expire; any other model's expire after the TTL (a provider can change
 a model behind its id). Writes and the "used" marks of hits go through one writer task in
 batches, so a call never waits on a write; the store failing makes misses, never a failed run.
-Two runs writing one key at once keep one entry (the first, or with `refresh` the last).
+Two runs writing one key at once keep one entry (the first, or with `refresh` the last); a
+batch PostgreSQL ends as a deadlock with another run's is written again.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_random
 
 from app.db import Database, failure
 
@@ -28,6 +30,8 @@ FLUSH_TIMEOUT_S = 10.0
 READ_TIMEOUT_S = 5.0
 # What a run holds back of its writes when the store is failing: past this, it stops writing.
 MAX_QUEUED = 5000
+# Two runs' writes that waited on each other: PostgreSQL ended one; it is written again.
+_CONFLICT = (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
 
 
 @dataclass(frozen=True)
@@ -59,9 +63,16 @@ class CacheStats:
 
 
 def reply_text(reply: dict[str, Any]) -> tuple[str, str]:
-    """The stored text of a reply and its sha256."""
+    """The stored text of a reply and its sha256. A reply holding text UTF-8 cannot encode (a
+    lone surrogate: half an emoji a provider escaped) is stored with its non-ASCII escaped,
+    which reads back as the same reply."""
     text = json.dumps(reply, sort_keys=True, ensure_ascii=False)
-    return text, hashlib.sha256(text.encode()).hexdigest()
+    try:
+        encoded = text.encode()
+    except UnicodeEncodeError:
+        text = json.dumps(reply, sort_keys=True, ensure_ascii=True)
+        encoded = text.encode()
+    return text, hashlib.sha256(encoded).hexdigest()
 
 
 class CallCache:
@@ -157,7 +168,11 @@ class CallCache:
             while len(batch) < WRITE_BATCH and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
             try:
-                await self._write(batch)
+                async for attempt in AsyncRetrying(
+                        retry=retry_if_exception_type(_CONFLICT), stop=stop_after_attempt(4),
+                        wait=wait_random(0.05, 0.5), reraise=True):
+                    with attempt:
+                        await self._write(batch)
             except Exception as exc:  # whatever it is, the run goes on; made again next time
                 self.warn("write", f"writing {len(batch)} entr{'y' if len(batch) == 1 else 'ies'}"
                                     f" failed ({failure(exc, self.db.timeout_s)}): they are"
@@ -170,9 +185,16 @@ class CallCache:
         used = sorted({b for b in batch if isinstance(b, str)})
         rows: list[tuple[Any, ...]] = []
         over: list[tuple[Any, ...]] = []
-        # In key order, so two runs' batches take their row locks in one order (no deadlock).
+        # In key order within each statement; the statements of two runs' batches can still
+        # wait on each other, and PostgreSQL ends one of them (a deadlock): the writer tries
+        # that batch again.
         for e in sorted((b for b in batch if isinstance(b, Entry)), key=lambda e: e.key):
-            text, digest = reply_text(e.reply)
+            try:
+                text, digest = reply_text(e.reply)
+            except (TypeError, ValueError) as exc:  # one entry that cannot be kept, not the batch
+                self.warn("unwritable", f"entry {e.key[:12]} cannot be written ({exc}): it is"
+                                        " not kept")
+                continue
             row = (e.key, e.model, e.pinned, e.run_id, len(text.encode()), digest, text)
             (over if self.refresh or e.key in self._bad else rows).append(row)
         async with self.db.transaction() as conn, conn.cursor() as cur:

@@ -229,26 +229,43 @@ def test_the_run_s_blob_server_is_one_constant_in_the_keys_whatever_its_port():
 async def test_a_run_whose_blob_server_has_another_port_replays_after_a_manual_search(
         env, store, server_conninfo, tmp_path):
     # The second run's environment starts while the first's holds its port: another port.
+    # The answer cites the page it was given, by its address on the run's blob server: a
+    # replay in the second run must cite that run's address, or `cites_page` finds no page.
     (tmp_path / "c.yaml").write_text(textwrap.dedent("""
         - id: wash-time
           prompt: "How long do I wash Form 4 prints?"
           assert:
             - kind: called_tool
               value: search_manual
+            - kind: cites_page
         """))
     items = load_cases(tmp_path, PHOTOS_DIR)
-    model = ScriptedModel(call("search_manual", question="Form 4 wash"), say("Wash them."))
+
+    def cite(messages, tools):
+        found = json.loads(messages[-1]["content"])
+        passage = next(p for p in found["passages"] if p.get("url"))
+        return say(f"Wash them ten minutes [{passage['title']}, p. {passage['page']}]"
+                   f"({passage['url']}).")
+
+    model = ScriptedModel(call("search_manual", question="Form 4 wash"), cite)
     [first] = await run(env, store, items, model, "one")
-    assert first.status == "PASS"
+    assert first.status == "PASS", [c.reason for c in first.attempts[0].checks]
     assert env.library.store.base_url in str(model.requests[1]["messages"])  # it is asked
+    assert env.library.store.base_url in first.attempts[0].answer
+    kept = await store.db.fetch("SELECT reply FROM eval_call_cache")
+    assert all(env.library.store.base_url not in r["reply"] for r in kept)  # kept port-free
     settings = Settings(data_dir=tmp_path / "two", model_chat="scripted/fake")
     async with eval_env(server_conninfo, settings, HashEmbedder()) as other:
         assert other.library.store.base_url != env.library.store.base_url
         silent = ScriptedModel()
         [again] = await run(other, store, items, silent, "two")
-    assert silent.requests == [] and again.status == "PASS"
+    assert silent.requests == [] and again.status == "PASS", \
+        [c.reason for a in again.attempts for c in a.checks]
     assert (again.attempts[0].calls.made, again.attempts[0].calls.replayed) == (0, 2)
     assert other.library.store.base_url in str(again.attempts[0].tool_calls[0].result)
+    # the replayed answer cites the page at this run's address
+    assert again.attempts[0].answer == first.attempts[0].answer.replace(
+        env.library.store.base_url, other.library.store.base_url)
 
 
 def test_only_a_real_sha256_pins_a_model():
@@ -270,7 +287,7 @@ def test_only_a_real_sha256_pins_a_model():
 @pytest.mark.parametrize("finish", ["length", "content_filter"])
 async def test_a_replay_gives_the_provider_s_finish_reason_as_it_gave_it(store, finish):
     # Neither derived from the reply: a cut reply with no "length", a filtered one.
-    received = ModelReply(content="Use the Tro", usage=Usage(9, 4, finish == "length"),
+    received = ModelReply(content="Use the Tro", usage=Usage(9, 4, int(finish == "length")),
                           finish_reason=finish)
     messages = [{"role": "user", "content": "What cuts acrylic?"}]
     cache = CallCache(store.db, ttl_s=WEEK_S)
@@ -285,6 +302,24 @@ async def test_a_replay_gives_the_provider_s_finish_reason_as_it_gave_it(store, 
     await again.close()
     assert tally.replayed == 1 and made == received
     assert replayed == received and replayed.finish_reason == finish
+
+
+@pytest.mark.parametrize(("change", "says"), [
+    ({"tool_calls": [{"id": None, "name": "read_page", "arguments": "{}"}]},
+     "a tool call's id is not text"),
+    ({"tool_calls": [{"id": "c1", "name": "read_page", "arguments": {"url": "https://x"}}]},
+     "a tool call's arguments is not text"),
+    ({"usage": {"prompt_tokens": 1.9, "completion_tokens": 3, "cut": 0, "cached_tokens": 0,
+                "prefill_ms": 0, "generation_ms": 0}}, "prompt_tokens is not a whole number"),
+    ({"usage": {"prompt_tokens": 1, "completion_tokens": "3", "cut": 0, "cached_tokens": 0,
+                "prefill_ms": 0, "generation_ms": 0}}, "completion_tokens is not a whole number"),
+    ({"usage": {"prompt_tokens": 1, "completion_tokens": 3, "cut": True, "cached_tokens": 0,
+                "prefill_ms": 0, "generation_ms": 0}}, "cut is not a whole number"),
+])
+def test_a_stored_reply_of_another_shape_is_a_miss_never_coerced(change, says):
+    kept = reply_json(ModelReply(content="x", finish_reason="stop"))
+    with pytest.raises(ValueError, match=f"not a stored reply: {says}"):
+        reply_from({**kept, **change})
 
 
 def test_a_stored_reply_of_another_finish_reason_shape_is_refused():

@@ -122,3 +122,49 @@ async def test_stats_and_clear_by_model_and_by_age(store):
     assert await call_cache.clear(store.db, model="local") == 1
     assert await call_cache.clear(store.db) == 1
     assert (await call_cache.stats(store.db, DAY_S)).entries == 0
+
+
+async def test_a_reply_utf8_cannot_encode_is_kept_escaped_and_loses_no_other_entry(store):
+    # Half an emoji (a lone surrogate, which a provider's escaped JSON can carry) once failed
+    # the whole batch it was written in.
+    cache = reader(store)
+    await written(cache, *(entry(f"k{i}") for i in range(5)),
+                  entry("half", content="half an emoji \ud83d"))
+    await cache.close()
+    assert cache.warnings == []
+    assert (await call_cache.stats(store.db, DAY_S)).entries == 6
+    hit = await reader(store).get("half")
+    assert hit is not None and hit.reply["content"] == "half an emoji \ud83d"
+
+
+async def test_an_entry_that_cannot_be_written_is_left_out_alone(store):
+    cache = reader(store)
+    await written(cache, entry("fine"), Entry("odd", "openai/m", False, "r1",
+                                              {**REPLY, "content": {1, 2}}))  # not JSON
+    await cache.close()
+    assert [w.split(" (")[0] for w in cache.warnings] == [
+        "call cache: entry odd cannot be written"]
+    assert await reader(store).get("fine") is not None and await reader(store).get("odd") is None
+
+
+async def test_two_runs_whose_batches_deadlock_keep_every_entry(store):
+    # A reuse run writing expired keys over while marking its hits used, beside a refresh run
+    # writing the same keys: their statements take row locks in two orders, and PostgreSQL
+    # ends one transaction as a deadlock; the writer writes that batch again.
+    keys = [f"k{i:02}" for i in range(50)]
+    for round_ in range(3):
+        await store.db.execute("DELETE FROM eval_call_cache")
+        await written(reader(store), *(entry(k) for k in keys))
+        await store.db.execute("UPDATE eval_call_cache SET created_at = now() - interval"
+                               " '30 days' WHERE key >= 'k25'")
+        reuse = CallCache(store.db, ttl_s=7 * DAY_S)
+        refresh = CallCache(store.db, ttl_s=7 * DAY_S, refresh=True)
+        for k in keys[25:]:
+            reuse.put(entry(k, content=f"reuse {round_}"))
+        for k in keys[:25]:
+            reuse._enqueue(k)  # a hit marked used
+        for k in keys:
+            refresh.put(entry(k, content=f"refresh {round_}"))
+        await asyncio.gather(reuse.close(), refresh.close())
+        assert reuse.warnings == refresh.warnings == [], round_
+        assert (await call_cache.stats(store.db, DAY_S)).entries == 50
