@@ -40,6 +40,7 @@ from evals.record.results import (
     CheckResult,
     Usage,
     classify,
+    counted_status,
 )
 from evals.record.transcript import Transcript
 from evals.settings import DEFAULT_CONCURRENCY
@@ -385,7 +386,7 @@ async def run_variants(
                 await one(item, variant, r)
                 if key not in results:
                     return  # the run stopped first: the item is unfinished
-            statuses.append(done[key] if key in done else results[key].status)
+            statuses.append(done[key] if key in done else counted_status(results[key]))
             if rule.stop_after(statuses) is not None:
                 return
 

@@ -35,7 +35,7 @@ from evals.judge.setup import JudgeSetup
 from evals.load.items import EvalItem
 from evals.record.artifact import RunArtifact
 from evals.record.fingerprint import AgentInfo, FrozenContext, PlanInfo
-from evals.record.results import CaseResult, Totals
+from evals.record.results import CaseResult, Totals, counted_status
 from evals.record.run import Models, RunRecord, RunSettings
 from evals.record.store import RunStore, StoreUnavailable, new_run_id, store_name
 from evals.settings import DEFAULT_CONCURRENCY, conninfo
@@ -191,7 +191,8 @@ async def run_versions(
     for v in versions:
         if resume is not None:
             records[v.label] = resume.model_copy(update={"status": "running"})
-            done_before |= {(v.label, r.id, r.repetition): r.status for r in resume.cases}
+            done_before |= {(v.label, r.id, r.repetition): counted_status(r)
+                            for r in resume.cases}
             await prep.store.finish_run(records[v.label])
             continue
         records[v.label] = RunRecord(
@@ -267,7 +268,7 @@ async def run_versions(
                   if (r := now.get((i.id, rep)) or earlier.get((i.id, rep))) is not None]
         by_item: dict[str, dict[int, str]] = {}
         for (cid, rep), r in (earlier | now).items():
-            by_item.setdefault(cid, {})[rep] = r.status
+            by_item.setdefault(cid, {})[rep] = counted_status(r)
         unfinished = [f"{i.id}#{rep}" for i in items for rep in owed(plan, by_item.get(i.id, {}))]
         # A resumed run keeps the version it began with.
         agent = record.agent if resume is not None and record.agent else agent_of(v)

@@ -239,6 +239,23 @@ def classify(attempts: list[Attempt]) -> Status:
     return "ERROR"
 
 
+def certain_miss(result: CaseResult) -> bool:
+    """An UNDECIDED item that misses whatever its judge would say: its first counted attempt
+    failed a decided check or broke, and only its retry waits on a judge (a pass would make it
+    FLAKY, a fail FAIL: a miss either way). The gate and the repetition rule count it as a
+    miss; its status stays UNDECIDED, since which miss it is, nobody trusted has said."""
+    if result.status != "UNDECIDED":
+        return False
+    counted = [a for a in result.attempts if not a.lost_to_provider]
+    return bool(counted) and not counted[0].passed and not counted[0].undecided
+
+
+def counted_status(result: CaseResult) -> Status:
+    """The status as a miss is counted (the gate, the repetition rule): a certain miss is a
+    FAIL; any other status is its own."""
+    return "FAIL" if certain_miss(result) else result.status
+
+
 def first_decided(result: CaseResult) -> bool | None:
     """Whether the first attempt passed; None when it cannot say (skipped, errored, or a judge
     that could not decide). Comparisons and pass@1 count only decided first attempts."""

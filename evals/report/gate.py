@@ -5,7 +5,9 @@ decided because judged items have no trusted judge).
 Two runs (one run with two repetitions). Cases and scenario conversations are held to it alike,
 file by file. The hard files (honest-absence and manual-grounding unless told otherwise) allow
 no miss in either run; every other file allows one miss per run. A miss is any status but PASS
-and UNDECIDED: FAIL, FLAKY, ERROR, SKIPPED. An item missed in both runs is structural (whether
+and UNDECIDED: FAIL, FLAKY, ERROR, SKIPPED, and an UNDECIDED item whose first attempt failed
+a check or broke (its retry waits on a judge, but a pass would make it FLAKY: a miss either way;
+`certain_miss`). An item missed in both runs is structural (whether
 for the same reason or a different one), and fails the gate whatever the count. Against a
 comparison point, the regressions are listed with the McNemar line, and a regression
 distinguishable from noise fails the gate.
@@ -28,7 +30,7 @@ from typing import Literal
 
 from evals.execute.cache import Policy
 from evals.record.comparison import Comparison
-from evals.record.results import CaseResult
+from evals.record.results import CaseResult, counted_status
 from evals.report.compare import ALPHA
 from evals.report.spend import limit_reasons, render_spend
 
@@ -98,13 +100,19 @@ def _reason(result: CaseResult) -> str:
 
 
 def _missed(r: CaseResult) -> bool:
-    return r.status not in ("PASS", "UNDECIDED")
+    """A decided miss: FAIL, FLAKY, SKIPPED, ERROR, or an UNDECIDED item whose first attempt
+    failed (a miss whatever its judge says of the retry)."""
+    return counted_status(r) not in ("PASS", "UNDECIDED")
+
+
+def _open(r: CaseResult) -> bool:
+    """Undecided, and a miss or not depending on a judge nobody trusts."""
+    return counted_status(r) == "UNDECIDED"
 
 
 def _file(name: str, results: list[CaseResult], runs: list[int], hard: bool) -> FileVerdict:
     misses = [[r.id for r in results if r.repetition == run and _missed(r)] for run in runs]
-    open_ = [[r.id for r in results if r.repetition == run and r.status == "UNDECIDED"]
-             for run in runs]
+    open_ = [[r.id for r in results if r.repetition == run and _open(r)] for run in runs]
     allowed = 0 if hard else MISSES_ALLOWED
     breached = any(len(m) > allowed for m in misses)
     worst = any(len(m) + len(u) > allowed for m, u in zip(misses, open_, strict=True))
@@ -158,20 +166,19 @@ def gate(results: list[CaseResult], hard: tuple[str, ...] = HARD_FILES,
             why = {_reason(r) for r in missed}
             same = "the same reason" if len(why) == 1 else "a different reason each time"
             structural.append(f"{cid}: missed in every run, for {same} ({', '.join(sorted(why))})")
-        elif missed and all(_missed(r) or r.status == "UNDECIDED" for r in reps):
-            open_structural.append(cid)  # missed, and undecided in the other run(s)
+        elif all(_missed(r) or _open(r) for r in reps):
+            open_structural.append(cid)  # missed or undecided in every run, undecided in one
     if structural:
         reasons.append(f"structural failure: {', '.join(s.split(':')[0] for s in structural)}")
     if open_structural:
-        undecided.append(f"possibly structural (missed in a run, undecided in the other):"
+        undecided.append(f"possibly structural (missed or undecided in every run):"
                          f" {', '.join(open_structural)}")
     replays = [_replayed(r) for r in results]
     result = GateResult(files, structural, reasons=reasons, undecided=undecided,
                         judge_hint=judge_hint or TRUSTED_JUDGE_HINT, samples=len(results),
                         replayed=replays.count("all"), partly_replayed=replays.count("some"),
                         cache=cache)
-    result.undecided_items = sorted({r.id for r in results if r.status == "UNDECIDED"}) \
-        if undecided else []
+    result.undecided_items = sorted({r.id for r in results if _open(r)}) if undecided else []
     if comparison is not None:
         result.regressions = [f"{p.id} #{p.repetition}: {p.baseline} → {p.current}"
                               for p in comparison.pairs if p.outcome == "regressed"]

@@ -18,6 +18,7 @@ from evals.record.repetitions import (
     StopReason,
     fixed_decision,
 )
+from evals.record.results import counted_status
 from evals.record.run import RunRecord
 
 
@@ -71,7 +72,7 @@ def replay(record: RunRecord, *, max_repeat: int | None = None, threshold: float
         raise ReplayError(f"{name} has no finished case")
     by_case: dict[str, dict[int, str]] = defaultdict(dict)
     for r in record.cases:
-        by_case[r.id][r.repetition] = r.status
+        by_case[r.id][r.repetition] = counted_status(r)
     k = record.plan.repeat if record.plan is not None else \
         max(r.repetition for r in record.cases)
     if k < 2:

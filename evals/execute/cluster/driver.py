@@ -35,7 +35,7 @@ from evals.fixtures.lab_catalog import CATALOGS, Catalog
 from evals.judge.setup import JudgeSetup
 from evals.load.items import EvalItem
 from evals.record.repetitions import RepeatRule
-from evals.record.results import CaseResult
+from evals.record.results import CaseResult, counted_status
 from evals.settings import DEFAULT_CONCURRENCY
 
 _LOCAL = re.compile(r"^local:(\d+)$")
@@ -262,8 +262,8 @@ async def _phase(ray: Any, workers: dict[str, Any], queue: deque[Shard], lost: s
 
     def requeue(shard: Shard) -> int:
         """Put back what is still owed of a shard; how many items that is."""
-        left = shards_of(shard.items, 1, {**done, **{k: r.status for k, r in results.items()}},
-                         labels, repeat)
+        statuses = {**done, **{k: counted_status(r) for k, r in results.items()}}
+        left = shards_of(shard.items, 1, statuses, labels, repeat)
         for shards in left.values():
             queue.extend(shards)
         return sum(len(s.items) for shards in left.values() for s in shards)
@@ -281,7 +281,7 @@ async def _phase(ray: Any, workers: dict[str, Any], queue: deque[Shard], lost: s
     async def work(name: str, actor: Any) -> None:
         while queue and name not in lost and not stop.is_set():
             shard = queue.popleft()
-            mine = {k: s for k, s in {**done, **{k: r.status for k, r in results.items()}}
+            mine = {k: s for k, s in {**done, **{k: counted_status(r) for k, r in results.items()}}
                     .items() if k[1] in shard.ids}
             try:
                 stream = actor.run_shard.options(num_returns="streaming").remote(shard, mine)

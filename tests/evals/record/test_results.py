@@ -110,3 +110,30 @@ def test_totals_count_every_status():
     assert totals == Totals(cases=21, passed=1, flaky=2, failed=3, undecided=4, errored=5,
                             skipped=6)
     assert Totals.of([]) == Totals()
+
+
+def test_a_failed_first_attempt_is_a_miss_whatever_an_untrusted_judge_says_of_the_retry():
+    from evals.record.results import (
+        Attempt,
+        CaseResult,
+        CheckResult,
+        certain_miss,
+        counted_status,
+    )
+
+    failed = CheckResult(kind="k", passed=False, reason="no")
+    passed = CheckResult(kind="k", passed=True, reason="")
+    open_ = CheckResult(kind="judge", passed=True, reason="", decided=False)
+
+    def case(*attempts):
+        return CaseResult(id="a", file="f.yaml", prompt="p", status=classify(list(attempts)),
+                          attempts=list(attempts))
+
+    for first in (Attempt(checks=[failed]), Attempt(error="checking failed")):
+        sure = case(first, Attempt(checks=[passed, open_]))
+        assert sure.status == "UNDECIDED" and certain_miss(sure)
+        assert counted_status(sure) == "FAIL"
+    undecided = case(Attempt(checks=[passed, open_]))
+    assert not certain_miss(undecided) and counted_status(undecided) == "UNDECIDED"
+    flaky = case(Attempt(checks=[failed]), Attempt(checks=[passed]))
+    assert counted_status(flaky) == "FLAKY"

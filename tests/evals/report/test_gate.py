@@ -46,7 +46,7 @@ def test_a_decided_breach_fails_whatever_the_undecided_would_say():
 def test_missed_once_and_undecided_once_may_be_structural():
     g = gate(runs({"a": ["FAIL", "UNDECIDED"], "b": ["PASS", "PASS"]}))
     assert g.outcome == "UNDECIDED" and not g.structural
-    assert g.undecided == ["possibly structural (missed in a run, undecided in the other): a"]
+    assert g.undecided == ["possibly structural (missed or undecided in every run): a"]
 
 
 def test_the_hint_names_the_run_s_judge():
@@ -157,3 +157,35 @@ def test_a_scenario_style_missed_twice_is_structural():
     assert g.reasons == [f"structural failure: {GLOWFORGE}"]  # one miss a run: the count allows
     g = gate(runs({GLOWFORGE: ["FAIL", "PASS"], INSISTENT: ["PASS", "FAIL"]}, LACK))
     assert g.passed and not g.structural  # two styles of one scenario are two items
+
+
+def _failed_then_undecided(cid, rep, file):
+    """A first attempt that failed a decided check, a retry that waits on an untrusted judge:
+    FLAKY if the judge passes it, FAIL if not; a miss either way."""
+    from evals.record.results import Attempt, CaseResult, CheckResult, classify
+
+    failed = CheckResult(kind="k", passed=False, reason="no")
+    open_ = [CheckResult(kind="k", passed=True, reason=""),
+             CheckResult(kind="judge", passed=True, reason="", decided=False)]
+    attempts = [Attempt(checks=[failed]), Attempt(checks=open_)]
+    assert classify(attempts) == "UNDECIDED"
+    return CaseResult(id=cid, file=file, prompt="p", status="UNDECIDED", repetition=rep,
+                      attempts=attempts)
+
+
+def test_an_item_that_failed_first_and_waits_on_a_judge_is_a_miss_either_way():
+    hard = [_failed_then_undecided("a", 1, "honest-absence.yaml"),
+            result("a", "PASS", 2, "honest-absence.yaml")]
+    g = gate(hard)
+    assert g.outcome == "FAIL" and g.exit_code == 1
+    assert g.reasons == ["honest-absence: 1 miss(es) in a run (a), none allowed (hard file)"]
+    both = [_failed_then_undecided("a", rep, "other.yaml") for rep in (1, 2)]
+    g = gate(both + runs({"b": ["PASS", "PASS"]}))
+    assert g.outcome == "FAIL" and g.structural == ["a: missed in every run, for the same"
+                                                    " reason (k)"]
+
+
+def test_an_item_undecided_in_both_runs_may_be_structural():
+    g = gate(runs({"a": ["UNDECIDED", "UNDECIDED"], "b": ["PASS", "PASS"]}))
+    assert g.outcome == "UNDECIDED" and g.exit_code == 3
+    assert g.undecided == ["possibly structural (missed or undecided in every run): a"]
