@@ -8,6 +8,9 @@ import re
 from typing import Any
 
 _UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+# What a hand-written file (a case, a label, a frozen response) may not hold: the C0 controls
+# but tab, line feed and carriage return, and DEL.
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def storable(value: Any) -> Any:

@@ -8,18 +8,20 @@ and a row of a scenario's end state by its columns. One place for what each form
 - `field_in: [a, b]`: the field equals one of them, as above;
 - `field_contains: text`: the field is text containing it, case-insensitively;
 - `field_matches: pattern`: the field is text in which the regular expression is found
-  (`re.search`, case-insensitive: anchor it with `^…$` to match the whole value).
+  (a search, case-insensitive: anchor it with `^…$` to match the whole value; Python's
+  syntax, at most MAX_PATTERN characters, run by the `regex` package with a time limit, so
+  a pattern that backtracks without end on what the model wrote is no match, never a hang).
 
 A call fits when every selector fits; no selectors fit any call.
 """
 
 from __future__ import annotations
 
-import re
 import types
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
+import regex
 from pydantic import BaseModel, JsonValue
 
 from evals.record.transcript import ToolCall
@@ -30,6 +32,8 @@ FORMS: tuple[Form, ...] = ("is", "in", "contains", "matches")
 SUFFIXES: dict[str, Form] = {"_contains": "contains", "_in": "in", "_matches": "matches"}
 # Selectors as a file writes them: field (with its form's suffix) -> value.
 Selectors = dict[str, JsonValue]
+MAX_PATTERN = 500
+PATTERN_TIMEOUT_S = 0.05
 
 
 def parse(key: str) -> tuple[str, Form]:
@@ -57,7 +61,11 @@ def _fits(form: Form, got: Any, want: Any) -> bool:
         return False
     if form == "contains":
         return str(want).lower() in got.lower()
-    return re.search(str(want), got, re.IGNORECASE) is not None
+    try:
+        return regex.search(str(want), got, regex.IGNORECASE,
+                            timeout=PATTERN_TIMEOUT_S) is not None
+    except TimeoutError:  # catastrophic backtracking on what the model wrote: no match
+        return False
 
 
 def _miss(field: str, form: Form, got: Any, want: Any) -> str:
@@ -164,8 +172,10 @@ def _problem(key: str, value: Any, fields: Mapping[str, bool], text_only: bool,
 
 
 def _bad_pattern(pattern: str) -> str | None:
+    if len(pattern) > MAX_PATTERN:
+        return f"a pattern of {len(pattern):,} characters; at most {MAX_PATTERN}"
     try:
-        re.compile(pattern)
-    except re.error as exc:
-        return str(exc)
+        regex.compile(pattern)
+    except (regex.error, OverflowError, RecursionError, ValueError) as exc:
+        return str(exc) or type(exc).__name__
     return None

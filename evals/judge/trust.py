@@ -13,13 +13,24 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
 
 JUDGES_FILE = Path(__file__).parent / "judges.yaml"
 MIN_KAPPA = 0.6
 MIN_ITEMS = 30
+
+
+def _as_text(value: Any) -> Any:
+    """A date as YAML reads an unquoted one (2026-12-01), as the text it was written as."""
+    return value.isoformat() if isinstance(value, dt.date) else value
+
+
+# A figure a calibration can give: finite, in its range (a typo of `.inf` decides nothing).
+Kappa = Annotated[float, Field(ge=-1, le=1, allow_inf_nan=False)]
+Share = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 
 
 class JudgeRecord(BaseModel):
@@ -27,10 +38,10 @@ class JudgeRecord(BaseModel):
     model: str
     prompt_hash: str
     set: str
-    n: int
-    agreement: float | None
-    kappa: float | None
-    date: str
+    n: int = Field(ge=0)
+    agreement: Share | None
+    kappa: Kappa | None
+    date: Annotated[str, BeforeValidator(_as_text)]
     pack: str | None = None  # the evaluator pack prompt (PACK/NAME) rated under; None: none
 
 
@@ -51,10 +62,16 @@ def load_records(path: Path | None = None) -> list[JudgeRecord]:
     if not path.exists():
         return []
     try:
-        data = yaml.safe_load(path.read_text()) or []
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or []
         return _RECORDS.validate_python(data)
-    except (yaml.YAMLError, ValidationError) as exc:
-        raise JudgesFileError(f"{path}: {exc}") from exc
+    except ValidationError as exc:
+        where = "; ".join(f"record {'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+                          for e in exc.errors())
+        raise JudgesFileError(f"{path}: {where}") from exc
+    except (yaml.YAMLError, OSError, ValueError, TypeError, KeyError, RecursionError) as exc:
+        # unreadable bytes, a folder, a date or a number PyYAML cannot build, deep nesting
+        raise JudgesFileError(f"{path}: cannot be read ({type(exc).__name__}:"
+                              f" {str(exc)[:200]})") from exc
 
 
 @dataclass(frozen=True)

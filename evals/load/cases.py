@@ -220,7 +220,11 @@ def photo_errors(photos: tuple[str, ...], qr_codes: QrCodes, photos_dir: Path,
     file of `photos_dir`, sent once (the route stores each under its own attachment id), and
     QR codes only for photos the item sends; each problem goes to `err` with its place."""
     for i, name in enumerate(photos):
-        if "/" in name or not (photos_dir / name).is_file():
+        try:
+            there = "/" not in name and (photos_dir / name).is_file()
+        except (OSError, ValueError):  # a name too long for the file system, a NUL
+            there = False
+        if not there:
             err(("photos", i), f"photo {name!r} not found in {photos_dir}")
         elif name in photos[:i]:
             err(("photos", i), f"photo {name!r} is listed twice")

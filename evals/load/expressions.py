@@ -25,6 +25,8 @@ from typing import Any
 from pydantic import BaseModel, JsonValue
 from pydantic_core import to_jsonable_python
 
+from app.text import CONTROL
+
 # `{{ ... }}`, shortest first, so two expressions in one text are two.
 _EXPRESSION = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
 _BODY = re.compile(r"\s*args\.([A-Za-z_][A-Za-z0-9_]*)\s*(?:\|\s*default\((.*)\)\s*)?",
@@ -70,13 +72,22 @@ def _literal(text: str, body: str) -> JsonValue:
     if len(text) >= 2 and text[0] == text[-1] == "'" and "'" not in text[1:-1]:
         return text[1:-1]
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
+        # NaN and Infinity are no JSON a tool could answer; an integer past Python's 4,300
+        # digits is a ValueError as JSON that is not valid.
+        value = json.loads(text, parse_constant=_no_constant)
+    except ValueError:
         value = ...
     if value is ... or isinstance(value, dict | list):
         raise ExpressionError(f"{{{{{body}}}}}: default({text}) is not a literal (text in"
                               " quotes, a number, true, false or null)")
+    if isinstance(value, str) and (bad := CONTROL.search(value)):
+        raise ExpressionError(f"{{{{{body}}}}}: default({text}) holds the control character"
+                              f" {bad.group()!r}")
     return value  # type: ignore[no-any-return]
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a literal")
 
 
 def expressions(value: Any, path: tuple[Any, ...] = ()

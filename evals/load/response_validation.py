@@ -15,13 +15,13 @@ the item's `response_state:` names; `on_confirm` needs an action tool and an ite
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
 from app.capabilities import REGISTRY, Tool
+from app.text import CONTROL
 from evals.checks.selectors import fields_of, selector_errors
 from evals.load.context import Context, offered_tools
 from evals.load.expressions import (
@@ -34,8 +34,6 @@ from evals.load.expressions import (
 from evals.load.responses import Answers, Branch, Response, ResponseState, ToolResponses
 
 Problem = tuple[tuple[Any, ...], str]
-# What no frozen text may hold: the control characters the YAML reader refuses in a file.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def response_errors(frozen: Mapping[str, ToolResponses], context: Context,
@@ -176,7 +174,7 @@ def _response_errors(tool: Tool, response: Response, loc: tuple[Any, ...], label
 def _control_at(value: Any, path: tuple[Any, ...] = ()) -> tuple[tuple[Any, ...], str] | None:
     """Where a control character first appears in a value's keys or text, and which."""
     if isinstance(value, str):
-        found = _CONTROL.search(value)
+        found = CONTROL.search(value)
         return (path, found.group()) if found else None
     if isinstance(value, dict):
         for key, item in value.items():

@@ -9,19 +9,18 @@ a plain scalar, and duplicate keys.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import ValidationError
 
+from app.text import CONTROL
 from evals.settings import eval_settings
 
 MAX_DEPTH = 32
 _LINES = "__lines__"
 _LINE = "__line__"
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 class YamlFileError(ValueError):
@@ -67,17 +66,31 @@ class _LineLoader(yaml.SafeLoader):
         finally:
             self._depth -= 1
 
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        # PyYAML's constructors raise plain errors on a value they cannot build (a date
+        # 2024-13-45, an integer past Python's 4,300 digits, `!!bool maybe`): file:line.
+        try:
+            return super().construct_object(node, deep=deep)  # type: ignore[no-untyped-call]
+        except yaml.YAMLError:
+            raise
+        except (ValueError, TypeError, KeyError, OverflowError) as exc:
+            raise _Refused(None, None, f"{node.tag.rsplit(':', 1)[-1]} value that cannot be"
+                           f" read ({exc})", node.start_mark) from exc
+
     def construct_scalar(self, node: yaml.ScalarNode) -> Any:
         # The file's text is checked for control characters, but a double-quoted scalar can
         # write one as an escape ("\0", "\x07"): the value is checked too.
         value = super().construct_scalar(node)  # type: ignore[no-untyped-call]
-        bad = _CONTROL.search(value) if isinstance(value, str) else None
+        bad = CONTROL.search(value) if isinstance(value, str) else None
         if bad:
             raise _Refused(None, None, f"control character U+{ord(bad.group()):04X} (written"
                            " as an escape); a case file is plain text", node.start_mark)
         return value
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if not isinstance(node, yaml.MappingNode):  # `!!map [a]`: a tag on another shape
+            raise _Refused(None, None, "a mapping tag on something that is not a mapping",
+                           node.start_mark)
         lines: dict[Any, int] = {}
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
@@ -141,7 +154,7 @@ def _text(path: Path) -> str:
         line = raw[:exc.start].count(b"\n") + 1
         raise YamlFileError([f"{name}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x});"
                              " save the file as UTF-8"]) from exc
-    bad = _CONTROL.search(text)
+    bad = CONTROL.search(text)
     if bad:
         line = text[:bad.start()].count("\n") + 1
         raise YamlFileError([f"{name}:{line}: control character U+{ord(bad.group()):04X};"
@@ -163,6 +176,9 @@ def read_yaml(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
         raise YamlFileError([f"{path.name}:1: YAML: {exc}"]) from exc
     except RecursionError as exc:
         raise YamlFileError([f"{path.name}:1: nested too deeply"]) from exc
+    except (ValueError, TypeError, KeyError, OverflowError) as exc:  # a tag PyYAML trips on
+        raise YamlFileError([f"{path.name}:1: YAML: a value that cannot be read ({exc})"]
+                            ) from exc
     lines: dict[tuple[Any, ...], int] = {}
     return _strip(data, (), lines), lines
 

@@ -11,7 +11,6 @@ wrote last. `skip` says the person could not tell; it counts for neither side.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Literal
@@ -19,6 +18,7 @@ from typing import Literal
 import psycopg
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from app.text import CONTROL
 from evals.record.results import Attempt, CaseResult, CheckResult
 from evals.record.run import RunRecord
 from evals.record.store import RunStore, StoreError
@@ -28,14 +28,13 @@ LABEL_VERDICTS: tuple[LabelVerdict, ...] = ("pass", "fail", "skip")
 QUEUE_RUNS = 30  # the newest stored runs whose judged verdicts the queue offers
 MAX_NOTE = 2000
 MAX_NAME = 80
+PG_INT_MAX = 2**31 - 1  # the store's integer columns
 
 Key = tuple[str, str, int, int, int]  # run, item, repetition, attempt, check
-# What a label's text may not hold (PostgreSQL stores no NUL; the rest is no one's writing).
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def _plain(value: str) -> str:
-    bad = _CONTROL.search(value)
+    bad = CONTROL.search(value)
     if bad:
         raise ValueError(f"control character U+{ord(bad.group()):04X}: plain text only")
     return value
@@ -48,9 +47,9 @@ class VerdictRef(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     run: str = Field(min_length=1)
     item: str = Field(min_length=1)
-    repetition: int = Field(ge=1)
-    attempt: int = Field(ge=1)
-    check: int = Field(ge=1)
+    repetition: int = Field(ge=1, le=PG_INT_MAX)
+    attempt: int = Field(ge=1, le=PG_INT_MAX)
+    check: int = Field(ge=1, le=PG_INT_MAX)
     kind: str = Field(min_length=1)
 
     _plain_text = field_validator("run", "item", "kind")(_plain)

@@ -75,8 +75,11 @@ FIELDS = {"slug": True, "ticket_id": False}
     ({"ticket_id_contains": "3"}, "x: ticket_id_contains: ticket_id is not text, so _contains"
                                   " cannot select it"),
     ({"ticket_id_matches": "3"}, "x: ticket_id_matches: ticket_id is not text, so _matches"),
-    ({"slug_matches": "form-(4"}, "x: slug_matches: not a valid pattern (missing ),"
-                                  " unterminated subpattern at position 5)"),
+    ({"slug_matches": "form-(4"}, "x: slug_matches: not a valid pattern (missing ) at"
+                                  " position 7)"),
+    ({"slug_matches": "a{4294967296}"}, "x: slug_matches: not a valid pattern"),
+    ({"slug_matches": "(" * 5000 + ")" * 5000}, "x: slug_matches: not a valid pattern (a"
+                                                " pattern of 10,000 characters; at most 500)"),
     ({"slug_in": []}, "x: slug_in needs a list of one or more plain values"),
     ({"slug_in": "form-4"}, "x: slug_in needs a list of one or more plain values"),
     ({"slug_in": [["form-4"]]}, "x: slug_in needs a list of one or more plain values"),
@@ -84,6 +87,17 @@ FIELDS = {"slug": True, "ticket_id": False}
 def test_each_selector_a_file_may_not_write_is_named(selectors, message):
     [(key, said)] = selector_errors(selectors, FIELDS, "x")
     assert key == next(iter(selectors)) and said.startswith(message), said
+
+
+def test_a_pattern_that_backtracks_without_end_is_no_match_not_a_hang():
+    import time
+
+    started = time.perf_counter()
+    said = matches({"description": "a" * 4000 + "!"}, {"description_matches": "(a+)+$"})
+    assert time.perf_counter() - started < 2  # 26 characters took 9 s with re
+    assert len(said) == 1 and "does not match '(a+)+$'" in said[0]
+    assert matches({"description": "smoke from the laser"}, {"description_matches": "smo+ke"}) \
+        == []
 
 
 def test_forms_and_values_can_be_limited_where_a_database_compares_them():

@@ -46,6 +46,34 @@ def test_a_broken_judges_file_is_a_clear_error(tmp_path):
         trust("m", "h", path)
 
 
+RECORD = "- model: m\n  prompt_hash: h\n  set: makerspace\n  n: 40\n  agreement: 0.9\n"
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    (RECORD + "  kappa: .inf\n  date: '2026-12-01'\n", "record 0.kappa: Input should be a"
+     " finite number"),
+    (RECORD + "  kappa: 1.5\n  date: '2026-12-01'\n", "record 0.kappa: Input should be less"),
+    (RECORD.replace("n: 40", "n: -5") + "  kappa: 0.8\n  date: '2026-12-01'\n",
+     "record 0.n: Input should be greater than or equal to 0"),
+    (RECORD + "  kappa: 0.8\n  date: 2026-13-45\n", "cannot be read (ValueError: month"),
+    (RECORD + "  kappa: " + "9" * 5000 + "\n  date: '2026-12-01'\n", "cannot be read"),
+    ("\xff\xfe", "cannot be read (UnicodeDecodeError"),
+])
+def test_an_impossible_or_unreadable_record_is_a_clear_error(tmp_path, text, says):
+    path = tmp_path / "judges.yaml"
+    path.write_bytes(text.encode("latin-1") if text.startswith("\xff") else text.encode())
+    with pytest.raises(JudgesFileError, match="judges.yaml") as caught:
+        trust("m", "h", path)
+    assert says in str(caught.value)
+
+
+def test_an_unquoted_date_is_read_as_the_text_it_was(tmp_path):
+    path = tmp_path / "judges.yaml"
+    path.write_text(RECORD + "  kappa: 0.8\n  date: 2026-12-01\n")
+    assert load_records(path)[0].date == "2026-12-01"
+    assert trust("m", "h", path).trusted
+
+
 def test_a_judges_file_written_before_packs_still_loads(tmp_path):
     path = tmp_path / "judges.yaml"
     path.write_text("- model: m/judge\n  prompt_hash: abc\n  set: makerspace\n  n: 63\n"

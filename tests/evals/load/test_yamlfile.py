@@ -18,6 +18,14 @@ GOOD = '- id: ok\n  prompt: "p"\n  assert:\n    - kind: no_unknown_tools\n'
      "c.yaml:2: control character U+0000 (written as an escape)"),
     (b"- id: x\n  prompt: p\n  group: \"g\\x07\"\n",
      "c.yaml:3: control character U+0007 (written as an escape)"),
+    # values PyYAML cannot build: a plain error from its constructors, never a traceback
+    (b"- id: x\n  prompt: 2024-13-45\n", "c.yaml:2: timestamp value that cannot be read"),
+    (b"- id: x\n  prompt: !!int abc\n", "c.yaml:2: int value that cannot be read"),
+    (b"- id: x\n  prompt: !!bool maybe\n", "c.yaml:2: bool value that cannot be read"),
+    (b"- id: x\n  prompt: !!map [a]\n", "c.yaml:2: a mapping tag on something that is not"),
+    (b"- id: x\n  prompt: " + b"9" * 5000 + b"\n", "c.yaml:2: int value that cannot be read"),
+    (b"- id: x\n  prompt: p\n  photos: [" + b"a" * 300 + b".jpg]\n"
+     b"  assert:\n    - kind: no_unknown_tools\n", "photo 'aaaaaaaaaa"),
     (("x: " + "[" * 200 + "]" * 200 + "\n").encode(), "nested deeper than 32 levels"),
     (b"- ? [a, b]\n  : 1\n", "c.yaml:1: a mapping key must be a plain value"),
     (b"- id: a\n  prompt: p\n  assert: &checks\n    - kind: no_unknown_tools\n"

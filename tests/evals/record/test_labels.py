@@ -110,3 +110,15 @@ async def test_what_the_newest_runs_offer_to_label(store):
     assert await queue(store, "ana") == []
     await stored(store, judged_run("lab0002", ["pass"]))
     assert await offered(store) == Offered(verdicts=1, unasked=3)
+
+
+@pytest.mark.parametrize("field", ["repetition", "attempt", "check"])
+def test_a_place_past_the_store_s_integers_is_refused_before_any_query(field):
+    from pydantic import ValidationError
+
+    from evals.record.labels import Label
+
+    fields = {"run": "r", "item": "i", "repetition": 1, "attempt": 1, "check": 1,
+              "kind": "judge", "verdict": "pass", "by": "ana"}
+    with pytest.raises(ValidationError, match="less than or equal to 2147483647"):
+        Label(**{**fields, field: 3_000_000_000})
