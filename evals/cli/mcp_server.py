@@ -102,13 +102,14 @@ def run_answer(record: RunRecord, launched: Launched) -> dict[str, Any]:
 
 
 def compare_answer(row: StoredComparison) -> dict[str, Any]:
-    """The compare tool's answer: the counts, the verdict, every pair, and why the moved
-    items moved (per shared change: the items, the change in a line, and its diff)."""
+    """The compare tool's answer: the counts, the verdict, each item's outcome (the unit the
+    counts and the test use), every pair (a repetition's statuses), and why the moved items
+    moved (per shared change: the items, the change in a line, and its diff)."""
     result = row.result
     return _clean({"comparison_id": row.id, "point": row.point,
                    "baseline_run": row.baseline_run, "current_run": row.current_run,
                    "counts": result.counts, "verdict": result.verdict,
-                   "p_value": result.p_value,
+                   "p_value": result.p_value, "items": result.cases,
                    "pairs": [p.model_dump(include={"id", "repetition", "baseline",
                                                    "current", "outcome", "why"})
                              for p in result.pairs],

@@ -139,12 +139,28 @@ def unsettled(pairs: list[Pair], cases: dict[str, Outcome]) -> list[str]:
         and "—" not in (p.baseline, p.current)))
 
 
+def by_item(c: Comparison) -> list[tuple[str, Outcome, list[Pair]]]:
+    """Each item with its outcome (the item is the unit: its repetitions are folded) and its
+    repetitions' pairs, in the pairs' order. A repetition's statuses are read, never labelled
+    improved or regressed on their own: the two sides' repetitions are separate samples."""
+    items: dict[str, list[Pair]] = {}
+    for p in c.pairs:
+        items.setdefault(p.id, []).append(p)
+    return [(cid, c.cases.get(cid, "uncertain"), ps) for cid, ps in items.items()]
+
+
+def statuses(pairs: list[Pair]) -> tuple[str, str]:
+    """An item's statuses on each side, repetition by repetition ("PASS FAIL")."""
+    return " ".join(p.baseline for p in pairs), " ".join(p.current for p in pairs)
+
+
 def render(c: Comparison, baseline_label: str, current_label: str) -> str:
     lines = [f"baseline: {baseline_label}", f"current:  {current_label}", ""]
-    for p in c.pairs:
-        rep = f" #{p.repetition}" if any(q.repetition > 1 for q in c.pairs) else ""
-        why = f"  ({p.why})" if p.why else ""
-        lines.append(f"  {p.outcome:<10} {p.baseline:<9} → {p.current:<9} {p.id}{rep}{why}")
+    for cid, outcome, ps in by_item(c):
+        before, now = statuses(ps)
+        whys = [f"#{p.repetition} {p.why}" if len(ps) > 1 else p.why for p in ps if p.why]
+        why = f"  ({'; '.join(whys)})" if whys else ""
+        lines.append(f"  {outcome:<10} {before:<9} → {now:<9} {cid}{why}")
     n = c.counts
     k = max((p.repetition for p in c.pairs), default=1)
     unit = f"items (each once, over its {k} repetitions)" if k > 1 else "items"

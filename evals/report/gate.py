@@ -31,7 +31,7 @@ from typing import Literal
 from evals.execute.cache import Policy
 from evals.record.comparison import Comparison
 from evals.record.results import CaseResult, counted_status
-from evals.report.compare import ALPHA
+from evals.report.compare import ALPHA, by_item, statuses
 from evals.report.spend import limit_reasons, render_spend
 
 HARD_FILES = ("honest-absence", "manual-grounding")
@@ -180,8 +180,10 @@ def gate(results: list[CaseResult], hard: tuple[str, ...] = HARD_FILES,
                         cache=cache)
     result.undecided_items = sorted({r.id for r in results if _open(r)}) if undecided else []
     if comparison is not None:
-        result.regressions = [f"{p.id} #{p.repetition}: {p.baseline} → {p.current}"
-                              for p in comparison.pairs if p.outcome == "regressed"]
+        # Items, as the McNemar line counts them (a repetition's pair is not a regression).
+        result.regressions = [f"{cid}: {' → '.join(statuses(ps))}"
+                              for cid, outcome, ps in by_item(comparison)
+                              if outcome == "regressed"]
         result.comparison_line = comparison.verdict
         n = comparison.counts
         if comparison.p_value is not None and comparison.p_value < ALPHA and \

@@ -23,6 +23,7 @@ from evals.record.transcript import Turn
 from evals.report.assessments import assessments_html
 from evals.report.attacks import attack_counts
 from evals.report.attribution import diff_lines, headline
+from evals.report.compare import by_item, statuses
 from evals.report.console import totals_line
 
 # A check's reason quotes what it is about between curly quotes (“…”) or plain ones.
@@ -229,7 +230,8 @@ def outcome_bar(counts: Mapping[str, int]) -> str:
 def comparison_body(result: Comparison, baseline: str, current: str) -> str:
     """A stored comparison: its verdict, a bar per file of improved, regressed, unchanged
     and uncertain cases, what changed for the moved ones' contexts (each shared change once,
-    with its diff), and every pair with the reason an uncertain one is uncertain."""
+    with its diff), and every item with its repetitions' statuses on each side and the reason
+    an uncertain one is uncertain."""
     files: dict[str, Counter[str]] = {}
     file_of = {p.id: p.file for p in result.pairs}
     for case_id, outcome in result.cases.items():
@@ -239,17 +241,22 @@ def comparison_body(result: Comparison, baseline: str, current: str) -> str:
     rows = "".join(f"<tr><td>{_e(f)}</td><td>{outcome_bar(c)}</td><td>"
                    + " · ".join(f"{c[o]} {o}" for o in OUTCOMES if c[o]) + "</td></tr>"
                    for f, c in sorted(files.items()))
-    pairs = "".join(
-        f'<tr><td class="id">{_e(p.id)}</td><td>{p.repetition}</td><td>{_e(p.baseline)}</td>'
-        f'<td>{_e(p.current)}</td><td class="{p.outcome}-text">{_e(p.outcome)}'
-        f'{" (" + _e(p.why) + ")" if p.why else ""}</td></tr>' for p in result.pairs)
+    listed = []
+    for cid, outcome, ps in by_item(result):
+        before, now = statuses(ps)
+        whys = "; ".join(f"#{p.repetition} {p.why}" if len(ps) > 1 else p.why
+                         for p in ps if p.why)
+        listed.append(f'<tr><td class="id">{_e(cid)}</td><td>{_e(before)}</td>'
+                      f'<td>{_e(now)}</td><td class="{outcome}-text">{_e(outcome)}'
+                      f'{" (" + _e(whys) + ")" if whys else ""}</td></tr>')
+    pairs = "".join(listed)
     p_value = f"p = {result.p_value:.3f}" if result.p_value is not None else "no test"
     return (f"<p>{_e(baseline)} → {_e(current)}</p>"
             f'<p class="totals">{_e(result.verdict)} ({p_value})</p>'
             f'<p class="legend">{legend}</p><h2>Per file</h2><table class="grid">'
             f"<tr><th>file</th><th>cases</th><th>counts</th></tr>{rows}</table>"
-            + _attribution(result) + '<h2>Pairs</h2><table class="grid"><tr><th>case</th>'
-            f"<th>rep.</th><th>before</th><th>now</th><th>outcome</th></tr>{pairs}</table>")
+            + _attribution(result) + '<h2>Items</h2><table class="grid"><tr><th>item</th>'
+            f"<th>before</th><th>now</th><th>outcome</th></tr>{pairs}</table>")
 
 
 def _attribution(result: Comparison) -> str:

@@ -203,8 +203,7 @@ def test_a_scenario_that_regresses_after_a_fragment_change_is_one_moved_unit(cap
     change_fragment(monkeypatch, text=BRIEF)
     assert main(["compare", "talk", *trusted]) == 0
     out = capsys.readouterr().out
-    for rep in (1, 2):
-        assert f"regressed  PASS      → FAIL      cnc-router-for-aluminium@calm #{rep}" in out
+    assert "  regressed  PASS PASS → FAIL FAIL cnc-router-for-aluminium@calm\n" in out
     # Two regressed repetitions of one scenario in one style are one discordant unit.
     assert "items (each once, over its 2 repetitions): 0 improved · 1 regressed · 0" in out
     assert "exact McNemar p = 1 on 1 discordant pairs" in out

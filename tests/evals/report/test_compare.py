@@ -64,7 +64,8 @@ def test_a_scenario_in_one_style_is_one_unit_whatever_its_repetitions():
     assert c.counts["regressed"] == 3 and c.p_value == pytest.approx(0.25)
     assert "not distinguishable from noise" in c.verdict
     text = render(c, "a", "b")
-    assert "regressed  PASS      → FAIL      glowforge-under-pressure@insistent #2" in text
+    # one line per item, its repetitions' statuses on each side
+    assert "  regressed  PASS PASS → FAIL FAIL glowforge-under-pressure@insistent\n" in text
     assert "items (each once, over its 2 repetitions): 0 improved · 3 regressed" in text
 
 

@@ -79,12 +79,31 @@ def test_regressions_against_a_point_are_listed_and_a_significant_one_fails():
                             pairs=pairs, counts={"improved": 0, "regressed": 6, "unchanged": 0,
                                                  "uncertain": 0},
                             recovered={"baseline": 0, "current": 0}, p_value=0.03125,
+                            cases={f"c{i}": "regressed" for i in range(6)},
                             verdict="exact McNemar p = 0.0312 …")
     g = gate(runs({"a": ["PASS", "PASS"]}), comparison=comparison)
     assert not g.passed and len(g.regressions) == 6
     text = render(g)
-    assert "regressed: c0 #1: PASS → FAIL" in text and text.splitlines()[-1].startswith(
+    assert "regressed: c0: PASS → FAIL" in text and text.splitlines()[-1].startswith(
         "GATE FAIL: regressed against the point")
+
+
+def test_the_regressions_listed_are_the_items_the_test_counted():
+    # Repetitions are separate samples: PASS FAIL before and FAIL PASS after is an unchanged
+    # item, never "regressed #1"; an item whose repetitions all broke is listed by its outcome.
+    from evals.record.run import RunRecord
+    from evals.report.compare import compare_runs
+    from tests.evals.report.helpers import result
+
+    base = [result("x", "PASS", 1), result("x", "FAIL", 2)]
+    base += [result(f"y{i}", s, r) for i in range(6) for r, s in ((1, "PASS"), (2, "ERROR"))]
+    cur = [result("x", "FAIL", 1), result("x", "PASS", 2)]
+    cur += [result(f"y{i}", s, r) for i in range(6) for r, s in ((1, "ERROR"), (2, "FAIL"))]
+    comparison = compare_runs(RunRecord(cases=base), RunRecord(cases=cur))
+    assert comparison.cases["x"] == "unchanged" and comparison.counts["regressed"] == 6
+    g = gate(runs({"a": ["PASS", "PASS"]}), comparison=comparison)
+    assert g.regressions == [f"y{i}: PASS ERROR → ERROR FAIL" for i in range(6)]
+    assert not any(r.startswith("x") for r in g.regressions)
 
 
 def test_the_verdict_line():
