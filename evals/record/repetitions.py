@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 from typing import Literal
 
@@ -65,7 +66,13 @@ def fixed_decision(statuses: Sequence[str], threshold: float = THRESHOLD) -> Dec
     d = s + sum(outcome(x) == "miss" for x in statuses)
     if d == 0:
         return "undecided"
-    return "passes" if s >= threshold * d else "misses"
+    return "passes" if s >= exact(threshold) * d else "misses"
+
+
+def exact(threshold: float) -> Fraction:
+    """τ as the decimal it was written as (0.28 is 7/25): a pass rate exactly at τ reaches
+    it, where 0.28 * 25 in floating point is 7.000000000000001."""
+    return Fraction(str(threshold))
 
 
 class RepeatRule(BaseModel):
@@ -100,9 +107,10 @@ class RepeatRule(BaseModel):
             if high < self.threshold:
                 return Stop(n, "below", "misses")
         left = self.max - n
-        if s >= self.threshold * (d + left):  # passes even if every one left misses
+        tau = exact(self.threshold)
+        if s >= tau * (d + left):  # passes even if every one left misses
             return Stop(n, "settled", "passes")
-        if s + left < self.threshold * (d + left):  # misses even if every one left passes
+        if s + left < tau * (d + left):  # misses even if every one left passes
             return Stop(n, "settled", "misses")
         return None
 
@@ -152,7 +160,7 @@ class RepeatRule(BaseModel):
                     mass[s] = m
                     continue
                 samples += m * n
-                fixed_passes = _tail(k - n, p, math.ceil(self.threshold * k - 1e-9) - s)
+                fixed_passes = _tail(k - n, p, math.ceil(exact(self.threshold) * k) - s)
                 if stop.decision == "passes":
                     passes += m
                     disagree += m * (1 - fixed_passes)

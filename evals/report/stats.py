@@ -4,7 +4,8 @@ interval.
 pass@1 is the share of a case's repetitions whose first attempt passed; a repetition whose
 first attempt failed a check counts against it; one whose first attempt errored, was skipped
 or stayed undecided is left out (the rule that decides which pairs a comparison counts).
-pass^K says whether every one of the K repetitions passed. The run's pass
+pass^K says whether every one of the K repetitions passed (K is the case's own count: under
+`--repeat auto` or in an unfinished run a case may have fewer than the run's most). The run's pass
 rate is the mean of the cases' pass@1, with a Student-t interval over cases: repetitions of one
 case are not independent of each other, cases are.
 """
@@ -81,7 +82,8 @@ def stats_lines(results: list[CaseResult]) -> list[str]:
     for c in s.cases:
         p1 = "—" if c.pass_at_1 is None else f"{c.pass_at_1:.2f}"
         lines.append(f"  {' '.join(_SHORT.get(st_, st_) for st_ in c.statuses):<{6 * s.repeat}}"
-                     f" pass@1 {p1:<5} pass^{s.repeat} {'yes' if c.pass_all else 'no ':<3}"
+                     f" pass@1 {p1:<5} {f'pass^{len(c.statuses)}':<{len(str(s.repeat)) + 5}}"
+                     f" {'yes' if c.pass_all else 'no ':<3}"
                      f" {c.id}")
     if s.mean is not None:
         interval = (f", 95% interval {s.low:.2f}–{s.high:.2f}" if s.low is not None

@@ -128,3 +128,18 @@ def test_the_rule_checks_its_parameters():
         RepeatRule(max=1)
     with pytest.raises(ValidationError):
         RepeatRule(threshold=1.0)
+
+
+@pytest.mark.parametrize("tau", [0.07, 0.14, 0.28, 0.55, 0.56, 0.68])
+def test_a_pass_rate_exactly_at_the_threshold_reaches_it(tau):
+    # 0.28 * 25 is 7.000000000000001 in floating point: 7 passes of 25 must still reach it.
+    from fractions import Fraction
+
+    from evals.record.repetitions import fixed_decision
+
+    rate = Fraction(str(tau))
+    n = rate.denominator
+    passes = rate.numerator
+    assert fixed_decision(["PASS"] * passes + ["FAIL"] * (n - passes), tau) == "passes"
+    assert fixed_decision(["PASS"] * (passes - 1) + ["FAIL"] * (n - passes + 1), tau) == \
+        "misses"

@@ -30,3 +30,14 @@ def test_pass_at_1_leaves_out_a_first_attempt_that_errored():
         Attempt(error="model call failed"),
         Attempt()])
     assert case_stats([errored_then_passed])[0].pass_at_1 is None
+
+
+def test_pass_hat_k_counts_a_case_s_own_repetitions():
+    # under --repeat auto a case may stop before the run's most: pass^3, not pass^5
+    from evals.report.stats import stats_lines
+
+    results = [result("a", "PASS", r) for r in (1, 2, 3)]
+    results += [result("b", "PASS", r) for r in (1, 2, 3, 4, 5)]
+    lines = stats_lines(results)
+    assert any(line.endswith(" a") and " pass^3 yes " in line for line in lines), lines
+    assert any(line.endswith(" b") and " pass^5 yes " in line for line in lines), lines
