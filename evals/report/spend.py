@@ -27,8 +27,10 @@ def percentile(values: list[float], q: float) -> float | None:
 
 
 def _ran(a: Attempt) -> bool:
-    """An attempt the model answered (not lost to the provider, not refused by the guard)."""
-    return not a.lost_to_provider and a.failure not in NOT_CALLED
+    """An attempt the model answered and the harness finished (not lost to the provider, not
+    refused by the guard, not broken: a harness error's attempt has no latency or cost
+    measured, and would read as 0 s and no price)."""
+    return not a.lost_to_provider and a.failure not in NOT_CALLED and a.error is None
 
 
 def side_spend(results: list[CaseResult]) -> SideSpend:
@@ -61,7 +63,8 @@ def _pct(value: float) -> str:
 
 def _unknown(side: SideSpend, what: str) -> str:
     if what == "cost":
-        return f"{side.unpriced} attempt(s) without a price"
+        return f"{side.unpriced} attempt(s) without a price" if side.unpriced else \
+            "no item the model answered"
     return "no attempt measured it (every one replayed a model call)" if side.attempts \
         else "no attempt"
 
@@ -107,7 +110,7 @@ def render_spend(s: Spend) -> list[str]:
 
     def cost(side: SideSpend) -> str:
         if side.cost_per_item_usd is None:
-            return f"unknown ({side.unpriced} attempt(s) without a price)"
+            return f"unknown ({_unknown(side, 'cost')})"
         return f"{side.cost_per_item_usd:.4g} USD"
 
     timed = "" if b.timed == b.attempts and c.timed == c.attempts else \

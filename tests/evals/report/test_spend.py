@@ -42,6 +42,23 @@ def test_one_attempt_without_a_price_makes_the_cost_unknown_never_zero():
     assert side.cost_per_item_usd is None and side.unpriced == 1
 
 
+def test_a_broken_attempt_is_neither_0_s_nor_an_unknown_price():
+    # A harness error's attempt has no latency or cost measured: left out of both figures.
+    side = side_spend([item("a", Attempt(latency_ms=2000, cost_usd=0.002)),
+                       item("b", Attempt(error="checking failed: boom"),
+                            Attempt(error="checking failed: boom")),
+                       item("c", Attempt(latency_ms=2000, cost_usd=0.002))])
+    assert (side.items, side.attempts, side.unpriced) == (2, 2, 0)
+    assert side.p50_s == 2.0 and side.cost_per_item_usd == pytest.approx(0.002)
+
+
+def test_a_side_the_model_never_answered_says_so():
+    side = side_spend([item("a", Attempt(failure="cost_cap", error="cost cap reached"))])
+    lines = render_spend(Spend(baseline=side, current=side))
+    assert lines[1] == "cost per item: unknown (no item the model answered) → unknown (no" \
+        " item the model answered)"
+
+
 def spend(b_cost, c_cost, b_p95=2.0, c_p95=2.0):
     def side(cost, p95):
         return SideSpend(items=10, attempts=10, timed=10 if p95 else 0, p50_s=p95 and 1.0,
