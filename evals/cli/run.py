@@ -43,6 +43,7 @@ from evals.cli.common import (
 from evals.cli.endpoint import run_endpoint_command
 from evals.cli.suites import SUITES, run_suite
 from evals.execute.agent import agent_settings
+from evals.execute.cache import identity
 from evals.execute.cluster import ClusterError, ClusterPlan, check_address, cluster_runner
 from evals.execute.conversation import visitor_prompt_hash
 from evals.execute.runner import MAX_ATTEMPTS, run_variants
@@ -54,7 +55,13 @@ from evals.load.items import EvalItem
 from evals.load.plan import plan_info
 from evals.load.selection import has_conversations, select_items
 from evals.record.artifact import ArtifactError, read_run, write_run
-from evals.record.fingerprint import FrozenContext, PlanInfo, Selection, VisitorPlan
+from evals.record.fingerprint import (
+    FrozenContext,
+    PlanInfo,
+    Selection,
+    VisitorPlan,
+    digest,
+)
 from evals.record.repetitions import RepeatRule
 from evals.record.run import Models, RunRecord, RunSettings
 from evals.record.store import RunLocked
@@ -181,7 +188,8 @@ def plan_for(items: Sequence[EvalItem], judge: JudgeSetup | None, repeat: int,
                      selection=selection, repeat_rule=rule,
                      judge_pack=judge.pack.ref if judge and judge.pack else None,
                      visitor=VisitorPlan(model=visitor.model_id,
-                                         prompt_hash=visitor_prompt_hash())
+                                         prompt_hash=visitor_prompt_hash(),
+                                         settings=digest(identity(visitor)))
                      if visitor is not None and has_conversations(items) else None)
 
 

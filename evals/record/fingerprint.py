@@ -72,12 +72,15 @@ class JudgePlan(BaseModel):
 
 
 class VisitorPlan(BaseModel):
-    """The other side of a plan's conversations: the simulated visitor's model as resolved and
-    the hash of its full instruction template (styles and stop word included)."""
+    """The other side of a plan's conversations: the simulated visitor's model as resolved, the
+    hash of its full instruction template (styles and stop word included), and the hash of
+    what else decides its replies (its transport's identity: the endpoint, temperature, token
+    cap, a local model file's sha256; never a key)."""
 
     model_config = ConfigDict(extra="forbid")
     model: str | None
     prompt_hash: str
+    settings: str | None = None  # None: a plan recorded before the settings were in it
 
 
 class PlanInfo(BaseModel):
@@ -134,6 +137,9 @@ def _visitor_changes(old: VisitorPlan | None, new: VisitorPlan | None) -> list[s
     if old.prompt_hash != new.prompt_hash:
         out.append(f"simulated visitor's instructions changed: {old.prompt_hash} ->"
                    f" {new.prompt_hash}")
+    if old.settings != new.settings:
+        out.append(f"simulated visitor's settings changed (endpoint, temperature, token cap or"
+                   f" model file): {old.settings or 'not recorded'} -> {new.settings}")
     return out
 
 

@@ -369,3 +369,25 @@ def test_a_store_still_down_at_the_end_is_one_error_line_and_a_non_zero_exit(
     assert "(not all stored)" in out and "2/2 passed" in out
     assert f"python -m evals runs --import {artifact} puts them there" in err
     assert "Traceback" not in err and len(json.loads(artifact.read_text())["cases"]) == 2
+
+
+def test_a_visitor_s_settings_are_part_of_the_plan():
+    # Two visitors of one model id at different temperatures are two plans.
+    from app.chat.models import LiteLLMModel
+    from evals.cli.run import plan_for
+    from evals.load.conversations import conversations
+    from evals.load.scenarios import load_scenarios
+
+    scenarios, shared = load_scenarios()
+    talks = conversations(scenarios, shared, full=False)[:2]
+
+    def visitor(temperature):
+        return LiteLLMModel("anthropic/claude-haiku-4-5", api_base=None,
+                            api_key="sk-secret-visitor", timeout_s=10, retries=0,
+                            temperature=temperature)
+
+    cool, warm = (plan_for(talks, None, 1, None, visitor=visitor(t)) for t in (0.0, 1.5))
+    assert cool.fingerprint != warm.fingerprint
+    assert [c.split(" (")[0] for c in warm.changes_since(cool)] == [
+        "simulated visitor's settings changed"]
+    assert "sk-secret-visitor" not in cool.model_dump_json()  # the key is not part of it

@@ -197,6 +197,10 @@ def test_the_visitor_is_part_of_a_plan_with_conversations():
         "simulated visitor's model changed: v/one -> v/two"]
     assert other_prompt.changes_since(base) == [
         "simulated visitor's instructions changed: p1 -> p2"]
+    warmer = plan(talks, visitor=VisitorPlan(model="v/one", prompt_hash="p1", settings="s2"))
+    assert warmer.fingerprint != base.fingerprint and warmer.changes_since(base) == [
+        "simulated visitor's settings changed (endpoint, temperature, token cap or model"
+        " file): not recorded -> s2"]
     with pytest.raises(ValueError, match="needs its simulated visitor"):
         plan(talks)
 
