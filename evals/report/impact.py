@@ -250,8 +250,11 @@ def _prompt_changes(old: str, new: str, fragments: Mapping[str, str] | None
         caps = [_nearest(owners, j) or fallback for j in range(j1, j2)]
         if caps:
             first = caps[0]
-        else:  # removed text: next to the line before it, else the one after
-            near = _nearest(owners, j1 - 1) if j1 > 0 else _nearest(owners, j1)
+        else:  # removed text: the fragment it ended (the line before is that fragment's),
+            # else the one it began (the line after is; before it, a separator), else nearest
+            before = owners[j1 - 1] if 0 < j1 <= len(owners) else None
+            after = owners[j1] if j1 < len(owners) else None
+            near = before or after or _nearest(owners, j1 - 1 if j1 > 0 else j1)
             first = f"removed text (near {near})" if near else fallback
         lines.setdefault(first, []).extend("-" + line for line in removed)
         for cap, line in zip(caps, added, strict=True):

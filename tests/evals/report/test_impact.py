@@ -189,6 +189,9 @@ def test_removed_text_is_put_near_its_capability_and_unknown_fragments_on_the_pr
     (change,) = _prompt_changes(old, new, fragments)
     assert change.capability == "removed text (near a)" and change.diff == ("-A gone",)
     assert change.removed_only
+    # the first line of a fragment removed: after a separator, so the fragment it began
+    (change,) = _prompt_changes("A one\nA two\n\nB gone\nB one", new, fragments)
+    assert change.capability == "removed text (near b)" and change.diff == ("-B gone",)
     (change,) = _prompt_changes("x\ny", "x\nz", None)
     assert change.capability == "system prompt" and change.diff == ("-y", "+z")
     (change,) = _prompt_changes("x", "x\n", None)
