@@ -162,6 +162,9 @@ def _problem(key: str, value: Any, fields: Mapping[str, bool], text_only: bool,
             return f"{key}: {field} is not text, so _{form} cannot select it"
         if form == "matches" and (bad := _bad_pattern(value)):
             return f"{key}: not a valid pattern ({bad})"
+    if form == "is" and fields[field] and not _scalar(value):  # text never equals a list
+        return (f"{key} needs a plain value (text, a number, true/false, null), not {value!r};"
+                f" for one of several, write {field}_in")
     values = value if form == "in" else [value]
     if form == "in" and not (isinstance(value, list) and value and all(map(_scalar, value))):
         return (f"{key} needs a list of one or more plain values (text, numbers, true/false,"

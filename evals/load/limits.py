@@ -21,7 +21,7 @@ from evals.load.yamlfile import field_errors, line_of
 
 DEFAULTS = "defaults"
 # A limit as a case, a scenario and a defaults entry write it.
-Limit = Annotated[float, Field(gt=0)]
+Limit = Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)]  # .inf never fails
 # Each limit's key, its check kind and the check's arguments.
 KINDS: dict[str, tuple[str, Any]] = {
     "max_latency_s": ("max_latency", lambda v: MaxLatency(limit_s=v)),

@@ -7,8 +7,9 @@ the plan and the judge's trust (calibration) are keyed by it, and the run record
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 
 from evals.judge.setup import PackPrompt
 from evals.load.yamlfile import YamlFileError, field_errors, line_of, read_yaml
@@ -23,8 +24,8 @@ class PackError(ValueError):
 
 class _Prompt(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    description: str = Field(min_length=3)
-    rubric: str = Field(min_length=3)
+    description: Annotated[str, StringConstraints(strip_whitespace=True, min_length=3)]
+    rubric: Annotated[str, StringConstraints(strip_whitespace=True, min_length=3)]
     must_not: str | None = None
 
 
@@ -44,6 +45,10 @@ def load_pack_prompt(ref: str, directory: Path = PACKS_DIR) -> PackPrompt:
         raise PackError(str(exc)) from exc
     if not isinstance(data, dict):
         raise PackError(f"{path.name}:1: a pack maps prompt names to prompts")
+    odd = next((k for k in data if not isinstance(k, str)), None)
+    if odd is not None:  # `yes:`, `1:` or `~:` as YAML reads them: never a name to ask for
+        raise PackError(f"{path.name}:{line_of((odd,), lines)}: prompt name {odd!r} is not"
+                        " text; quote it")
     if name not in data:
         names = ", ".join(data)
         raise PackError(f"--judge {ref!r}: pack {pack!r} has no prompt {name!r}; it has:"

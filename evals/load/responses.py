@@ -65,7 +65,7 @@ class Answers(BaseModel):
     response: Response | None = None
     responses: tuple[Response, ...] = ()
     exhausted: Literal["error", "repeat_last"] = "error"
-    delay_s: float | None = None
+    delay_s: Annotated[float, Field(strict=True)] | None = None  # `true` is no delay
     set_state: StateName | None = None
     on_confirm: StateName | None = None
 

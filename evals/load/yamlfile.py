@@ -100,6 +100,9 @@ class _LineLoader(yaml.SafeLoader):
                 raise _Refused(None, None, "a mapping key must be a plain value, not a list or"
                                " a mapping", key_node.start_mark)
             key = self.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+            if key in (_LINE, _LINES):  # the reader's own bookkeeping: it would vanish
+                raise _Refused(None, None, f"{key!r} is not a key a file may use",
+                               key_node.start_mark)
             if key in lines:
                 raise yaml.constructor.ConstructorError(
                     None, None, f"duplicate key {key!r} (first at line {lines[key]})",

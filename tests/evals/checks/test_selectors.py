@@ -81,6 +81,8 @@ FIELDS = {"slug": True, "ticket_id": False}
     ({"slug_matches": "(" * 5000 + ")" * 5000}, "x: slug_matches: not a valid pattern (a"
                                                 " pattern of 10,000 characters; at most 500)"),
     ({"slug_in": []}, "x: slug_in needs a list of one or more plain values"),
+    ({"slug": ["a", "b"]}, "x: slug needs a plain value (text, a number, true/false, null), not"
+                           " ['a', 'b']; for one of several, write slug_in"),
     ({"slug_in": "form-4"}, "x: slug_in needs a list of one or more plain values"),
     ({"slug_in": [["form-4"]]}, "x: slug_in needs a list of one or more plain values"),
 ])

@@ -53,6 +53,8 @@ def test_a_file_default_applies_to_every_case_and_a_case_s_own_value_wins(tmp_pa
 @pytest.mark.parametrize(("text", "expected"), [
     (CASE + "  max_cost: -1\n", "f.yaml:4: max_cost: Input should be greater than 0"),
     (CASE + "  max_latency_s: soon\n", "f.yaml:4: max_latency_s: Input should be a valid number"),
+    (CASE + "  max_latency_s: .inf\n", "f.yaml:4: max_latency_s: Input should be a finite"),
+    (CASE + "  max_cost: true\n", "f.yaml:4: max_cost: Input should be a valid number"),
     ("- defaults: {max_cost: 0}\n" + CASE,
      "f.yaml:1: defaults.max_cost: Input should be greater than 0"),
     ("- defaults:\n    max_latency: 3\n" + CASE,

@@ -35,3 +35,13 @@ def test_a_malformed_pack_names_file_and_line(tmp_path):
         "bad.yaml:2: one: description: String should have at least 3 characters",
         "bad.yaml:3: one: rubric: String should have at least 3 characters",
         "bad.yaml:4: one: extra: Extra inputs are not permitted"]
+
+
+def test_a_blank_rubric_or_a_name_yaml_reads_as_no_text_is_refused(tmp_path):
+    (tmp_path / "blank.yaml").write_text("one:\n  description: Checks it.\n  rubric: '     '\n")
+    with pytest.raises(PackError, match="blank.yaml:3: one: rubric: String should have at"
+                                        " least 3 characters"):
+        load_pack_prompt("blank/one", tmp_path)
+    (tmp_path / "odd.yaml").write_text("yes:\n  description: Checks it.\n  rubric: Says so.\n")
+    with pytest.raises(PackError, match="odd.yaml:2: prompt name True is not text; quote it"):
+        load_pack_prompt("odd/other", tmp_path)

@@ -23,6 +23,7 @@ GOOD = '- id: ok\n  prompt: "p"\n  assert:\n    - kind: no_unknown_tools\n'
     (b"- id: x\n  prompt: !!int abc\n", "c.yaml:2: int value that cannot be read"),
     (b"- id: x\n  prompt: !!bool maybe\n", "c.yaml:2: bool value that cannot be read"),
     (b"- id: x\n  prompt: !!map [a]\n", "c.yaml:2: a mapping tag on something that is not"),
+    (b"- id: x\n  __line__: 3\n", "c.yaml:2: '__line__' is not a key a file may use"),
     (b"- id: x\n  prompt: " + b"9" * 5000 + b"\n", "c.yaml:2: int value that cannot be read"),
     (b"- id: x\n  prompt: p\n  photos: [" + b"a" * 300 + b".jpg]\n"
      b"  assert:\n    - kind: no_unknown_tools\n", "photo 'aaaaaaaaaa"),
