@@ -189,8 +189,15 @@ def plan_for(items: Sequence[EvalItem], judge: JudgeSetup | None, repeat: int,
                      judge_pack=judge.pack.ref if judge and judge.pack else None,
                      visitor=VisitorPlan(model=visitor.model_id,
                                          prompt_hash=visitor_prompt_hash(),
-                                         settings=digest(identity(visitor)))
+                                         settings=visitor_settings(visitor))
                      if visitor is not None and has_conversations(items) else None)
+
+
+def visitor_settings(visitor: ChatModel) -> str:
+    """A hash of what decides the visitor's replies besides its model id (listed apart) and
+    its instructions: its transport's identity (endpoint, temperature, token cap, a local
+    model file), which holds no key."""
+    return digest({k: v for k, v in identity(visitor).items() if k != "model"})
 
 
 def visitor_for(settings: Settings, items: Sequence[EvalItem]) -> ChatModel | None:
