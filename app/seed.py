@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import TypeAdapter, ValidationError
@@ -85,15 +86,40 @@ class CatalogSourceError(ValueError):
 def load_catalog_source(path: Path) -> list[MachineRecord]:
     """Machines from the lab's own catalogue file (YAML or JSON: a list of machine records)."""
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise CatalogSourceError(f"CATALOG_SOURCE {path}: {exc}") from exc
+    except (ValueError, TypeError, KeyError, RecursionError) as exc:
+        # not UTF-8, a date or a number PyYAML cannot build, nesting past Python's stack
+        raise CatalogSourceError(f"CATALOG_SOURCE {path}: cannot be read"
+                                 f" ({type(exc).__name__}: {str(exc)[:200]})") from exc
     try:
-        return _MACHINE_LIST.validate_python(data)
+        machines = _MACHINE_LIST.validate_python(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise CatalogSourceError(f"CATALOG_SOURCE {path}: at {where}: {first['msg']}") from exc
+        slug = _slug_at(data, first["loc"])
+        raise CatalogSourceError(f"CATALOG_SOURCE {path}: at {where or 'the top'}{slug}:"
+                                 f" {first['msg']}") from exc
+    slugs = [m.slug for m in machines]  # what the database would refuse halfway through
+    twice = sorted({x for x in slugs if slugs.count(x) > 1})
+    if twice:
+        raise CatalogSourceError(f"CATALOG_SOURCE {path}: slug(s) given twice: {twice}")
+    labels = [u.label for m in machines for u in m.units]
+    twice = sorted({x for x in labels if labels.count(x) > 1})
+    if twice:
+        raise CatalogSourceError(f"CATALOG_SOURCE {path}: unit label(s) given to two units:"
+                                 f" {twice}")
+    return machines
+
+
+def _slug_at(data: Any, loc: tuple[Any, ...]) -> str:
+    """" (machine 'slug')" for the record an error is in, when it has a slug."""
+    if loc and isinstance(data, list) and isinstance(loc[0], int) and loc[0] < len(data):
+        record = data[loc[0]]
+        if isinstance(record, dict) and isinstance(record.get("slug"), str):
+            return f" (machine {record['slug']!r})"
+    return ""
 
 
 async def seed_demo(db: Database, machines: list[MachineRecord] | None = None) -> bool:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+import re
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from app.db import Database
 
@@ -23,9 +24,27 @@ SPEC_FIELDS: tuple[str, ...] = (
 )
 
 
+UnitStatus = Literal["available", "in_use", "out_of_service"]  # as the units table allows
+# Text the database cannot hold (NUL, a lone surrogate) or no one writes (other controls).
+_UNFIT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+
+
+def _fit_text(value: Any, where: str = "") -> None:
+    if isinstance(value, str):
+        if bad := _UNFIT.search(value):
+            raise ValueError(f"{where or 'a value'} holds the character U+{ord(bad.group()):04X}")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _fit_text(k, where)
+            _fit_text(v, f"{where}.{k}" if where else str(k))
+    elif isinstance(value, list):
+        for v in value:
+            _fit_text(v, where)
+
+
 class UnitRecord(BaseModel):
-    label: str
-    status: str = "available"
+    label: str = Field(min_length=1)
+    status: UnitStatus = "available"
     note: str = ""
 
 
@@ -50,6 +69,14 @@ class MachineRecord(BaseModel):
         if unknown:
             raise ValueError(f"unknown spec field(s) {unknown}; known: {list(SPEC_FIELDS)}")
         return specs
+
+    @model_validator(mode="after")
+    def _storable(self) -> MachineRecord:
+        _fit_text(self.model_dump())
+        labels = [u.label for u in self.units]
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"a unit label is given twice: {labels}")
+        return self
 
 
 async def insert_machines(db: Database, machines: list[MachineRecord]) -> None:
