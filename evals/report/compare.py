@@ -3,8 +3,10 @@ McNemar test on the discordant pairs.
 
 An item is a case, or a scenario in one visitor style (`glowforge-under-pressure@calm`). Only
 matched first attempts that both completed and were decided are compared: a first attempt that
-errored, a skipped item, or an undecided judged check makes the pair uncertain. Retries never
-decide a pair; an item that recovered on its retry (FLAKY) is counted apart.
+errored, a skipped item, or an undecided judged check makes the pair uncertain, and an item
+is uncertain when its open first attempts, read as passes or as fails, could change its
+outcome (PASS FAIL before, PASS UNDECIDED now is not an improvement). Retries never decide a
+pair; an item that recovered on its retry (FLAKY) is counted apart.
 
 Pairs are listed per item and repetition (`… #2`), for reading; the item is the unit of the
 counts and of McNemar's test, its repetitions folded into the share of its first attempts
@@ -73,19 +75,38 @@ def per_case(pairs: list[Pair], baseline: list[CaseResult], current: list[CaseRe
     """Each item's outcome (a case's, or a scenario's in one visitor style) from its
     repetitions' decided first attempts: the share that passed on each side (repetitions of
     one item are not independent, so the item is the unit; see the module's docstring)."""
-    def rates(results: list[CaseResult]) -> dict[str, float | None]:
+    def rates(results: list[CaseResult], undecided: bool | None
+              ) -> dict[str, float | None]:
+        """The share of decided first attempts that passed; `undecided` True or False reads a
+        first attempt an untrusted judge left open as that verdict (None: left out)."""
         by: dict[str, list[bool]] = {}
         seen: set[str] = set()
         for r in results:
             seen.add(r.id)
             d = first_decided(r)
+            if d is None and undecided is not None and _open_first(r):
+                d = undecided
             if d is not None:
                 by.setdefault(r.id, []).append(d)
         return {cid: (sum(by[cid]) / len(by[cid]) if cid in by else None) for cid in seen}
 
-    b, c = rates(baseline), rates(current)
-    return {cid: _outcome(b.get(cid), c.get(cid)) for cid in dict.fromkeys(
-        [p.id for p in pairs])}
+    b, c = rates(baseline, None), rates(current, None)
+    # An item whose outcome an open judge could change is uncertain: each side's open first
+    # attempts read as passes, then as fails, must all give the outcome they give left out.
+    ends = [(rates(baseline, x), rates(current, y)) for x in (True, False) for y in (True, False)]
+    out: dict[str, Outcome] = {}
+    for cid in dict.fromkeys([p.id for p in pairs]):
+        outcome = _outcome(b.get(cid), c.get(cid))
+        if any(_outcome(lo.get(cid), hi.get(cid)) != outcome for lo, hi in ends):
+            outcome = "uncertain"
+        out[cid] = outcome
+    return out
+
+
+def _open_first(result: CaseResult) -> bool:
+    """Its first counted attempt waits on a judge nobody trusts (every decided check passed)."""
+    counted = [a for a in result.attempts if not a.lost_to_provider]
+    return result.status != "SKIPPED" and bool(counted) and counted[0].undecided
 
 
 def mcnemar(improved: int, regressed: int) -> float | None:

@@ -78,3 +78,17 @@ def test_repetitions_are_not_matched_by_their_index():
     c = compare_runs(RunRecord(cases=base), RunRecord(cases=cur))
     assert [p.outcome for p in c.pairs] == ["regressed", "improved"]  # as read, per repetition
     assert c.cases == {talk: "unchanged"} and c.p_value is None
+
+
+def test_an_item_an_open_judge_could_move_is_uncertain():
+    # PASS FAIL before, PASS and an undecided judge now: 1.0 against 0.5 if the open one is
+    # left out, but unchanged if the judge would fail it; not an improvement
+    def side(*statuses):
+        return RunRecord(cases=[result("a", s, rep) for rep, s in enumerate(statuses, 1)])
+
+    assert compare_runs(side("PASS", "FAIL"), side("PASS", "UNDECIDED")).cases == {
+        "a": "uncertain"}
+    # whatever the judge says, FAIL FAIL before and PASS now is an improvement
+    assert compare_runs(side("FAIL", "FAIL"), side("PASS", "UNDECIDED")).cases == {
+        "a": "improved"}
+    assert compare_runs(side("PASS", "PASS"), side("PASS", "PASS")).cases == {"a": "unchanged"}
