@@ -44,7 +44,8 @@ def named(ids: Sequence[str], most: int = 5) -> str:
 
 
 def agent_settings(settings: Settings) -> AgentSettings:
-    return AgentSettings(max_tool_steps=settings.max_tool_steps)
+    return AgentSettings(max_tool_steps=settings.max_tool_steps,
+                         temperature=settings.model_temperature)
 
 
 def agent_info(model: str, settings: AgentSettings, contexts: dict[str, FrozenContext],
@@ -54,7 +55,9 @@ def agent_info(model: str, settings: AgentSettings, contexts: dict[str, FrozenCo
     """An agent version; `fragments`, each context's capability fragments by name (from
     compose_contexts), are kept as line counts to trace a changed prompt line to them."""
     commit, dirty = git if git is not None else git_state()
-    material = {"model": model, "settings": settings.model_dump(),
+    # Unset settings are left out, so an agent recorded before a setting was kept hashes as
+    # it did.
+    material = {"model": model, "settings": settings.model_dump(exclude_none=True),
                 "contexts": {k: v.model_dump() for k, v in sorted(contexts.items())},
                 "commit": commit, "dirty": dirty}
     return AgentInfo(fingerprint=digest(material), model=model, settings=settings,

@@ -157,6 +157,9 @@ class AgentSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     max_tool_steps: int
+    # The chat model's temperature (MODEL_TEMPERATURE); None: the provider's default, and an
+    # agent recorded before it was kept.
+    temperature: float | None = None
 
 
 class AgentInfo(BaseModel):

@@ -179,7 +179,7 @@ def context_diff(before: FrozenContext | None, now: FrozenContext,
 
 def settings_words(s: AgentSettings) -> str:
     """The agent's settings for a person: "max_tool_steps 6"."""
-    return ", ".join(f"{k} {v}" for k, v in s.model_dump().items())
+    return ", ".join(f"{k} {v}" for k, v in s.model_dump(exclude_none=True).items())
 
 
 def _judge(plan: PlanInfo) -> str:

@@ -26,6 +26,24 @@ async def test_a_capability_fragment_changes_the_agent_not_the_plan(env, monkeyp
                       git).fingerprint != before.fingerprint
 
 
+def test_the_chat_model_s_temperature_is_part_of_the_agent_and_unset_hashes_as_before():
+    from app.settings import Settings
+    from evals.execute.agent import agent_settings
+    from evals.report.impact import settings_words
+
+    git = ("abc", False)
+    unset = agent_settings(Settings(model_temperature=None))
+    assert unset == SETTINGS and unset.temperature is None
+    # an agent recorded before the temperature was kept has the same fingerprint
+    assert agent_info("m", unset, {}, git).fingerprint == agent_info("m", SETTINGS, {},
+                                                                     git).fingerprint
+    warm = agent_settings(Settings(model_temperature=0.7))
+    assert agent_info("m", warm, {}, git).fingerprint != agent_info("m", unset, {},
+                                                                    git).fingerprint
+    assert settings_words(warm) == "max_tool_steps 6, temperature 0.7"
+    assert settings_words(unset) == "max_tool_steps 6"
+
+
 def test_a_point_runs_its_model_as_it_was_asked_for():
     local = agent_info("openai/qwen2.5-coder-1.5b-instruct", SETTINGS, {}, ("c", False),
                        model_ref="local")
