@@ -23,4 +23,8 @@ async def opened(browser, base: str, width: int = 1440) -> Page:
 
 
 async def fits(page: Page) -> bool:
+    """No sideways scroll, measured once the document is whole (a page still loading has no
+    scrolling element yet)."""
+    await page.wait_for_function("document.readyState === 'complete'"
+                                 " && document.scrollingElement !== null")
     return bool(await page.evaluate("document.scrollingElement.scrollWidth <= innerWidth"))

@@ -318,7 +318,8 @@ async def test_the_response_editor_in_a_browser(browser, stored, branched, width
     with serve_in_thread(app, lifespan="on") as base:
         page = await opened(browser, base, width)
         await page.goto(f"{base}{PAGE}")
-        await page.click("ol.answers >> text=Response 2")
+        async with page.expect_navigation():  # a link: measure the page it opens
+            await page.click("ol.answers >> text=Response 2")
         structure_fits = await fits(page)
         await screenshot(page, f"workspace-frozen-branches-{width}")
         await page.click("ul.examples li:first-child >> text=Start from this")
