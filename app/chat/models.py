@@ -182,6 +182,15 @@ def prefix_cache(settings: Settings) -> PrefixCache:
     return PREFIX_CACHES[folder]
 
 
+def _pinned_identity(name: str) -> str | None:
+    """The embedded model file's identity as the server gives it when started (its sha256,
+    or its name if unpinned), for a model not started in this process."""
+    from app.localmodel.assemble import MODELS
+
+    spec = MODELS.get(name)
+    return spec.identity if spec is not None else None
+
+
 def model_for_job(settings: Settings, job: str, override: str | None = None) -> ChatModel:
     """The model for a job (chat, judge, draft, sim_user), honouring env overrides.
     OpenAI-compatible endpoints (the embedded model, MODEL_API_BASE, `openai/…`) are spoken
@@ -202,7 +211,9 @@ def model_for_job(settings: Settings, job: str, override: str | None = None) -> 
             tool_calls_in_content=True,
             max_tokens=LOCAL_MAX_TOKENS,
             temperature=settings.model_temperature,
-            file_sha256=settings.local_model_sha or None,
+            # The file as started, else as pinned (the same before it is started: a plan
+            # made without starting it, by `impact` or a Ray driver, names the same model).
+            file_sha256=settings.local_model_sha or _pinned_identity(settings.local_model),
             # What the server is started with that changes a reply: the context per slot (a
             # long prompt is cut or refused by it) and speculative decoding.
             server={"ctx": settings.local_model_ctx,

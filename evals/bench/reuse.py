@@ -30,6 +30,7 @@ from typing import Any
 from app.capabilities import REGISTRY
 from app.settings import PROJECT_ROOT, get_settings
 from evals.record.repetitions import fixed_decision
+from evals.record.results import counted_status
 from evals.record.run import RunRecord
 from evals.record.store import RunStore
 from evals.report.repeat_rule import replay
@@ -188,7 +189,7 @@ def print_decisions(fixed: RunRecord, auto: RunRecord) -> None:
     simulated = {c.id: c for c in replay(fixed, max_repeat=5).cases}
     by_case: dict[str, list[str]] = {}
     for r in sorted(auto.cases, key=lambda r: r.repetition):
-        by_case.setdefault(r.id, []).append(r.status)
+        by_case.setdefault(r.id, []).append(counted_status(r))  # as the runner decided
     rule = auto.plan.repeat_rule if auto.plan else None
     print("\n| case | fixed 5: statuses | fixed verdict | auto:5 samples | auto verdict |"
           " replayed on the fixed run |")

@@ -7,6 +7,7 @@ import asyncio
 import datetime as dt
 import sys
 
+from app.chat.models import ModelCallError, model_for_job
 from app.settings import Settings
 from evals.cli.common import (
     CliError,
@@ -299,8 +300,14 @@ async def _compare_stored(settings: Settings, a: str, b: str) -> int:
 async def _compare_point(settings: Settings, p: Point, items: list[EvalItem],
                          options: RunOptions, adopt_plan: bool,
                          planned: Selection | None) -> int:
-    (current_model, baseline_model), judge = start_models(
-        settings, items, options.judge, options.model, p.agent.ref)
+    (current_model,), judge = start_models(settings, items, options.judge, options.model)
+    # The frozen agent runs at the temperature it recorded, as its settings say (unset: the
+    # provider's default), not today's.
+    frozen = settings.model_copy(update={"model_temperature": p.agent.settings.temperature})
+    try:
+        baseline_model = model_for_job(frozen, "chat", p.agent.ref)
+    except ModelCallError as exc:
+        raise CliError(f"cannot start: {exc}") from exc
     visitor = visitor_for(settings, items)
     plan = plan_for(items, judge, p.plan.repeat, planned, p.plan.repeat_rule, visitor)
     asked = p.name

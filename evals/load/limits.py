@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from evals.checks import CheckSpec
 from evals.checks.spend import MaxCost, MaxLatency
-from evals.load.yamlfile import field_errors, line_of
+from evals.load.yamlfile import field_errors, line_of, no_flag
 
 DEFAULTS = "defaults"
-# A limit as a case, a scenario and a defaults entry write it.
-Limit = Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)]  # .inf never fails
+# A limit as a case, a scenario and a defaults entry write it (`.inf` would never fail).
+Limit = Annotated[float, Field(gt=0, allow_inf_nan=False), BeforeValidator(no_flag)]
 # Each limit's key, its check kind and the check's arguments.
 KINDS: dict[str, tuple[str, Any]] = {
     "max_latency_s": ("max_latency", lambda v: MaxLatency(limit_s=v)),

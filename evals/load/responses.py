@@ -30,7 +30,17 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    JsonValue,
+    field_validator,
+    model_validator,
+)
+
+from evals.load.yamlfile import no_flag
 
 # A frozen answer may wait this long at most: longer is a typo, and would stall a run.
 MAX_DELAY_S = 60
@@ -65,7 +75,7 @@ class Answers(BaseModel):
     response: Response | None = None
     responses: tuple[Response, ...] = ()
     exhausted: Literal["error", "repeat_last"] = "error"
-    delay_s: Annotated[float, Field(strict=True)] | None = None  # `true` is no delay
+    delay_s: Annotated[float, BeforeValidator(no_flag)] | None = None  # `true` is no delay
     set_state: StateName | None = None
     on_confirm: StateName | None = None
 

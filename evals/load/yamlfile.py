@@ -206,6 +206,14 @@ def field_errors(exc: ValidationError, whole: str) -> list[tuple[tuple[Any, ...]
             for e in exc.errors()]
 
 
+def no_flag(value: Any) -> Any:
+    """A number, never `true` or `false` (YAML's yes/no too), which a float would read as 1
+    or 0; `2e-3`, which YAML 1.1 reads as text, is still a number (a BeforeValidator)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{value} is not a number")
+    return value
+
+
 def short(value: Any, limit: int = 80) -> str:
     text = repr(value)
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"

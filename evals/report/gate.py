@@ -14,7 +14,8 @@ distinguishable from noise fails the gate.
 
 An UNDECIDED item (every structural check passed, but its judge has not earned its verdicts) is
 neither a miss nor a pass: where counting it as a miss would break the policy and counting it
-as a pass would not, the gate is UNDECIDED, names those items and says how to get a trusted
+as a pass would not (a file's allowance, or an item missed or undecided in every run), the
+gate is UNDECIDED, names those items and says how to get a trusted
 judge. A decided breach is a FAIL whatever the undecided items would say. A rise in cost per
 item or p95 latency past its limit, or one that cannot be checked, fails it too
 (evals/report/spend.py). The verdict line says how many of its samples the call cache replayed

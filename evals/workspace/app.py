@@ -30,6 +30,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from app.text import CONTROL
 from evals.record.store import RunStore
 from evals.workspace.frozen import ResponsesTab
 from evals.workspace.groups import GroupsTab
@@ -45,8 +46,9 @@ COOKIE = "workspace"
 SCRIPT = Path(__file__).parent / "workspace.js"
 MAX_BODY = 2_000_000
 DIGITS = re.compile(r"[0-9]{1,12}")
-# Not in any name, id or value the workspace is asked for (a NUL no store or file can hold).
-CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Not in a path (every one is a name or an id); a query value (a search, a name) may hold a
+# tab as a file or a label may, but no other control character (a NUL no store can hold).
+ADDRESS_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def create_workspace(conninfo: str, token: str, *, sources: Sources | None = None,
@@ -82,7 +84,7 @@ def create_workspace(conninfo: str, token: str, *, sources: Sources | None = Non
         if not same(request.cookies.get(COOKIE, ""), session):
             return page("overview", "Not allowed", "<p>Open the address that <code>python -m"
                         " evals workspace</code> printed.</p>", status=403)
-        if CONTROL.search(request.url.path) or any(
+        if ADDRESS_CONTROL.search(request.url.path) or any(
                 CONTROL.search(k) or CONTROL.search(v)
                 for k, v in request.query_params.multi_items()):
             return page("overview", "Bad address", "<p>The address holds a control"

@@ -301,7 +301,7 @@ class At:
 
     @classmethod
     def parse(cls, text: str) -> At | None:
-        found = re.fullmatch(r"(?:default|branch-([1-9][0-9]*))-(new|[1-9][0-9]*)", text)
+        found = re.fullmatch(r"(?:default|branch-([1-9][0-9]{0,8}))-(new|[1-9][0-9]{0,8})", text)
         if found is None:
             return None
         branch, index = found.groups()

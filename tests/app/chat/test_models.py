@@ -100,3 +100,18 @@ async def test_model_temperature_applies_when_a_call_names_none(tmp_path):
         await plain.complete([{"role": "user", "content": "hi"}])
     assert received[0]["temperature"] == 0 and received[1]["temperature"] == 0.7
     assert "temperature" not in received[2]  # unset: the provider's own default
+
+
+def test_the_embedded_model_is_the_same_model_before_and_after_it_is_started(tmp_path):
+    # A plan made without starting it (impact, a Ray driver) names the model a run started:
+    # its file, never the address it happens to have.
+    from app.localmodel.assemble import DEFAULT_LOCAL_MODEL, MODELS
+
+    spec = MODELS[DEFAULT_LOCAL_MODEL]
+    unstarted = [Settings(data_dir=tmp_path, local_model_url=url)
+                 for url in ("http://127.0.0.1:9/v1", "http://on-workers.invalid/v1")]
+    started = Settings(data_dir=tmp_path, local_model_url="http://127.0.0.1:40123/v1",
+                       local_model_sha=spec.identity)
+    identities = [model_for_job(s, "chat", "local").identity() for s in [*unstarted, started]]
+    assert identities[0] == identities[1] == identities[2]
+    assert identities[0]["file_sha256"] == spec.identity and "api_base" not in identities[0]

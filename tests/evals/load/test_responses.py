@@ -212,7 +212,7 @@ TICKET = "{id: 7, title: Smoke, status: open, machine: Trotec, slug: trotec-spee
     (f"    list_open_tickets: {{contract: {TICKETS}, response: {{count: 0}}, delay_s: -1}}",
      "c.yaml:5: tool_responses.list_open_tickets.delay_s: Value error, -1 s is not a delay"),
     (f"    list_open_tickets: {{contract: {TICKETS}, response: {{count: 0}}, delay_s: true}}",
-     "c.yaml:5: tool_responses.list_open_tickets.delay_s: Input should be a valid number"),
+     "c.yaml:5: tool_responses.list_open_tickets.delay_s: Value error, True is not a number"),
     # a branch that selects nothing, or answers nothing
     (f"    list_open_tickets:\n      contract: {TICKETS}\n      branches:\n"
      "        - response: {tickets: [], count: 0}",

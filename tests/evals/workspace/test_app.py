@@ -76,3 +76,9 @@ def test_a_form_without_its_length_is_refused_before_it_is_read(client, tree):
                           headers={"origin": BASE,
                                    "content-type": "application/x-www-form-urlencoded"})
     assert refused.status_code == 411 and tree.read("cases/honest-absence.yaml") == before
+
+
+def test_a_tab_in_a_search_is_no_control_character(client):
+    # a tab pasted into the search box or a labeller's name is text, as in a file or a label
+    assert client.get("/tests?q=a%09b").status_code == 200
+    assert client.get("/labels?by=ana%09b").status_code == 200

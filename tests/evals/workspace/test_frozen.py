@@ -191,6 +191,15 @@ def test_a_strange_example_number_is_ignored(client, branched):
     assert client.get(f"{PAGE}&example=²").status_code == 200
 
 
+def test_a_place_of_more_digits_than_any_file_holds_is_no_place(client, branched):
+    from evals.workspace.edits import At
+
+    assert At.parse("branch-2-2") == At(1, 1)
+    assert At.parse("branch-2-" + "9" * 5000) is None  # int() would refuse it with a 500
+    # an address the page cannot read opens it at its first result, as any other does
+    assert client.get(f"{PAGE}&at=branch-2-{'9' * 5000}").text == client.get(PAGE).text
+
+
 def test_an_expression_is_kept_until_a_fixed_value_is_chosen(client, branched):
     name = "scenarios/frozen-branches.yaml"
     page = f"/tests/scenario/{SID}/responses?tool=update_ticket"
