@@ -127,29 +127,20 @@ def request_of(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | Non
     copy (what is sent to the model is not changed)."""
     request = {"messages": messages, "tools": tools or None,
                **{k: kw.get(k) for k in ("temperature", "tool_choice", "response_format")}}
-    return _constant(request, blob_base.rstrip("/")) if blob_base else request
+    return _replaced(request, blob_base.rstrip("/"), BLOB_BASE) if blob_base else request
 
 
-def _restored(value: Any, base: str) -> Any:
-    """A kept reply with BLOB_BASE given back as this run's blob server."""
+def _replaced(value: Any, old: str, new: str) -> Any:
+    """`value` with `old` written as `new` in every string in it: the run's blob server as
+    BLOB_BASE in a key or a kept reply, and BLOB_BASE as the replaying run's in a replay. A
+    tool result is JSON text inside a message: the address is in it as it is (json.dumps
+    escapes no character of an http URL), so a replacement in every string finds it."""
     if isinstance(value, str):
-        return value.replace(BLOB_BASE, base)
+        return value.replace(old, new)
     if isinstance(value, dict):
-        return {k: _restored(v, base) for k, v in value.items()}
+        return {k: _replaced(v, old, new) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_restored(v, base) for v in value]
-    return value
-
-
-def _constant(value: Any, base: str) -> Any:
-    # A tool result is JSON text inside a message: the address is in it as it is (json.dumps
-    # escapes no character of an http URL), so a replacement in every string finds it.
-    if isinstance(value, str):
-        return value.replace(base, BLOB_BASE)
-    if isinstance(value, dict):
-        return {k: _constant(v, base) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_constant(v, base) for v in value]
+        return [_replaced(v, old, new) for v in value]
     return value
 
 
@@ -218,7 +209,8 @@ class Cached:
         self.job = job
         self.run_id = run_id
         self.policy = policy
-        self.blob_base = blob_base  # the run's blob server: a constant in the keys
+        # the run's blob server: a constant in the keys and the kept replies
+        self.blob_base = blob_base.rstrip("/") if blob_base else None
         self._identity = identity(model)
         self._pinned = pinned(self._identity)
 
@@ -258,7 +250,7 @@ class Cached:
         # manuals are served on another port cites that run's pages (see _replayed).
         data = reply_json(reply)
         if self.blob_base:
-            data = _constant(data, self.blob_base.rstrip("/"))
+            data = _replaced(data, self.blob_base, BLOB_BASE)
         run_id = (current.run_id if current is not None else None) or self.run_id
         made.set_result(CachedReply(data, run_id))
         self.cache.put(Entry(key, self.model_id, self._pinned, run_id, data),
@@ -280,7 +272,7 @@ class Cached:
         return None
 
     def _replayed(self, key: str, hit: CachedReply, tally: Tally) -> ModelReply | None:
-        data = _restored(hit.reply, self.blob_base.rstrip("/")) if self.blob_base else hit.reply
+        data = _replaced(hit.reply, BLOB_BASE, self.blob_base) if self.blob_base else hit.reply
         try:
             reply = reply_from(data)
         except ValueError:
