@@ -244,10 +244,14 @@ def certain_miss(result: CaseResult) -> bool:
     failed a decided check or broke, and only its retry waits on a judge (a pass would make it
     FLAKY, a fail FAIL: a miss either way). The gate and the repetition rule count it as a
     miss; its status stays UNDECIDED, since which miss it is, nobody trusted has said."""
-    if result.status != "UNDECIDED":
-        return False
-    counted = [a for a in result.attempts if not a.lost_to_provider]
-    return bool(counted) and not counted[0].passed and not counted[0].undecided
+    first = first_counted(result)
+    return result.status == "UNDECIDED" and first is not None and not first.passed and \
+        not first.undecided
+
+
+def first_counted(result: CaseResult) -> Attempt | None:
+    """The first attempt that counts (one lost to the provider does not; see `classify`)."""
+    return next((a for a in result.attempts if not a.lost_to_provider), None)
 
 
 def counted_status(result: CaseResult) -> Status:

@@ -24,7 +24,7 @@ from collections import Counter
 from typing import Literal
 
 from evals.record.comparison import OUTCOMES, Comparison, Outcome, Pair
-from evals.record.results import CaseResult, first_decided
+from evals.record.results import CaseResult, first_counted, first_decided
 from evals.record.run import RunRecord
 from evals.report import attribution
 from evals.report.spend import render_spend, spend_of
@@ -90,14 +90,16 @@ def per_case(pairs: list[Pair], baseline: list[CaseResult], current: list[CaseRe
                 by.setdefault(r.id, []).append(d)
         return {cid: (sum(by[cid]) / len(by[cid]) if cid in by else None) for cid in seen}
 
-    b, c = rates(baseline, None), rates(current, None)
-    # An item whose outcome an open judge could change is uncertain: each side's open first
-    # attempts read as passes, then as fails, must all give the outcome they give left out.
-    ends = [(rates(baseline, x), rates(current, y)) for x in (True, False) for y in (True, False)]
+    # Each side read three ways: its open first attempts left out, read as passes, as fails.
+    b = {x: rates(baseline, x) for x in (None, True, False)}
+    c = {x: rates(current, x) for x in (None, True, False)}
+    # An item whose outcome an open judge could change is uncertain: every reading of the two
+    # sides must give the outcome they give with the open ones left out.
     out: dict[str, Outcome] = {}
     for cid in dict.fromkeys([p.id for p in pairs]):
-        outcome = _outcome(b.get(cid), c.get(cid))
-        if any(_outcome(lo.get(cid), hi.get(cid)) != outcome for lo, hi in ends):
+        outcome = _outcome(b[None].get(cid), c[None].get(cid))
+        if any(_outcome(b[x].get(cid), c[y].get(cid)) != outcome
+               for x in (True, False) for y in (True, False)):
             outcome = "uncertain"
         out[cid] = outcome
     return out
@@ -105,8 +107,8 @@ def per_case(pairs: list[Pair], baseline: list[CaseResult], current: list[CaseRe
 
 def _open_first(result: CaseResult) -> bool:
     """Its first counted attempt waits on a judge nobody trusts (every decided check passed)."""
-    counted = [a for a in result.attempts if not a.lost_to_provider]
-    return result.status != "SKIPPED" and bool(counted) and counted[0].undecided
+    first = first_counted(result)
+    return result.status != "SKIPPED" and first is not None and first.undecided
 
 
 def mcnemar(improved: int, regressed: int) -> float | None:
