@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -101,16 +103,18 @@ def load_catalog_source(path: Path) -> list[MachineRecord]:
         slug = _slug_at(data, first["loc"])
         raise CatalogSourceError(f"CATALOG_SOURCE {path}: at {where or 'the top'}{slug}:"
                                  f" {first['msg']}") from exc
-    slugs = [m.slug for m in machines]  # what the database would refuse halfway through
-    twice = sorted({x for x in slugs if slugs.count(x) > 1})
-    if twice:
+    # What the database would refuse halfway through seeding (both are unique there).
+    if twice := _twice(m.slug for m in machines):
         raise CatalogSourceError(f"CATALOG_SOURCE {path}: slug(s) given twice: {twice}")
-    labels = [u.label for m in machines for u in m.units]
-    twice = sorted({x for x in labels if labels.count(x) > 1})
-    if twice:
+    if twice := _twice(u.label for m in machines for u in m.units):
         raise CatalogSourceError(f"CATALOG_SOURCE {path}: unit label(s) given to two units:"
                                  f" {twice}")
     return machines
+
+
+def _twice(values: Iterable[str]) -> list[str]:
+    """The values given more than once, sorted."""
+    return sorted(v for v, n in Counter(values).items() if n > 1)
 
 
 def _slug_at(data: Any, loc: tuple[Any, ...]) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
 # What a hand-written file (a case, a label, a frozen response) may not hold: the C0 controls
 # but tab, line feed and carriage return, and DEL.
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -16,7 +16,7 @@ CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 def storable(value: Any) -> Any:
     """The value with NUL and lone surrogates removed from every string in it."""
     if isinstance(value, str):
-        return _UNSTORABLE.sub("", value)
+        return UNSTORABLE.sub("", value)
     if isinstance(value, dict):
         return {storable(k): storable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

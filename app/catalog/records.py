@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from app.db import Database
+from app.text import CONTROL, UNSTORABLE
 
 # Spec fields a machine record may carry. A field with no value is unknown: the assistant must
 # say so rather than produce a plausible figure (the evals' no_fabricated_specs checks this).
@@ -25,13 +25,13 @@ SPEC_FIELDS: tuple[str, ...] = (
 
 
 UnitStatus = Literal["available", "in_use", "out_of_service"]  # as the units table allows
-# Text the database cannot hold (NUL, a lone surrogate) or no one writes (other controls).
-_UNFIT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 
 
 def _fit_text(value: Any, where: str = "") -> None:
+    """Refuse text the database cannot hold (a lone surrogate) or no one writes (a control
+    character, NUL included)."""
     if isinstance(value, str):
-        if bad := _UNFIT.search(value):
+        if bad := CONTROL.search(value) or UNSTORABLE.search(value):
             raise ValueError(f"{where or 'a value'} holds the character U+{ord(bad.group()):04X}")
     elif isinstance(value, dict):
         for k, v in value.items():
