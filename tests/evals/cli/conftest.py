@@ -10,11 +10,12 @@ from tests.fake_openai import completion, fake_openai_server
 
 @pytest.fixture
 async def cli(server_conninfo, tmp_path, monkeypatch):
-    """The CLI pointed at a scratch database and a fake OpenAI-compatible model."""
+    """The CLI pointed at a scratch database and a fake OpenAI-compatible model; yields the
+    requests the model received."""
     async with scratch_database(server_conninfo, prefix="test_cli") as info:
-        with fake_openai_server(lambda body: (200, completion(ANSWER["text"]))) as (base, _):
+        with fake_openai_server(lambda body: (200, completion(ANSWER["text"]))) as (base, got):
             with cli_environment(monkeypatch, {
                     "DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",
                     "MODEL_API_BASE": base, "OPENAI_API_KEY": "sk-test",
                     "DATA_DIR": str(tmp_path)}):
-                yield
+                yield got

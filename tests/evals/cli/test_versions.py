@@ -349,25 +349,19 @@ def test_a_changed_visitor_is_adopted_as_a_plan_change_only_when_asked(capsys, m
     assert "1 uncertain" in capsys.readouterr().out
 
 
-async def test_a_frozen_agent_runs_at_the_temperature_it_recorded(server_conninfo, tmp_path,
-                                                                  monkeypatch, capsys):
-    import asyncio
-
+def test_a_frozen_agent_runs_at_the_temperature_it_recorded(cli, capsys, monkeypatch):
     from app.settings import get_settings
 
-    async with scratch_database(server_conninfo, prefix="test_cli_temp") as info:
-        with fake_openai_server(lambda body: (200, completion(ANSWER["text"]))) as (base, got):
-            with cli_environment(monkeypatch, {
-                    "DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",
-                    "MODEL_API_BASE": base, "OPENAI_API_KEY": "sk-test",
-                    "DATA_DIR": str(tmp_path), "MODEL_TEMPERATURE": "0.2"}):
-                saved = await asyncio.to_thread(main, ["point", "save", "cool", *SELECTION])
-                assert saved == 0
-                monkeypatch.setenv("MODEL_TEMPERATURE", "0.7")
-                get_settings.cache_clear()
-                got.clear()
-                assert await asyncio.to_thread(main, ["compare", "cool", "--cache", "off"]) == 0
+    def at(temperature):
+        monkeypatch.setenv("MODEL_TEMPERATURE", temperature)
+        get_settings.cache_clear()
+
+    at("0.2")
+    assert main(["point", "save", "cool", *SELECTION]) == 0
+    at("0.7")
+    cli.clear()
+    assert main(["compare", "cool", "--cache", "off"]) == 0
     out = capsys.readouterr().out
     # both versions asked, each at its own temperature (the point's, today's)
-    assert sorted({b.get("temperature") for b in got}) == [0.2, 0.7]
+    assert sorted({b.get("temperature") for b in cli}) == [0.2, 0.7]
     assert "0 improved · 0 regressed · 2 unchanged" in out

@@ -9,7 +9,9 @@ from evals.record.results import (
     CaseResult,
     CheckResult,
     Totals,
+    certain_miss,
     classify,
+    counted_status,
     first_decided,
 )
 from evals.record.transcript import ToolCall, Transcript, Turn
@@ -112,28 +114,17 @@ def test_totals_count_every_status():
     assert Totals.of([]) == Totals()
 
 
-def test_a_failed_first_attempt_is_a_miss_whatever_an_untrusted_judge_says_of_the_retry():
-    from evals.record.results import (
-        Attempt,
-        CaseResult,
-        CheckResult,
-        certain_miss,
-        counted_status,
-    )
-
-    failed = CheckResult(kind="k", passed=False, reason="no")
-    passed = CheckResult(kind="k", passed=True, reason="")
-    open_ = CheckResult(kind="judge", passed=True, reason="", decided=False)
-
-    def case(*attempts):
-        return CaseResult(id="a", file="f.yaml", prompt="p", status=classify(list(attempts)),
-                          attempts=list(attempts))
-
-    for first in (Attempt(checks=[failed]), Attempt(error="checking failed")):
-        sure = case(first, Attempt(checks=[passed, open_]))
-        assert sure.status == "UNDECIDED" and certain_miss(sure)
-        assert counted_status(sure) == "FAIL"
-    undecided = case(Attempt(checks=[passed, open_]))
-    assert not certain_miss(undecided) and counted_status(undecided) == "UNDECIDED"
-    flaky = case(Attempt(checks=[failed]), Attempt(checks=[passed]))
-    assert counted_status(flaky) == "FLAKY"
+@pytest.mark.parametrize(("attempts", "counted"), [
+    # a first attempt that failed a check or broke, a retry an untrusted judge left open:
+    # FLAKY if it passes, FAIL if not, a miss either way
+    ([FAILED, UNDECIDED], "FAIL"),
+    ([ERRORED, UNDECIDED], "FAIL"),
+    ([UNDECIDED], "UNDECIDED"),  # the judge's own call: open
+    ([LOST, UNDECIDED], "UNDECIDED"),  # a lost attempt does not count
+    ([FAILED, PASSED], "FLAKY"),  # every other status is its own
+])
+def test_a_failed_first_attempt_is_a_miss_whatever_an_untrusted_judge_says_of_the_retry(
+        attempts, counted):
+    case = result(classify(attempts), *attempts)
+    assert counted_status(case) == counted
+    assert certain_miss(case) is (case.status == "UNDECIDED" and counted == "FAIL")
