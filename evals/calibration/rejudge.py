@@ -223,9 +223,7 @@ def render(result: Rejudging, record: RunRecord) -> str:
              f"original judge: {', '.join(originals) or 'none'}",
              f"new judge: {judge.model} (prompt {judge.prompt_hash}"
              + (f", pack {judge.pack}" if judge.pack else "") + "): "
-             + ("its verdicts decide" if judge.decides and not judge.trusted_by_flag else
-                "its verdicts decide on --trust-judge only" if judge.decides else
-                "advisory (--advisory-judge)" if judge.advisory else "not called")
+             + judge.role()
              + f" ({judge.trust})", ""]
     width = max([len(p.id) for p in result.pairs] + [4])
     lines.append(f"{'item':<{width}}  rep att chk  {'original':<10} {'new':<10} agree  check")

@@ -71,6 +71,14 @@ class AssessmentJudge(BaseModel):
     calls_made: int = 0
     calls_replayed: int = 0  # from the call cache
 
+    def role(self) -> str:
+        """What its verdicts are, in words: they decide, on --trust-judge only, advisory, or
+        it was not called."""
+        if self.decides:
+            return "its verdicts decide on --trust-judge only" if self.trusted_by_flag else \
+                "its verdicts decide"
+        return "advisory (--advisory-judge)" if self.advisory else "not called"
+
 
 class LeftOut(BaseModel):
     """A case an assessment could not assess, and why."""

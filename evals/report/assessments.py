@@ -132,11 +132,8 @@ def who(assessment: Assessment) -> str:
     judge = assessment.judge
     if judge is None:
         return f"today's checks (harness {assessment.harness[:12]})"
-    role = ("its verdicts decide" if judge.decides and not judge.trusted_by_flag else
-            "decides on --trust-judge only" if judge.decides else
-            "advisory (--advisory-judge)" if judge.advisory else "not called: not trusted")
     pack = f", pack {judge.pack}" if judge.pack else ""
-    return f"judge {judge.model} (prompt {judge.prompt_hash}{pack}): {role}"
+    return f"judge {judge.model} (prompt {judge.prompt_hash}{pack}): {judge.role()}"
 
 
 def summary(b: Beside) -> str:
