@@ -352,7 +352,7 @@ def typed_result(form: FormData, schema: dict[str, Any]) -> dict[str, Any] | Non
         raw = (text(form, f"r.{name}") or "").replace("\r\n", "\n")
         written = text(form, f"r.{name}.expr")
         if written is not None and not text(form, f"r.{name}.fixed"):
-            response[name] = _json(written, f"{name} as written")
+            response[name] = edits.json_text(written, f"{name} as written")
             filled = True
             continue
         kind, nullable = input_kind(spec), "null" in schema_types(spec)
@@ -371,7 +371,7 @@ def typed_result(form: FormData, schema: dict[str, Any]) -> dict[str, Any] | Non
                 response[name] = None if raw == "" and nullable else raw
             filled = filled or bool(raw)
         elif raw.strip():
-            response[name] = _json(raw, name)
+            response[name] = edits.json_text(raw, name)
             filled = True
     extra = text(form, "r.extra")
     if extra:
