@@ -24,7 +24,12 @@ async def opened(browser, base: str, width: int = 1440) -> Page:
 
 async def fits(page: Page) -> bool:
     """No sideways scroll, measured once the document is whole (a page still loading has no
-    scrolling element yet)."""
-    await page.wait_for_function("document.readyState === 'complete'"
-                                 " && document.scrollingElement !== null")
-    return bool(await page.evaluate("document.scrollingElement.scrollWidth <= innerWidth"))
+    scrolling element yet). Waited for by `evaluate`, which the page's Content Security Policy
+    allows, not by `wait_for_function`, whose polling evaluates a string inside the page and is
+    refused there (`script-src 'self'`)."""
+    await page.wait_for_load_state("load")
+    return bool(await page.evaluate("""() => new Promise(done => {
+        const measure = () => done(document.scrollingElement.scrollWidth <= innerWidth);
+        if (document.readyState === 'complete') measure();
+        else addEventListener('load', measure, {once: true});
+    })"""))
