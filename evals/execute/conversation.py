@@ -199,7 +199,7 @@ class ScenarioConversation:
                 turn.ctx.new_id = new_id
                 await store_photos(db, with_photos, identity)  # as the route: tools refer to them
                 result = await run_turn(model, composed, messages, turn.ctx,
-                                        max_steps=env.settings.max_tool_steps)
+                                        max_steps=setup.tool_steps(env))
                 usage = usage + result.usage
                 calls += tool_calls(result.tool_calls)
                 conversation += [{"role": "user", "content": text},

@@ -41,6 +41,12 @@ class Setup:
     model: ChatModel
     visitor: ChatModel | None = None
     frozen: dict[str, FrozenContext] | None = None
+    max_steps: int | None = None  # a frozen agent's own tool-step limit (None: today's setting)
+
+    def tool_steps(self, env: EvalEnv) -> int:
+        """How many tool rounds the agent is given: a frozen agent's recorded limit, else
+        today's setting."""
+        return self.max_steps if self.max_steps is not None else env.settings.max_tool_steps
 
 
 @dataclass
@@ -108,7 +114,7 @@ class AppTurn:
             composed.composed.tools = answering(composed.composed.tools, case.tool_responses,
                                                 case.response_state)
         result = await run_turn(setup.model, composed.composed, composed.messages,
-                                composed.ctx, max_steps=env.settings.max_tool_steps)
+                                composed.ctx, max_steps=setup.tool_steps(env))
         transcript = Transcript(
             answer=result.answer, tool_calls=tool_calls(result.tool_calls),
             attached_manuals=[AttachedManual.model_validate(m)

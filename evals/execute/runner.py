@@ -64,6 +64,7 @@ class Variant:
     label: str
     model: ChatModel
     frozen: dict[str, FrozenContext] | None = None
+    max_steps: int | None = None  # the frozen agent's recorded tool-step limit
     # Another executor than the items' own (endpoint mode), and what that path cannot run.
     executor: str | None = None
     skip: Callable[[EvalItem], str | None] | None = None
@@ -354,7 +355,8 @@ async def run_variants(
             async with limit:
                 if stop.is_set():
                     return
-                setup = Setup(env, models[variant.label], visitor, variant.frozen)
+                setup = Setup(env, models[variant.label], visitor, variant.frozen,
+                              variant.max_steps)
                 try:
                     result = await run_item(item, setup, judge, repetition=repetition,
                                             executor=variant.executor, run_id=variant.run_id)

@@ -235,6 +235,7 @@ async def run_versions(
             prep.env, [i for i in items if i.context.catalog == catalog], fragments))
 
     variants = [Variant(v.label, v.model, v.frozen.contexts if v.frozen else None,
+                        v.frozen.settings.max_tool_steps if v.frozen else None,
                         run_id=records[v.label].run_id) for v in versions]
     calls = call_cache(prep.store.db, cache)
     watching = asyncio.create_task(watch_database(prep.env.db.conninfo, controls.stop))

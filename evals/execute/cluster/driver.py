@@ -148,7 +148,8 @@ async def run_on_cluster(
         started_here = True
     spec = WorkerSpec(
         settings=plan.settings, local_model=plan.local_model, server=plan.server,
-        variants=tuple(VariantSpec(v.label, plan.refs.get(v.label), v.frozen, v.run_id)
+        variants=tuple(VariantSpec(v.label, plan.refs.get(v.label), v.frozen, v.run_id,
+                                   v.max_steps)
                        for v in variants),
         judge=_judge_spec(judge, plan.judge_ref), visitor=visitor is not None,
         concurrency=concurrency, vision=vision, repeat=repeat, rule=rule,

@@ -47,6 +47,7 @@ class VariantSpec:
     ref: str | None
     frozen: dict[str, FrozenContext] | None = None
     run_id: str | None = None
+    max_steps: int | None = None  # the frozen agent's recorded tool-step limit
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,7 @@ class ShardWorker:
                 self._stack.push_async_callback(calls.close)
             self.cache = CacheUse(calls, spec.cache)
         self.variants = [Variant(v.label, model_for_job(settings, "chat", v.ref), v.frozen,
-                                 run_id=v.run_id) for v in spec.variants]
+                                 v.max_steps, run_id=v.run_id) for v in spec.variants]
         self.judge = spec.judge.setup(settings) if spec.judge is not None else None
         self.visitor = model_for_job(settings, "sim_user") if spec.visitor else None
         models = [v.model for v in self.variants] + [self.visitor] + \

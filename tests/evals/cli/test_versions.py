@@ -1,6 +1,7 @@
 """The version commands end to end (point, compare, gate): a real run store, a fake model
 over HTTP."""
 
+import asyncio
 import json
 
 import pytest
@@ -365,3 +366,40 @@ def test_a_frozen_agent_runs_at_the_temperature_it_recorded(cli, capsys, monkeyp
     # both versions asked, each at its own temperature (the point's, today's)
     assert sorted({b.get("temperature") for b in cli}) == [0.2, 0.7]
     assert "0 improved · 0 regressed · 2 unchanged" in out
+
+
+async def test_a_frozen_agent_is_given_the_tool_steps_it_recorded(server_conninfo, tmp_path,
+                                                                   monkeypatch, capsys):
+    """A model that always asks for a tool is stopped by each version's own step limit: the
+    point's recorded one, and today's."""
+    from app.settings import get_settings
+
+    search = {"id": "call_1", "type": "function",
+              "function": {"name": "search_catalog", "arguments": '{"query": "laser"}'}}
+
+    def always_a_tool(body):
+        return 200, completion(ANSWER["text"] if not body.get("tools") else None,
+                               None if not body.get("tools") else [search])
+
+    def limit(steps):
+        monkeypatch.setenv("MAX_TOOL_STEPS", steps)
+        get_settings.cache_clear()
+
+    async with scratch_database(server_conninfo, prefix="test_cli") as info:
+        with fake_openai_server(always_a_tool) as (base, got):
+            with cli_environment(monkeypatch, {
+                    "DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",
+                    "MODEL_API_BASE": base, "OPENAI_API_KEY": "sk-test",
+                    "DATA_DIR": str(tmp_path)}):
+                limit("1")
+                assert await asyncio.to_thread(main, ["point", "save", "short", *SELECTION]) == 0
+                limit("3")
+                got.clear()
+                assert await asyncio.to_thread(
+                    main, ["compare", "short", "--cache", "off"]) == 0
+    capsys.readouterr()
+    # Each turn's last request (no tools offered) carries the tool rounds it was allowed:
+    # one per item for the point's agent, three for today's.
+    rounds = sorted(sum(m["role"] == "tool" for m in b["messages"])
+                    for b in got if not b.get("tools"))
+    assert rounds == [1, 1, 3, 3]
