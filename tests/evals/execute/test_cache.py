@@ -93,14 +93,17 @@ async def test_a_second_run_replays_every_call_and_checks_the_replayed_answer(
 
 async def test_repetitions_and_retries_are_samples_of_their_own(env, store, tmp_path):
     items = cases(tmp_path)[:1]
-    await run(env, store, items, ScriptedModel(BAD, GOOD, GOOD), "one", repeat=2)
-    # Attempt 1 and 2 of repetition 1, attempt 1 of repetition 2: three entries.
+    # The two repetitions run at once: whichever asks first is answered BAD, then retried.
+    first = await run(env, store, items, ScriptedModel(BAD, GOOD, GOOD), "one", repeat=2)
+    assert sorted(r.status for r in first) == ["FLAKY", "PASS"]
+    # Two attempts of one repetition, one of the other: three entries.
     assert (await call_cache.stats(store.db, WEEK_S)).entries == 3
     silent = ScriptedModel()
-    results = await run(env, store, items, silent, "two", repeat=2)
+    again = await run(env, store, items, silent, "two", repeat=2)
     assert silent.requests == []
-    assert [r.status for r in results] == ["FLAKY", "PASS"]
-    assert [r.attempts[-1].answer for r in results] == [GOOD.content, GOOD.content]
+    # Each repetition replays its own samples: the one that was retried is again.
+    assert {r.repetition: r.status for r in again} == {r.repetition: r.status for r in first}
+    assert [r.attempts[-1].answer for r in again] == [GOOD.content, GOOD.content]
 
 
 async def test_a_changed_tool_result_misses_only_the_calls_that_see_it(env, store, tmp_path):
