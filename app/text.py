@@ -13,6 +13,11 @@ UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
+def control_named(char: str) -> str:
+    """A refused character as every refusal names it: "control character U+0007"."""
+    return f"control character U+{ord(char):04X}"
+
+
 def storable(value: Any) -> Any:
     """The value with NUL and lone surrogates removed from every string in it."""
     if isinstance(value, str):

@@ -21,6 +21,7 @@ from starlette.requests import Request
 
 from app.capabilities import Photo
 from app.settings import Settings
+from app.text import control_named
 from app.web.errors import ClientError, validation_message
 
 M = TypeVar("M", bound=BaseModel)
@@ -36,7 +37,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 def plain_text(value: str) -> str:
     """Text a person typed: NUL and control characters are refused, not stored."""
     if (m := _CONTROL.search(value)) is not None:
-        raise ValueError(f"contains the control character U+{ord(m.group()):04X}")
+        raise ValueError(f"contains the {control_named(m.group())}")
     return value
 
 

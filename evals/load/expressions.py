@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel, JsonValue
 from pydantic_core import to_jsonable_python
 
-from app.text import CONTROL
+from app.text import CONTROL, control_named
 
 # `{{ ... }}`, shortest first, so two expressions in one text are two.
 _EXPRESSION = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
@@ -81,8 +81,8 @@ def _literal(text: str, body: str) -> JsonValue:
         raise ExpressionError(f"{{{{{body}}}}}: default({text}) is not a literal (text in"
                               " quotes, a number, true, false or null)")
     if isinstance(value, str) and (bad := CONTROL.search(value)):
-        raise ExpressionError(f"{{{{{body}}}}}: default({text}) holds the control character"
-                              f" {bad.group()!r}")
+        raise ExpressionError(f"{{{{{body}}}}}: default({text}) holds the"
+                              f" {control_named(bad.group())}")
     return value  # type: ignore[no-any-return]
 
 

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from app.capabilities import REGISTRY, Tool
-from app.text import CONTROL
+from app.text import CONTROL, control_named
 from evals.checks.selectors import fields_of, selector_errors
 from evals.load.context import Context, offered_tools
 from evals.load.expressions import (
@@ -132,7 +132,7 @@ def _response_errors(tool: Tool, response: Response, loc: tuple[Any, ...], label
     if control is not None:
         path, char = control
         return [((*loc, *path), f"{label}: {'.'.join(map(str, path)) or '(response)'}: text"
-                                f" holds the control character {char!r}")]
+                                f" holds the {control_named(char)}")]
     errors: list[Problem] = []
     arguments = sorted(fields_of(tool.args))
     for path, found in expressions(response):

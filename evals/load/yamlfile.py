@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from app.text import CONTROL
+from app.text import CONTROL, control_named
 from evals.settings import eval_settings
 
 MAX_DEPTH = 32
@@ -83,8 +83,8 @@ class _LineLoader(yaml.SafeLoader):
         value = super().construct_scalar(node)  # type: ignore[no-untyped-call]
         bad = CONTROL.search(value) if isinstance(value, str) else None
         if bad:
-            raise _Refused(None, None, f"control character U+{ord(bad.group()):04X} (written"
-                           " as an escape); a case file is plain text", node.start_mark)
+            raise _Refused(None, None, f"{control_named(bad.group())} (written as an escape);"
+                           " a case file is plain text", node.start_mark)
         return value
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -160,8 +160,8 @@ def _text(path: Path) -> str:
     bad = CONTROL.search(text)
     if bad:
         line = text[:bad.start()].count("\n") + 1
-        raise YamlFileError([f"{name}:{line}: control character U+{ord(bad.group()):04X};"
-                             " a case file is plain text"])
+        raise YamlFileError([f"{name}:{line}: {control_named(bad.group())}; a case file is"
+                             " plain text"])
     return text
 
 

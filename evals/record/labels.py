@@ -18,7 +18,7 @@ from typing import Literal
 import psycopg
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from app.text import CONTROL
+from app.text import CONTROL, control_named
 from evals.record.results import Attempt, CaseResult, CheckResult
 from evals.record.run import RunRecord
 from evals.record.store import RunStore, StoreError
@@ -36,7 +36,7 @@ Key = tuple[str, str, int, int, int]  # run, item, repetition, attempt, check
 def _plain(value: str) -> str:
     bad = CONTROL.search(value)
     if bad:
-        raise ValueError(f"control character U+{ord(bad.group()):04X}: plain text only")
+        raise ValueError(f"{control_named(bad.group())}: plain text only")
     return value
 
 

@@ -397,5 +397,5 @@ def test_a_response_given_whole_is_checked_for_control_characters_too():
 
     tool = REGISTRY.all_tools()["list_open_tickets"]
     assert result_errors(tool, {"error": "timed\x00 out"}) == [
-        "response: error: text holds the control character '\\x00'"]
+        "response: error: text holds the control character U+0000"]
     assert result_errors(tool, {"error": "timed out"}) == []
