@@ -221,10 +221,7 @@ def render(result: Rejudging, record: RunRecord) -> str:
     lines = [f"rejudge of run {record.run_id}: {len(result.pairs)} judged verdict(s) in"
              f" {len(a.cases)} stored result(s) of {len({c.id for c in a.cases})} item(s)",
              f"original judge: {', '.join(originals) or 'none'}",
-             f"new judge: {judge.model} (prompt {judge.prompt_hash}"
-             + (f", pack {judge.pack}" if judge.pack else "") + "): "
-             + judge.role()
-             + f" ({judge.trust})", ""]
+             f"new judge: {judge.named()}: {judge.role()} ({judge.trust})", ""]
     width = max([len(p.id) for p in result.pairs] + [4])
     lines.append(f"{'item':<{width}}  rep att chk  {'original':<10} {'new':<10} agree  check")
     for p in result.pairs:

@@ -71,6 +71,11 @@ class AssessmentJudge(BaseModel):
     calls_made: int = 0
     calls_replayed: int = 0  # from the call cache
 
+    def named(self) -> str:
+        """The judge as a person reads it: "openai/gpt-4o (prompt 1a2b…, pack rubric)"."""
+        pack = f", pack {self.pack}" if self.pack else ""
+        return f"{self.model} (prompt {self.prompt_hash}{pack})"
+
     def role(self) -> str:
         """What its verdicts are, in words: they decide, on --trust-judge only, advisory, or
         it was not called."""

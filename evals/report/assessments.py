@@ -132,8 +132,7 @@ def who(assessment: Assessment) -> str:
     judge = assessment.judge
     if judge is None:
         return f"today's checks (harness {assessment.harness[:12]})"
-    pack = f", pack {judge.pack}" if judge.pack else ""
-    return f"judge {judge.model} (prompt {judge.prompt_hash}{pack}): {judge.role()}"
+    return f"judge {judge.named()}: {judge.role()}"
 
 
 def summary(b: Beside) -> str:

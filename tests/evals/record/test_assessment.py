@@ -79,3 +79,17 @@ async def test_a_stored_assessment_cannot_be_changed_by_hand(store):
                                match=f"evidence kept: {refusal}"):
                 await conn.execute(statement)
     assert len((await load_assessment(store, "as0001")).cases) == 1
+
+
+@pytest.mark.parametrize(("judge", "named", "role"), [
+    (AssessmentJudge(model="m", prompt_hash="h", decides=True, trust="kappa 0.8"),
+     "m (prompt h)", "its verdicts decide"),
+    (AssessmentJudge(model="m", prompt_hash="h", pack="essays", decides=True, trust="flag",
+                     trusted_by_flag=True),
+     "m (prompt h, pack essays)", "its verdicts decide on --trust-judge only"),
+    (AssessmentJudge(model="m", prompt_hash="h", decides=False, trust="kappa 0.1",
+                     advisory=True), "m (prompt h)", "advisory (--advisory-judge)"),
+    (AssessmentJudge(model="m", prompt_hash="h", decides=False, trust="kappa 0.1"),
+     "m (prompt h)", "not called")])
+def test_a_re_judgings_judge_is_named_and_its_role_worded_once(judge, named, role):
+    assert (judge.named(), judge.role()) == (named, role)
