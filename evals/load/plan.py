@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.checks import CheckSpec
+from evals.fixtures.lab_catalog import Catalog
 from evals.load.items import EvalItem
 from evals.record.fingerprint import JudgePlan, PlanInfo, Selection, VisitorPlan, digest
 from evals.record.repetitions import RepeatRule
@@ -23,11 +24,17 @@ HARNESS_VERSION = "3"
 _JUDGING_CODE = ("evals/checks/*.py", "evals/fixtures/catalog.py", "evals/judge/_ask.py",
                  "evals/record/transcript.py", "evals/record/results.py",
                  "app/manuals/citations.py", "app/catalog/records.py")
-# The fixtures an item runs against: catalogue, tickets, manuals (and their PDFs where made).
-_FIXTURE_FILES = ("evals/fixtures/lab_catalog.py", "evals/fixtures/catalogs/*.yaml",
-                  "evals/fixtures/tickets.py",
+# The fixtures every item runs against: the demo catalogue (the app's seed) and how the others
+# are seeded, tickets, manuals (and their PDFs where made).
+_FIXTURE_FILES = ("evals/fixtures/lab_catalog.py", "evals/fixtures/tickets.py",
                   "evals/fixtures/manuals/make_manuals.py", "evals/fixtures/manuals/*.pdf",
                   "app/seed.py", "app/manuals/demo.py")
+# And the files of the catalogues beyond the demo's, only when an item runs against one: the
+# look-alikes of `lab` and the whole `large` lab are read from the large lab's file, so
+# editing it leaves a plan of demo items as it was.
+_CATALOG_FILES: dict[Catalog, tuple[str, ...]] = {
+    "demo": (), "lab": ("evals/fixtures/catalogs/*.yaml",),
+    "large": ("evals/fixtures/catalogs/*.yaml",)}
 # Arguments whose order means nothing: a set of literals or of items.
 _UNORDERED = {"contains_all", "not_contains_any", "identified_items"}
 
@@ -69,7 +76,9 @@ def plan_info(items: Sequence[EvalItem], *, judge_model: str | None,
     by_id = {i.id: digest(i.content()) for i in sorted(items, key=lambda i: i.id)}
     fixtures = {f"photos/{name}": _file_hash(PHOTOS_DIR / name)
                 for name in sorted({p for i in items for p in i.photos})}
-    for pattern in _FIXTURE_FILES:
+    catalogs = {i.context.catalog for i in items}
+    patterns = [*_FIXTURE_FILES, *sorted({f for c in catalogs for f in _CATALOG_FILES[c]})]
+    for pattern in patterns:
         for path in sorted(PROJECT_ROOT.glob(pattern)):
             fixtures[str(path.relative_to(PROJECT_ROOT))] = _file_hash(path)
     judged = any(i.judged for i in items)

@@ -70,6 +70,27 @@ def test_editing_a_fixture_changes_the_plan(monkeypatch, tmp_path):
     assert after.changes_since(before) == [f"fixture changed: photos/{cases[0].photos[0]}"]
 
 
+def test_the_large_lab_s_file_is_a_fixture_only_of_plans_that_run_against_it(monkeypatch):
+    import evals.load.plan as plan_module
+
+    cases = load_cases()
+    demo = [c for c in cases if c.context.catalog == "demo"]
+    lab = [c for c in cases if c.context.catalog == "lab"][:1]
+    large = [c for c in cases if c.context.catalog == "large"][:1]
+    assert demo and lab and large
+    before = {name: plan(group) for name, group in
+              (("demo", demo), ("lab", demo + lab), ("large", large))}
+    real = plan_module._file_hash
+    monkeypatch.setattr(plan_module, "_file_hash", lambda path: "edited" if
+                        path.name == "large-lab.yaml" else real(path))
+    name = "evals/fixtures/catalogs/large-lab.yaml"
+    assert name not in before["demo"].fixtures
+    assert plan(demo).fingerprint == before["demo"].fingerprint
+    for which in ("lab", "large"):
+        group = demo + lab if which == "lab" else large
+        assert plan(group).changes_since(before[which]) == [f"fixture changed: {name}"]
+
+
 def test_a_scenario_s_photos_are_fixtures_of_the_plan(monkeypatch, tmp_path):
     import evals.load.plan as plan_module
     from evals.record.fingerprint import VisitorPlan
