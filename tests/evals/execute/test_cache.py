@@ -143,11 +143,22 @@ async def test_off_touches_no_cache_table(env, store, tmp_path, capsys):
     assert "call cache" not in capsys.readouterr().err
 
 
+def by_prompt(replies):
+    """A step that answers each case by its prompt: the cases run at once, in no set order."""
+    def reply(messages, tools):
+        asked = str(messages[-1]["content"])
+        return next(r for prompt, r in replies.items() if prompt in asked)
+    return reply
+
+
 async def test_a_cache_that_fails_makes_misses_said_once_and_the_run_goes_on(
         env, store, tmp_path, capsys):
     await store.db.execute("ALTER TABLE eval_call_cache RENAME TO gone")
-    results = await run(env, store, cases(tmp_path), ScriptedModel(GOOD, BAD), "one")
+    model = ScriptedModel(by_prompt({"What cuts acrylic?": GOOD, "What prints in resin?": BAD}),
+                          repeat=True)
+    results = await run(env, store, cases(tmp_path), model, "one")
     assert [r.status for r in results] == ["PASS", "PASS"]
+    assert len(model.requests) == 2  # one call a case: each is made, neither replayed nor retried
     err = capsys.readouterr().err
     assert err.count("call cache: a lookup failed (UndefinedTable") == 1
     assert err.count("call cache: writing") == 1 and "they are not kept" in err
