@@ -206,12 +206,15 @@ def visitor_for(settings: Settings, items: Sequence[EvalItem]) -> ChatModel | No
 
 
 def print_start(model_id: str, items: Sequence[EvalItem], repeat: int, settings: Settings,
-                versions: int = 1, rule: RepeatRule | None = None) -> None:
+                rule: RepeatRule | None = None, steps: Sequence[int] = ()) -> None:
+    """What the run will ask, and its bounds in model calls; `steps`, each version's tool
+    rounds per turn (a frozen agent's are its own; default: one version, today's)."""
+    steps = steps or [settings.max_tool_steps]
+    versions = len(steps)
     conversations = [i for i in items if isinstance(i, Conversation)]
     turns = sum(c.scenario.max_turns for c in conversations)
     singles = len(items) - len(conversations)
-    n = (singles + turns) * repeat * versions
-    calls_max = n * (settings.max_tool_steps + 1) * MAX_ATTEMPTS
+    calls_max = (singles + turns) * repeat * sum(s + 1 for s in steps) * MAX_ATTEMPTS
     what = f"{singles} cases" + (f" + {len(conversations)} scenario conversations (at most"
                                  f" {turns} visitor turns)" if conversations else "")
     print(f"model: {model_id} · {what} × "

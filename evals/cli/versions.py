@@ -260,6 +260,12 @@ def _unfrozen(p: Point, exc: PlanMismatch, planned: Selection | None) -> CliErro
                     f" context the point froze ({', '.join(sorted(p.agent.contexts))})")
 
 
+def tool_steps(versions: list[Version], settings: Settings) -> list[int]:
+    """Each version's tool rounds per turn: a frozen agent's recorded limit, else today's."""
+    return [v.frozen.settings.max_tool_steps if v.frozen is not None
+            else settings.max_tool_steps for v in versions]
+
+
 def _selection_flags(selection: Selection | None) -> str:
     """The `point save` flags that select what a selection did."""
     if selection is None:
@@ -330,7 +336,8 @@ async def _compare_point(settings: Settings, p: Point, items: list[EvalItem],
                   created=dt.datetime.now(dt.UTC).isoformat(), plan=plan, agent=p.agent)
         print(f"adopting the new plan ({len(changes)} change(s)) as point {p.name}")
     print_start(f"{p.agent.model} (point {p.name}) vs {current_model.model_id}", items,
-                plan.repeat, settings, versions=2, rule=plan.repeat_rule)
+                plan.repeat, settings, rule=plan.repeat_rule,
+                steps=tool_steps(versions, settings))
     progress = progress_bar(len(items) * plan.repeat * 2)
     run, models = run_settings(options, judge, visitor)
     try:
@@ -420,7 +427,7 @@ async def _gate(settings: Settings, items: list[EvalItem], options: RunOptions,
         if against is not None:
             baseline = models[1] if len(models) > 1 else model
             versions.insert(0, Version("baseline", baseline, against.agent))
-        print_start(model.model_id, items, 2, settings, versions=len(versions))
+        print_start(model.model_id, items, 2, settings, steps=tool_steps(versions, settings))
         try:
             records = await run_versions(prep, items, versions, plan, settings=run,
                                          models=run_models, vision=options.vision, judge=judge,
