@@ -110,9 +110,13 @@ class PlanInfo(BaseModel):
         out += [f"case removed: {cid}" for cid in sorted(set(old.cases) - set(self.cases))]
         out += [f"case edited: {cid}" for cid in sorted(set(old.cases) & set(self.cases))
                 if old.cases[cid] != self.cases[cid]]
-        fixtures = sorted(set(old.fixtures) | set(self.fixtures))
-        out += [f"fixture changed: {name}" for name in fixtures
-                if old.fixtures.get(name) != self.fixtures.get(name)]
+        out += [f"now a fixture of this plan: {name}"
+                for name in sorted(set(self.fixtures) - set(old.fixtures))]
+        out += [f"no longer a fixture of this plan: {name}"
+                for name in sorted(set(old.fixtures) - set(self.fixtures))]
+        out += [f"fixture changed: {name}"
+                for name in sorted(set(old.fixtures) & set(self.fixtures))
+                if old.fixtures[name] != self.fixtures[name]]
         if old.judge != self.judge:
             out.append(f"judge changed: {old.judge.material()} -> {self.judge.material()}")
         if old.visitor != self.visitor:

@@ -15,11 +15,12 @@ def test_a_digest_ignores_key_order_and_sees_every_value():
 
 
 def test_plan_changes_name_what_changed():
-    old = PlanInfo(fingerprint="1", cases={"a": "x", "b": "y"}, fixtures={"f": "1"},
-                   judge=JudgePlan(), repeat=1, harness="h")
+    old = PlanInfo(fingerprint="1", cases={"a": "x", "b": "y"},
+                   fixtures={"f": "1", "gone": "1"}, judge=JudgePlan(), repeat=1, harness="h")
     new = old.model_copy(update={"fingerprint": "2", "cases": {"a": "z", "c": "y"},
-                                 "fixtures": {"f": "2"}, "harness": "h2"})
+                                 "fixtures": {"f": "2", "new": "1"}, "harness": "h2"})
     assert new.changes_since(old) == [
-        "case added: c", "case removed: b", "case edited: a", "fixture changed: f",
+        "case added: c", "case removed: b", "case edited: a", "now a fixture of this plan: new",
+        "no longer a fixture of this plan: gone", "fixture changed: f",
         "harness changed (the checks, the catalogue pins or the judge code)"]
     assert old.changes_since(old) == []
