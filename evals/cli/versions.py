@@ -7,7 +7,7 @@ import asyncio
 import datetime as dt
 import sys
 
-from app.chat.models import ModelCallError, model_for_job
+from app.chat.models import ChatModel, ModelCallError, model_for_job
 from app.settings import Settings
 from evals.cli.common import (
     CliError,
@@ -260,6 +260,16 @@ def _unfrozen(p: Point, exc: PlanMismatch, planned: Selection | None) -> CliErro
                     f" context the point froze ({', '.join(sorted(p.agent.contexts))})")
 
 
+def _frozen_model(settings: Settings, p: Point) -> ChatModel:
+    """The model a point's frozen agent runs on, asked for as the point asked, at the
+    temperature it recorded (unset: the provider's default), not today's."""
+    frozen = settings.model_copy(update={"model_temperature": p.agent.settings.temperature})
+    try:
+        return model_for_job(frozen, "chat", p.agent.ref)
+    except ModelCallError as exc:
+        raise CliError(f"cannot start: {exc}") from exc
+
+
 def tool_steps(versions: list[Version], settings: Settings) -> list[int]:
     """Each version's tool rounds per turn: a frozen agent's recorded limit, else today's."""
     return [v.frozen.settings.max_tool_steps if v.frozen is not None
@@ -307,13 +317,7 @@ async def _compare_point(settings: Settings, p: Point, items: list[EvalItem],
                          options: RunOptions, adopt_plan: bool,
                          planned: Selection | None) -> int:
     (current_model,), judge = start_models(settings, items, options.judge, options.model)
-    # The frozen agent runs at the temperature it recorded, as its settings say (unset: the
-    # provider's default), not today's.
-    frozen = settings.model_copy(update={"model_temperature": p.agent.settings.temperature})
-    try:
-        baseline_model = model_for_job(frozen, "chat", p.agent.ref)
-    except ModelCallError as exc:
-        raise CliError(f"cannot start: {exc}") from exc
+    baseline_model = _frozen_model(settings, p)
     visitor = visitor_for(settings, items)
     plan = plan_for(items, judge, p.plan.repeat, planned, p.plan.repeat_rule, visitor)
     asked = p.name
@@ -399,8 +403,7 @@ def _hard_files(text: str | None) -> tuple[str, ...]:
 async def _gate(settings: Settings, items: list[EvalItem], options: RunOptions,
                 against: Point | None, hard: tuple[str, ...],
                 limits: tuple[float | None, float | None] = (None, None)) -> int:
-    # A baseline model is made up front for the point asked for; one found later, for the same
-    # model and plan, is this very model.
+    # The point asked for has its model started up front; one found later is for the same model.
     refs = [options.model] + ([against.agent.ref] if against is not None else [])
     models, judge = start_models(settings, items, options.judge, *refs)
     model = models[0]
@@ -424,9 +427,9 @@ async def _gate(settings: Settings, items: list[EvalItem], options: RunOptions,
                 raise _plan_refused(f"point {against.name} has another plan; regressions"
                                     " cannot be paired:", same.changes_since(against.plan))
         versions = [Version("current", model, ref=asked_model(settings, options.model))]
-        if against is not None:
-            baseline = models[1] if len(models) > 1 else model
-            versions.insert(0, Version("baseline", baseline, against.agent))
+        if against is not None:  # its frozen agent, at the temperature it recorded
+            versions.insert(0, Version("baseline", _frozen_model(settings, against),
+                                       against.agent))
         print_start(model.model_id, items, 2, settings, steps=tool_steps(versions, settings))
         try:
             records = await run_versions(prep, items, versions, plan, settings=run,

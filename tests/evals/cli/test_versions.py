@@ -366,6 +366,12 @@ def test_a_frozen_agent_runs_at_the_temperature_it_recorded(cli, capsys, monkeyp
     # both versions asked, each at its own temperature (the point's, today's)
     assert sorted({b.get("temperature") for b in cli}) == [0.2, 0.7]
     assert "0 improved · 0 regressed · 2 unchanged" in out
+    # and so in the gate, the point named or found by model and plan
+    for named in (["--against", "cool"], []):
+        cli.clear()
+        assert main(["gate", *SELECTION, *named, "--cache", "off"]) == 0
+        assert "comparison point" in capsys.readouterr().out
+        assert sorted({b.get("temperature") for b in cli}) == [0.2, 0.7]
 
 
 async def test_a_frozen_agent_is_given_the_tool_steps_it_recorded(server_conninfo, tmp_path,
@@ -398,10 +404,22 @@ async def test_a_frozen_agent_is_given_the_tool_steps_it_recorded(server_conninf
                 got.clear()
                 assert await asyncio.to_thread(
                     main, ["compare", "short", "--cache", "off"]) == 0
-    # Its bound counts each version's own rounds: 2 cases × (1 + 1 and 3 + 1 calls) × attempts.
-    assert f"at most {2 * (2 + 4) * MAX_ATTEMPTS} " in capsys.readouterr().out
-    # Each turn's last request (no tools offered) carries the tool rounds it was allowed:
-    # one per item for the point's agent, three for today's.
-    rounds = sorted(sum(m["role"] == "tool" for m in b["messages"])
-                    for b in got if not b.get("tools"))
-    assert rounds == [1, 1, 3, 3]
+                compared = list(got)
+                got.clear()
+                assert await asyncio.to_thread(
+                    main, ["gate", *SELECTION, "--against", "short", "--cache", "off"]) == 0
+                gated = list(got)
+    # The bound counts each version's own rounds: 2 cases × (1 + 1 and 3 + 1 calls) × attempts,
+    # and the gate's two repetitions twice that.
+    out = capsys.readouterr().out
+    assert f"at most {2 * (2 + 4) * MAX_ATTEMPTS} " in out
+    assert f"at most {2 * 2 * (2 + 4) * MAX_ATTEMPTS} " in out
+
+    def rounds(requests):
+        """Each turn's last request (no tools offered) carries the tool rounds it was allowed:
+        one per item for the point's agent, three for today's."""
+        return sorted(sum(m["role"] == "tool" for m in b["messages"])
+                      for b in requests if not b.get("tools"))
+
+    assert rounds(compared) == [1, 1, 3, 3]
+    assert rounds(gated) == [1] * 4 + [3] * 4  # the gate: two repetitions of each
