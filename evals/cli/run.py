@@ -47,7 +47,7 @@ from evals.execute.cache import identity
 from evals.execute.cluster import ClusterError, ClusterPlan, check_address, cluster_runner
 from evals.execute.conversation import visitor_prompt_hash
 from evals.execute.runner import MAX_ATTEMPTS, run_variants
-from evals.execute.session import Controls, Version, prepared, run_versions
+from evals.execute.session import AgentChanged, Controls, Version, prepared, run_versions
 from evals.judge.setup import JudgeSetup
 from evals.load.cases import CaseFileError, load_cases
 from evals.load.conversations import Conversation
@@ -56,6 +56,7 @@ from evals.load.plan import plan_info
 from evals.load.selection import has_conversations, select_items
 from evals.record.artifact import ArtifactError, read_run, write_run
 from evals.record.fingerprint import (
+    AgentInfo,
     FrozenContext,
     PlanInfo,
     Selection,
@@ -283,15 +284,20 @@ async def run_once(items: list[EvalItem], options: RunOptions, settings: Setting
                                     agent_settings(settings), options.cache))
 
         with stop_on_signals(controls.stop) as got:
-            records = await run_versions(
-                prep, items, [Version("current", model,
-                                      ref=asked_model(settings, options.model))],
-                plan, settings=run, models=models, vision=options.vision, judge=judge,
-                visitor=visitor, progress=progress, controls=controls, resume=resume,
-                artifact=options.artifact, cache=options.cache,
-                on_composed=None if resume else say_impact,
-                execute=cluster_runner(cluster_plan(options, settings)) if options.ray
-                else run_variants)
+            try:
+                records = await run_versions(
+                    prep, items, [Version("current", model,
+                                          ref=asked_model(settings, options.model))],
+                    plan, settings=run, models=models, vision=options.vision, judge=judge,
+                    visitor=visitor, progress=progress, controls=controls, resume=resume,
+                    artifact=options.artifact, cache=options.cache,
+                    on_composed=None if resume else say_impact,
+                    execute=cluster_runner(cluster_plan(options, settings)) if options.ray
+                    else run_variants)
+            except AgentChanged as exc:  # refused before anything ran: as the store has it
+                if resume is not None:
+                    write_run(resume, options.artifact)
+                raise CliError(str(exc)) from exc
         store_failed = prep.store_failed
     progress(None)
     record = records["current"]
@@ -365,8 +371,17 @@ def _resume_locked(args: argparse.Namespace, run: RunRecord) -> int:
     except CaseFileError as exc:
         raise CliError(f"the run's cases no longer load: {exc}") from exc
     print(f"resuming run {run.run_id}: {len(run.cases)} finished, {len(run.unfinished)} to run")
-    return with_models(options, items, [options.model],
-                       lambda settings, opts: run_once(items, opts, settings, resume=run))
+    agent = run.agent
+    return with_models(options, items, [options.model], lambda settings, opts: run_once(
+        items, opts, as_begun(settings, agent), resume=run))
+
+
+def as_begun(settings: Settings, agent: AgentInfo) -> Settings:
+    """Today's settings with the agent's as a run began: the temperature (unset: the
+    provider's default) and tool rounds per turn it recorded, so a resumed run finishes with
+    the agent it began with."""
+    return settings.model_copy(update={"model_temperature": agent.settings.temperature,
+                                       "max_tool_steps": agent.settings.max_tool_steps})
 
 
 def run_failed(args: argparse.Namespace) -> int:

@@ -138,6 +138,25 @@ class Controls:
     max_cost_usd: float | None = None
 
 
+class AgentChanged(ValueError):
+    """Today's agent is told, in a context, otherwise than the agent a resumed run began with
+    was: finishing the run with it would mix two versions in one run."""
+
+
+def told_otherwise(run: RunRecord, today: dict[str, FrozenContext]) -> None:
+    """Refuse to resume `run` with today's agent where it is told otherwise (system prompt or
+    tool schemas) than the agent the run began with, in a context both have."""
+    assert run.agent is not None
+    began = run.agent.contexts
+    changed = sorted(key for key, told in today.items() if key in began and began[key] != told)
+    if changed:
+        commit = f" (commit {run.agent.git_commit[:12]})" if run.agent.git_commit else ""
+        raise AgentChanged(
+            f"run {run.run_id} began with another agent: what the assistant is told in"
+            f" {', '.join(changed)} has changed since; a resumed run finishes with the agent it"
+            f" began with{commit}: check that version out to finish it, or start a new run")
+
+
 def validate_versions(items: Sequence[EvalItem], versions: list[Version]) -> None:
     """Refuse, before anything runs or is written, a frozen agent that lacks a context the
     plan uses or was given a tool that no longer exists."""
@@ -177,6 +196,8 @@ async def run_versions(
     demo = [i for i in items if i.context.catalog == "demo"]
     fragments: dict[str, dict[str, str]] = {}
     current = await compose_contexts(prep.env, demo, fragments)
+    if resume is not None and resume.agent is not None:
+        told_otherwise(resume, current)
     if on_composed is not None:
         await on_composed(current)
     started = dt.datetime.now(dt.UTC).isoformat()
@@ -231,8 +252,15 @@ async def run_versions(
             progress(f"{result.status:<9} {name}")
 
     async def on_phase(catalog: Catalog) -> None:
-        current.update(await compose_contexts(
-            prep.env, [i for i in items if i.context.catalog == catalog], fragments))
+        composed = await compose_contexts(
+            prep.env, [i for i in items if i.context.catalog == catalog], fragments)
+        if resume is not None and resume.agent is not None:
+            try:  # before the phase's first item: the run stops there, resumable
+                told_otherwise(resume, composed)
+            except AgentChanged as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                controls.stop.set()
+        current.update(composed)
 
     variants = [Variant(v.label, v.model, v.frozen.contexts if v.frozen else None,
                         v.frozen.settings.max_tool_steps if v.frozen else None,

@@ -12,7 +12,7 @@ import pytest
 
 from evals.cli import main
 from evals.record.store import RunStore
-from tests.evals.cli.helpers import SELECTION
+from tests.evals.cli.helpers import SELECTION, change_fragment
 from tests.evals.record.helpers import unfinished_copy
 
 
@@ -73,3 +73,42 @@ def test_a_refused_resume_leaves_no_lock_and_a_lost_release_is_a_warning(capsys,
     err = capsys.readouterr().err
     assert f"warning: run {run_id}: its lock was not released (OSError: connection refused)" \
         in err
+
+
+def interrupted_run(tmp_path):
+    """A run of SELECTION twice, stopped with its second repetition undone."""
+    artifact = tmp_path / "run.json"
+    assert main(["run", *SELECTION, "--repeat", "2", "--artifact", str(artifact)]) == 0
+    return artifact, unfinished_copy(os.environ["DATABASE_URL"], json.loads(
+        artifact.read_text())["run_id"], lambda c: c.repetition != 2, status="interrupted")
+
+
+def test_a_resumed_run_finishes_at_the_settings_it_began_with(cli, capsys, tmp_path,
+                                                              monkeypatch):
+    from app.settings import get_settings
+
+    monkeypatch.setenv("MODEL_TEMPERATURE", "0.2")
+    get_settings.cache_clear()
+    artifact, run_id = interrupted_run(tmp_path)
+    monkeypatch.setenv("MODEL_TEMPERATURE", "0.7")
+    get_settings.cache_clear()
+    cli.clear()
+    assert main(["resume", run_id, "--artifact", str(artifact)]) == 0
+    assert {b.get("temperature") for b in cli} == {0.2} and len(cli) == 2
+    assert stored(lambda store: store.load_run(run_id)).status == "complete"
+
+
+def test_a_run_is_not_resumed_by_an_agent_told_otherwise(cli, capsys, tmp_path, monkeypatch):
+    artifact, run_id = interrupted_run(tmp_path)
+    change_fragment(monkeypatch)
+    cli.clear()
+    capsys.readouterr()
+    assert main(["resume", run_id, "--artifact", str(artifact)]) == 2
+    err = capsys.readouterr().err
+    assert f"run {run_id} began with another agent: what the assistant is told in" \
+           " anonymous / demo has changed since" in err
+    assert "check that version out to finish it, or start a new run" in err
+    assert cli == []  # no model was asked
+    assert stored(lambda store: store.load_run(run_id)).status == "interrupted"
+    assert json.loads(artifact.read_text())["status"] == "interrupted"
+    assert stored(lambda store: store.run_lock(run_id)) is None

@@ -224,3 +224,57 @@ async def test_a_pair_of_runs_records_what_says_why_an_item_moved(env, store, se
     [changed] = group.change.prompt
     assert changed.capability == list(fragments)[-1]
     assert changed.diff[0] == "-OLD"
+
+
+async def test_a_run_is_resumed_only_where_its_agent_is_told_as_it_began(
+        env, store, settings, capsys, server_conninfo, tmp_path):
+    from app.embed import HashEmbedder
+    from app.settings import Settings
+    from evals.execute.env import eval_env
+    from evals.execute.session import AgentChanged
+    from evals.record.run import Models, RunSettings
+    from tests.evals.record.helpers import left_unfinished
+
+    cs = cases("no-glowforge,large-lab-smaller-trotec")
+    prep = Prepared(env, store, settings)
+    model = ScriptedModel(say("We don't have it."), repeat=True)
+    record = (await run(prep, cs, [Version("current", model)], plan(cs)))["current"]
+    run_id = await left_unfinished(store, record, lambda c: c.id == "no-glowforge",
+                                   status="interrupted")
+    stopped = await store.load_run(run_id)
+
+    def began_otherwise(key):
+        """The stopped run as if its agent had been told something else in `key`."""
+        told = stopped.agent.contexts[key].model_copy(update={"system_prompt": "OLD PROMPT"})
+        agent = stopped.agent.model_copy(update={"contexts": {**stopped.agent.contexts,
+                                                              key: told}})
+        return stopped.model_copy(update={"agent": agent})
+
+    async def resumed(began):
+        """Resumed as the command does, in an environment of its own (seeded afresh)."""
+        async with eval_env(server_conninfo, Settings(data_dir=tmp_path,
+                                                      model_chat="scripted/fake"),
+                            HashEmbedder()) as fresh:
+            return await run_versions(Prepared(fresh, store, settings), cs,
+                                      [Version("current", model)], stopped.plan,
+                                      settings=RunSettings(), models=Models(), vision=None,
+                                      judge=None, resume=began)
+
+    demo, large = (next(c.context.key for c in cs if c.context.catalog == catalog)
+                   for catalog in ("demo", "large"))
+    model.requests.clear()
+    # Told otherwise in a context of the first phase: refused before anything runs.
+    with pytest.raises(AgentChanged, match=f"run {run_id} began with another agent: what the"
+                                           f" assistant is told in {demo} has changed since"):
+        await resumed(began_otherwise(demo))
+    # In a later phase's: the run stops before that phase, resumable, saying why.
+    again = (await resumed(began_otherwise(large)))["current"]
+    assert model.requests == []
+    assert again.status == "interrupted"
+    assert again.unfinished == ["large-lab-smaller-trotec#1"]
+    assert f"what the assistant is told in {large} has changed since" in capsys.readouterr().err
+    # As it began: the rest runs, into the same run.
+    done = (await resumed(stopped))["current"]
+    assert (done.run_id, done.status, done.unfinished) == (run_id, "complete", [])
+    asked = {str(r["messages"][-1]["content"]) for r in model.requests}
+    assert asked == {"Which of the Trotec lasers is the smaller one? I only cut A4 sheets."}
