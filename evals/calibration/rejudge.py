@@ -38,6 +38,7 @@ from evals.record.assessment import (
     Assessment,
     AssessmentJudge,
     LeftOut,
+    judge_named,
 )
 from evals.record.fingerprint import digest
 from evals.record.results import Attempt, CaseResult, CheckResult, Status, classify, said
@@ -263,7 +264,7 @@ def _who(check: CheckResult) -> str:
     j = check.judge
     if j is None:
         return "?"
-    return f"{j.model} (prompt {j.prompt_hash}" + (f", pack {j.pack}" if j.pack else "") + ")"
+    return judge_named(j.model, j.prompt_hash, j.pack)
 
 
 def _totals(pairs: list[Pair]) -> str:

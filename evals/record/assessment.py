@@ -56,6 +56,11 @@ class AssessedCase(BaseModel):
                    note=result.skipped_reason or (errors[0] if errors else None))
 
 
+def judge_named(model: str, prompt_hash: str, pack: str | None) -> str:
+    """A judge as a person reads it, a re-judging's or one a run recorded (a JudgeVerdict's)."""
+    return f"{model} (prompt {prompt_hash}" + (f", pack {pack}" if pack else "") + ")"
+
+
 class AssessmentJudge(BaseModel):
     """The judge of a re-judging: its model and prompt (an evaluator pack's, if any), and
     whether its verdicts decide, under the same trust rule as a run's (evals/judge/trust.py)."""
@@ -73,8 +78,7 @@ class AssessmentJudge(BaseModel):
 
     def named(self) -> str:
         """The judge as a person reads it: "openai/gpt-4o (prompt 1a2b…, pack rubric)"."""
-        pack = f", pack {self.pack}" if self.pack else ""
-        return f"{self.model} (prompt {self.prompt_hash}{pack})"
+        return judge_named(self.model, self.prompt_hash, self.pack)
 
     def role(self) -> str:
         """What its verdicts are, in words: they decide, on --trust-judge only, advisory, or

@@ -82,6 +82,17 @@ def test_a_label_needs_a_verdict_and_a_name():
         label("case-0", "pass", "")
 
 
+@pytest.mark.parametrize(("field", "text"), [("by", "ana\x07"), ("note", "NUL\x00"),
+                                             ("item", "case\x1b")])
+def test_a_label_holds_plain_text_only(field, text):
+    fields = {"item": "case-0", "by": "ana", "note": "", field: text}
+    with pytest.raises(ValueError, match=f"control character U\\+00{ord(text[-1]):02X}:"
+                                         " plain text only"):
+        label(fields.pop("item"), "pass", fields.pop("by"), **fields)
+    tab = {"note": "first\tsecond"}  # a tab is plain text
+    assert label("case-0", "pass", "ana", **tab).note == "first\tsecond"
+
+
 async def test_two_people_labelling_one_verdict_at_once_are_both_kept(store):
     await stored(store, judged_run("lab0001", ["pass"]))
     written = await asyncio.gather(add_labels(store, [label("case-0", "pass", "ana")]),
