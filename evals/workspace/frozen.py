@@ -384,7 +384,3 @@ def _number(raw: str, integer: bool, what: str) -> int | float:
         return int(raw) if integer else float(raw)
     except ValueError:
         raise Invalid(f"{what}: {'a whole number' if integer else 'a number'}") from None
-
-
-def _json(raw: str, what: str) -> Any:
-    return edits.json_text(raw, what)
