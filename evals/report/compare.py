@@ -177,12 +177,18 @@ def statuses(pairs: list[Pair]) -> tuple[str, str]:
     return " ".join(p.baseline for p in pairs), " ".join(p.current for p in pairs)
 
 
+def reasons(pairs: list[Pair]) -> str:
+    """Why an item's pairs are uncertain, each with its repetition when it has several ("#2
+    the judge is not trusted"); empty when none says."""
+    return "; ".join(f"#{p.repetition} {p.why}" if len(pairs) > 1 else p.why
+                     for p in pairs if p.why)
+
+
 def render(c: Comparison, baseline_label: str, current_label: str) -> str:
     lines = [f"baseline: {baseline_label}", f"current:  {current_label}", ""]
     for cid, outcome, ps in by_item(c):
         before, now = statuses(ps)
-        whys = [f"#{p.repetition} {p.why}" if len(ps) > 1 else p.why for p in ps if p.why]
-        why = f"  ({'; '.join(whys)})" if whys else ""
+        why = f"  ({whys})" if (whys := reasons(ps)) else ""
         lines.append(f"  {outcome:<10} {before:<9} → {now:<9} {cid}{why}")
     n = c.counts
     k = max((p.repetition for p in c.pairs), default=1)

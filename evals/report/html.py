@@ -23,7 +23,7 @@ from evals.record.transcript import Turn
 from evals.report.assessments import assessments_html
 from evals.report.attacks import attack_counts
 from evals.report.attribution import diff_lines, headline
-from evals.report.compare import by_item, statuses
+from evals.report.compare import by_item, reasons, statuses
 from evals.report.console import totals_line
 
 # A check's reason quotes what it is about between curly quotes (“…”) or plain ones.
@@ -244,8 +244,7 @@ def comparison_body(result: Comparison, baseline: str, current: str) -> str:
     listed = []
     for cid, outcome, ps in by_item(result):
         before, now = statuses(ps)
-        whys = "; ".join(f"#{p.repetition} {p.why}" if len(ps) > 1 else p.why
-                         for p in ps if p.why)
+        whys = reasons(ps)
         listed.append(f'<tr><td class="id">{_e(cid)}</td><td>{_e(before)}</td>'
                       f'<td>{_e(now)}</td><td class="{outcome}-text">{_e(outcome)}'
                       f'{" (" + _e(whys) + ")" if whys else ""}</td></tr>')
