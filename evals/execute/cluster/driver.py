@@ -261,10 +261,13 @@ async def _phase(ray: Any, workers: dict[str, Any], queue: deque[Shard], lost: s
     unfinished items go back in the queue for another. Any other failure ends the phase:
     every worker's stream is cancelled before it is raised."""
 
+    def statuses() -> dict[tuple[str, str, int], str]:
+        """Every sample's status as the repetition rule counts it: before this run, and now."""
+        return {**done, **{k: counted_status(r) for k, r in results.items()}}
+
     def requeue(shard: Shard) -> int:
         """Put back what is still owed of a shard; how many items that is."""
-        statuses = {**done, **{k: counted_status(r) for k, r in results.items()}}
-        left = shards_of(shard.items, 1, statuses, labels, repeat)
+        left = shards_of(shard.items, 1, statuses(), labels, repeat)
         for shards in left.values():
             queue.extend(shards)
         return sum(len(s.items) for shards in left.values() for s in shards)
@@ -282,8 +285,7 @@ async def _phase(ray: Any, workers: dict[str, Any], queue: deque[Shard], lost: s
     async def work(name: str, actor: Any) -> None:
         while queue and name not in lost and not stop.is_set():
             shard = queue.popleft()
-            mine = {k: s for k, s in {**done, **{k: counted_status(r) for k, r in results.items()}}
-                    .items() if k[1] in shard.ids}
+            mine = {k: s for k, s in statuses().items() if k[1] in shard.ids}
             try:
                 stream = actor.run_shard.options(num_returns="streaming").remote(shard, mine)
                 async for ref in stream:
