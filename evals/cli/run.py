@@ -42,7 +42,7 @@ from evals.cli.common import (
 )
 from evals.cli.endpoint import run_endpoint_command
 from evals.cli.suites import SUITES, run_suite
-from evals.execute.agent import agent_settings
+from evals.execute.agent import agent_settings, as_recorded
 from evals.execute.cache import identity
 from evals.execute.cluster import ClusterError, ClusterPlan, check_address, cluster_runner
 from evals.execute.conversation import visitor_prompt_hash
@@ -56,7 +56,6 @@ from evals.load.plan import plan_info
 from evals.load.selection import has_conversations, select_items
 from evals.record.artifact import ArtifactError, read_run, write_run
 from evals.record.fingerprint import (
-    AgentInfo,
     FrozenContext,
     PlanInfo,
     Selection,
@@ -371,17 +370,9 @@ def _resume_locked(args: argparse.Namespace, run: RunRecord) -> int:
     except CaseFileError as exc:
         raise CliError(f"the run's cases no longer load: {exc}") from exc
     print(f"resuming run {run.run_id}: {len(run.cases)} finished, {len(run.unfinished)} to run")
-    agent = run.agent
+    began = run.agent.settings  # a resumed run finishes with the agent it began with
     return with_models(options, items, [options.model], lambda settings, opts: run_once(
-        items, opts, as_begun(settings, agent), resume=run))
-
-
-def as_begun(settings: Settings, agent: AgentInfo) -> Settings:
-    """Today's settings with the agent's as a run began: the temperature (unset: the
-    provider's default) and tool rounds per turn it recorded, so a resumed run finishes with
-    the agent it began with."""
-    return settings.model_copy(update={"model_temperature": agent.settings.temperature,
-                                       "max_tool_steps": agent.settings.max_tool_steps})
+        items, opts, as_recorded(settings, began), resume=run))
 
 
 def run_failed(args: argparse.Namespace) -> int:

@@ -31,6 +31,7 @@ from evals.execute.agent import (
     agent_info,
     agent_settings,
     all_contexts,
+    as_recorded,
     git_state,
     named,
 )
@@ -263,17 +264,15 @@ def _unfrozen(p: Point, exc: PlanMismatch, planned: Selection | None) -> CliErro
 def _frozen_model(settings: Settings, p: Point) -> ChatModel:
     """The model a point's frozen agent runs on, asked for as the point asked, at the
     temperature it recorded (unset: the provider's default), not today's."""
-    frozen = settings.model_copy(update={"model_temperature": p.agent.settings.temperature})
     try:
-        return model_for_job(frozen, "chat", p.agent.ref)
+        return model_for_job(as_recorded(settings, p.agent.settings), "chat", p.agent.ref)
     except ModelCallError as exc:
         raise CliError(f"cannot start: {exc}") from exc
 
 
 def tool_steps(versions: list[Version], settings: Settings) -> list[int]:
     """Each version's tool rounds per turn: a frozen agent's recorded limit, else today's."""
-    return [v.frozen.settings.max_tool_steps if v.frozen is not None
-            else settings.max_tool_steps for v in versions]
+    return [v.max_steps or settings.max_tool_steps for v in versions]
 
 
 def _selection_flags(selection: Selection | None) -> str:
@@ -403,10 +402,8 @@ def _hard_files(text: str | None) -> tuple[str, ...]:
 async def _gate(settings: Settings, items: list[EvalItem], options: RunOptions,
                 against: Point | None, hard: tuple[str, ...],
                 limits: tuple[float | None, float | None] = (None, None)) -> int:
-    # The point asked for has its model started up front; one found later is for the same model.
-    refs = [options.model] + ([against.agent.ref] if against is not None else [])
-    models, judge = start_models(settings, items, options.judge, *refs)
-    model = models[0]
+    # The baseline's model is made once its point is known (named, or found below).
+    (model,), judge = start_models(settings, items, options.judge, options.model)
     visitor = visitor_for(settings, items)
     plan = plan_for(items, judge, 2, options.selection, visitor=visitor)
     progress = progress_bar(len(items) * 2 * (2 if against else 1))

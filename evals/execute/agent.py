@@ -48,6 +48,13 @@ def agent_settings(settings: Settings) -> AgentSettings:
                          temperature=settings.model_temperature)
 
 
+def as_recorded(settings: Settings, agent: AgentSettings) -> Settings:
+    """Today's settings with an agent's own as it recorded them (agent_settings undone): its
+    temperature (unset: the provider's default) and its tool rounds per turn."""
+    return settings.model_copy(update={"model_temperature": agent.temperature,
+                                       "max_tool_steps": agent.max_tool_steps})
+
+
 def agent_info(model: str, settings: AgentSettings, contexts: dict[str, FrozenContext],
                git: tuple[str | None, bool] | None = None, *,
                model_ref: str | None = None,

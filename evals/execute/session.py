@@ -129,6 +129,11 @@ class Version:
     frozen: AgentInfo | None = None
     ref: str | None = None  # how the model was asked for ("local", or an id)
 
+    @property
+    def max_steps(self) -> int | None:
+        """A frozen agent's recorded tool rounds per turn (None: today's setting)."""
+        return self.frozen.settings.max_tool_steps if self.frozen is not None else None
+
 
 @dataclass
 class Controls:
@@ -263,7 +268,7 @@ async def run_versions(
         current.update(composed)
 
     variants = [Variant(v.label, v.model, v.frozen.contexts if v.frozen else None,
-                        v.frozen.settings.max_tool_steps if v.frozen else None,
+                        v.max_steps,
                         run_id=records[v.label].run_id) for v in versions]
     calls = call_cache(prep.store.db, cache)
     watching = asyncio.create_task(watch_database(prep.env.db.conninfo, controls.stop))
