@@ -62,17 +62,17 @@ class CacheStats:
     newest: Any
 
 
-def reply_text(reply: dict[str, Any]) -> tuple[str, str]:
-    """The stored text of a reply and its sha256. A reply holding text UTF-8 cannot encode (a
-    lone surrogate: half an emoji a provider escaped) is stored with its non-ASCII escaped,
-    which reads back as the same reply."""
+def reply_text(reply: dict[str, Any]) -> tuple[str, int, str]:
+    """The stored text of a reply, its size in bytes and its sha256. A reply holding text
+    UTF-8 cannot encode (a lone surrogate: half an emoji a provider escaped) is stored with its
+    non-ASCII escaped, which reads back as the same reply."""
     text = json.dumps(reply, sort_keys=True, ensure_ascii=False)
     try:
         encoded = text.encode()
     except UnicodeEncodeError:
         text = json.dumps(reply, sort_keys=True, ensure_ascii=True)
         encoded = text.encode()
-    return text, hashlib.sha256(encoded).hexdigest()
+    return text, len(encoded), hashlib.sha256(encoded).hexdigest()
 
 
 class CallCache:
@@ -190,12 +190,12 @@ class CallCache:
         # that batch again.
         for e in sorted((b for b in batch if isinstance(b, Entry)), key=lambda e: e.key):
             try:
-                text, digest = reply_text(e.reply)
+                text, size, digest = reply_text(e.reply)
             except (TypeError, ValueError) as exc:  # one entry that cannot be kept, not the batch
                 self.warn("unwritable", f"entry {e.key[:12]} cannot be written ({exc}): it is"
                                         " not kept")
                 continue
-            row = (e.key, e.model, e.pinned, e.run_id, len(text.encode()), digest, text)
+            row = (e.key, e.model, e.pinned, e.run_id, size, digest, text)
             (over if self.refresh or e.key in self._bad else rows).append(row)
         async with self.db.transaction() as conn, conn.cursor() as cur:
             insert = "INSERT INTO eval_call_cache (key, model, pinned, run_id, bytes, digest," \
