@@ -18,6 +18,27 @@ def control_named(char: str) -> str:
     return f"control character U+{ord(char):04X}"
 
 
+def found_in(value: Any, *patterns: re.Pattern[str], path: tuple[Any, ...] = ()
+             ) -> tuple[tuple[Any, ...], str] | None:
+    """Where one of `patterns` first matches in a value's keys or text (the keys and list
+    places that lead to it) and what it matched; None when nowhere."""
+    if isinstance(value, str):
+        found = next((m for p in patterns if (m := p.search(value))), None)
+        return (path, found.group()) if found else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            hit = found_in(key, *patterns, path=(*path, key)) or \
+                found_in(item, *patterns, path=(*path, key))
+            if hit:
+                return hit
+    if isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            hit = found_in(item, *patterns, path=(*path, i))
+            if hit:
+                return hit
+    return None
+
+
 def storable(value: Any) -> Any:
     """The value with NUL and lone surrogates removed from every string in it."""
     if isinstance(value, str):

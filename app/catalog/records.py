@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from app.db import Database
-from app.text import CONTROL, UNSTORABLE
+from app.text import CONTROL, UNSTORABLE, found_in
 
 # Spec fields a machine record may carry. A field with no value is unknown: the assistant must
 # say so rather than produce a plausible figure (the evals' no_fabricated_specs checks this).
@@ -27,19 +27,13 @@ SPEC_FIELDS: tuple[str, ...] = (
 UnitStatus = Literal["available", "in_use", "out_of_service"]  # as the units table allows
 
 
-def _fit_text(value: Any, where: str = "") -> None:
+def _fit_text(value: Any) -> None:
     """Refuse text the database cannot hold (a lone surrogate) or no one writes (a control
-    character, NUL included)."""
-    if isinstance(value, str):
-        if bad := CONTROL.search(value) or UNSTORABLE.search(value):
-            raise ValueError(f"{where or 'a value'} holds the character U+{ord(bad.group()):04X}")
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            _fit_text(k, where)
-            _fit_text(v, f"{where}.{k}" if where else str(k))
-    elif isinstance(value, list):
-        for v in value:
-            _fit_text(v, where)
+    character, NUL included), naming where it is."""
+    if hit := found_in(value, CONTROL, UNSTORABLE):
+        where, char = hit
+        raise ValueError(f"{'.'.join(map(str, where)) or 'a value'} holds the character"
+                         f" U+{ord(char):04X}")
 
 
 class UnitRecord(BaseModel):

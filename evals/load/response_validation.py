@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from app.capabilities import REGISTRY, Tool
-from app.text import CONTROL, control_named
+from app.text import CONTROL, control_named, found_in
 from evals.checks.selectors import fields_of, selector_errors
 from evals.load.context import Context, offered_tools
 from evals.load.expressions import (
@@ -128,7 +128,7 @@ def _response_errors(tool: Tool, response: Response, loc: tuple[Any, ...], label
                      ) -> list[Problem]:
     """One response: no control character, expressions that parse and name arguments, and a
     fit to the result schema (rendered, when it has expressions)."""
-    control = _control_at(response)
+    control = found_in(response, CONTROL)
     if control is not None:
         path, char = control
         return [((*loc, *path), f"{label}: {'.'.join(map(str, path)) or '(response)'}: text"
@@ -169,24 +169,6 @@ def _response_errors(tool: Tool, response: Response, loc: tuple[Any, ...], label
         if errors:
             return errors
     return errors
-
-
-def _control_at(value: Any, path: tuple[Any, ...] = ()) -> tuple[tuple[Any, ...], str] | None:
-    """Where a control character first appears in a value's keys or text, and which."""
-    if isinstance(value, str):
-        found = CONTROL.search(value)
-        return (path, found.group()) if found else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            hit = _control_at(key, (*path, key)) or _control_at(item, (*path, key))
-            if hit:
-                return hit
-    if isinstance(value, list | tuple):
-        for i, item in enumerate(value):
-            hit = _control_at(item, (*path, i))
-            if hit:
-                return hit
-    return None
 
 
 def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
