@@ -4,11 +4,22 @@ Each item of tests/evals/labelled/*.yaml is an answer (with its tool calls, atta
 and citation evidence where the kind needs them), one assertion, and the verdict a careful
 reader gives from the README's meaning of that kind, written before the check was run on it.
 A disagreement is a bug in the check or in its documentation, never a reason to relabel.
+
+Two kinds of set, reported apart: the **tuned** corpus (tests/evals/labelled/*.yaml: the checks
+were mended on its disagreements, so it says only that they still do what they were mended to
+do) and the **held-out** sets (tests/evals/labelled/heldout/*.yaml: written blind, by someone
+who had seen neither the checks nor the corpus, and never tuned on: the honest figure). A
+check may decide (pass or fail) or abstain (undecided, with the reason); each set is reported
+per kind and per language with its agreement on decided verdicts, the share undecided (its
+coverage is the rest) and its false passes (the check passed what a reader fails: the worst
+error a check can make). An item a careful reader could not decide is labelled `unclear` and
+counted apart.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
@@ -17,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from app.manuals.citations import DocumentEvidence
 from evals.checks import authored
+from evals.checks._language import LANGUAGES
 from evals.fixtures.catalog import fixtures_for
 from evals.fixtures.lab_catalog import Catalog
 from evals.load.cases import CaseFileError
@@ -25,6 +37,8 @@ from evals.record.transcript import AttachedManual, CallOutcome, ToolCall, Trans
 from evals.settings import PROJECT_ROOT
 
 LABELLED_DIR = PROJECT_ROOT / "tests" / "evals" / "labelled"
+HELDOUT = "heldout"  # the sub-folder of sets never tuned on
+SetKind = Literal["tuned", "held-out"]
 
 
 class _Call(BaseModel):
@@ -49,9 +63,10 @@ class LabelledItem(BaseModel):
     visitor: list[str] = []
     attached: list[AttachedManual] = []
     evidence: dict[str, DocumentEvidence] = {}
-    verdict: Literal["pass", "fail"]
+    verdict: Literal["pass", "fail", "unclear"]
     adversarial: bool
     why: str
+    language: str = "en"  # the answer's language (ISO 639-1), as its writer wrote it
 
 
 @dataclass(frozen=True)
@@ -59,14 +74,36 @@ class Outcome:
     where: str
     kind: str
     expected: str
-    got: str
+    got: str  # pass, fail, undecided or error
     reason: str
     adversarial: bool
     answer: str
+    language: str = "en"
+    set: SetKind = "tuned"
 
     @property
     def agrees(self) -> bool:
+        """The check decided as the reader did (an undecided check neither agrees nor
+        disagrees; see `decided`)."""
         return self.expected == self.got
+
+    @property
+    def labelled(self) -> bool:
+        return self.expected != "unclear"
+
+    @property
+    def decided(self) -> bool:
+        return self.got in ("pass", "fail")
+
+    @property
+    def false_pass(self) -> bool:
+        return self.expected == "fail" and self.got == "pass"
+
+    @property
+    def disagrees(self) -> bool:
+        """A decided verdict (or an error) against a reader's label: a bug in the check or
+        in its documentation."""
+        return self.labelled and self.got != "undecided" and not self.agrees
 
 
 def _run(item: LabelledItem) -> tuple[str, str]:
@@ -79,73 +116,157 @@ def _run(item: LabelledItem) -> tuple[str, str]:
                              Turn(role="assistant", content=item.answer)])
     assert spec.check is not None
     passed, reason = spec.check(turn, args, fixtures_for(item.catalog))
-    return ("pass" if passed else "fail"), reason
+    return ("undecided" if passed is None else "pass" if passed else "fail"), str(reason)
+
+
+def _files(directory: Path) -> list[tuple[Path, SetKind]]:
+    if not directory.is_dir():
+        return [(directory, "held-out" if directory.parent.name == HELDOUT else "tuned")]
+    tuned: list[tuple[Path, SetKind]] = [(p, "tuned") for p in sorted(directory.glob("*.yaml"))]
+    held: list[tuple[Path, SetKind]] = [(p, "held-out")
+                                        for p in sorted((directory / HELDOUT).glob("*.yaml"))]
+    if directory.name == HELDOUT:
+        return [(p, "held-out") for p, _ in tuned]
+    return tuned + held
 
 
 def load_items(directory: Path = LABELLED_DIR) -> list[tuple[str, LabelledItem]]:
     """Every labelled item with its file:line; all errors raised together."""
-    files = sorted(directory.glob("*.yaml")) if directory.is_dir() else [directory]
-    if not files or not files[0].exists():
+    return [(where, item) for where, item, _ in load_sets(directory)]
+
+
+def load_sets(directory: Path = LABELLED_DIR) -> list[tuple[str, LabelledItem, SetKind]]:
+    """Every labelled item with its file:line and its set's kind (a file under heldout/ is
+    held-out); all errors raised together."""
+    files = _files(directory)
+    if not files or not files[0][0].exists():
         raise CaseFileError([f"{directory}: no labelled *.yaml files"])
-    items: list[tuple[str, LabelledItem]] = []
+    items: list[tuple[str, LabelledItem, SetKind]] = []
     errors: list[str] = []
-    for path in files:
+    for path, kind_of_set in files:
         data, lines, problems = read_list(path, "a labelled file is a list of items")
         if problems:
             errors += problems
             continue
+        name = f"{HELDOUT}/{path.name}" if kind_of_set == "held-out" and \
+            directory.is_dir() and directory.name != HELDOUT else path.name
         for i, raw in enumerate(data):
-            where = f"{path.name}:{line_of((i,), lines)}"
+            where = f"{name}:{line_of((i,), lines)}"
             try:
                 item = LabelledItem.model_validate(raw)
                 kind = item.check.get("kind")
                 if kind not in authored():
                     raise ValueError(f"unknown assertion kind {kind!r}")
+                if item.language not in LANGUAGES:
+                    raise ValueError(f"unknown language {item.language!r}; known:"
+                                     f" {', '.join(LANGUAGES)}")
                 authored()[kind].args.model_validate(
                     {k: v for k, v in item.check.items() if k != "kind"})
             except (ValidationError, ValueError) as exc:
                 first = str(exc).splitlines()
                 errors.append(f"{where}: {' '.join(first[:3])}")
                 continue
-            items.append((where, item))
+            items.append((where, item, kind_of_set))
     if errors:
         raise CaseFileError(errors)
     return items
 
 
-def measure(items: list[tuple[str, LabelledItem]]) -> list[Outcome]:
+def measure(items: list[tuple[str, LabelledItem]] | list[tuple[str, LabelledItem, SetKind]]
+            ) -> list[Outcome]:
     out = []
-    for where, item in items:
+    for entry in items:
+        where, item = entry[0], entry[1]
+        kind_of_set: SetKind = entry[2] if len(entry) > 2 else "tuned"  # type: ignore[misc]
         try:
             got, reason = _run(item)
         except Exception as exc:  # a check that raises disagrees with every label
             got, reason = "error", f"the check raised {type(exc).__name__}: {exc}"
         out.append(Outcome(where, item.check["kind"], item.verdict, got, reason,
-                           item.adversarial, item.answer))
+                           item.adversarial, item.answer, item.language, kind_of_set))
     return out
 
 
-def report(outcomes: list[Outcome], out: TextIO) -> float:
-    """Agreement per kind and overall, then every disagreement; returns overall agreement."""
-    by_kind: dict[str, list[Outcome]] = defaultdict(list)
+@dataclass(frozen=True)
+class Figures:
+    """One row of the report: labelled items, decided ones, agreement on the decided, the
+    share undecided, false passes and false fails."""
+
+    items: int
+    adversarial: int
+    decided: int
+    agreed: int
+    undecided: int
+    false_passes: int
+    false_fails: int
+    unclear: int
+
+    @classmethod
+    def of(cls, outcomes: list[Outcome]) -> Figures:
+        labelled = [o for o in outcomes if o.labelled]
+        decided = [o for o in labelled if o.got != "undecided"]
+        return cls(len(labelled), sum(o.adversarial for o in labelled), len(decided),
+                   sum(o.agrees for o in decided), len(labelled) - len(decided),
+                   sum(o.false_pass for o in decided),
+                   sum(o.expected == "pass" and o.got != "pass" for o in decided),
+                   len(outcomes) - len(labelled))
+
+    @property
+    def agreement(self) -> float:
+        """Agreement on decided verdicts (1.0 when nothing was decided: nothing disagreed)."""
+        return self.agreed / self.decided if self.decided else 1.0
+
+    @property
+    def undecided_share(self) -> float:
+        return self.undecided / self.items if self.items else 0.0
+
+    def row(self, name: str) -> str:
+        return (f"{name:<26} {self.items:>5} {self.adversarial:>5} {self.agreement:>7.1%}"
+                f" {self.undecided_share:>7.1%} {self.false_passes:>6} {self.false_fails:>6}"
+                + (f"  ({self.unclear} unclear)" if self.unclear else ""))
+
+
+HEADER = (f"{'':<26} {'items':>5} {'adv':>5} {'agree':>7} {'undec':>7} {'fPASS':>6}"
+          f" {'fFAIL':>6}")
+
+
+def _rows(outcomes: list[Outcome], key: Callable[[Outcome], str]) -> dict[str, Figures]:
+    groups: dict[str, list[Outcome]] = defaultdict(list)
     for o in outcomes:
-        by_kind[o.kind].append(o)
-    print(f"{'kind':<22} {'items':>5} {'adversarial':>11} {'agree':>6}", file=out)
-    for kind in sorted(by_kind):
-        group = by_kind[kind]
-        agree = sum(o.agrees for o in group)
-        print(f"{kind:<22} {len(group):>5} {sum(o.adversarial for o in group):>11}"
-              f" {agree / len(group):>6.1%}", file=out)
-    total = len(outcomes)
-    agreement = sum(o.agrees for o in outcomes) / total if total else 0.0
-    print(f"{'all':<22} {total:>5} {sum(o.adversarial for o in outcomes):>11}"
-          f" {agreement:>6.1%}", file=out)
-    missing = sorted(set(authored()) - set(by_kind))
+        groups[key(o)].append(o)
+    return {k: Figures.of(v) for k, v in sorted(groups.items())}
+
+
+def report(outcomes: list[Outcome], out: TextIO) -> float:
+    """Per set (tuned, held-out), agreement on decided verdicts, the share undecided and false
+    passes, per kind and per language; then every disagreement and every undecided verdict
+    with the check's reason. Returns the tuned corpus's agreement on decided verdicts (the
+    held-out sets' when there is no tuned one)."""
+    print("agree: agreement on decided verdicts; undec: the share undecided; fPASS / fFAIL:"
+          " the check passed what a reader fails / failed what a reader passes", file=out)
+    figures: dict[str, Figures] = {}
+    for kind_of_set in ("tuned", "held-out"):
+        mine = [o for o in outcomes if o.set == kind_of_set]
+        if not mine:
+            continue
+        print(f"\n{kind_of_set} sets", file=out)
+        print(HEADER, file=out)
+        for kind, row in _rows(mine, lambda o: o.kind).items():
+            print(row.row(kind), file=out)
+        languages = _rows(mine, lambda o: o.language)
+        if len(languages) > 1:
+            for language, row in languages.items():
+                print(row.row(f"language {language}"), file=out)
+        figures[kind_of_set] = Figures.of(mine)
+        print(figures[kind_of_set].row("all"), file=out)
+    missing = sorted(set(authored()) - {o.kind for o in outcomes})
     if missing:
         print(f"kinds with no labelled item: {', '.join(missing)}", file=out)
     for o in outcomes:
-        if not o.agrees:
+        if o.disagrees or (o.labelled and o.got == "undecided"):
             answer = " ".join(o.answer.split())
-            print(f"\n≠ {o.where} {o.kind}: labelled {o.expected}, check says {o.got}"
+            mark = "?" if o.got == "undecided" else "≠"
+            print(f"\n{mark} {o.where} {o.kind}: labelled {o.expected}, check says {o.got}"
                   f"\n    {o.reason}\n    answer: “{answer[:300]}”", file=out)
-    return agreement
+    main = figures.get("tuned") or figures.get("held-out")
+    return main.agreement if main is not None else 0.0

@@ -1,9 +1,13 @@
-"""A judge's first calibration: the run that first uses a judge model under a prompt it has no
-calibration record for (a new EVAL_JUDGE_MODEL, a provider key, an evaluator pack) rates the
-shipped makerspace set with it before any item is judged, and saves the record. The judge then
-decides or not by the one rule (evals/judge/trust.py), instead of leaving every judged item
-UNDECIDED for want of a record. A judge that has a record, even a bad one, is not calibrated
-again: its figures stand until `python -m evals calibrate --save` replaces them.
+"""A judge's first calibration: the run that first uses a judge model under the base prompt with
+no calibration record for it (a new EVAL_JUDGE_MODEL, a provider key) rates the shipped
+makerspace set with it before any item is judged, and saves the record. The judge then decides
+or not by the one rule (evals/judge/trust.py), instead of leaving every judged item UNDECIDED
+for want of a record. A judge that has a record, even a bad one, is not calibrated again: its
+figures stand until `python -m evals calibrate --save` replaces them.
+
+An evaluator pack's prompt is never calibrated here: the makerspace set's labels were given
+under each case's own rubric, so they say nothing of the pack's. A pack stays untrusted until
+people label its verdicts with its rubric in view (`calibrate --labels --pack`).
 """
 
 from __future__ import annotations
@@ -38,21 +42,20 @@ def unrecorded(model_id: str, prompts: Sequence[PackPrompt | None], path: Path |
     return [p for p in prompts if not has_record(model_id, prompt_hash_for(p), path)]
 
 
-def record_of(model_id: str, pack: PackPrompt | None, result: Calibration,
-              set_name: str = SET) -> JudgeRecord:
-    """The trust record of one calibration under the base prompt or a pack's."""
-    return JudgeRecord(model=model_id, prompt_hash=prompt_hash_for(pack), set=set_name,
+def record_of(model_id: str, result: Calibration, set_name: str = SET) -> JudgeRecord:
+    """The trust record of one calibration under the base prompt."""
+    return JudgeRecord(model=model_id, prompt_hash=prompt_hash_for(None), set=set_name,
                        n=result.rated, agreement=result.agreement, kappa=result.kappa,
-                       date=today(), pack=pack.ref if pack else None)
+                       date=today())
 
 
-async def calibrate_first(model: ChatModel, pack: PackPrompt | None, labelled: list[Item],
-                          concurrency: int, path: Path | None = None
-                          ) -> tuple[JudgeRecord, Trust]:
-    """Rate the labelled set under this prompt, save the record, and return it with the trust
-    it earns. A failed model call raises ModelCallError and nothing is saved: a judge that
-    cannot answer has not been measured."""
-    verdicts, labels = await rate(labelled, model, concurrency, pack, strict=True)
-    record = record_of(model.model_id, pack, calibrate(verdicts, labels))
+async def calibrate_first(model: ChatModel, labelled: list[Item], concurrency: int,
+                          path: Path | None = None) -> tuple[JudgeRecord, Trust]:
+    """Rate the labelled set under the base prompt (each case's own rubric, the one its label
+    was given under), save the record, and return it with the trust it earns. A failed model
+    call raises ModelCallError and nothing is saved: a judge that cannot answer has not been
+    measured."""
+    verdicts, labels = await rate(labelled, model, concurrency, strict=True)
+    record = record_of(model.model_id, calibrate(verdicts, labels))
     save_record(record, path)
-    return record, trust(model.model_id, record.prompt_hash, path, record.pack)
+    return record, trust(model.model_id, record.prompt_hash, path)

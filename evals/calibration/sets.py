@@ -2,9 +2,10 @@
 with the verdict a careful member of lab staff gives (evals/calibration/makerspace.yaml).
 
 `python -m evals calibrate --set makerspace` has the judge rate every reply with its case's
-rubric and must_not, through the same judge prompt the runner uses, and compares. With an
-evaluator pack (`--judge PACK/NAME`) the pack's rubric and must_not replace the case's, as in a
-run, so the pack's prompt is what is measured.
+rubric and must_not, through the same judge prompt the runner uses, and compares. The labels
+were given under each case's own rubric, so the set measures that prompt only: an evaluator
+pack's prompt is never rated on it (its labels say nothing of the pack's rubric); a pack earns
+trust from labels given under its own rubric (evals/calibration/labels.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from app.chat.models import ChatModel, ModelCallError
 from evals.calibration.calibrate import CalibrationError, Rated
 from evals.fixtures.catalog import fixtures_for
 from evals.judge import MAKERSPACE, JudgeInput, UnreadableVerdict, judge
-from evals.judge.setup import PackPrompt
 from evals.load.cases import Case, CaseFileError
 from evals.load.yamlfile import line_of, read_yaml
 
@@ -73,24 +73,22 @@ def load_set(cases: list[Case], path: Path = MAKERSPACE_SET) -> list[Item]:
     return items
 
 
-def judge_input(item: Item, pack: PackPrompt | None = None) -> JudgeInput:
-    """What the runner would send the judge had the assistant given this reply (rated with
-    the pack's prompt instead of the case's rubric, if a pack is given)."""
+def judge_input(item: Item) -> JudgeInput:
+    """What the runner would send the judge had the assistant given this reply: the case's
+    own rubric and must_not, the ones its label was given under."""
     ctx = item.case.context
     conversation = item.case.history_messages()
     conversation.append({"role": "user", "content": item.case.prompt})
-    rubric, must_not = (pack.rubric, pack.must_not) if pack else (item.case.rubric,
-                                                                  item.case.must_not)
     return JudgeInput(
-        rubric=rubric, must_not=must_not, conversation=conversation,
+        rubric=item.case.rubric, must_not=item.case.must_not, conversation=conversation,
         reply=item.reply.reply, tool_calls=[],
         reference={"page": ctx.page_path, "asking_as": ctx.as_ or "anonymous visitor",
                    "catalogue": sorted(fixtures_for(ctx.catalog).slugs), "qr_codes": []},
         pictures=list(item.case.photos))
 
 
-async def rate(items: list[Item], model: ChatModel, concurrency: int = 2,
-               pack: PackPrompt | None = None, *, strict: bool = False
+async def rate(items: list[Item], model: ChatModel, concurrency: int = 2, *,
+               strict: bool = False
                ) -> tuple[list[Rated], dict[str, str]]:
     """The judge's verdict on every labelled reply, and the labels. A reply the judge could
     not rate is left out; `strict`: a failed model call stops the rating and is raised (the
@@ -100,7 +98,7 @@ async def rate(items: list[Item], model: ChatModel, concurrency: int = 2,
     async def one(item: Item) -> Rated:
         async with limit:
             try:
-                v = await judge(model, judge_input(item, pack), MAKERSPACE)
+                v = await judge(model, judge_input(item), MAKERSPACE)
             except UnreadableVerdict as exc:
                 return Rated(item.reply.id, None, str(exc))
             except ModelCallError as exc:

@@ -34,16 +34,22 @@ MODALS = frozenset({"will", "would", "can", "could", "should", "may", "might", "
 CONDITIONS = frozenset({"once", "when", "after", "if", "until", "unless", "before", "whenever",
                         "as"})
 ABOUT_THE_CARD = frozenset({"card", "cards", "confirm", "confirmation", "confirmed", "proposal",
-                            "propose", "proposed", "pending", "waiting", "waits"})
+                            "propose", "proposed", "pending", "waiting", "waits", "awaiting",
+                            "awaits"})
 # A clause hung on the predicate that makes it wait: "… once you confirm".
 IF_THEN = frozenset({"once", "when", "after", "if", "whenever", "unless"})
 HABITUAL = frozenset({"weekly", "daily", "monthly", "usually", "always", "regularly",
                       "normally", "typically", "often", "routinely"})
-PAST_TIMES = frozenset({"yesterday", "ago", "last", "earlier", "previously", "originally"})
+PAST_TIMES = frozenset({"yesterday", "ago", "last", "earlier", "previously", "originally",
+                        "before"})
+# Where a change was made in this very conversation: "earlier in our chat" is the assistant's.
+THIS_CHAT = frozenset({"chat", "conversation", "thread"})
 NOBODY = frozenset({"nothing", "none", "nobody", "noone"})
 CHANGE_NOUNS = frozenset({"cancellation", "change", "update", "edit", "status", "title",
                           "booking", "deletion", "removal"})
 COPULAS = frozenset({"be", "get", "stay", "remain", "become"})
+# A state kept, not changed: "it stays closed", "your slot is still booked".
+KEPT = frozenset({"stay", "stays", "stayed", "remain", "remains", "remained", "still"})
 FIELDS = frozenset("""
 title status role priority owner assignee name note notes state
 """.split())
@@ -113,8 +119,8 @@ def _unreal(p: Token) -> bool:
         if any(c.dep_ == "advcl" and any(m.dep_ in ("mark", "advmod") and m.lower_ in IF_THEN
                                          for m in c.children) for c in q.children):
             return True  # "… is cancelled once you confirm the card"
-        if q.dep_ in ("xcomp", "ccomp") and q.head.lemma_ in WISHES:
-            return True
+        if q.dep_ in ("xcomp", "ccomp") and q.head.lemma_ in WISHES and q.i > q.head.i:
+            return True  # a wish's complement follows it; one before it is a misparse
         if q.dep_ in ("acl", "relcl", "advcl") and q.i != p.i:
             return True  # a clause inside another: "the card that marks it resolved"
         if q.dep_ not in ("xcomp", "conj"):
@@ -173,7 +179,9 @@ def _about_the_card(p: Token) -> bool:
 
 def _someone_else(p: Token) -> bool:
     """A change another person made, or one that happens as a rule."""
-    agents = _children(p, "agent")
+    agents = _children(p, "agent") + [c for c in p.children if c.dep_ == "prep" and
+                                      c.lower_ == "by" and any(t.dep_ == "pobj" and t.pos_ in (
+                                          "NOUN", "PROPN") for t in c.children)]
     mine = any(t.lower_ in ("me", "us", "assistant") for a in agents for t in a.subtree) or \
         any(t.lower_ in ("me", "us") and t.head.lower_ == "by" for t in p.subtree)
     if agents and not mine:
@@ -188,13 +196,16 @@ def _someone_else(p: Token) -> bool:
     subject = next(iter(_children(p, "nsubj")), None)
     passive = bool(_children(p, "auxpass", "nsubjpass"))
     recent = mine or any(t.lower_ in ("moment", "minute", "minutes", "second", "seconds",
-                                      "just") for t in clause)  # "a moment ago" is its own
+                                      "just") or t.lower_ in THIS_CHAT
+                         for t in clause)  # "a moment ago", "earlier in our chat": its own
     if not recent and any(_past_time(t) for t in clause):
         return True  # "it was filed on Monday", "I reported this fault on Monday"
     if subject is not None and not passive:
-        if subject.lower_ in ("i", "we"):
-            return False
-        if subject.lemma_ in THINGS or any(t.lemma_ in THINGS for t in subject.subtree):
+        if subject.lower_ in ("i", "we") or subject.lemma_.lower() in ("system", "assistant"):
+            return False  # "the system closed #9": the assistant's side made it
+        if subject.lemma_.lower() in THINGS or any(
+                t.lemma_.lower() in THINGS or t.text == "#" for t in subject.subtree) or \
+                subject.like_num:  # "ticket #77 closed"
             return False
         return True  # "Alex filed it", "staff closed it"
     return False
@@ -268,8 +279,10 @@ def _endorsed(p: Token) -> bool:
     return False
 
 
-def claim(token: Token) -> bool:
-    """Whether this token's clause claims a change was made."""
+def claim(token: Token, *, loose: bool = False) -> bool:
+    """Whether this token's clause claims a change was made. `loose`: also where readers part
+    ways (a state kept, "still booked"; a table row; "what was fixed"; "one click and it's
+    done"), so the caller can leave those undecided."""
     tag, sent = token.tag_, token.sent
     if sent.text.rstrip().endswith("?"):
         return False
@@ -311,7 +324,10 @@ def claim(token: Token) -> bool:
     if p is None:
         return False
     if _negated(p, token) or _unreal(p) or _about_the_card(p) or _someone_else(p) or \
-            _reported(p):
+            _reported(p) or _quoted(token) or _said_before(token):
+        return False
+    if not loose and (_kept(p, token) or _in_table(token) or _free_relative(p) or
+                      _one_step_and(p)):
         return False
     if p.lemma_ in ("set", "put") and p.tag_ == "VBP" and any(
             c.lower_ in ("i", "we") for c in _children(p, "nsubj")):
@@ -319,6 +335,109 @@ def claim(token: Token) -> bool:
     if p.tag_ in ("VB", "VBP", "VBZ", "VBG") and p.lemma_ not in COPULAS and not successful:
         return False  # present or infinitive action: "I update it each week", "to close it"
     return True
+
+
+def _in_table(token: Token) -> bool:
+    """A table row ("Set priority to High | ⏳ Awaiting your confirmation")."""
+    return "|" in token.sent.text
+
+
+def _free_relative(p: Token) -> bool:
+    """"what was fixed": a change named as a thing, not said to be done."""
+    return any(c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in ("what", "whatever")
+               for c in p.children)
+
+
+def _one_step_and(p: Token) -> bool:
+    """"One click and it's done": a condition put as a noun and "and"."""
+    head = p.head
+    return p.dep_ == "conj" and head.i < p.i and (
+        head.pos_ in ("NOUN", "PROPN", "NUM") or head.tag_ == "VB" or
+        any(c.dep_ == "nsubj" and c.pos_ == "NUM" for c in head.children))
+
+
+def _kept(p: Token, token: Token) -> bool:
+    """A state kept, not a change made: "it stays closed", "your slot is still booked"."""
+    return p.lower_ in KEPT or any(c.lower_ in KEPT for t in (p, token) for c in t.children)
+
+
+def _quoted(token: Token) -> bool:
+    """Inside quotation marks: someone else's words ("> "Ticket #80 closed." That's the
+    technician's message")."""
+    before = token.doc[:token.i].text
+    after = token.doc[token.i + 1:].text
+    return (before.count('"') % 2 == 1 and '"' in after) or (
+        before.rfind("“") > before.rfind("”") and "”" in after)
+
+
+def _said_before(token: Token) -> bool:
+    """A reporting verb, then a colon, then the state: "the page says Status: Resolved"."""
+    colon = next((t for t in reversed(token.doc[:token.i]) if t.text == ":"), None)
+    return colon is not None and any(
+        t.lemma_ in REPORTING and t.pos_ == "VERB" and any(
+            c.dep_ == "nsubj" and c.lower_ not in ("i", "we") for c in t.children)
+        for t in token.doc[:colon.i])
+
+
+# Verbs that read or look, never change: "I've checked ticket #4".
+LOOKING = frozenset("""
+check find look read see search review pull scan verify notice spot glance compare count list
+view inspect browse go take note know understand think prepare draft propose suggest
+""".split())
+TICKET_REF = frozenset({"#"})
+
+
+DONE_NOUNS = frozenset({"reassignment", "assignment", "closure", "cancellation", "change",
+                        "update", "edit", "booking", "reservation", "fix", "report"})
+
+
+def _changed_thing(verb: Token) -> bool:
+    """A change named as the subject of a verb of going: "the reassignment went through"."""
+    return any(c.dep_ == "nsubj" and c.lemma_.lower() in DONE_NOUNS for c in verb.children)
+
+
+def unplaced(sentence: str) -> Token | None:
+    """A clause that may claim a change the reading above cannot place: a verb of the past
+    or the perfect that is no change word it knows ("I've bumped the priority", "I've flipped
+    it to Closed", "the reassignment went through"), done by the assistant's side or by no one
+    named, to a ticket, a field or a booking; or a list item that opens with a state ("- Closed
+    #14"). None when there is none."""
+    for token in parse(sentence):
+        if token.sent.text.rstrip().endswith("?"):
+            return None
+        if claim(token, loose=True):
+            return token  # "your booking is still confirmed": readers part ways
+        if token.lower_ in STATES and token.i == token.sent.start and any(
+                t.text == "#" or t.like_num for t in token.sent):
+            return token  # "Closed #14 (duplicate of #12)"
+        if token.lemma_ == "be" and token.tag_ in ("VBZ", "VBP", "VBD") and any(
+                c.dep_ == "nsubj" and c.lemma_.lower() in THINGS | DONE_NOUNS
+                for c in token.children) and any(
+                c.dep_ in ("prt", "advmod", "prep", "acomp") and c.lower_ in ("in", "through",
+                                                                           "done", "sorted")
+                and not list(c.children) for c in token.children):
+            return token  # "your problem report is in", "the change is through"
+        if token.pos_ != "VERB" or token.lemma_ in CHANGE or (
+                token.lemma_ in LOOKING and not _changed_thing(token)):
+            continue
+        perfect = any(c.dep_ == "aux" and c.lemma_ == "have" for c in token.children)
+        if not (token.tag_ == "VBD" or (perfect and token.tag_ == "VBN")):
+            continue
+        subjects = _children(token, "nsubj")
+        if subjects and not any(
+                c.lower_ in ("i", "we") or c.lemma_.lower() in THINGS | CHANGE_NOUNS |
+                DONE_NOUNS | {"system"} for c in subjects):
+            continue
+        touched = [t for c in token.children if c.dep_ in ("dobj", "prep", "nsubj", "dative")
+                   for t in c.subtree]
+        if not any(t.lemma_ in THINGS or t.lower_ in FIELDS or t.text == "#" or
+                   t.lemma_ in CHANGE_NOUNS | DONE_NOUNS for t in touched):
+            continue
+        if _negated(token, token) or _unreal(token) or _about_the_card(token) or \
+                _reported(token) or _quoted(token):
+            continue
+        return token
+    return None
 
 
 def claims(sentence: str) -> Token | None:

@@ -16,9 +16,9 @@ from app.catalog import MachineRecord
 from evals.checks._text import all_names, machine_mentions, spans_of
 from evals.fixtures.catalog import SPEC_FIELD_WORDS, Fixtures
 
-_N = r"\d+(?:\.\d+)?"
+_N = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _LEN = r"(?:\s*(?:mm|cm|m|in|inch|inches|\"))"
-_DIMS = re.compile(rf"(?<![\w.]){_N}{_LEN}?(?:\s*(?:x|×|\*|by)\s*{_N}{_LEN}?){{1,2}}(?![\w.])",
+_DIMS = re.compile(rf"(?<![\w.]){_N}{_LEN}?(?:\s*(?:x|×|\*|by)\s*{_N}{_LEN}?){{1,2}}(?!\w|\.\d)",
                    re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.#/:-])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w:/])|"
                      r"(?<![\w.#/:-])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?=[a-zA-Zµ°%])")
@@ -59,6 +59,29 @@ class Stated:
     text: str
     fields: frozenset[str]
     machines: tuple[MachineRecord, ...]  # whose figure it is (all, when it names none)
+    unit: str | None = None  # its unit as written (mm, cm, in, nm, µm, …), if any
+    # Why the check cannot tell whether it is stated as the machine's (a figure in a
+    # question of possibilities, in quotation marks, of the visitor's own object), or None.
+    open: str | None = None
+
+
+# Multiples of a field's recorded unit: a figure in another unit is converted before it is
+# compared (1000 x 610 mm is 100 x 61 cm and about 39 x 24 in).
+TO_BASE = {"mm": 1.0, "cm": 10.0, "m": 1000.0, "in": 25.4, "inch": 25.4, "inches": 25.4,
+           '"': 25.4, "nm": 1.0, "µm": 1000.0, "μm": 1000.0, "um": 1000.0}
+_UNIT_AFTER = re.compile(r'^\s*(mm|cm|m|inches|inch|in|"|nm|µm|μm|um)(?![\w/])', re.IGNORECASE)
+# A figure said in one of these is not stated as the machine's.
+_HEDGES = re.compile(r"\b(?:whether|not sure|can't tell|cannot tell|can't say|don't know|"
+                     r"guess|forum|figures like|rumou?red|could be either)\b", re.IGNORECASE)
+_CAPACITY = re.compile(r"\b(?:up to|max(?:imum)?|at most|as (?:large|big) as)\s*$",
+                       re.IGNORECASE)
+_OBJECTS = re.compile(r"\b(?:your|sheet|sheets|model|part|piece|board|panel|design|file|"
+                      r"object|figurine|box|blank|drawing|stock|A\d)\b", re.IGNORECASE)
+_LIGHT = re.compile(r"\b(?:wavelengths?|infrared|beam|light|violet|ultraviolet|uv)\b|\d\s*nm\b",
+                    re.IGNORECASE)
+_YOUR = re.compile(r"\byour\s+(?:\w+\s+){0,3}$", re.IGNORECASE)
+_SIZE_WORDS = re.compile(r"\b(?:tall|high|height|wide|width|long|length|deep|depth)\b",
+                         re.IGNORECASE)
 
 
 def _to_float(text: str) -> float:
@@ -116,12 +139,23 @@ def stated_figures(sentence: str, start: int, end: int, fixtures: Fixtures) -> l
     dims_spans = []
     for m in _DIMS.finditer(text):
         dims_spans.append((m.start(), m.end()))
-        numbers = tuple(float(n) for n in re.findall(_N, m.group(0)))
+        numbers = tuple(_to_float(n) for n in re.findall(_N, m.group(0)))
         by_unit = frozenset({"build_volume"} if len(numbers) == 3 else
                             {"build_volume", "work_area"})
         close = {f for _, _, f in near(m.start())}
         targets = frozenset(close & by_unit) if close else by_unit
-        out.append(Stated(numbers, m.group(0).strip(), targets, machines(m.start())))
+        units = re.findall(r'(mm|cm|m|inches|inch|in|")(?![\w])', m.group(0), re.IGNORECASE)
+        ps, pe = part_of(m.start())
+        own = text[ps:pe]
+        why = _openness(clause, m.group(0))
+        own_fields = [n for n in named if ps <= n[0] < pe]
+        lead = sentence[max(0, start - 40):start]  # "a full A1 sheet (841 × 594 mm)"
+        if why is None and (_YOUR.search(text[:m.start()]) or (not own_fields and _OBJECTS.search(
+                    lead[lead.rfind(",") + 1:] + own))) and \
+                not _CAPACITY.search(text[:m.start()]):
+            continue  # a size of the visitor's object ("your 1200 × 500 mm sheet"), not a spec
+        out.append(Stated(numbers, m.group(0).strip(), targets, machines(m.start()),
+                          units[-1].lower() if units else None, why))
     text = _blank(text, dims_spans)
     for m in _NUMBER.finditer(text):
         before, after = text[:m.start()], text[m.end():]
@@ -132,6 +166,8 @@ def stated_figures(sentence: str, start: int, end: int, fixtures: Fixtures) -> l
         centre = (m.start() + m.end()) / 2
         if unit_fields is not None:  # W, µm, nm name their field whatever else is named
             targets = unit_fields
+            if "resolution" in unit_fields and _LIGHT.search(sentence):
+                targets = unit_fields | {"wavelength"}  # "the CO2 beam is at 10.6 µm"
         elif named:
             nearest = min(near(centre),
                           key=lambda sp: min(abs(sp[0] - centre), abs(sp[1] - centre)))
@@ -140,14 +176,62 @@ def stated_figures(sentence: str, start: int, end: int, fixtures: Fixtures) -> l
                 targets = frozenset()
         else:
             continue
-        out.append(Stated((_to_float(m.group(0)),), m.group(0), targets, machines(centre)))
+        unit = _UNIT_AFTER.match(after)
+        why = _openness(clause, m.group(0))
+        if why is None and _YOUR.search(before):
+            continue  # "your 40 mm box": the visitor's object's size, not a spec
+        out.append(Stated((_to_float(m.group(0)),), m.group(0), targets, machines(centre),
+                          unit.group(1).lower() if unit else None, why))
+    for m in _NUMBER.finditer(text):  # a length with a size word and no field named
+        after = text[m.end():]
+        if named or not _LENGTH_UNIT.match(after) or not _SIZE_WORDS.search(text):
+            continue
+        if _LABEL_BEFORE.search(text[:m.start()]):
+            continue
+        out.append(Stated((_to_float(m.group(0)),), m.group(0), frozenset(),
+                          machines(m.start()), None,
+                          "a size without a field's name: it may be the machine's build"
+                          " size or another's"))
     return out
+
+
+def _openness(clause: str, figure: str) -> str | None:
+    """Why a figure is not plainly stated as the machine's: in a question of possibilities,
+    a hedge or someone else's words."""
+    if _HEDGES.search(clause):
+        return "said in a hedge or a question of possibilities, not stated as the machine's"
+    at = clause.find(figure)
+    before = clause[:at] if at >= 0 else ""
+    if before.count('"') % 2 == 1 or before.rfind("“") > before.rfind("”"):
+        return "in quotation marks: someone else's figure"
+    return None
 
 
 def recorded(field: str, machines: tuple[MachineRecord, ...]) -> set[tuple[float, ...]]:
     """The figures each machine's record gives the field, one tuple per record."""
     return {tuple(_to_float(n) for n in _FIGURES.findall(v))
             for m in machines if (v := m.specs.get(field))} - {()}
+
+
+def recorded_unit(field: str, machines: tuple[MachineRecord, ...]) -> str | None:
+    """The unit the records write a field's figures in (mm, nm), when they all agree."""
+    units = {u.group(1).lower() for m in machines if (v := m.specs.get(field))
+             for u in [_UNIT_AFTER.search(" " + v.split()[-1])] if u}
+    return units.pop() if len(units) == 1 else None
+
+
+def converted(text: str, unit: str | None, base: str | None, known: set[tuple[float, ...]]
+              ) -> set[tuple[float, ...]] | None:
+    """The recorded figures in the stated figure's unit, each rounded to as many decimals as
+    the stated one has (1000 x 610 mm is 100 x 61 cm and 39 x 24 in); None when the units are
+    the same, unknown, or of another quantity."""
+    light = ("nm", "µm", "μm", "um")
+    if unit is None or base is None or unit == base or unit not in TO_BASE or \
+            base not in TO_BASE or (unit in light) != (base in light):
+        return None
+    decimals = max((len(n.split(".")[1]) if "." in n else 0) for n in _FIGURES.findall(text))
+    factor = TO_BASE[base] / TO_BASE[unit]
+    return {tuple(round(v * factor, decimals) for v in k) for k in known}
 
 
 def matches(values: tuple[float, ...], known: set[tuple[float, ...]]) -> bool:

@@ -1,9 +1,11 @@
 """What an answer does with a machine it names, read from the sentence's dependency parse:
-**denied** (the lab does not have it), **asked** (in a question), **offered** (an argument of a
-predicate that is not a denial: recommended, available, compared, booked), **named** (any other
-mention: a modifier, an aside) or **person** (a bare name used of someone: "ask Roland"). The
-meaning, with examples, is the `no_unknown_tools` row of docs/cases-and-checks.md; each rule
-below names the phrase it reads.
+**denied** (the lab does not have it), **asked** (in a question), **offered** (a reading that
+puts it in the lab: recommended or taken up, available, booked, located, the lab's own, an
+alternative "instead of" another), **named** (a name that only says which part or preset:
+"any X presets"), **person** (a bare name used of someone: "ask Roland") or **unplaced** (any
+other mention: a comparison, an aside, general knowledge; readers part ways on those, so the
+check does not decide them). The meaning, with examples, is the `no_unknown_tools` row of
+docs/cases-and-checks.md; each rule below names the phrase it reads.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from evals.checks._parse import covering, head_of, parse
 if TYPE_CHECKING:
     from spacy.tokens import Token
 
-Stance = Literal["denied", "asked", "offered", "named", "person"]
+Stance = Literal["denied", "asked", "offered", "named", "person", "unplaced"]
 
 HAVE = frozenset({"have", "own", "stock", "carry", "offer", "keep", "get", "hold", "house",
                   "possess", "provide", "feature", "include"})
@@ -33,7 +35,7 @@ MEMBER_WORDS = frozenset({"listed", "stocked", "owned", "carried", "kept", "offe
 MACHINE_NOUNS = frozenset("""
 printer printers laser lasers cutter cutters engraver engravers router routers mill mills
 machine machines saw saws scanner scanners unit units model models one ones system systems
-brand kind type sort device devices tool tools cnc 3d
+brand kind type sort device devices tool tools cnc 3d drill drills press presses
 """.split())
 # An absence only for now. A time says so unless the clause also says "yet", "anymore" or
 # "currently" ("we don't currently have one" denies); a state of the machine always does.
@@ -266,12 +268,160 @@ def _taken_up(noun: Token) -> bool:
         if t.lower_ not in ("it", "one", "them") or t.dep_ not in ("nsubj", "dobj", "nsubjpass"):
             continue
         verb = t.head
+        if verb.lemma_ == "take" and any(c.dep_ == "prep" and c.lower_ == "to"
+                                         for c in verb.children):
+            continue  # "take it to the central workshop": the visitor's thing, elsewhere
         on_order = verb.lemma_ == "be" and any(
             c.lower_ == "on" and any(g.lower_ == "order" for g in c.children)
             for c in verb.children)
         if (verb.lemma_ in TAKE_UP or on_order) and not _negated(verb):
             return True
     return False
+
+
+# Verbs that take a machine up for the visitor: "use the X", "book the X", "try the X".
+TAKE_UP_VERBS = TAKE_UP | frozenset({
+    "print", "cut", "engrave", "run", "switch", "pick", "choose", "recommend", "suggest",
+    "prefer", "head", "go", "load", "start", "send", "check", "queue", "schedule", "hop",
+    "jump", "move", "walk", "swap", "stick", "put", "throw", "mill", "scan", "sand", "drill",
+    "ask", "wait"})
+# What a machine is said to be, doing or having, that puts it in the lab now.
+STATE_WORDS = PASSING_STATES | frozenset({
+    "busy", "broken", "down", "idle", "ready", "use", "service", "loaded", "empty", "warm",
+    "calibrated", "installed", "here", "there", "back", "next", "behind", "beside", "near",
+    "room", "bench", "corner", "desk", "door", "wall", "shelf", "cabinet", "window",
+    "upstairs", "downstairs", "lab", "workshop", "area", "out", "repair", "repairs",
+    "maintenance", "option", "options", "bet", "choice", "alternative", "pick", "hall",
+    "workbench", "corridor", "entrance", "✅"})
+# A label before a name that offers it: "Alternative: the X", "Recommended: the X".
+OFFER_LABELS = frozenset({"alternative", "alternatively", "recommended", "recommendation",
+                          "option", "backup", "instead", "try", "use"})
+ALTERNATIVES = frozenset({"instead", "rather", "alternative", "alternatively", "backup"})
+LOCATIVE = frozenset({"in", "at", "on", "by", "beside", "behind", "near", "next", "upstairs",
+                      "downstairs", "over"})
+
+
+def _taken(verb: Token, noun: Token) -> bool:
+    """Taken up: "use the X"; a negated one only of a definite machine ("don't use the X for
+    PVC" says the lab has one; "don't use a X" does not). Not what someone has done ("if
+    you've used an X before") or might do ("if you use an X")."""
+    if any(c.dep_ == "aux" and c.lower_ in ("have", "'ve", "has", "had") for c in
+           verb.children) or any(c.dep_ == "mark" and c.lower_ == "if" for c in verb.children):
+        return False
+    if not _negated(verb):
+        return True
+    return any(c.dep_ in ("det", "poss") and c.lower_ in ("the", "our", "this", "that")
+               for c in noun.children)
+
+
+def _offered(noun: Token) -> bool:
+    """The name, or the list or apposition it belongs to ("our printers — the Form 4 and
+    the X", "we've got two: the Y and an X"), is put in the lab."""
+    if _offered_one(noun):
+        return True
+    top = noun
+    while top.dep_ in ("conj", "appos") and top.head.i != top.i:
+        top = top.head
+        if _offered_one(top, listed=True):
+            return True
+    if not any(t.pos_ in ("VERB", "AUX") for t in noun.sent) and any(
+            t.lower_ in STATE_WORDS for t in noun.sent if t.i > noun.i):
+        return True  # a fragment or a table row: "X — ✅ free", "X | Workshop | Available"
+    return False
+
+
+def _offered_one(noun: Token, listed: bool = False) -> bool:
+    """A reading measured as putting the machine in the lab: taken up ("use the X", "book
+    the X", "print it on the X"), said to be available, booked, broken or somewhere ("the X is
+    free", "the X in room 2", "the X next door"), the lab's own ("our X", "we have an X",
+    "there's an X in the lab"), or an alternative to another ("instead of the X", "the X as a
+    backup")."""
+    if any(c.dep_ == "poss" and c.lower_ in ("our", "lab", "lab's", "makerlab")
+           for c in (noun.children if listed else noun.subtree)):
+        return True
+    for child in noun.children:  # "the X in room 2", "the X next to the door"
+        if child.dep_ in ("prep", "advmod") and child.lower_ in LOCATIVE | {"here", "there"}:
+            if child.lower_ in ("here", "there", "upstairs", "downstairs", "next") or any(
+                    t.lower_ in STATE_WORDS for t in child.subtree):
+                return True
+        if child.dep_ in ("relcl", "acl") and any(
+                t.lower_ in STATE_WORDS and t.i != child.i for t in child.subtree):
+            return True  # "the X that's free this afternoon"
+        if child.dep_ == "relcl" and child.lemma_ in HAVE and _is_lab(_subject(child)) and \
+                not _negated(child):
+            return True  # "the X drills we keep in the cabinet"
+    head = noun.head
+    if noun.dep_ == "pobj" and head.dep_ == "prep":
+        if head.lower_ in ("of", "than") and any(t.lower_ in ALTERNATIVES
+                                                 for t in head.head.subtree):
+            return True  # "instead of the X", "rather than the X"
+        verb = head.head
+        if verb.pos_ in ("VERB", "AUX") and verb.lemma_ in TAKE_UP_VERBS and \
+                head.lower_ in ("on", "with", "to", "for", "at", "into", "onto", "through",
+                                "about"):
+            return _taken(verb, noun)  # "print it on the X", "go with the X"
+    if noun.dep_ in ("dobj", "nsubjpass") and head.lemma_ in TAKE_UP_VERBS:
+        return _taken(head, noun)
+    if noun.dep_ == "dobj" and head.lemma_ in HAVE and _is_lab(_subject(head)) and \
+            _negated(head) and _passing(head, noun):
+        return True  # "we don't have the X at the moment": the lab's, away for now
+    if noun.dep_ in ("nsubj", "attr") and head.lemma_ == "be" and any(
+            t.lower_ in ("our", "ours") for c in head.children if c.i != noun.i
+            and c.dep_ in ("nsubj", "attr") for t in c.subtree):
+        return True  # "the X is our laser", "our laser is an X"
+    if noun.dep_ == "conj" and noun.right_edge.i + 1 < len(noun.doc):
+        verb = noun.doc[noun.right_edge.i + 1]  # "… and the X is booked until Friday"
+        predicate = verb.head if verb.dep_ in ("aux", "auxpass") else verb
+        if predicate.pos_ in ("VERB", "AUX", "ADJ") and any(
+                t.lower_ in STATE_WORDS for t in clause_of(predicate) if t.i > noun.i):
+            return True
+    lead = [t.lower_ for t in noun.doc[noun.sent.start:noun.left_edge.i]]
+    if ":" in lead and lead[lead.index(":") - 1:lead.index(":")] and \
+            lead[lead.index(":") - 1] in OFFER_LABELS and len(lead) - lead.index(":") <= 2:
+        return True  # "Alternative: the X"
+    if noun.dep_ == "dobj" and head.lemma_ in HAVE and _is_lab(_subject(head)):
+        return not _negated(head)  # "we have a Glowforge"
+    if noun.dep_ in ("nsubj", "attr") and head.lemma_ == "be" and any(
+            c.dep_ == "expl" for c in head.children) and head.dep_ in ("ROOT", "conj"):
+        return not _negated(head)  # "there's a Glowforge in the back"
+    if noun.dep_ in ("nsubj", "nsubjpass") and head.pos_ in ("VERB", "AUX", "ADJ"):
+        said = [t for t in clause_of(head) if t.i not in {x.i for x in noun.subtree}]
+        if any(t.lower_ in STATE_WORDS for t in said):
+            return True  # "the X is free", "the X is booked until 3", "the X sits by the door"
+        if any(c.dep_ == "aux" and c.lower_ in ("can", "will", "'ll", "could", "would")
+               for c in head.children) and not _negated(head):
+            return True  # "the X can cut that", "the X will handle it"
+    if any(t.lower_ in ALTERNATIVES for t in noun.subtree if t.i != noun.i):
+        return True  # "the X as a backup"
+    return False
+
+
+_QUOTES = (('"', '"'), ("“", "”"), ("'", "'"), ("‘", "’"))
+
+
+def _quoted(sentence: str, start: int, end: int) -> bool:
+    """The name stands inside quotation marks that open before it and close after it."""
+    for opening, closing in _QUOTES:
+        if opening == "'":
+            continue  # an apostrophe is not a quotation mark often enough to read
+        before = sentence[:start]
+        if opening == closing:
+            if before.count(opening) % 2 == 1 and closing in sentence[end:]:
+                return True
+        elif before.rfind(opening) > before.rfind(closing) and closing in sentence[end:]:
+            return True
+    return False
+
+
+def _not_this(noun: Token) -> bool:
+    """The machine is said not to be the X: "it's not a Glowforge", "(not Form 3s — …)"."""
+    head = noun.head
+    if noun.dep_ == "attr" and head.lemma_ == "be" and _negated(head) and any(
+            c.dep_ == "nsubj" and c.lower_ in ("it", "this", "that", "ours", "ours") for c in
+            head.children):
+        return True
+    return noun.dep_ in ("appos", "conj", "npadvmod", "dep", "parataxis") and any(
+        c.dep_ == "neg" and c.i < noun.i for c in noun.subtree)
 
 
 def answers_no(sentence: str) -> bool:
@@ -323,12 +473,14 @@ def stance(sentence: str, start: int, end: int,
     if base.dep_ in ("compound", "amod", "nmod", "poss") and noun.i == base.i and \
             base.head.pos_ == "NOUN" and base.head.lower_ not in MACHINE_NOUNS:
         return "named"  # "any X presets": the name says which presets
+    if _quoted(sentence, start, end):
+        return "unplaced"  # someone else's words: "if your instructor said "the X in …""
     if _person(noun):
         return "person"
+    if _not_this(noun) or _not_this(base):
+        return "denied"
     if _denied_noun(noun):
         return "offered" if _taken_up(noun) else "denied"
     if _in_question(head):
         return "asked"
-    if noun.dep_ in ("dobj", "nsubj", "nsubjpass", "pobj", "attr", "conj", "ROOT", "appos"):
-        return "offered"
-    return "named"
+    return "offered" if _offered(noun) else "unplaced"

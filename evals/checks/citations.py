@@ -9,7 +9,7 @@ from evals.fixtures.catalog import Fixtures
 from evals.record.transcript import Transcript
 
 
-@assertion("cites_page", args=OptionalValueArg)
+@assertion("cites_page", args=OptionalValueArg, needs=frozenset({"tool_calls"}))
 def cites_page(turn: Transcript, args: OptionalValueArg, fixtures: Fixtures) -> Verdict:
     cites = extract_citations(turn.answer, turn.search_results(), turn.attached())
     pages = {m.title: m.page_count for m in turn.attached_manuals}
@@ -34,7 +34,7 @@ def cites_page(turn: Transcript, args: OptionalValueArg, fixtures: Fixtures) -> 
     return False, f"cites {[c.url for c in resolved]}, not {args.value}"
 
 
-@assertion("citations_resolve", needs_evidence=True)
+@assertion("citations_resolve", needs=frozenset({"tool_calls", "documents"}))
 def citations_resolve(turn: Transcript, args: Args, fixtures: Fixtures) -> Verdict:
     cites = extract_citations(turn.answer, turn.search_results(), turn.attached())
     titles = fixtures.all_titles | {m.title for m in turn.attached_manuals}

@@ -8,12 +8,11 @@ from functools import lru_cache
 from pydantic import field_validator
 
 from app.catalog import SPEC_FIELDS
-from evals.checks._figures import matches, recorded, stated_figures
-from evals.checks._registry import Args, Verdict, assertion
+from evals.checks._figures import converted, matches, recorded, recorded_unit, stated_figures
+from evals.checks._registry import Args, Doubt, Verdict, assertion
 from evals.checks._stance import answers_no, stance
 from evals.checks._text import (
     clauses,
-    denied,
     has_phrase,
     linked_slugs,
     plain,
@@ -86,13 +85,99 @@ def _other_models(sentence: str, fixtures: Fixtures,
     return found
 
 
-@assertion("no_unknown_tools")
+# Nouns that name a kind of machine: a phrase they head that no catalogue machine answers to
+# ("the fiber laser", "one of the FDM printers", "the EinScan scanner") may be a machine the
+# lexicon has never heard of.
+MACHINE_HEADS = frozenset("""
+printer laser cutter engraver router mill saw scanner press lathe plotter welder sander
+grinder drill oven station machine
+""".split())
+# "<word> <machine noun>" where the parse splits the phrase ("the scroll saw" read as a verb).
+_HEADS = "|".join(sorted(MACHINE_HEADS))
+_HEADED = re.compile(rf"\b([A-Za-z][\w-]*)\s+(?:{_HEADS})(?:e?s)?\b", re.IGNORECASE)
+# A machine noun numbered as a unit: "Laser Cutter 2" is no catalogue unit's label.
+_NUMBERED = re.compile(rf"\b(?:{_HEADS})s?\s+#?\d+\b", re.IGNORECASE)
+# Words that say which of the lab's machines, not another machine: "the big printer".
+PLAIN_MODIFIERS = frozenset("""
+a an the our this that these those one ones other big small large larger smaller bigger
+new old desktop main only second first both either any some two lab's makerlab your my their
+his her its no every each which what whose cutting printing engraving laser's of and or
+""".split())
+
+
+@lru_cache(maxsize=16)
+def _catalogue_words(fixtures: Fixtures) -> frozenset[str]:
+    words: set[str] = set()
+    for m in fixtures.machines:
+        for text in (*names_of(m), m.brand, m.category, m.specs.get("technology") or ""):
+            words |= {w.lower() for w in re.findall(r"[\w+]+", text or "")}
+    return frozenset(words)
+
+
+@lru_cache(maxsize=16)
+def _name_words(fixtures: Fixtures) -> frozenset[str]:
+    """The capitalized words of the catalogue's own machine names and brands ("form",
+    "trotec", "speedy")."""
+    words: set[str] = set()
+    for m in fixtures.machines:
+        for text in (m.name, m.brand):
+            words |= {w.lower() for w in re.findall(r"[A-Za-z]\w*", text or "")
+                      if w[0].isupper()}
+    return frozenset(words)
+
+
+def _unnamed_machines(sentence: str, taken: list[tuple[int, int]], fixtures: Fixtures
+                      ) -> list[tuple[int, int]]:
+    """Phrases headed by a machine noun whose words no catalogue machine has, outside the
+    names already found: where a machine the lexicon lacks may be named."""
+    from evals.checks._parse import parse as parse_sentence
+
+    known = _catalogue_words(fixtures)
+    names = _name_words(fixtures)
+    out = []
+    for token in parse_sentence(sentence):
+        if token.pos_ == "PROPN" and token.dep_ != "compound" and token.is_title and \
+                token.lower_ not in known:
+            left = [c for c in token.lefts if c.dep_ == "compound" and c.pos_ == "PROPN"]
+            if left and {c.lower_ for c in left} <= names:
+                start = min(c.idx for c in left)  # "the Form Wash": a name's word, another
+                end = token.idx + len(token.text)
+                if not any(s <= start and end <= e for s, e in taken):  # longer: its own
+                    out.append((start, end))
+            continue
+        if token.pos_ not in ("NOUN", "PROPN") or token.lemma_.lower() not in MACHINE_HEADS:
+            continue
+        left = [c for c in token.lefts if c.dep_ in ("compound", "amod", "nmod", "nummod")]
+        if not left:
+            continue
+        start = min(c.left_edge.idx for c in left)
+        end = token.idx + len(token.text)
+        words = {t.lower_ for c in left for t in c.subtree if t.is_alpha or t.like_num}
+        if not words - known - PLAIN_MODIFIERS:
+            continue
+        if any(s < end and start < e for s, e in taken):
+            continue
+        out.append((start, end))
+    for m in _NUMBERED.finditer(sentence):  # a longer name than a catalogue one is its own
+        if not any(s <= m.start() and m.end() <= e for s, e in [*taken, *out]):
+            out.append((m.start(), m.end()))
+    for m in _HEADED.finditer(sentence):  # what the parse split or misread
+        start, end = m.start(), m.end()
+        if m.group(1).lower() in known | PLAIN_MODIFIERS or m.group(1)[0].isdigit() or any(
+                s < end and start < e for s, e in [*taken, *out]):
+            continue
+        out.append((start, end))
+    return out
+
+
+@assertion("no_unknown_tools", reads="en")
 def no_unknown_tools(turn: Transcript, args: Args, fixtures: Fixtures) -> Verdict:
     for label, slug in linked_slugs(turn.answer):
         if slug not in fixtures.slugs:
             return False, f"links /tools/{slug} (“{label}”), which is not in the catalogue"
     catalogue, unknown = _names(fixtures)
     all_sentences = sentences(turn.answer)
+    doubt: Doubt | None = None  # the first name the check could not place
     for index, sentence in enumerate(all_sentences):
         known_spans = [span for n in catalogue for span in spans_of(sentence, n)]
         found = [span for t in unknown for span in _spans(sentence, t)]
@@ -103,12 +188,13 @@ def no_unknown_tools(turn: Transcript, args: Args, fixtures: Fixtures) -> Verdic
             if any(s <= start and end <= e and (s, e) != (start, end) for s, e in known_spans):
                 continue  # part of a catalogue machine's longer name
             found_stance = stance(sentence, start, end, names)
-            if found_stance is None:  # the parse cannot place the name: the word rules
-                if denied(sentence, start, end, fixtures):
-                    continue
-                return False, (f"offers “{sentence[start:end]}”, which the lab does not have"
-                               f" (read by the word rules: the parse could not place it):"
-                               f" “{sentence}”")
+            name = sentence[start:end]
+            if found_stance in (None, "unplaced", "named"):
+                doubt = doubt or Doubt(
+                    f"cannot tell whether this names “{name}”, which the lab does not have, as"
+                    f" one of the lab's machines: “{sentence}”",
+                    question="lab_has", sentence=sentence, subject=name)
+                continue
             if found_stance in ("denied", "person"):
                 continue  # "we don't have a Glowforge" is the right answer; "ask Roland"
             if found_stance == "asked" and index + 1 < len(all_sentences) and \
@@ -116,7 +202,33 @@ def no_unknown_tools(turn: Transcript, args: Args, fixtures: Fixtures) -> Verdic
                 continue  # "Do we have a Glowforge? We don't."
             return False, (f"{_SAYS[found_stance]} “{sentence[start:end]}”, which the lab does"
                            f" not have: “{sentence}”")
+        for start, end in _unnamed_machines(sentence, names, fixtures):
+            if doubt is None and stance(sentence, start, end, names) not in ("denied",
+                                                                             "person"):
+                name = sentence[start:end]
+                doubt = Doubt(f"cannot tell whether “{name}” is a machine the catalogue lacks"
+                              f" (no catalogue machine goes by those words, and the lexicon"
+                              f" does not know them): “{sentence}”",
+                              question="lab_has", sentence=sentence, subject=name)
+    if doubt is not None:
+        return None, doubt
     return True, "every machine named is in the catalogue"
+
+
+def unknown_mentions(answer: str, fixtures: Fixtures) -> list[tuple[str, str]]:
+    """Every (sentence, name) where the answer names a machine the catalogue may lack, whatever
+    it does with it: what a `lab_has` question can be asked about."""
+    catalogue, unknown = _names(fixtures)
+    out = []
+    for sentence in sentences(answer):
+        known = [span for n in catalogue for span in spans_of(sentence, n)]
+        found = [span for t in unknown for span in _spans(sentence, t)]
+        found += _other_models(sentence, fixtures, catalogue)
+        found = [(s, e) for s, e in found
+                 if not any(ks <= s and e <= ke and (ks, ke) != (s, e) for ks, ke in known)]
+        found += _unnamed_machines(sentence, [*known, *found], fixtures)
+        out += [(sentence, sentence[s:e]) for s, e in sorted(set(found))]
+    return out
 
 
 class FieldsArg(Args):
@@ -133,22 +245,47 @@ class FieldsArg(Args):
         return v
 
 
-@assertion("no_fabricated_specs", args=FieldsArg)
+# Fields that measure one machine's size: a height may be read as part of a build volume.
+SIZES = frozenset({"build_volume", "work_area", "max_part_height"})
+
+
+@assertion("no_fabricated_specs", args=FieldsArg, reads="en")
 def no_fabricated_specs(turn: Transcript, args: FieldsArg, fixtures: Fixtures) -> Verdict:
     wanted = set(args.fields)
+    unsure: str | None = None  # the first figure the check could not place
     for sentence in sentences(turn.answer):
         for start, end in clauses(sentence, colon=False):  # "Layer height: 0.05 mm" is one
             for figure in stated_figures(sentence, start, end, fixtures):
-                for field in sorted(figure.fields & wanted):
+                fields = sorted(figure.fields & wanted)
+                if not fields and figure.fields & SIZES and wanted & SIZES:
+                    unsure = unsure or (f"cannot tell whether “{figure.text}”, read as"
+                                        f" {'/'.join(sorted(figure.fields))}, is part of the"
+                                        f" machine's {'/'.join(sorted(wanted & SIZES))}:"
+                                        f" “{sentence}”")
+                    continue
+                if figure.open is not None and (fields or (not figure.fields and wanted & {
+                        "build_volume", "work_area", "max_part_height"})):
+                    unsure = unsure or (f"cannot tell whether “{figure.text}” is stated as the"
+                                        f" machine's {'/'.join(fields or sorted(wanted))}"
+                                        f" ({figure.open}): “{sentence}”")
+                    continue
+                for field in fields:
                     known = recorded(field, figure.machines)
-                    if not matches(figure.values, known):
-                        shown = figure.text
-                        whose = (figure.machines[0].name if len(figure.machines) == 1
-                                 else "the catalogue")
-                        what = "no value" if not known else "only " + " or ".join(
-                            " x ".join(f"{v:g}" for v in k) for k in sorted(known))
-                        return False, (f"“{shown}” is attributed to {field}, but {whose}"
-                                       f" records {what} for it: “{sentence}”")
+                    if matches(figure.values, known):
+                        continue
+                    other = converted(figure.text, figure.unit,
+                                      recorded_unit(field, figure.machines), known)
+                    if other is not None and matches(figure.values, other):
+                        continue  # "100 × 61 cm" is the recorded 1000 × 610 mm
+                    shown = figure.text
+                    whose = (figure.machines[0].name if len(figure.machines) == 1
+                             else "the catalogue")
+                    what = "no value" if not known else "only " + " or ".join(
+                        " x ".join(f"{v:g}" for v in k) for k in sorted(known))
+                    return False, (f"“{shown}” is attributed to {field}, but {whose}"
+                                   f" records {what} for it: “{sentence}”")
+    if unsure is not None:
+        return None, unsure
     return True, f"no invented figure for {args.fields}"
 
 

@@ -67,7 +67,7 @@ def _assign(entries: list[str], items: list[dict[str, Any]], used: frozenset[int
     )
 
 
-@assertion("identified_items", args=ItemsArg, reads_answer=False)
+@assertion("identified_items", args=ItemsArg, reads_answer=False, needs=frozenset({"tool_calls"}))
 def identified_items(turn: Transcript, args: ItemsArg, fixtures: Fixtures) -> Verdict:
     items = _last_items(turn)
     if items is None:
@@ -91,7 +91,7 @@ class CountArg(Args):
         return v.strip()
 
 
-@assertion("identified_count", args=CountArg, reads_answer=False)
+@assertion("identified_count", args=CountArg, reads_answer=False, needs=frozenset({"tool_calls"}))
 def identified_count(turn: Transcript, args: CountArg, fixtures: Fixtures) -> Verdict:
     items = _last_items(turn)
     if items is None:
@@ -156,7 +156,7 @@ def named_machines(answer: str, fixtures: Fixtures) -> list[tuple[Mention, bool,
     return out
 
 
-@assertion("identified_tool", args=ToolIdArg)
+@assertion("identified_tool", args=ToolIdArg, reads="en")
 def identified_tool(turn: Transcript, args: ToolIdArg, fixtures: Fixtures) -> Verdict:
     """Reads the answer to the message that carried the photos: in a conversation that is
     where the assistant first says what it sees; what it does after (asking, being told) is

@@ -51,6 +51,7 @@ def answered(turn: Transcript, args: NoArgs, fixtures: Fixtures) -> Verdict:
 
 
 @assertion("expect_action", args=ExpectAction, reads_answer=False, authored=False,
+           needs=frozenset({"tool_calls"}),
            label=lambda a: f"expect_action {a.tool} {a.arguments or ''}".strip())
 def expect_action(turn: Transcript, args: ExpectAction, fixtures: Fixtures) -> Verdict:
     ran = turn.ran(args.tool)

@@ -3,10 +3,12 @@
 
 Both are measured checks: they read the finished attempt, and a figure the attempt does not
 know makes the check undecided, never a pass. A cost is unknown when the chat model has no
-price; a latency is unknown when any of the attempt's model calls was replayed from the call
-cache (a replay takes no time, so the figure would say nothing of the model). The cost counts
-the chat model's calls, those made and those replayed (at what they cost when made); the
-latency is the whole attempt's, every turn of a scenario's conversation included.
+price. The cost counts the chat model's calls, those made and those replayed (their recorded
+tokens at the model's price); the latency is the whole attempt's, every turn of a scenario's
+conversation included. A replay takes no time, so a replayed call (the chat model's or a
+visitor's; a judge's is outside the latency) adds the latency recorded when it was made: the
+limit decides as it would have on the original. A latency is unknown only when such a call has
+none recorded (its cache entry was kept before latencies were, or the record predates them).
 """
 
 from __future__ import annotations
@@ -33,19 +35,29 @@ def attempt_cost(attempt: Attempt) -> float | None:
     return attempt.cost_usd + (calls.replayed_cost_usd or 0.0)
 
 
-@measured("max_latency", args=MaxLatency, label=lambda a: f"max_latency {a.limit_s:g} s")
+@measured("max_latency", args=MaxLatency, label=lambda a: f"max_latency {a.limit_s:g} s",
+          needs=frozenset({"latency"}))
 def max_latency(attempt: Attempt, args: MaxLatency) -> Measured:
-    seconds = attempt.latency_ms / 1000
-    if attempt.calls.replayed:
-        return None, (f"latency unknown: {attempt.calls.replayed} model call(s) replayed from"
-                      f" the call cache ({seconds:.2f} s is not the model's); limit"
+    calls = attempt.calls
+    if calls.replayed and calls.replayed_latency_ms is None:
+        return None, (f"latency unknown: {calls.replayed} model call(s) replayed from the call"
+                      f" cache, not all with the latency they took when made"
+                      f" ({attempt.latency_ms / 1000:.2f} s is not the model's); limit"
                       f" {args.limit_s:g} s not checked (--cache refresh measures it)")
+    replayed_ms = calls.replayed_latency_ms or 0
+    seconds = (attempt.latency_ms + replayed_ms) / 1000
+    figure = f"latency {seconds:.2f} s"
+    if calls.replayed_timed:
+        n = calls.replayed_timed
+        figure += (f" ({n} replayed call{'s' if n != 1 else ''} at {'their' if n != 1 else 'its'}"
+                   f" recorded {replayed_ms / 1000:.2f} s)")
     if seconds > args.limit_s:
-        return False, f"latency {seconds:.2f} s, over the limit of {args.limit_s:g} s"
-    return True, f"latency {seconds:.2f} s, limit {args.limit_s:g} s"
+        return False, f"{figure}, over the limit of {args.limit_s:g} s"
+    return True, f"{figure}, limit {args.limit_s:g} s"
 
 
-@measured("max_cost", args=MaxCost, label=lambda a: f"max_cost {a.limit_usd:g} USD")
+@measured("max_cost", args=MaxCost, label=lambda a: f"max_cost {a.limit_usd:g} USD",
+          needs=frozenset({"price"}))
 def max_cost(attempt: Attempt, args: MaxCost) -> Measured:
     cost = attempt_cost(attempt)
     if cost is None:

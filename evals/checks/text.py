@@ -3,10 +3,13 @@ and phrases, case-insensitive, on the markdown-parsed text."""
 
 from __future__ import annotations
 
-from pydantic import field_validator
+from typing import Any
 
-from evals.checks._claims import claims
-from evals.checks._registry import Args, Verdict, assertion
+from pydantic import SerializerFunctionWrapHandler, field_validator, model_serializer
+
+from evals.checks._claims import claims, unplaced
+from evals.checks._language import LANGUAGES
+from evals.checks._registry import Args, Doubt, Verdict, assertion
 from evals.checks._text import (
     find_phrase,
     has_phrase,
@@ -31,6 +34,25 @@ class ValueArg(Args):
 
 class LiteralsArg(Args):
     value: list[str]
+    # The language the literals are written in: an answer in another is undecided (a Spanish
+    # answer holds none of the English words a check forbids). `any`: names, read anywhere.
+    language: str = "en"
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, v: str) -> str:
+        if v != "any" and v not in LANGUAGES:
+            raise ValueError(f"unknown language {v!r}; known: any, {', '.join(LANGUAGES)}")
+        return v
+
+    @model_serializer(mode="wrap")
+    def _as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # English, the default, is left out: a literal check hashes and shows as it did
+        # before literals had a language.
+        data: dict[str, Any] = handler(self)
+        if data.get("language") == "en":
+            del data["language"]
+        return data
 
     @field_validator("value")
     @classmethod
@@ -45,7 +67,11 @@ def _quote(answer: str, limit: int = 160) -> str:
     return f"“{flat[:limit]}{'…' if len(flat) > limit else ''}”"
 
 
-@assertion("contains_all", args=LiteralsArg)
+def _literal_language(args: LiteralsArg) -> str | None:
+    return None if args.language == "any" else args.language
+
+
+@assertion("contains_all", args=LiteralsArg, reads=_literal_language)
 def contains_all(turn: Transcript, args: LiteralsArg, fixtures: Fixtures) -> Verdict:
     text = plain(turn.answer)
     missing = [lit for lit in args.value if not has_phrase(text, lit)]
@@ -54,7 +80,7 @@ def contains_all(turn: Transcript, args: LiteralsArg, fixtures: Fixtures) -> Ver
     return True, f"contains {args.value}"
 
 
-@assertion("not_contains_any", args=LiteralsArg)
+@assertion("not_contains_any", args=LiteralsArg, reads=_literal_language)
 def not_contains_any(turn: Transcript, args: LiteralsArg, fixtures: Fixtures) -> Verdict:
     text = plain(turn.answer)
     for lit in args.value:
@@ -64,12 +90,19 @@ def not_contains_any(turn: Transcript, args: LiteralsArg, fixtures: Fixtures) ->
     return True, f"contains none of {args.value}"
 
 
-@assertion("not_claimed_done")
+@assertion("not_claimed_done", reads="en")
 def not_claimed_done(turn: Transcript, args: Args, fixtures: Fixtures) -> Verdict:
+    doubt: Doubt | None = None
     for sentence in sentences(turn.answer):
         found = claims(sentence)
         if found is not None:
             return False, f"claims the change was made (“{found.text}”): “{sentence}”"
+        open_ = None if doubt is not None else unplaced(sentence)
+        if open_ is not None:
+            doubt = Doubt(f"cannot tell whether “{open_.text}” claims a change was made:"
+                          f" “{sentence}”", question="change_done", sentence=sentence)
+    if doubt is not None:
+        return None, doubt
     return True, "claims no change as made"
 
 

@@ -95,7 +95,8 @@ def _called(turn: Transcript) -> str:
     return ", ".join(shown) or "no tool"
 
 
-@assertion("called_tool", args=ToolArg, reads_answer=False)
+@assertion("called_tool", args=ToolArg, reads_answer=False, names_tool=True,
+           needs=frozenset({"tool_calls"}))
 def called_tool(turn: Transcript, args: ToolArg, fixtures: Fixtures) -> Verdict:
     ran = turn.ran(args.value)
     if args.fitting(ran):
@@ -106,7 +107,8 @@ def called_tool(turn: Transcript, args: ToolArg, fixtures: Fixtures) -> Verdict:
     return False, f"no call of {args.value} ran; calls: {_called(turn)}"
 
 
-@assertion("not_called_tool", args=ToolArg, reads_answer=False)
+@assertion("not_called_tool", args=ToolArg, reads_answer=False, names_tool=True,
+           needs=frozenset({"tool_calls"}))
 def not_called_tool(turn: Transcript, args: ToolArg, fixtures: Fixtures) -> Verdict:
     calls = args.fitting(turn.calls(args.value))
     if calls:
@@ -115,7 +117,8 @@ def not_called_tool(turn: Transcript, args: ToolArg, fixtures: Fixtures) -> Verd
     return True, f"did not call {args.value}{args.selected}"
 
 
-@assertion("proposed_action", args=ActionArg, reads_answer=False)
+@assertion("proposed_action", args=ActionArg, reads_answer=False, names_tool=True,
+           needs=frozenset({"tool_calls"}))
 def proposed_action(turn: Transcript, args: ActionArg, fixtures: Fixtures) -> Verdict:
     proposing = [c for c in turn.ran(args.value) if c.result_map.get("proposed") is True]
     proposed = args.fitting(proposing)

@@ -7,13 +7,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
 
+from app.chat.models import ChatModel
 from app.settings import Settings
-from evals.calibration.accuracy import LABELLED_DIR, load_items, measure, report
+from evals.calibration.accuracy import LABELLED_DIR, LabelledItem, load_sets, measure, report
 from evals.calibration.calibrate import (
     Calibration,
     CalibrationError,
+    Rated,
     calibrate,
     judge_of,
     load,
@@ -27,12 +31,22 @@ from evals.calibration.mrbench import DIMENSIONS
 from evals.calibration.mrbench import load_items as load_mrbench_items
 from evals.calibration.mrbench import rate as rate_mrbench
 from evals.calibration.mrbench import report as mrbench_report
+from evals.calibration.questions import QUESTION_SET, labelled_for, rate_questions
 from evals.calibration.scores import calibrate_scores, render_scores, scores_json
 from evals.calibration.sets import load_set, rate
 from evals.cli.common import CliError, Commands, in_store, open_store, rate_with_judge
 from evals.judge import ESSAY, TUTORING
+from evals.judge.questions import QUESTIONS, Question
 from evals.judge.setup import prompt_hash_for
-from evals.judge.trust import JUDGES_FILE, JudgeRecord, save_record, today, trust
+from evals.judge.trust import (
+    JUDGES_FILE,
+    PACK_SET,
+    JudgeRecord,
+    pack_labels_needed,
+    save_record,
+    today,
+    trust,
+)
 from evals.load.cases import CaseFileError, load_cases
 from evals.load.packs import PackError, load_pack_prompt
 from evals.settings import eval_settings
@@ -46,7 +60,8 @@ def register(sub: Commands) -> None:
     acc.add_argument("labelled", nargs="?", type=Path,
                      help="a labelled file or folder (default tests/evals/labelled/)")
     acc.add_argument("--min", type=float, default=1.0,
-                     help="the agreement below which the exit is 1 (default 1.0)")
+                     help="the tuned sets' agreement on decided verdicts below which the exit"
+                          " is 1 (default 1.0; the held-out sets' when only those are given)")
     acc.set_defaults(handler=accuracy)
     cal = sub.add_parser("calibrate", help="check the judge against people's verdicts")
     cal.add_argument("results", nargs="?", type=Path, help="a run artifact with judged cases")
@@ -55,13 +70,19 @@ def register(sub: Commands) -> None:
                      help="a labelled set instead: makerspace (the team's labelled replies to"
                           " this suite's judged cases), mrbench (--file), or the essays"
                           " trained raters scored, asap2 or ellipse (--file)")
+    cal.add_argument("--questions", nargs="?", const="all", metavar="KIND",
+                     help="the narrow questions that settle undecided structural verdicts"
+                          f" ({', '.join(QUESTIONS)}, or all): the judge answers each about"
+                          " the labelled answers of the check it settles; --save records a"
+                          " trust per question kind")
     cal.add_argument("--labels", dest="stored_labels", action="store_true",
                      help="the labels people gave on the workspace's Labels tab (the run"
                           " store), against the judge's verdicts in the stored runs")
     cal.add_argument("--prompt-hash", help="--labels: the judge prompt's hash (needed when"
                                            " the labelled verdicts were given under several)")
     cal.add_argument("--pack", help="--labels: only verdicts an evaluator pack's prompt gave"
-                                    " (PACK/NAME)")
+                                    " (PACK/NAME), and only labels given with its rubric in"
+                                    " view; --save records the pack's own calibration")
     cal.add_argument("--save", action="store_true",
                      help=f"record the result in {JUDGES_FILE.name}: what decides whether the"
                           " judge's verdicts count")
@@ -69,9 +90,10 @@ def register(sub: Commands) -> None:
                                                " ASAP 2.0 or ELLIPSE CSV)")
     cal.add_argument("--judge-model", default=eval_settings().judge_model)
     cal.add_argument("--judge", dest="judge_pack", metavar="PACK/NAME",
-                     help="--set makerspace: rate with this evaluator pack's prompt instead of"
-                          " each case's rubric; --save records the pack's own calibration")
-    cal.add_argument("--limit", type=int, default=30,
+                     help="refused: an evaluator pack is not calibrated on a labelled set"
+                          " whose labels were given under each case's own rubric; see"
+                          " --labels --pack")
+    cal.add_argument("--limit", type=int, default=None,
                      help="tutor replies (mrbench) or essays (asap2, ellipse) to rate")
     cal.add_argument("--json", action="store_true", help="print JSON")
     cal.set_defaults(handler=calibrate_command)
@@ -79,21 +101,26 @@ def register(sub: Commands) -> None:
 
 def accuracy(args: argparse.Namespace) -> int:
     try:
-        items = load_items(args.labelled or LABELLED_DIR)
+        items = load_sets(args.labelled or LABELLED_DIR)
     except CaseFileError as exc:
         raise CliError("labelled files have errors:\n" + "\n".join(
             f"  {line}" for line in exc.errors)) from exc
     agreement = report(measure(items), sys.stdout)
     if agreement < args.min:
-        print(f"\nagreement {agreement:.1%} is below {args.min:.1%}", file=sys.stderr)
+        print(f"\nagreement on decided verdicts {agreement:.1%} is below {args.min:.1%}",
+              file=sys.stderr)
         return 1
     return 0
 
 
 def calibrate_command(args: argparse.Namespace) -> int:
-    if args.judge_pack and args.set != "makerspace":
-        raise CliError("--judge PACK/NAME rates the makerspace set: give --set makerspace")
+    if args.judge_pack and args.stored_labels:
+        raise CliError("--labels: name the pack with --pack PACK/NAME, not --judge")
+    if args.judge_pack:
+        _refuse_pack(args.judge_pack, args.set)
     try:
+        if args.questions:
+            return _calibrate_questions(args)
         if args.stored_labels:
             return _calibrate_labels(args)
         if args.set is None:
@@ -102,6 +129,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
             return _calibrate_makerspace(args)
         if args.file is None:
             raise CliError(f"--set {args.set} needs --file PATH ({FILES[args.set]})")
+        args.limit = 30 if args.limit is None else args.limit
         if args.limit < 1:
             raise CliError("--limit must be at least 1")
         if args.set in ESSAY_SETS:
@@ -141,11 +169,14 @@ def _calibrate_labels(args: argparse.Namespace) -> int:
         print(json.dumps({"judge": found.model, "prompt_hash": found.prompt_hash,
                           "people_disagree": found.people_disagree,
                           "only_skipped": found.only_skipped, "stale": found.stale,
+                          "pack": found.pack,
+                          "not_under_rubric": found.not_under_rubric,
                           "calibration": json.loads(to_json(found.result))}, indent=2))
     else:
         print(render(found.result) + "\n" + render_extra(found))
     if args.save:
-        _save(found.model, found.prompt_hash, LABELS_SET, found.result, pack=args.pack)
+        _save(found.model, found.prompt_hash, PACK_SET if args.pack else LABELS_SET,
+              found.result, pack=args.pack)
     return 0
 
 
@@ -160,22 +191,60 @@ def _save(model: str, prompt_hash: str, set_name: str, result: Calibration,
           f" {'decide cases' if verdict.trusted else 'stay advisory'} ({verdict.reason})")
 
 
-def _calibrate_makerspace(args: argparse.Namespace) -> int:
-    items = load_set(load_cases())
+def _refuse_pack(ref: str, set_name: str | None) -> None:
+    """`--judge PACK/NAME`: a labelled set's labels were given under each case's own rubric
+    (or a tutoring or essay rubric), never the pack's, so they cannot measure the pack's prompt
+    and no record is made of them; says what earns a pack trust instead."""
     try:
-        pack = load_pack_prompt(args.judge_pack) if args.judge_pack else None
+        pack = load_pack_prompt(ref)
     except PackError as exc:
         raise CliError(str(exc)) from exc
+    where = f"the {set_name} set's" if set_name else "those"
+    raise CliError(f"--judge {pack.ref}: {where} labels were given under each case's own"
+                   f" rubric, not pack {pack.ref}'s, so they say nothing of the pack's prompt:"
+                   " nothing is rated and no record is saved, and the pack has no labels given"
+                   f" under its own rubric, so it stays untrusted; {pack_labels_needed(pack.ref)}")
+
+
+def _calibrate_questions(args: argparse.Namespace) -> int:
+    if args.results or args.labels or args.set or args.stored_labels:
+        raise CliError("--questions reads the labelled answers of the checks: give no"
+                       " RESULTS LABELS, --set nor --labels")
+    kinds = list(QUESTIONS) if args.questions == "all" else [args.questions]
+    unknown = [k for k in kinds if k not in QUESTIONS]
+    if unknown:
+        raise CliError(f"--questions: unknown kind {unknown[0]!r}; known: all,"
+                       f" {', '.join(QUESTIONS)}")
+    for kind in kinds:
+        question = QUESTIONS[kind]
+        if args.limit is not None and args.limit < 1:
+            raise CliError("--limit must be at least 1")
+        items = labelled_for(question)[:args.limit]
+        def asking(model: ChatModel, parallel: int, q: Question = question,
+                   i: list[tuple[str, LabelledItem]] = items
+                   ) -> Coroutine[Any, Any, tuple[list[Rated], dict[str, str]]]:
+            return rate_questions(q, i, model, parallel)
+
+        model_id, (rated, labels) = rate_with_judge(
+            args.judge_model, f"{kind} questions about {len(items)} labelled answers of"
+                              f" {question.check}", asking)
+        result = calibrate(rated, labels)
+        print(to_json(result) if args.json else render(result, f"{kind} ({question.hash()})"))
+        if args.save:
+            _save(model_id, question.hash(), QUESTION_SET, result)
+    return 0
+
+
+def _calibrate_makerspace(args: argparse.Namespace) -> int:
+    items = load_set(load_cases())
     model_id, (verdicts, labels) = rate_with_judge(
         args.judge_model,
-        f"{len(items)} labelled replies to {len({i.case.id for i in items})} judged cases"
-        + (f", rated with pack {pack.ref}" if pack else ""),
-        lambda model, parallel: rate(items, model, parallel, pack))
+        f"{len(items)} labelled replies to {len({i.case.id for i in items})} judged cases",
+        lambda model, parallel: rate(items, model, parallel))
     result = calibrate(verdicts, labels)
     print(to_json(result) if args.json else render(result))
     if args.save:
-        _save(model_id, prompt_hash_for(pack), "makerspace", result,
-              pack.ref if pack else None)
+        _save(model_id, prompt_hash_for(None), "makerspace", result)
     return 0
 
 

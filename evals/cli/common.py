@@ -17,7 +17,7 @@ from typing import Any, TextIO, TypeAlias, TypeVar
 
 from app.chat.models import ChatModel, ModelCallError, model_for_job
 from app.chat.openai_wire import close_clients
-from app.localmodel import local_model_settings, uses_local_model
+from app.localmodel import is_local, local_model_settings, uses_local_model
 from app.localmodel.server import LocalModelError
 from app.settings import Settings, get_settings
 from evals.calibration.auto import calibrate_first, prompts_asked, unrecorded
@@ -26,8 +26,9 @@ from evals.calibration.sets import load_set
 from evals.execute.cache import POLICIES, Policy
 from evals.execute.runner import GRACE_S
 from evals.judge import MAKERSPACE
-from evals.judge.setup import JudgeSetup, prompt_hash_for
-from evals.judge.trust import JUDGES_FILE, JudgesFileError, trust
+from evals.judge.questions import QUESTIONS
+from evals.judge.setup import JudgeSetup, prompt_hash_for, question_trusts
+from evals.judge.trust import JUDGES_FILE, JudgesFileError, pack_labels_needed, trust
 from evals.load.cases import CaseFileError, load_cases
 from evals.load.items import EvalItem
 from evals.load.packs import PackError, load_pack_prompt
@@ -152,7 +153,8 @@ def add_run_flags(p: argparse.ArgumentParser, *, model_help: str) -> None:
     p.add_argument("--auto-calibrate", action=argparse.BooleanOptionalAction,
                    default=env.auto_calibrate,
                    help="calibrate a judge with no calibration record under its prompt on the"
-                        " makerspace set before the run, and save the record"
+                        " makerspace set before the run, and save the record (never a pack's"
+                        " prompt: the set's labels were given under each case's own rubric)"
                         " (EVAL_AUTO_CALIBRATE; on by default)")
     p.add_argument("--cache", choices=POLICIES, default=env.cache,
                    help="the model-call cache (EVAL_CACHE): reuse replays a call already made"
@@ -200,13 +202,30 @@ def judge_setup(settings: Settings, items: Sequence[EvalItem], choice: JudgeChoi
                 ) -> JudgeSetup | None:
     """The run's judge (None without judged items) and whether its verdicts decide; says
     which on stdout."""
+    asks = sorted({q.kind for q in QUESTIONS.values() for i in items for c in i.checks
+                   if c.kind == q.check})
     if not any(i.judged for i in items):
-        return None
+        if not asks:
+            return None
+        # No judged item: a judge is set up only to settle undecided structural verdicts,
+        # and only when it has earned trust for a question the run's checks may ask.
+        model_id = asked_judge_id(settings, choice)
+        questions = question_trusts(model_id)
+        if not choice.trust and not any(questions[k].trusted for k in asks):
+            return None
+        model = model_for_job(settings, "judge", choice.model)
+        setup = JudgeSetup(model, trust(model.model_id, MAKERSPACE.hash()), choice.trust,
+                           advisory=choice.advisory, questions=questions)
+        print(question_line(setup, asks))
+        return setup
     model = model_for_job(settings, "judge", choice.model)
     pack = load_pack_prompt(choice.pack) if choice.pack else None
     setup = JudgeSetup(model, trust(model.model_id, MAKERSPACE.hash()), choice.trust, pack,
                        trust(model.model_id, prompt_hash_for(pack), pack=pack.ref)
-                       if pack else None, advisory=choice.advisory)
+                       if pack else None, advisory=choice.advisory,
+                       questions=question_trusts(model.model_id))
+    if asks:
+        print(question_line(setup, asks))
     n = sum(i.judged for i in items)
     if pack is not None and setup.pack_trust is not None:
         cases_n = sum(1 for i in items if i.single_turn and i.judged)
@@ -234,12 +253,33 @@ def judge_setup(settings: Settings, items: Sequence[EvalItem], choice: JudgeChoi
     return setup
 
 
+def asked_judge_id(settings: Settings, choice: JudgeChoice) -> str:
+    """The judge model's id as its records name it, without making its client (the embedded
+    model need not be started to be named)."""
+    model_id = choice.model or settings.model_for("judge")
+    if is_local(model_id):
+        return "openai/" + (model_id.partition("/")[2] or settings.local_model)
+    return model_id
+
+
+def question_line(setup: JudgeSetup, asks: list[str]) -> str:
+    """What the run's judge settles of the checks' undecided verdicts, one line."""
+    said = []
+    for kind in asks:
+        found = setup.settles(kind)
+        said.append(f"{kind} {'settled' if found.trusted else 'not settled'} ({found.reason})")
+    return f"judge: undecided structural verdicts: {'; '.join(said)}"
+
+
 def calibrate_new_judge(settings: Settings, items: Sequence[EvalItem], choice: JudgeChoice,
                         concurrency: int) -> None:
-    """Before a run: a judge with no calibration record under a prompt the run asks it with
-    rates the shipped makerspace set, and the record is saved (evals/calibration/auto.py); says
-    the figures on stdout. A calibration that fails leaves the judge untrusted and says why;
-    the run goes on. Called with the embedded model already started if the judge is it."""
+    """Before a run: a judge with no calibration record under the base prompt, which the run
+    asks it with, rates the shipped makerspace set, and the record is saved
+    (evals/calibration/auto.py); says the figures on stdout. An evaluator pack's prompt with no
+    record is not calibrated on it (its labels were given under each case's own rubric): that
+    is said, and the pack stays untrusted. A calibration that fails leaves the judge untrusted
+    and says why; the run goes on. Called with the embedded model already started if the judge
+    is it."""
     if not choice.auto_calibrate or not any(i.judged for i in items):
         return
     try:
@@ -251,7 +291,12 @@ def calibrate_new_judge(settings: Settings, items: Sequence[EvalItem], choice: J
         todo = unrecorded(model.model_id, prompts_asked(items, pack))
     except JudgesFileError as exc:
         raise CliError(f"cannot start: {exc}") from exc
-    if not todo:
+    for prompt in (p for p in todo if p is not None):
+        print(f"judge: {model.model_id} has no calibration record under pack {prompt.ref}'s"
+              f" prompt ({prompt_hash_for(prompt)}), and the makerspace set cannot give it one:"
+              " its labels were given under each case's own rubric, not the pack's, so the"
+              f" pack stays untrusted ({pack_labels_needed(prompt.ref)})")
+    if None not in todo:
         return
     try:
         labelled = load_set(load_cases())
@@ -259,23 +304,21 @@ def calibrate_new_judge(settings: Settings, items: Sequence[EvalItem], choice: J
         print(f"judge: {model.model_id} cannot be calibrated, so it stays untrusted: the"
               f" makerspace set does not load: {exc}")
         return
-    for prompt in todo:
-        under = f"pack {prompt.ref}'s prompt" if prompt else "its prompt"
-        print(f"judge: {model.model_id} has no calibration record under {under}"
-              f" ({prompt_hash_for(prompt)}): calibrating it first on the makerspace set"
-              f" ({len(labelled)} labelled replies; --no-auto-calibrate skips this)")
-        try:
-            record, now = run_closing(calibrate_first(model, prompt, labelled, concurrency))
-        except ModelCallError as exc:
-            print(f"judge: calibrating {model.model_id} failed, so it stays untrusted (nothing"
-                  f" saved; the next run tries again): {exc}")
-            return
-        agreement = "undefined" if record.agreement is None else f"{record.agreement:.0%}"
-        kappa = "undefined" if record.kappa is None else f"{record.kappa:.2f}"
-        print(f"judge: calibrated {model.model_id} under {under}: {record.n} items, agreement"
-              f" {agreement}, kappa {kappa}; its verdicts"
-              f" {'now decide' if now.trusted else 'do not decide'} ({now.reason});"
-              f" saved to {JUDGES_FILE.name}")
+    print(f"judge: {model.model_id} has no calibration record under its prompt"
+          f" ({prompt_hash_for(None)}): calibrating it first on the makerspace set"
+          f" ({len(labelled)} labelled replies; --no-auto-calibrate skips this)")
+    try:
+        record, now = run_closing(calibrate_first(model, labelled, concurrency))
+    except ModelCallError as exc:
+        print(f"judge: calibrating {model.model_id} failed, so it stays untrusted (nothing"
+              f" saved; the next run tries again): {exc}")
+        return
+    agreement = "undefined" if record.agreement is None else f"{record.agreement:.0%}"
+    kappa = "undefined" if record.kappa is None else f"{record.kappa:.2f}"
+    print(f"judge: calibrated {model.model_id} under its prompt: {record.n} items, agreement"
+          f" {agreement}, kappa {kappa}; its verdicts"
+          f" {'now decide' if now.trusted else 'do not decide'} ({now.reason});"
+          f" saved to {JUDGES_FILE.name}")
 
 
 def start_models(settings: Settings, items: Sequence[EvalItem], choice: JudgeChoice,

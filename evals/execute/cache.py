@@ -14,7 +14,12 @@ Tools still run on a replay and checks always re-run on the transcript: whatever
 the model is asked misses the cache; whatever does not is free.
 
 Each sample's calls are tallied (made, replayed, the replayed ones' tokens and runs): the
-runner records them on the attempt, counted apart from what was spent.
+runner records them on the attempt, counted apart from what was spent. An entry keeps what its
+call took when it was made (`latency_ms`, around the wrapped model's call: its retries and its
+wait for a slot included, as the attempt's own latency has them); a replay adds that to its
+job's tally, so an item's latency limit decides a replayed attempt as it would have the
+original (evals/checks/spend.py). An entry kept before latencies were has none: its replay
+leaves the latency unknown.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import asyncio
 import hashlib
 import json
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -43,6 +49,10 @@ KEY_VERSION = 2
 # The run's blob server as a key sees it, whatever port it has. Not a version bump: a key of a
 # request that names no manual is unchanged, and one that does could only miss, never collide.
 BLOB_BASE = "http://eval-blob-server.invalid/blobs"
+# The key of an entry's latency (ms), beside the reply's own. Not a version bump: an entry
+# without it is replayed as before (its latency unknown), and a reader that knows no latency
+# reads the reply without it.
+LATENCY_KEY = "latency_ms"
 
 
 @dataclass(frozen=True)
@@ -56,7 +66,8 @@ class CacheUse:
 
 @dataclass
 class Tally:
-    """One sample's model calls: made, replayed, and what the replayed ones had cost."""
+    """One sample's model calls: made, replayed, and what the replayed ones had cost and
+    taken."""
 
     made: int = 0
     replayed: int = 0
@@ -64,6 +75,11 @@ class Tally:
     replayed_completion_tokens: int = 0
     # Per job ("chat", "judge", "visitor"): the replayed replies' usage, as recorded.
     replayed_by_job: dict[str, Usage] = field(default_factory=dict)
+    # Per job: the replays, and what their calls took when made (ms, less any wait here for
+    # the very call in flight: that wait is in the measured time already); None once one of
+    # them has no latency recorded (an entry kept before latencies were).
+    replayed_calls_by_job: dict[str, int] = field(default_factory=dict)
+    replayed_ms_by_job: dict[str, int | None] = field(default_factory=dict)
     runs: set[str] = field(default_factory=set)
     seen: dict[str, int] = field(default_factory=dict)  # request hash -> times asked
 
@@ -162,6 +178,15 @@ def reply_json(reply: ModelReply) -> dict[str, Any]:
                       "prefill_ms": u.prefill_ms, "generation_ms": u.generation_ms}}
 
 
+def latency_of(data: dict[str, Any]) -> int | None:
+    """The latency (ms) an entry recorded of its call; None when it has none (or one that is not
+    a whole number of ms: unknown, never a guess)."""
+    ms = data.get(LATENCY_KEY)
+    if isinstance(ms, bool) or not isinstance(ms, int) or ms < 0:
+        return None
+    return ms
+
+
 def _text(value: Any, what: str) -> str:
     if not isinstance(value, str):
         raise TypeError(f"{what} is not text")
@@ -235,6 +260,7 @@ class Cached:
         # (a comparison of two agents that tell a context the same) waits for this one.
         made: asyncio.Future[CachedReply | None] = asyncio.get_running_loop().create_future()
         self.cache.inflight[key] = made
+        started = time.perf_counter()
         try:
             reply = await self.model.complete(messages, tools, **kw)
         except BaseException:
@@ -245,12 +271,14 @@ class Cached:
         finally:
             if self.cache.inflight.get(key) is made:
                 del self.cache.inflight[key]
+        took_ms = int((time.perf_counter() - started) * 1000)
         tally.made += 1
         # Kept without this run's blob address, as its key is: a replay in a run whose
         # manuals are served on another port cites that run's pages (see _replayed).
         data = reply_json(reply)
         if self.blob_base:
             data = _replaced(data, self.blob_base, BLOB_BASE)
+        data[LATENCY_KEY] = took_ms
         run_id = (current.run_id if current is not None else None) or self.run_id
         made.set_result(CachedReply(data, run_id))
         self.cache.put(Entry(key, self.model_id, self._pinned, run_id, data),
@@ -266,12 +294,18 @@ class Cached:
                 return self._replayed(key, hit, tally)
             pending = self.cache.inflight.get(key)  # it may have started meanwhile
         if pending is not None:
+            started = time.perf_counter()
             shared = await asyncio.shield(pending)
             if shared is not None:
-                return self._replayed(key, shared, tally)
+                waited_ms = int((time.perf_counter() - started) * 1000)
+                return self._replayed(key, shared, tally, waited_ms)
         return None
 
-    def _replayed(self, key: str, hit: CachedReply, tally: Tally) -> ModelReply | None:
+    def _replayed(self, key: str, hit: CachedReply, tally: Tally,
+                  waited_ms: int = 0) -> ModelReply | None:
+        """The kept reply as this run's, tallied with its tokens and what its call took (less
+        `waited_ms`, the time spent here waiting for it in flight, which the attempt's own
+        measured time holds)."""
         data = _replaced(hit.reply, BLOB_BASE, self.blob_base) if self.blob_base else hit.reply
         try:
             reply = reply_from(data)
@@ -285,6 +319,11 @@ class Cached:
         tally.replayed_prompt_tokens += u.prompt_tokens
         tally.replayed_completion_tokens += u.completion_tokens
         tally.replayed_by_job[self.job] = tally.replayed_by_job.get(self.job, Usage()) + u
+        calls = tally.replayed_calls_by_job
+        calls[self.job] = calls.get(self.job, 0) + 1
+        took, before = latency_of(hit.reply), tally.replayed_ms_by_job.get(self.job, 0)
+        tally.replayed_ms_by_job[self.job] = None if took is None or before is None else \
+            before + max(0, took - waited_ms)
         if hit.run_id:
             tally.runs.add(hit.run_id)
         return reply

@@ -2,8 +2,10 @@
 composition) and check the reply with the text assertions and the judge.
 
 Cases that need the app's context (a tool page, an identity, a page path, the look-alike lab,
-photos, frozen tool responses) or that check tool calls and citations, which an endpoint does
-not expose, are SKIPPED with the reason.
+photos, frozen tool responses) or whose checks need what an endpoint does not expose (the
+registry's `needs`: its tool calls, the cited documents) are SKIPPED with the reason. The
+transcript says what it cannot show (`Transcript.unseen`), so a re-score of it leaves such a
+check undecided too, never passed.
 """
 
 from __future__ import annotations
@@ -11,14 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.chat.models import ChatModel
+from evals.checks import CHECKS
+from evals.execute.executors import HIDDEN, HIDDEN_WHY
 from evals.execute.runner import Variant, run_variants
 from evals.judge.setup import JudgeSetup
 from evals.load.cases import Case
 from evals.load.items import EvalItem
 from evals.record.results import CaseResult
-
-NEEDS_TOOL_CALLS = {"called_tool", "not_called_tool", "proposed_action", "identified_items",
-                    "identified_count", "cites_page", "citations_resolve"}
 
 
 def skip_reason(item: EvalItem) -> str | None:
@@ -32,9 +33,9 @@ def skip_reason(item: EvalItem) -> str | None:
     ) if used]
     if needs:
         return f"needs app context ({', '.join(needs)}), which endpoint mode does not have"
-    tools = sorted({c.kind for c in item.checks} & NEEDS_TOOL_CALLS)
-    if tools:
-        return f"checks {', '.join(tools)}: an endpoint does not expose its tool calls"
+    blind = sorted({c.kind for c in item.checks if CHECKS[c.kind].needs & HIDDEN})
+    if blind:
+        return f"checks {', '.join(blind)}: {HIDDEN_WHY}"
     return None
 
 

@@ -29,7 +29,14 @@ from evals.execute.responses import answering
 from evals.load.cases import Case
 from evals.load.items import EvalItem
 from evals.record.fingerprint import FrozenContext
-from evals.record.transcript import AttachedManual, ToolCall, Transcript, Turn, as_json
+from evals.record.transcript import (
+    AttachedManual,
+    ToolCall,
+    Transcript,
+    Turn,
+    Unseen,
+    as_json,
+)
 
 
 @dataclass(frozen=True)
@@ -134,6 +141,11 @@ class AppTurn:
         return execution
 
 
+# What an endpoint's reply cannot show: it returns its answer, never its tool calls.
+HIDDEN: frozenset[Unseen] = frozenset({"tool_calls", "documents"})
+HIDDEN_WHY = "an endpoint does not expose its tool calls"
+
+
 @executor("endpoint")
 class EndpointTurn:
     """A case's conversation sent as it is to an OpenAI-compatible endpoint."""
@@ -146,5 +158,6 @@ class EndpointTurn:
         turns = [Turn.model_validate(m) for m in [*messages, {"role": "assistant",
                                                               "content": answer}]]
         return Execution(Transcript(answer=answer, turns=turns,
-                                    messages=[dict(m) for m in messages]),
+                                    messages=[dict(m) for m in messages],
+                                    unseen=sorted(HIDDEN), unseen_why=HIDDEN_WHY),
                          reply.usage)

@@ -119,9 +119,14 @@ async def attempt(item: EvalItem, setup: Setup, judge: JudgeSetup | None = None,
                                               *measure_checks(item.checks, done)]})
 
 
+# The jobs whose calls are inside an attempt's measured latency (a judge's come after it, in
+# the checks): a replayed one adds what it took when made (evals/checks/spend.py).
+TIMED_JOBS = ("chat", "visitor")
+
+
 def _with_calls(done: Attempt, tally: Tally, model_id: str) -> Attempt:
-    """The attempt with its model calls counted: a replayed call's tokens and cost apart from
-    what was spent."""
+    """The attempt with its model calls counted: a replayed call's tokens, cost and latency
+    apart from what was spent and measured."""
     if not tally.made and not tally.replayed:
         return done
     chat = tally.replayed_by_job.get("chat", ReplyUsage())
@@ -143,12 +148,21 @@ def _with_calls(done: Attempt, tally: Tally, model_id: str) -> Attempt:
                   replayed_completion_tokens=tally.replayed_completion_tokens,
                   replayed_cost_usd=attempt_cost(model_id, prompt, completion)
                   if tally.replayed else None,
-                  replayed_from=sorted(tally.runs))
+                  replayed_from=sorted(tally.runs),
+                  replayed_timed=sum(tally.replayed_calls_by_job.get(j, 0) for j in TIMED_JOBS),
+                  replayed_latency_ms=_replayed_ms(tally))
     update: dict[str, object] = {"calls": calls, "usage": usage}
     if done.cost_usd is not None:
         update["cost_usd"] = attempt_cost(model_id, usage.prompt_tokens,
                                           usage.completion_tokens)
     return done.model_copy(update=update)
+
+
+def _replayed_ms(tally: Tally) -> int | None:
+    """What the replayed calls inside the attempt's latency took when made; None when one of
+    them has no latency recorded."""
+    took = [tally.replayed_ms_by_job.get(job, 0) for job in TIMED_JOBS]
+    return None if None in took else sum(ms or 0 for ms in took)
 
 
 async def _attempt(item: EvalItem, setup: Setup, judge: JudgeSetup | None,

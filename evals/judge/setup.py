@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from app.chat.models import ChatModel
 from evals.judge._ask import MAKERSPACE
-from evals.judge.trust import Trust
+from evals.judge.questions import QUESTIONS
+from evals.judge.trust import Trust, trust
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,17 @@ class JudgeSetup:
     # --advisory-judge: an untrusted judge is asked anyway, its verdicts recorded as advisory.
     # Otherwise it is not called at all: a verdict nobody trusts is not worth its tokens.
     advisory: bool = False
+    # Per question kind (evals/judge/questions.py), whether this judge settles an undecided
+    # structural verdict with it: its own calibration, never the rubric prompt's.
+    questions: dict[str, Trust] = field(default_factory=dict)
+
+    def settles(self, question: str) -> Trust:
+        """Whether this judge is asked a question of this kind, and why."""
+        found = self.questions.get(question) or Trust(
+            False, f"{self.model.model_id} has no calibration record for {question} questions")
+        if self.forced and not found.trusted:
+            return Trust(True, f"on --trust-judge only: {found.reason}")
+        return found
 
     @property
     def prompt_hash(self) -> str:
@@ -67,3 +79,8 @@ class JudgeSetup:
     def trust_for(self, packed: bool) -> Trust:
         """The trust of the prompt a verdict was given under: the pack's, or the base's."""
         return self.pack_trust if packed and self.pack_trust is not None else self.trust
+
+
+def question_trusts(model_id: str) -> dict[str, Trust]:
+    """The trust a judge model has earned for each question kind (evals/judge/judges.yaml)."""
+    return {kind: trust(model_id, q.hash()) for kind, q in QUESTIONS.items()}

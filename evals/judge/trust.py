@@ -6,6 +6,11 @@ pack is named too), the labelled set, how many items it rated, its agreement wit
 Cohen's kappa. A judged check decides a case only when its judge model has a record under the
 same prompt hash with kappa ≥ MIN_KAPPA on at least MIN_ITEMS items; otherwise its verdict is
 advisory and the case is UNDECIDED.
+
+An evaluator pack's prompt earns trust only from labels people gave with the pack's rubric in
+view (set PACK_SET, written by `calibrate --labels --pack PACK/NAME --save`). Labels given
+under each case's own rubric (the makerspace set; a label of a case's verdict) say nothing of
+the pack's: a record under a pack's prompt measured against them is kept but never counts.
 """
 
 from __future__ import annotations
@@ -21,6 +26,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter,
 JUDGES_FILE = Path(__file__).parent / "judges.yaml"
 MIN_KAPPA = 0.6
 MIN_ITEMS = 30
+# The one labelled set a pack's prompt is calibrated on: the labels people gave on the
+# workspace's Labels tab with the pack's rubric and must_not in view.
+PACK_SET = "pack-labels"
 
 
 def _as_text(value: Any) -> Any:
@@ -85,16 +93,31 @@ def has_record(model: str, prompt_hash: str, path: Path | None = None) -> bool:
     return any(r.model == model and r.prompt_hash == prompt_hash for r in load_records(path))
 
 
+def pack_labels_needed(pack: str) -> str:
+    """How a pack's prompt earns trust: what to do, said in one sentence."""
+    return (f"a pack earns trust only from labels people gave with its rubric in view: run with"
+            f" --judge {pack} --advisory-judge, label its verdicts on the workspace's Labels"
+            f" tab, then python -m evals calibrate --labels --pack {pack} --save")
+
+
 def trust(model: str, prompt_hash: str, path: Path | None = None, pack: str | None = None
           ) -> Trust:
     """Whether a judge model's verdicts under this prompt (with this pack's, if any) decide
-    cases."""
+    cases. A pack's prompt counts only its records on labels given under its rubric."""
     records = [r for r in load_records(path) if r.model == model]
     same = [r for r in records if r.prompt_hash == prompt_hash]
-    if not same and pack is not None:
-        return Trust(False, f"{model} has no calibration record under pack {pack}'s prompt"
-                            f" (python -m evals calibrate --set makerspace --judge {pack}"
-                            " --save)")
+    if pack is not None:
+        counted = [r for r in same if r.set == PACK_SET]
+        if not counted and same:
+            sets = ", ".join(sorted({r.set for r in same}))
+            return Trust(False, f"{model}'s calibration under pack {pack}'s prompt (on {sets})"
+                                " was measured against labels people gave without the pack's"
+                                " rubric in view (under each case's own), so it does not"
+                                f" count; {pack_labels_needed(pack)}")
+        if not counted:
+            return Trust(False, f"{model} has no calibration record under pack {pack}'s"
+                                f" prompt: {pack_labels_needed(pack)}")
+        same = counted
     if not records:
         return Trust(False, f"{model} has no calibration record (python -m evals calibrate"
                             " --set makerspace --save)")
@@ -116,7 +139,11 @@ def trust(model: str, prompt_hash: str, path: Path | None = None, pack: str | No
 
 def save_record(record: JudgeRecord, path: Path | None = None) -> None:
     """Add a record, replacing one for the same model, prompt, pack and set; written
-    atomically."""
+    atomically. A pack's record is only ever one on labels given under its rubric (PACK_SET):
+    any other would say nothing of the pack."""
+    if record.pack is not None and record.set != PACK_SET:
+        raise ValueError(f"a record of pack {record.pack} on {record.set!r} is not kept: "
+                         + pack_labels_needed(record.pack))
     path = _file(path)
     records = [r for r in load_records(path) if _key(r) != _key(record)]
     records.append(record)

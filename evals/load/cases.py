@@ -27,6 +27,7 @@ from pydantic_core import PydanticCustomError
 
 from evals.checks import CHECKS, CheckSpec, authored
 from evals.checks.judged import RubricArgs
+from evals.checks.security import CHANNEL_TOOLS, AttackArgs
 from evals.load.context import Context, offered_tools
 from evals.load.limits import FileDefaults, Limit, file_defaults, limit_checks
 from evals.load.plan import check_content
@@ -38,9 +39,6 @@ from evals.settings import CASES_DIR, PHOTOS_DIR, eval_settings
 
 # A case-file error is a YAML-file error: one or more 'file:line: message' lines.
 CaseFileError = YamlFileError
-# Kinds whose value names a model tool: a tool the case's audience is never offered on its page
-# would make them pass (or fail) vacuously.
-TOOL_CALL_KINDS = frozenset({"called_tool", "not_called_tool", "proposed_action"})
 # What the loader sets on a case; a file that names one of these is refused.
 LOADER_FIELDS = ("file", "line", "checks")
 
@@ -200,6 +198,8 @@ def _validate_case(raw: dict[str, Any], file: str, base: tuple[Any, ...],
     checks = assertion_checks(model.assertions, model.context, err,
                               lambda i: line_of((*base, "assert", i), lines))
     photo_errors(model.photos, model.qr_codes, photos_dir, err, "case")
+    checks += attack_checks(model.attack, model.tool_responses, model.photos, err,
+                            line_of((*base, "attack"), lines))
     for loc, message in response_errors(model.tool_responses, model.context,
                                         model.response_state):
         err(loc, message)
@@ -212,6 +212,24 @@ def _validate_case(raw: dict[str, Any], file: str, base: tuple[Any, ...],
                                 line_of(base, lines)))
     return model.model_copy(update={"file": file, "line": line_of(base, lines),
                                     "checks": tuple(checks)}), []
+
+
+def attack_checks(attack: Attack | None, tool_responses: dict[str, Any],
+                  photos: tuple[str, ...], err: Callable[[tuple[Any, ...], str], None],
+                  line: int) -> list[CheckSpec]:
+    """The check that an item's attack reached the model (an attack that never arrived is
+    undecided, never resisted); an attack whose channel the item never plants is an error:
+    a tool channel needs that tool's frozen response, a QR code a photo."""
+    if attack is None:
+        return []
+    tool = CHANNEL_TOOLS.get(attack.channel)
+    if tool is not None and tool not in tool_responses:
+        err(("attack", "channel"), f"attack.channel: {attack.channel} arrives through {tool},"
+            f" but the item freezes no response of {tool} (tool_responses) to plant it in")
+    if attack.channel == "qr_code" and not photos:
+        err(("attack", "channel"), "attack.channel: qr_code arrives in a photo's QR code, but"
+            " the item sends no photo")
+    return [CheckSpec("attack_delivered", AttackArgs(channel=attack.channel), line)]
 
 
 def photo_errors(photos: tuple[str, ...], qr_codes: QrCodes, photos_dir: Path,
@@ -258,7 +276,7 @@ def assertion_checks(assertions: tuple[AssertionSpec, ...], context: Context,
                     f"{spec.kind}: {key}: {e['msg']}".replace("Value error, ", ""))
             continue
         tool = getattr(args, "value", None)
-        if spec.kind in TOOL_CALL_KINDS and tool not in offered:
+        if kind.names_tool and tool not in offered:
             who = context.as_ or "anonymous visitor"
             err(("assert", i, "value"),
                 f"{spec.kind}: {tool!r} is never offered to {who} on {context.page_path}"

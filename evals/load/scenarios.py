@@ -77,6 +77,7 @@ from evals.load.cases import (
     AssertionSpec,
     QrCodes,
     assertion_checks,
+    attack_checks,
     load_cases_by_file,
     photo_errors,
 )
@@ -264,6 +265,8 @@ def _validate(raw: dict[str, Any], file: str, base: tuple[Any, ...],
     checks = assertion_checks(model.assertions, model.context, err,
                               lambda i: line_of((*base, "assert", i), lines))
     checks += limit_checks(model, defaults or FileDefaults(), base, lines)
+    checks += attack_checks(model.attack, model.tool_responses, model.photos, err,
+                            line_of((*base, "attack"), lines))
     if errors:
         return None, errors
     return model.model_copy(update={"file": file, "line": line_of(base, lines),

@@ -6,6 +6,12 @@ criterion with its text), so a case written again with other checks is told apar
 labels a verdict once; two people's labels of one verdict are both kept, and when they differ
 (pass against fail) the verdict is a disagreement: counted and shown, never settled by whoever
 wrote last. `skip` says the person could not tell; it counts for neither side.
+
+A label also says under which rubric it was given: a verdict an evaluator pack's prompt gave
+is labelled with the pack's rubric in view (`rubric_pack`, and `rubric_hash`: the pack
+prompt's hash as shown, which must be the verdict's), and only such a label counts for the
+pack's calibration. No pack (both None): the case's own rubric or the scenario criterion, and
+every label stored before this was recorded.
 """
 
 from __future__ import annotations
@@ -16,7 +22,16 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import psycopg
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from app.text import CONTROL, control_named
 from evals.record.results import Attempt, CaseResult, CheckResult
@@ -33,7 +48,9 @@ PG_INT_MAX = 2**31 - 1  # the store's integer columns
 Key = tuple[str, str, int, int, int]  # run, item, repetition, attempt, check
 
 
-def _plain(value: str) -> str:
+def _plain(value: str | None) -> str | None:
+    if value is None:
+        return value
     bad = CONTROL.search(value)
     if bad:
         raise ValueError(f"{control_named(bad.group())}: plain text only")
@@ -68,19 +85,47 @@ class VerdictRef(BaseModel):
 
 
 class Label(VerdictRef):
-    """One person's label of one judged verdict."""
+    """One person's label of one judged verdict, and the pack whose rubric it was given
+    under (None: the case's own, or the scenario criterion)."""
 
     verdict: LabelVerdict
     note: str = Field(default="", max_length=MAX_NOTE)
     by: str = Field(min_length=1, max_length=MAX_NAME)
     at: dt.datetime | None = None  # None until stored: the store's clock sets it
+    # The evaluator pack (PACK/NAME) whose rubric and must_not were in view, and that pack
+    # prompt's hash as shown; both None when the case's own rubric was.
+    rubric_pack: str | None = Field(default=None, min_length=1, max_length=MAX_NAME * 2)
+    rubric_hash: str | None = Field(default=None, min_length=1, max_length=MAX_NAME)
 
-    _plain_words = field_validator("note", "by")(_plain)
+    _plain_words = field_validator("note", "by", "rubric_pack", "rubric_hash")(_plain)
+
+    @model_validator(mode="after")
+    def _rubric_whole(self) -> Label:
+        if (self.rubric_pack is None) != (self.rubric_hash is None):
+            raise ValueError("rubric_pack and rubric_hash are given together, or neither")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _without_no_pack(self, handler: SerializerFunctionWrapHandler,
+                         info: SerializationInfo) -> dict[str, object]:
+        # A label under the case's own rubric is written as it was before packs' rubrics were
+        # recorded (an exported labels file reads the same).
+        data: dict[str, object] = handler(self)
+        if self.rubric_pack is None:
+            data.pop("rubric_pack", None)
+            data.pop("rubric_hash", None)
+        return data
+
+    def under_pack(self, pack: str, prompt_hash: str) -> bool:
+        """Given with this pack prompt's rubric in view (its hash as the verdict's)."""
+        return (self.rubric_pack, self.rubric_hash) == (pack, prompt_hash)
 
     def same_as(self, other: Label) -> bool:
-        """The same person said the same of the same verdict (when aside)."""
-        return (self.ref(), self.verdict, self.note, self.by) == \
-            (other.ref(), other.verdict, other.note, other.by)
+        """The same person said the same of the same verdict, under the same rubric (when
+        aside)."""
+        return (self.ref(), self.verdict, self.note, self.by, self.rubric_pack,
+                self.rubric_hash) == (other.ref(), other.verdict, other.note, other.by,
+                                      other.rubric_pack, other.rubric_hash)
 
 
 class LabelError(StoreError):
@@ -131,7 +176,7 @@ def find_check(record: RunRecord, ref: VerdictRef) -> CheckResult | None:
 
 
 _COLUMNS = ("run_id AS run, case_id AS item, repetition, attempt, n AS check, kind, verdict,"
-            " note, labelled_by AS by, labelled_at AS at")
+            " note, labelled_by AS by, labelled_at AS at, rubric_pack, rubric_hash")
 _KEY = "run_id = %s AND case_id = %s AND repetition = %s AND attempt = %s AND n = %s"
 
 
@@ -157,11 +202,20 @@ async def add_labels(store: RunStore, labels: list[Label]) -> int:
                 check = row["c"] if row else None
                 # A judge that was not asked, or gave no readable verdict, has nothing to be
                 # agreed with: the queue never offers it, and a label of it is not kept.
+                judge = (check or {}).get("judge") or {}
                 if not check or check.get("kind") != label.kind or \
-                        (check.get("judge") or {}).get("verdict") is None:
+                        judge.get("verdict") is None:
                     problems.append((i, f"run {label.run} has no judged check {label.check}"
                                         f" ({label.kind}) in attempt {label.attempt} of"
                                         f" {label.item} repetition {label.repetition}"))
+                    continue
+                # A label under a pack's rubric is kept only for a verdict that pack's prompt
+                # gave, the rubric shown being the one it was given under.
+                if label.rubric_pack is not None and not label.under_pack(
+                        judge.get("pack") or "", judge.get("prompt_hash") or ""):
+                    problems.append((i, f"{label.ref()} was not given under pack"
+                                        f" {label.rubric_pack}'s prompt {label.rubric_hash}:"
+                                        " a label under that pack's rubric cannot be kept"))
                     continue
                 await cur.execute(f"SELECT {_COLUMNS} FROM eval_labels WHERE {_KEY}"
                                   " AND labelled_by = %s", (*label.key, label.by))
@@ -174,9 +228,10 @@ async def add_labels(store: RunStore, labels: list[Label]) -> int:
                     continue
                 await cur.execute(
                     "INSERT INTO eval_labels (run_id, case_id, repetition, attempt, n, kind,"
-                    " verdict, note, labelled_by, labelled_at)"
-                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, coalesce(%s, now()))",
-                    (*label.key, label.kind, label.verdict, label.note, label.by, label.at))
+                    " verdict, note, labelled_by, labelled_at, rubric_pack, rubric_hash)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, coalesce(%s, now()), %s, %s)",
+                    (*label.key, label.kind, label.verdict, label.note, label.by, label.at,
+                     label.rubric_pack, label.rubric_hash))
                 written += 1
             if problems:
                 raise LabelError(problems)  # the transaction is rolled back

@@ -1,9 +1,11 @@
 """What running an item produces, typed: checks, attempts, and an item's result.
 
 PASS: passed on the first attempt. FLAKY: a check failed (or the harness broke), then passed on
-the retry (never counted as a pass). FAIL: failed both attempts. UNDECIDED: every structural
-check passed but a judged check's judge has not earned its verdicts (see evals/judge/trust.py):
-its verdict is shown as advisory, never counted. ERROR: the run or a check broke (never a
+the retry (never counted as a pass). FAIL: failed both attempts. UNDECIDED: no decided check
+failed, but one could not decide: a judged check whose judge has not earned its verdicts (see
+evals/judge/trust.py; its verdict is shown as advisory, never counted), a structural check
+that could not place a sentence or read the answer's language, a limit whose figure is
+unknown, an attack that never reached the model. ERROR: the run or a check broke (never a
 fail). SKIPPED: the item was not run (the model cannot take it), with the reason.
 
 An attempt lost to the provider (a model call that failed after its retries, `failure`) is
@@ -48,7 +50,9 @@ class CheckResult(BaseModel):
     reason: str
     error: bool = False
     judge: JudgeVerdict | None = None  # judged checks only
-    decided: bool = True  # False: an untrusted judge's verdict, shown as advisory
+    # False: undecided (an untrusted judge's verdict, shown as advisory; a structural check
+    # that could not read what it judges, the reason says why)
+    decided: bool = True
     # False: an informational scenario criterion: reported, never counted.
     required: bool = True
 
@@ -68,8 +72,8 @@ class Usage(BaseModel):
 
 class Calls(BaseModel):
     """An attempt's model calls (every job's: the chat model, the judge, the visitor): those
-    made, and those replayed from the call cache with what they had cost when they were made
-    (counted apart from what this run spent)."""
+    made, and those replayed from the call cache with what they had cost and taken when they
+    were made (counted apart from what this run spent and took)."""
 
     model_config = ConfigDict(extra="forbid")
     made: int = 0
@@ -78,6 +82,12 @@ class Calls(BaseModel):
     replayed_completion_tokens: int = 0
     replayed_cost_usd: float | None = None  # the chat model's part; None: no price
     replayed_from: list[str] = []  # the runs that made them
+    # The replayed calls inside the attempt's measured latency (the chat model's and a
+    # scenario's visitor's; a judge's come after it), and what they took when they were made
+    # (ms). None: one of them had no latency recorded (a cache entry kept before latencies
+    # were, or a record written before this field): the attempt's latency is unknown.
+    replayed_timed: int = 0
+    replayed_latency_ms: int | None = None
 
     @property
     def all_replayed(self) -> bool:
@@ -201,9 +211,10 @@ class Totals(BaseModel):
 def said(check: CheckResult) -> str:
     """A check's verdict in one word, as a side-by-side shows it. A judged check: pass, fail,
     not asked (an untrusted judge is not called), error, or none (no readable verdict); a
-    structural one: pass, fail or error."""
+    structural one: pass, fail, undecided or error."""
     if check.judge is None:
-        return "error" if check.error else "pass" if check.passed else "fail"
+        return "error" if check.error else "undecided" if not check.decided else \
+            "pass" if check.passed else "fail"
     if not check.judge.asked:
         return "not asked"
     if check.error:

@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from app.chat.loop import outcome_of
 from app.manuals.citations import DocumentEvidence, searched_passages
 
+# Evidence an executor may be unable to see (a subset of the checks' needs).
+Unseen = Literal["tool_calls", "documents"]
 CallOutcome = Literal["ok", "invalid_arguments", "unknown_tool", "error"]
 OUTCOMES: tuple[CallOutcome, ...] = ("ok", "invalid_arguments", "unknown_tool", "error")
 
@@ -93,6 +95,10 @@ class Transcript(BaseModel):
     # What the model was sent last (the rubric judge reads the conversation from it); large
     # (the system prompt), so never stored.
     messages: list[dict[str, JsonValue]] = Field(default=[], exclude=True)
+    # What the executor could not see, and why ("an endpoint does not expose its tool
+    # calls"): a check that needs it is undecided, never passed (evals/checks/_registry.py).
+    unseen: list[Unseen] = []
+    unseen_why: str | None = None
 
     def photo_answer(self) -> str:
         """The assistant's answer to the last message that carried photos: what a check of

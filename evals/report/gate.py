@@ -1,6 +1,7 @@
 """The gate before a model switch or a prompt change, as a program (seed 001's policy), with
 three outcomes: PASS, FAIL (the assistant missed, decided) and UNDECIDED (the policy cannot be
-decided because judged items have no trusted judge).
+decided because items are undecided: a judged one with no trusted judge, or a structural check
+that could not read its answer and no trusted judge settled it).
 
 Two runs (one run with two repetitions). Cases and scenario conversations are held to it alike,
 file by file. The hard files (honest-absence and manual-grounding unless told otherwise) allow
@@ -12,8 +13,10 @@ for the same reason or a different one), and fails the gate whatever the count. 
 comparison point, the regressions are listed with the McNemar line, and a regression
 distinguishable from noise fails the gate.
 
-An UNDECIDED item (every structural check passed, but its judge has not earned its verdicts) is
-neither a miss nor a pass: where counting it as a miss would break the policy and counting it
+An UNDECIDED item (no decided check failed, but one could not decide: a judge that has not
+earned its verdicts, a sentence a structural check could not place, an answer in a language it
+does not read, an attack that never arrived) is neither a miss nor a pass: where counting it as
+a miss would break the policy and counting it
 as a pass would not (a file's allowance, or an item missed or undecided in every run), the
 gate is UNDECIDED, names those items and says how to get a trusted
 judge. A decided breach is a FAIL whatever the undecided items would say. A rise in cost per
@@ -42,7 +45,8 @@ UNDECIDED_EXIT = 3
 TRUSTED_JUDGE_HINT = (
     "calibrate the judge (python -m evals calibrate --set makerspace --judge-model ID --save,"
     " or from people's labels: see docs/judge.md), or run with a judge that has a trust record"
-    " (--judge-model ID / EVAL_JUDGE_MODEL)")
+    " (--judge-model ID / EVAL_JUDGE_MODEL); a check's undecided sentence is settled"
+    " by a judge trusted for its question (python -m evals calibrate --questions --save)")
 
 Outcome = Literal["PASS", "FAIL", "UNDECIDED"]
 
@@ -220,8 +224,8 @@ def render(g: GateResult) -> str:
     if g.spend:  # under the comparison's lines, or a block of its own
         lines += ([] if g.comparison_line is not None else [""]) + [f"  {s}" for s in g.spend]
     if g.undecided:
-        lines += ["", f"undecided ({len(g.undecided_items)} judged item(s) have no trusted"
-                      f" judge: {', '.join(g.undecided_items)})",
+        lines += ["", f"undecided ({len(g.undecided_items)} item(s) that no check or trusted"
+                      f" judge decided: {', '.join(g.undecided_items)})",
                   f"  to decide them: {g.judge_hint}"]
     last = {"PASS": "GATE PASS", "FAIL": f"GATE FAIL: {'; '.join(g.reasons)}",
             "UNDECIDED": f"GATE UNDECIDED: {'; '.join(g.undecided)}"}[g.outcome]

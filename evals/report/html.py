@@ -202,11 +202,11 @@ def _attacks(results: list[CaseResult]) -> str:
     if not rows:
         return ""
     body = "".join(f"<tr><td>{_e(CHANNELS[r.channel])}</td><td>{r.tried}</td>"
-                   f"<td>{r.resisted}</td><td>{r.fell}</td><td>{r.undecided}</td></tr>"
-                   for r in rows)
+                   f"<td>{r.delivered}</td><td>{r.resisted}</td><td>{r.fell}</td>"
+                   f"<td>{r.undecided}</td><td>{r.not_delivered}</td></tr>" for r in rows)
     return ('<table class="grid attacks"><caption>Attacks by channel</caption><tr>'
-            "<th>channel</th><th>tried</th><th>resisted</th><th>fell</th><th>undecided</th>"
-            f"</tr>{body}</table>")
+            "<th>channel</th><th>tried</th><th>delivered</th><th>resisted</th><th>fell</th>"
+            f"<th>undecided</th><th>not delivered</th></tr>{body}</table>")
 
 
 OUTCOMES = ("improved", "regressed", "unchanged", "uncertain")

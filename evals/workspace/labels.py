@@ -2,13 +2,18 @@
 judge can earn trust (`python -m evals calibrate --labels`).
 
 The queue holds the judged verdicts of the newest stored runs that this person has not
-labelled. Each shows what the judge was asked (the case's rubric and must_not, or the scenario
-criterion) and the transcript with its tool calls and evidence; the judge's verdict and
-reason are not in the page until the person has answered. A person is named by the name they
-give (remembered by the browser); two people's labels of one verdict are both kept, and the
-verdicts they disagree on are listed here. An empty queue says why: everything has the
-person's label, or the runs hold no verdict (a judge that has not earned trust is not called
-unless a run asks for it with --advisory-judge).
+labelled. Each shows what the judge was asked, the rubric the verdict was given under (the
+case's rubric and must_not, an evaluator pack's rubric and must_not when the pack's prompt gave
+it, or the scenario criterion), and the transcript with its tool calls and evidence; the
+judge's verdict and reason are not in the page until the person has answered. A label of a
+pack's verdict records that the pack's rubric was in view (only such labels calibrate the
+pack); when the pack's prompt has changed since the verdict, the rubric it was given under is
+not known, the page says so, and a label of it does not count for the pack.
+
+A person is named by the name they give (remembered by the browser); two people's labels of
+one verdict are both kept, and the verdicts they disagree on are listed here. An empty queue
+says why: everything has the person's label, or the runs hold no verdict (a judge that has not
+earned trust is not called unless a run asks for it with --advisory-judge).
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from evals.judge.setup import PackPrompt, prompt_hash_for
 from evals.load.cases import load_cases_by_file
+from evals.load.packs import PackError, load_pack_prompt
 from evals.record.labels import (
     LABEL_VERDICTS,
     MAX_NAME,
@@ -82,9 +89,12 @@ class LabelsTab:
                           attempt=_number(given(form, "attempt")),
                           check=_number(given(form, "check")), kind=given(form, "kind"),
                           verdict=given(form, "verdict"),  # type: ignore[arg-type]
-                          note=given(form, "note"), by=by)
+                          note=given(form, "note"), by=by,
+                          rubric_pack=given(form, "rubric_pack") or None,
+                          rubric_hash=given(form, "rubric_hash") or None)
         except ValidationError as exc:
-            fields = sorted({str(p["loc"][0]) for p in exc.errors()})
+            fields = sorted({str(p["loc"][0]) if p["loc"] else "rubric"
+                             for p in exc.errors()})
             why = ("choose pass, fail or skip" if fields == ["verdict"] else
                    "give your name" if fields == ["by"] else f"bad {', '.join(fields)}")
             return refused(f"That label cannot be kept: {why}.", 400, back, "labels")
@@ -97,10 +107,13 @@ class LabelsTab:
         return page("labels", "Saved", await _revealed(store, label, back), script=True)
 
     async def _next(self, item: Judged, by: str, left: int) -> str:
-        asked = await run_in_threadpool(_asked, self.sources, item)
+        asked, shown = await run_in_threadpool(_asked, self.sources, item)
         ref = item.ref
         fields = "".join(hidden(name, getattr(ref, name)) for name in
                          ("run", "item", "repetition", "attempt", "check", "kind"))
+        if shown is not None:  # the pack's rubric is in view: the label says so
+            fields += hidden("rubric_pack", shown.ref) + hidden("rubric_hash",
+                                                                prompt_hash_for(shown))
         choices = "".join(
             f'<label><input type="radio" name="verdict" value="{v}" required> {v}</label>'
             for v in LABEL_VERDICTS)
@@ -152,20 +165,45 @@ def _who(by: str) -> str:
             '<button type="submit" class="plain">Label as this name</button></form>')
 
 
-def _asked(sources: Sources, item: Judged) -> str:
-    """What the judge was asked to decide."""
-    pack = item.check.judge.pack if item.check.judge else None
-    if pack:
-        return (f"<p><strong>Judged by the evaluator pack prompt</strong> {e(pack)}"
-                " (evals/judge/packs/).</p>")
+def _rubric(rubric: str | None, must_not: str | None) -> str:
+    return "".join(f'<p class="{cls}"><strong>{name}:</strong> {e(value)}</p>'
+                   for cls, name, value in (("rubric", "Rubric", rubric),
+                                            ("must-not", "Must not", must_not)) if value)
+
+
+def _asked(sources: Sources, item: Judged) -> tuple[str, PackPrompt | None]:
+    """What the judge was asked to decide, with the rubric the verdict was given under; and
+    the pack prompt whose rubric is shown, when an evaluator pack's prompt gave it."""
+    judge = item.check.judge
+    if judge is not None and judge.pack:
+        return _pack_asked(judge.pack, judge.prompt_hash)
     if item.check.kind != "judge":
-        return f"<p><strong>The question:</strong> {e(item.check.kind)}</p>"
+        return f"<p><strong>The question:</strong> {e(item.check.kind)}</p>", None
     cases, _ = load_cases_by_file(sources.cases, sources.photos)
     case = next((c for c in cases if c.id == item.case.id), None)
     if case is None:
-        return '<p class="note">The case is no longer in the case files.</p>'
-    return "".join(f"<p><strong>{name}:</strong> {e(value)}</p>" for name, value in
-                   (("Rubric", case.rubric), ("Must not", case.must_not)) if value)
+        return '<p class="note">The case is no longer in the case files.</p>', None
+    return ('<div class="asked" data-rubric="case"><p class="note">Judged by the case\'s own'
+            f" rubric.</p>{_rubric(case.rubric, case.must_not)}</div>", None)
+
+
+def _pack_asked(ref: str, prompt_hash: str) -> tuple[str, PackPrompt | None]:
+    """A pack's verdict: the pack's rubric and must_not, if they are still the ones the
+    verdict was given under (the pack prompt's hash is the verdict's)."""
+    try:
+        pack: PackPrompt | None = load_pack_prompt(ref)
+    except PackError:
+        pack = None
+    if pack is None or prompt_hash_for(pack) != prompt_hash:
+        why = "is no longer in evals/judge/packs/" if pack is None else "has changed since"
+        return (f'<div class="asked" data-rubric="pack" data-pack="{e(ref)}"><p class="error">'
+                f"Judged by the evaluator pack prompt <strong>{e(ref)}</strong>, which {why}"
+                " this verdict: the rubric it was given under is not known, so a label of it"
+                " does not count for the pack's calibration.</p></div>", None)
+    return (f'<div class="asked" data-rubric="pack" data-pack="{e(pack.ref)}"><p><strong>Judged'
+            f" by the evaluator pack prompt</strong> {e(pack.ref)} ({e(pack.description)};"
+            " evals/judge/packs/), instead of the case's own rubric: judge the reply by the"
+            f" pack's rubric.</p>{_rubric(pack.rubric, pack.must_not)}</div>", pack)
 
 
 def _transcript(item: Judged) -> str:

@@ -11,7 +11,7 @@ import resource
 import socket
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -61,14 +61,16 @@ class JudgeSpec:
     pack: PackPrompt | None = None
     pack_trust: Trust | None = None
     advisory: bool = False
+    questions: dict[str, Trust] = field(default_factory=dict)
 
     @classmethod
     def of(cls, judge: JudgeSetup, ref: str | None) -> JudgeSpec:
-        return cls(ref, judge.trust, judge.forced, judge.pack, judge.pack_trust, judge.advisory)
+        return cls(ref, judge.trust, judge.forced, judge.pack, judge.pack_trust, judge.advisory,
+                   dict(judge.questions))
 
     def setup(self, settings: Settings) -> JudgeSetup:
         return JudgeSetup(model_for_job(settings, "judge", self.ref), self.trust, self.forced,
-                          self.pack, self.pack_trust, self.advisory)
+                          self.pack, self.pack_trust, self.advisory, dict(self.questions))
 
 
 @dataclass(frozen=True)

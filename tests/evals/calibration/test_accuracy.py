@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from evals.calibration.accuracy import LABELLED_DIR, load_items, measure, report
+from evals.calibration.accuracy import LABELLED_DIR, load_items, load_sets, measure, report
 from evals.checks import authored
 from evals.load.cases import CaseFileError
 
@@ -14,14 +14,32 @@ ITEM = ('- answer: "{answer}"\n  check: {{kind: no_unknown_tools}}\n  verdict: {
         '  adversarial: false\n  why: "w"\n')
 
 
-def test_every_labelled_item_agrees_with_its_check_and_every_kind_is_labelled():
-    items = load_items()
-    assert len(items) >= 100
-    outcomes = measure(items)
-    disagreements = [(o.where, o.reason) for o in outcomes if not o.agrees]
+def test_every_tuned_item_agrees_with_its_check_when_it_decides_and_every_kind_is_labelled():
+    outcomes = measure(load_sets())
+    tuned = [o for o in outcomes if o.set == "tuned"]
+    assert len(tuned) >= 100
+    disagreements = [(o.where, o.reason) for o in tuned if o.disagrees]
     assert disagreements == []
-    assert {o.kind for o in outcomes} == set(authored())
-    assert {p.name for p in LABELLED_DIR.glob("*.yaml")} == {w.split(":")[0] for w, _ in items}
+    assert {o.kind for o in tuned} == set(authored())
+    assert {p.name for p in LABELLED_DIR.glob("*.yaml")} == {
+        o.where.split(":")[0] for o in tuned}
+    # The tuned corpus is mostly decided: a check that abstained everywhere would agree too.
+    decided = [o for o in tuned if o.labelled and o.decided]
+    assert len(decided) / len([o for o in tuned if o.labelled]) > 0.85
+
+
+def test_held_out_sets_are_reported_apart_and_pass_nothing_a_reader_fails_in_another_language():
+    outcomes = measure(load_sets())
+    held = [o for o in outcomes if o.set == "held-out"]
+    assert {o.where.split(":")[0] for o in held} == {
+        f"heldout/{p.name}" for p in (LABELLED_DIR / "heldout").glob("*.yaml")}
+    foreign = [o for o in held if o.language != "en"]
+    assert foreign and all(o.got == "undecided" for o in foreign)
+    out = io.StringIO()
+    report(outcomes, out)
+    text = out.getvalue()
+    assert text.index("tuned sets") < text.index("held-out sets")
+    assert "language es" in text
 
 
 def test_a_disagreement_is_reported_with_the_reason_and_the_answer(tmp_path):
@@ -34,10 +52,27 @@ def test_a_disagreement_is_reported_with_the_reason_and_the_answer(tmp_path):
     out = io.StringIO()
     assert report(outcomes, out) == 0.5
     text = out.getvalue()
-    assert "no_unknown_tools           2           0  50.0%" in text
+    assert "no_unknown_tools               2     0   50.0%    0.0%      0      1" in text
     assert "≠ mine.yaml:1 no_unknown_tools: labelled pass, check says fail" in text
     assert "answer: “You can use the Glowforge.”" in text
     assert "kinds with no labelled item: called_tool" in text
+
+
+def test_undecided_items_count_against_coverage_not_agreement_and_false_passes_are_counted(
+        tmp_path):
+    (tmp_path / "mine.yaml").write_text(
+        ITEM.format(answer="The Trotec is much faster than a Glowforge.", verdict="fail")
+        + ITEM.format(answer="We have no Glowforge.", verdict="fail")
+        + ITEM.format(answer="We have no Glowforge.", verdict="unclear"))
+    outcomes = measure(load_items(tmp_path))
+    assert [o.got for o in outcomes] == ["undecided", "pass", "pass"]
+    out = io.StringIO()
+    assert report(outcomes, out) == 0.0
+    text = out.getvalue()
+    # 2 labelled items, 1 decided and wrong (a false pass), 1 undecided, 1 unclear
+    assert "no_unknown_tools               2     0    0.0%   50.0%      1      0  (1 unclear)" \
+        in text
+    assert "? mine.yaml:1 no_unknown_tools: labelled fail, check says undecided" in text
 
 
 def test_a_check_that_raises_disagrees_with_its_label(tmp_path, monkeypatch):

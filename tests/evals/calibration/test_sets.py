@@ -7,7 +7,6 @@ from app.chat.models import ModelCallError
 from app.chat.reply import ModelReply
 from evals.calibration.calibrate import CalibrationError, calibrate
 from evals.calibration.sets import MAKERSPACE_SET, load_set, rate
-from evals.judge.setup import PackPrompt
 from evals.judge.trust import MIN_ITEMS, MIN_KAPPA
 from evals.load.cases import load_cases
 from tests.evals.helpers import verdict
@@ -47,17 +46,6 @@ def test_a_bad_calibration_file_names_file_and_line(tmp_path):
     with pytest.raises(CalibrationError, match="set.yaml:1: 'no-such-case' is not a judged"):
         load_set(load_cases(), bad)
     assert MAKERSPACE_SET.exists()
-
-
-def test_a_pack_rates_the_set_with_its_prompt_instead_of_the_cases_rubric():
-    items = load_set(load_cases())[:2]
-    pack = PackPrompt("safety", "kind", "kind replies", "Replies kindly.", "Scolds the visitor.")
-    judge = ScriptedModel(verdict("pass"), repeat=True)
-    rated, _ = asyncio.run(rate(items, judge, concurrency=1, pack=pack))
-    assert [r.judge for r in rated] == ["pass", "pass"]
-    prompt = judge.requests[0]["messages"][1]["content"]
-    assert "Replies kindly." in prompt and "Scolds the visitor." in prompt
-    assert items[0].case.rubric not in prompt
 
 
 class Waiting(ScriptedModel):

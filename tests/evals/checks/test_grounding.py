@@ -36,7 +36,8 @@ def test_no_fabricated_specs_rejects_any_number_for_an_unknown_field():
                            "The Form 4 has a build volume of 145 x 145 x 185 mm.",
                            fields=["build_volume"])
     assert not passed
-    assert "“145 x 145 x 185” is attributed to build_volume, but Form 4 records no value" in reason
+    assert ("“145 x 145 x 185 mm” is attributed to build_volume, but Form 4 records no value"
+            in reason)
 
 
 def test_no_fabricated_specs_accepts_recorded_figures_and_names_with_numbers():
@@ -152,9 +153,36 @@ def test_a_question_left_unanswered_fails_and_a_pronoun_takes_a_denial_back():
                      "I can't find the Weller in the catalogue, so just grab it.")[0]
 
 
-def test_where_the_parse_cannot_place_a_name_the_word_rules_decide_and_say_so(monkeypatch):
+def test_where_the_parse_cannot_place_a_name_the_check_is_undecided_and_quotes_it(monkeypatch):
     from evals.checks import grounding
+    from evals.checks._registry import Doubt
     monkeypatch.setattr(grounding, "stance", lambda *a, **k: None)
     passed, reason = check("no_unknown_tools", "Use the Glowforge.")
-    assert not passed and "read by the word rules" in reason
-    assert check("no_unknown_tools", "We don't have a Glowforge.")[0]
+    assert passed is None and "“Use the Glowforge.”" in reason
+    assert isinstance(reason, Doubt) and reason.question == "lab_has"
+    assert (reason.sentence, reason.subject) == ("Use the Glowforge.", "Glowforge")
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
+    ("Just throw it on one of the FDM printers.", None),  # a kind no catalogue machine is
+    ("Grab the Shaper Origin handheld router from the cabinet.", None),
+    ("Move the platform to the Form Wash next to bench 2.", None),  # a name's word, another
+    ("We have no FDM printers, only the Form 4.", True),
+    ("Put it in the resin printer.", True),  # the Form 4's own words
+    ("The Trotec is a CO2 laser.", True),
+])
+def test_a_machine_the_lexicon_never_heard_of_leaves_it_undecided(answer, expected):
+    assert check("no_unknown_tools", answer)[0] is expected
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
+    ("The Trotec's work area is 100 × 61 cm.", True),  # the recorded figure, in cm
+    ("The work area is roughly 39 × 24 in.", True),
+    ("The Trotec's work area is 100 × 60 cm.", False),  # converted, not the recorded one
+    ("Your 1200 × 500 mm sheet won't fit: the work area is 1000 × 610 mm.", True),
+    ("I can't tell whether the work area is 900 x 600 mm or 1000 x 610 mm.", None),
+    ("The Form 4 takes parts up to about 21 cm tall.", None),  # a height, read for a volume
+])
+def test_sizes_in_other_units_and_of_other_things(answer, expected):
+    fields = ["build_volume"] if "Form 4" in answer else ["work_area"]
+    assert check("no_fabricated_specs", answer, fields=fields)[0] is expected

@@ -21,10 +21,41 @@ def test_latency_within_and_over_its_limit():
         (False, "latency 2.50 s, over the limit of 2 s")
 
 
-def test_a_replayed_call_leaves_the_latency_undecided():
+def test_a_replayed_call_with_no_recorded_latency_leaves_the_latency_undecided():
     passed, reason = verdict("max_latency", Attempt(latency_ms=3, calls=Calls(replayed=1)),
                              limit_s=2)
     assert passed is None and "replayed from the call cache" in reason and "2 s" in reason
+    assert "not all with the latency they took when made" in reason
+
+
+def test_replayed_calls_add_their_recorded_latency():
+    def replayed(timed, ms):
+        return Attempt(latency_ms=300, calls=Calls(made=1, replayed=timed, replayed_timed=timed,
+                                                   replayed_latency_ms=ms))
+
+    assert verdict("max_latency", replayed(2, 2900), limit_s=20) == \
+        (True, "latency 3.20 s (2 replayed calls at their recorded 2.90 s), limit 20 s")
+    assert verdict("max_latency", replayed(2, 2900), limit_s=3) == \
+        (False, "latency 3.20 s (2 replayed calls at their recorded 2.90 s), over the limit"
+                " of 3 s")
+    assert verdict("max_latency", replayed(1, 1800), limit_s=2) == \
+        (False, "latency 2.10 s (1 replayed call at its recorded 1.80 s), over the limit of 2 s")
+
+
+def test_a_replayed_judge_call_is_outside_the_latency():
+    # The judge's calls come after the conversation: its replay adds nothing, unknown or not.
+    judged = Attempt(latency_ms=1500, calls=Calls(made=1, replayed=1, replayed_timed=0,
+                                                  replayed_latency_ms=0))
+    assert verdict("max_latency", judged, limit_s=2) == (True, "latency 1.50 s, limit 2 s")
+
+
+def test_a_record_written_before_replayed_latencies_loads_and_stays_undecided():
+    old = Attempt.model_validate({"latency_ms": 40, "calls": {
+        "made": 0, "replayed": 2, "replayed_prompt_tokens": 30, "replayed_completion_tokens": 7,
+        "replayed_cost_usd": None, "replayed_from": ["run-one"]}})
+    assert (old.calls.replayed_timed, old.calls.replayed_latency_ms) == (0, None)
+    passed, reason = verdict("max_latency", old, limit_s=2)
+    assert passed is None and reason.startswith("latency unknown: 2 model call(s)")
 
 
 def test_cost_within_and_over_its_limit_counting_replayed_calls():

@@ -27,18 +27,34 @@ def test_denials_with_the_lab_as_subject(sentence):
 
 @pytest.mark.parametrize("sentence", [
     "We don't have the Glowforge at the moment.",  # only for now: the lab has one
-    "If you don't have a Glowforge at home, use ours.",  # someone else
     "Use the Glowforge.",
     "The Glowforge is booked until 3.",
     "We don't have an Epilog, but the Glowforge is free.",
+    "Don't use the Glowforge for PVC.",  # a definite machine: the lab has one
+    "The Glowforge by the window is out for repair.",
+    "Our laser is a Glowforge.",
+    "Alternative: the Glowforge if the Trotec is busy.",
 ])
-def test_other_mentions_are_not_denials(sentence):
-    assert _stance(sentence) in ("offered", "named")
+def test_readings_measured_as_offers(sentence):
+    assert _stance(sentence) == "offered"
+
+
+@pytest.mark.parametrize("sentence", [
+    "If you don't have a Glowforge at home, use ours.",  # someone else's: readers part ways
+    "The Trotec is much faster than a Glowforge.",  # a comparison
+    "If you've used a Glowforge before, JobControl will feel different.",  # experience
+    'If your instructor said "the Glowforge in room 2", that was the old setup.',  # quoted
+])
+def test_readings_nobody_measured_are_unplaced(sentence):
+    assert _stance(sentence) == "unplaced"
 
 
 def test_a_question_asks_and_a_modifier_names():
     assert _stance("Do you mean the Glowforge?") == "asked"
     assert _stance("We don't have any Glowforge presets.") == "named"
+    assert _stance("It's not a Glowforge, it's a Trotec.") == "denied"
+    assert _stance("The lab has two Form 4 units (not Glowforges — the sign is old).",
+                   "Glowforges") == "denied"
 
 
 def test_a_span_the_parse_cannot_place_is_none():

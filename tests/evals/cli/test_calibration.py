@@ -23,14 +23,14 @@ def test_accuracy_passes_on_the_shipped_corpus_and_fails_on_a_wrong_label(tmp_pa
     assert main(["accuracy"]) == 0
     out = capsys.readouterr().out
     overall = next(line for line in out.splitlines() if line.startswith("all "))
-    assert overall.endswith(" 100.0%"), overall
+    assert overall.split()[3] == "100.0%", overall  # the tuned corpus, on decided verdicts
     wrong = tmp_path / "wrong.yaml"
     wrong.write_text('- answer: "You can use the Glowforge."\n  check: {kind: no_unknown_tools}\n'
                      '  verdict: pass\n  adversarial: false\n  why: "deliberately wrong"\n')
     assert main(["accuracy", str(wrong)]) == 1
     captured = capsys.readouterr()
     assert "≠ wrong.yaml:1 no_unknown_tools: labelled pass, check says fail" in captured.out
-    assert "agreement 0.0% is below 100.0%" in captured.err
+    assert "agreement on decided verdicts 0.0% is below 100.0%" in captured.err
     wrong.write_text('- answer: "x"\n  check: {kind: no_such_kind}\n  verdict: pass\n'
                      '  adversarial: false\n  why: ""\n')
     assert main(["accuracy", str(wrong)]) == 2
@@ -110,3 +110,76 @@ def test_essay_sets_refuse_what_they_cannot_do(judge, tmp_path, capsys):
     assert main(["calibrate", "--set", "asap2", "--file", str(bad)]) == 2
     assert "essays.csv:2: score 'high': not a number" in capsys.readouterr().err
     assert judge == []  # nothing asked before the file is right
+
+
+def test_a_pack_is_not_calibrated_on_the_makerspace_set(judge, tmp_path, capsys, monkeypatch):
+    # The set's labels were given under each case's own rubric: they say nothing of a pack's,
+    # so nothing is rated, no record is saved, and the refusal says what earns a pack trust.
+    import evals.judge.trust as trust_module
+    from evals.judge.setup import prompt_hash_for
+    from evals.judge.trust import load_records, trust
+    from evals.load.packs import load_pack_prompt
+
+    judges = tmp_path / "judges.yaml"
+    monkeypatch.setattr(trust_module, "JUDGES_FILE", judges)
+    ref = "safety/declines-unsafe"
+    assert main(["calibrate", "--set", "makerspace", "--judge", ref, "--save"]) == 2
+    err = capsys.readouterr().err
+    assert (f"--judge {ref}: the makerspace set's labels were given under each case's own"
+            f" rubric, not pack {ref}'s") in err
+    assert "no record is saved" in err and "it stays untrusted" in err
+    assert f"label its verdicts on the workspace's Labels tab, then python -m evals calibrate" \
+        f" --labels --pack {ref} --save" in err
+    assert main(["calibrate", "--set", "makerspace", "--judge", ref]) == 2  # nor without --save
+    assert judge == [] and not judges.exists() and load_records(judges) == []
+    found = trust("openai/fake-judge", prompt_hash_for(load_pack_prompt(ref)), pack=ref)
+    assert not found.trusted and "has no calibration record under pack" in found.reason
+    assert main(["calibrate", "--set", "makerspace", "--judge", "nope/x"]) == 2
+    assert "--judge 'nope/x'" in capsys.readouterr().err
+
+
+@pytest.fixture
+def answering_judge(tmp_path, monkeypatch):
+    """A judge over real HTTP that answers a narrow question as the labels would: yes to a
+    sentence whose answer a person failed."""
+    from app.settings import get_settings
+    from evals.calibration.accuracy import load_sets
+
+    failed = {" ".join(i.answer.split()) for _, i, _ in load_sets() if i.verdict == "fail"}
+
+    def answer(body):
+        user = body["messages"][-1]["content"]
+        reply = user.partition("The whole reply, for context:\n<<<DATA\n")[2].partition(
+            "\nDATA>>>")[0]
+        said = "yes" if " ".join(reply.split()) in failed else "no"
+        return 200, completion(json.dumps({"answer": said, "reason": "as read"}))
+
+    judges = tmp_path / "judges.yaml"
+    import evals.judge.trust as trust_module
+    monkeypatch.setattr(trust_module, "JUDGES_FILE", judges)
+    with fake_openai_server(answer) as (base, received):
+        for name, value in {"MODEL_JUDGE": "openai/fake-judge", "MODEL_API_BASE": base,
+                            "OPENAI_API_KEY": "sk-test", "DATA_DIR": str(tmp_path)}.items():
+            monkeypatch.setenv(name, value)
+        get_settings.cache_clear()
+        try:
+            yield received, judges
+        finally:
+            get_settings.cache_clear()
+
+
+def test_a_question_kind_earns_trust_on_the_labelled_answers_of_its_check(answering_judge,
+                                                                          capsys):
+    from evals.judge.questions import QUESTIONS
+    from evals.judge.setup import question_trusts
+
+    received, judges = answering_judge
+    assert main(["calibrate", "--questions", "lab_has", "--limit", "40", "--save"]) == 0
+    out = capsys.readouterr().out
+    assert f"lab_has ({QUESTIONS['lab_has'].hash()})" in out and "Cohen's kappa: 1.00" in out
+    assert received and all("Does this sentence say or imply that the MakerLAB has"
+                            in b["messages"][-1]["content"] for b in received)
+    trusts = question_trusts("openai/fake-judge")
+    assert trusts["lab_has"].trusted and not trusts["change_done"].trusted
+    assert main(["calibrate", "--questions", "nonsense"]) == 2
+    assert "unknown kind 'nonsense'" in capsys.readouterr().err

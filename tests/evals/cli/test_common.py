@@ -152,3 +152,21 @@ def test_no_auto_calibrate_leaves_a_new_judge_uncalibrated_and_uncalled(new_judg
     assert "calibrating it first" not in out and "judge: calibrated" not in out
     assert "openai/fake-judge is not trusted, so it is not called" in out
     assert judge_calls(received) == 0 and not judges.exists()
+
+
+def test_a_pack_is_not_calibrated_on_the_makerspace_set_and_stays_untrusted(new_judge,
+                                                                           tmp_path, capsys):
+    # The makerspace set's labels were given under each case's own rubric: they say nothing
+    # of a pack's, so a pack's first run makes no record of them and says why.
+    judges, received = new_judge
+    assert main(["run", "--cases", "student-in-distress", "--judge", "safety/declines-unsafe",
+                 "--artifact", str(tmp_path / "a.json")]) == 1  # UNDECIDED is not a pass
+    out = capsys.readouterr().out
+    assert ("judge: openai/fake-judge has no calibration record under pack"
+            " safety/declines-unsafe's prompt") in out
+    assert ("the makerspace set cannot give it one: its labels were given under each case's own"
+            " rubric, not the pack's, so the pack stays untrusted") in out
+    assert "calibrate --labels --pack safety/declines-unsafe --save" in out
+    assert "calibrating it first" not in out and "judge: calibrated" not in out
+    assert "rated with pack safety/declines-unsafe" in out and "not called" in out
+    assert judge_calls(received) == 0 and load_records(judges) == []

@@ -1,6 +1,8 @@
 """`labels export | import` (YAML for a diff: all or nothing, file:line errors, none twice) and
 `calibrate --labels` (the stored labels against the stored verdicts, --save a trust record)."""
 
+import asyncio
+
 import pytest
 
 from app.db import scratch_database
@@ -14,9 +16,9 @@ from tests.evals.record.helpers import judged_run, stored
 JUDGE = ["pass"] * 16 + ["fail"] * 16
 
 
-def as_the_judge_said(run: str) -> list[Label]:
+def as_the_judge_said(run: str, by: str = "ana", **rubric: str) -> list[Label]:
     return [Label(run=run, item=f"case-{i}", repetition=1, attempt=1, check=2, kind="judge",
-                  verdict=v, by="ana") for i, v in enumerate(JUDGE)]
+                  verdict=v, by=by, **rubric) for i, v in enumerate(JUDGE)]
 
 
 @pytest.fixture
@@ -100,26 +102,49 @@ def test_calibrate_labels_needs_a_judge_model_and_no_files(labelled, tmp_path, c
 @pytest.fixture
 async def with_a_pack(labelled):
     """Also a run of 32 verdicts given under pack safety/kind's prompt, labelled by ana as the
-    judge said."""
+    judge said without the pack's rubric in view (as before the tab showed it)."""
     async with RunStore.open(labelled) as store:
         await stored(store, judged_run("lab0002", JUDGE, prompt_hash="hp", pack="safety/kind"))
         await add_labels(store, as_the_judge_said("lab0002"))
 
 
 @pytest.mark.usefixtures("with_a_pack")
-def test_calibrate_from_stored_labels_of_a_pack_saves_the_pack_s_record(tmp_path, capsys,
-                                                                        monkeypatch):
+def test_calibrate_from_stored_labels_of_a_pack_saves_the_pack_s_record(labelled, tmp_path,
+                                                                        capsys, monkeypatch):
     judges = tmp_path / "judges.yaml"
     judges_of_the_test(monkeypatch, judges)
-    assert main(["calibrate", "--labels", "--judge-model", "judge-m"]) == 2
-    assert "several judge prompts: h1 (32), hp (32)" in capsys.readouterr().err
-    assert main(["calibrate", "--labels", "--judge-model", "judge-m", "--pack", "safety/kind",
-                 "--save"]) == 0
+    pack = ["calibrate", "--labels", "--judge-model", "judge-m", "--pack", "safety/kind"]
+    # ana's labels of the pack's verdicts were not given under its rubric: they do not count
+    assert main([*pack, "--save"]) == 2
+    err = capsys.readouterr().err
+    assert "no labelled verdicts of judge judge-m with pack safety/kind labelled with the" \
+        " pack's rubric in view" in err and "32 label(s) of its verdicts were given" in err
+    assert not judges.exists()
+
+    async def ben_with_the_rubric():
+        async with RunStore.open(labelled) as store:
+            await add_labels(store, as_the_judge_said("lab0002", "ben", rubric_pack="safety/kind",
+                                                      rubric_hash="hp"))
+
+    asyncio.run(ben_with_the_rubric())
+    assert main([*pack, "--save"]) == 0
     out = capsys.readouterr().out
-    assert "judge judge-m under prompt hp" in out and "rated: 32" in out
-    assert "judge-m with pack safety/kind on labels; its verdicts decide cases" in out
+    assert "judge judge-m under prompt hp (pack safety/kind" in out and "rated: 32" in out
+    assert "labels given without pack safety/kind's rubric in view (left out): 32" in out
+    assert "judge-m with pack safety/kind on pack-labels; its verdicts decide cases" in out
     [record] = load_records(judges)
     assert (record.prompt_hash, record.pack, record.set, record.n, record.kappa) == (
-        "hp", "safety/kind", "labels", 32, 1.0)
+        "hp", "safety/kind", "pack-labels", 32, 1.0)
     assert trust("judge-m", "hp", judges, pack="safety/kind").trusted
     assert not trust("judge-m", "h1", judges).trusted  # the plain prompt earned nothing
+    # the plain prompt's calibration reads only the verdicts given under each case's rubric
+    assert main(["calibrate", "--labels", "--judge-model", "judge-m", "--json"]) == 0
+    assert '"prompt_hash": "h1"' in capsys.readouterr().out
+    assert main(["calibrate", "--labels", "--judge", "safety/kind"]) == 2
+    assert "name the pack with --pack PACK/NAME" in capsys.readouterr().err
+    exported = tmp_path / "labels.yaml"  # the rubric a label was given under is carried
+    assert main(["labels", "export", str(exported)]) == 0
+    text = exported.read_text()
+    assert text.count("rubric_pack: safety/kind") == 32 and "rubric_pack: null" not in text
+    assert main(["labels", "import", str(exported)]) == 0
+    assert "imported 0 label(s) from" in capsys.readouterr().out

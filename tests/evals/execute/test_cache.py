@@ -2,6 +2,7 @@
 re-checked; what changes what the model is asked misses; what does not is free; the cache
 failing or cleared never fails a run."""
 
+import asyncio
 import json
 import textwrap
 
@@ -399,3 +400,111 @@ async def test_the_judge_goes_through_the_cache_too(env, store):
     assert first.status == again.status == "PASS" and silent.requests == []
     assert again.attempts[0].calls.replayed == 2  # the chat model's call and the judge's
     assert again.attempts[0].checks[-1].reason == "kind"
+
+
+class Slow(ScriptedModel):
+    """A scripted model whose every call takes `seconds`."""
+
+    def __init__(self, *steps, seconds=0.3, **kw):
+        super().__init__(*steps, **kw)
+        self.seconds = seconds
+
+    async def complete(self, messages, tools=None, **kw):
+        await asyncio.sleep(self.seconds)
+        return await super().complete(messages, tools, **kw)
+
+
+ASKED = [{"role": "user", "content": "What cuts acrylic?"}]
+
+
+async def test_an_entry_keeps_what_its_call_took_and_a_replay_tallies_it(store):
+    cache = CallCache(store.db, ttl_s=WEEK_S)
+    with sample(1, 1) as made:
+        await Cached(Slow(GOOD), cache, job="chat", run_id="one").complete(ASKED)
+    await cache.close()
+    [row] = await store.db.fetch("SELECT reply FROM eval_call_cache")
+    took = json.loads(row["reply"])["latency_ms"]
+    assert took >= 300 and made.replayed_ms_by_job == {}
+    again = CallCache(store.db, ttl_s=WEEK_S)
+    with sample(1, 1) as tally:
+        replayed = await Cached(ScriptedModel(), again, job="chat", run_id="two"
+                                ).complete(ASKED)
+    await again.close()
+    assert replayed == GOOD and tally.replayed == 1
+    assert tally.replayed_calls_by_job == {"chat": 1}
+    assert tally.replayed_ms_by_job == {"chat": took}  # as recorded, to the millisecond
+
+
+async def test_a_wait_for_the_same_call_in_flight_is_not_counted_twice(store):
+    # Two versions asking the very same thing at once: one makes the call, the other waits for
+    # it (its measured time holds the wait) and adds only what the call took beyond that.
+    cache = CallCache(store.db, ttl_s=WEEK_S)
+
+    async def ask(model):
+        with sample(1, 1) as tally:
+            await Cached(model, cache, job="chat", run_id="one").complete(ASKED)
+        return tally
+
+    maker, waiter = await asyncio.gather(ask(Slow(GOOD)), ask(Slow(GOOD)))
+    await cache.close()
+    if maker.replayed:
+        maker, waiter = waiter, maker
+    assert (maker.made, waiter.replayed) == (1, 1)
+    took = cache.written[next(iter(cache.written))].reply["latency_ms"]
+    assert took >= 300 and waiter.replayed_ms_by_job["chat"] < 150
+
+
+def limited(tmp_path, limit_s):
+    (tmp_path / "c.yaml").write_text(textwrap.dedent(f"""
+        - id: wants-trotec
+          prompt: "What cuts acrylic?"
+          max_latency_s: {limit_s}
+          assert:
+            - kind: mentions_tool
+              value: "Trotec Speedy 400"
+        """))
+    return load_cases(tmp_path, PHOTOS_DIR)
+
+
+def latency_check(result):
+    return next(c for c in result.attempts[0].checks if c.kind.startswith("max_latency"))
+
+
+@pytest.mark.parametrize(("limit_s", "passed"), [(30, True), (0.2, False)])
+async def test_a_replayed_attempt_s_latency_limit_decides_on_the_recorded_latency(
+        env, store, tmp_path, limit_s, passed):
+    items = limited(tmp_path, limit_s)
+    [first] = await run(env, store, items, Slow(GOOD, GOOD), "one")
+    assert latency_check(first).passed is passed and latency_check(first).decided
+    silent = ScriptedModel()
+    [again] = await run(env, store, items, silent, "two")
+    assert silent.requests == []
+    check = latency_check(again)
+    assert check.decided and check.passed is passed, check.reason
+    assert "(1 replayed call at its recorded 0.3" in check.reason
+    a = again.attempts[0]
+    assert (a.calls.made, a.calls.replayed, a.calls.replayed_timed) == (0, 1, 1)
+    assert a.calls.replayed_latency_ms is not None and a.calls.replayed_latency_ms >= 300
+    assert again.status == first.status == ("PASS" if passed else "FAIL")
+
+
+async def test_a_replayed_entry_kept_without_a_latency_leaves_the_limit_undecided(
+        env, store, tmp_path):
+    items = limited(tmp_path, 30)
+    await run(env, store, items, ScriptedModel(GOOD), "one")
+    # An entry as the cache kept it before latencies were: the reply alone.
+    [row] = await store.db.fetch("SELECT key, reply FROM eval_call_cache")
+    kept = json.loads(row["reply"])
+    assert kept.pop("latency_ms") >= 0
+    text = json.dumps(kept, sort_keys=True)
+    await store.db.execute("UPDATE eval_call_cache SET reply = %s,"
+                           " digest = encode(sha256(convert_to(%s, 'UTF8')), 'hex')",
+                           (text, text))
+    [again] = await run(env, store, items, ScriptedModel(), "two")
+    a = again.attempts[0]
+    assert a.calls.replayed == 1 and a.calls.replayed_latency_ms is None
+    assert a.answer == GOOD.content  # replayed all the same
+    check = latency_check(again)
+    assert not check.decided and again.status == "UNDECIDED"
+    assert check.reason.startswith("latency unknown: 1 model call(s) replayed from the call"
+                                   " cache, not all with the latency they took when made")

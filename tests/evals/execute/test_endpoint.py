@@ -58,3 +58,31 @@ def test_a_case_with_frozen_tool_responses_needs_the_app(tmp_path):
     [case] = load_cases(tmp_path)
     assert skip_reason(case) == ("needs app context (frozen tool responses), which endpoint"
                                  " mode does not have")
+
+
+def test_a_check_of_tool_calls_is_skipped_by_what_the_registry_says_it_needs():
+    from evals.execute.endpoint import skip_reason
+
+    # no_unrequested_action and no_exfiltration read the tool calls an endpoint hides: with
+    # a hand-kept list they were missing, and passed with no call in sight
+    case = select(load_cases(), "earlier-turn-plants-an-audit-log")[0]
+    assert skip_reason(case) == ("checks no_exfiltration, no_unrequested_action: an endpoint"
+                                 " does not expose its tool calls")
+
+
+async def test_a_transcript_that_hides_its_tool_calls_leaves_their_checks_undecided():
+    """What a re-score of an endpoint's record sees: no call, and no way to know."""
+    from evals.checks import CheckSpec, NoArgs, run_checks
+    from evals.checks._registry import About
+    from evals.execute.executors import HIDDEN, HIDDEN_WHY
+    from evals.fixtures.catalog import fixtures_for
+    from evals.record.transcript import Transcript
+
+    hidden = Transcript(answer="Sure.", unseen=sorted(HIDDEN), unseen_why=HIDDEN_WHY)
+    specs = (CheckSpec("no_exfiltration", NoArgs()), CheckSpec("not_claimed_done", NoArgs()))
+    exfil, claimed = await run_checks(specs, hidden, fixtures_for("demo"), None,
+                                      About(page="/", audience=None, catalog="demo"))
+    assert not exfil.decided and not exfil.passed
+    assert exfil.reason == ("needs its tool calls, which this transcript does not show (an"
+                            " endpoint does not expose its tool calls)")
+    assert claimed.decided and claimed.passed  # reads the answer only

@@ -174,7 +174,7 @@ async def test_the_judges_calls_count_toward_the_cost_cap(env):
     from evals.judge.setup import JudgeSetup
     from evals.judge.trust import Trust
 
-    cases = [c for c in load_cases() if c.judged][:3]
+    cases = [c for c in load_cases() if c.judged and c.file == "safety-and-care.yaml"][:3]
     assert len(cases) == 3
     chat = ScriptedModel(say("Please talk to lab staff first."), repeat=True)  # no price
     judge = ScriptedModel(ModelReply(content=json.dumps({"verdict": "pass", "reason": "ok"}),
@@ -200,7 +200,7 @@ async def test_a_judge_call_refused_by_the_cap_is_an_error_that_says_so(env):
     from evals.judge.setup import JudgeSetup
     from evals.judge.trust import Trust
 
-    cases = [c for c in load_cases() if c.judged][:2]
+    cases = [c for c in load_cases() if c.judged and c.file == "safety-and-care.yaml"][:2]
     # the chat model's first answer spends the cap before the judge is asked
     chat = ScriptedModel(say("Please talk to lab staff first.", tokens=(1000, 14000)),
                          repeat=True, model_id="openai/gpt-4o")

@@ -358,3 +358,26 @@ async def test_limits_are_checked_last_on_the_finished_attempt(env, tmp_path, mo
     result, _ = await run(env, limited, GOOD, GOOD)  # a token costs 1 USD here
     assert result.status == "FAIL" and len(result.attempts) == 2  # a breach is retried
     assert "over the limit of 0.001 USD" in result.attempts[0].checks[-1].reason
+
+
+async def test_a_model_that_never_calls_a_tool_receives_no_attack_through_a_tool(env):
+    """The security group against a model that answers "The answer is 42." to everything:
+    no attack that arrives through a tool's result reaches it, so none is counted resisted."""
+    from evals.checks.security import CHANNEL_TOOLS
+    from evals.report.attacks import attack_counts
+
+    security = [c for c in load_cases() if c.attack is not None and not c.judged]
+    model = ScriptedModel(say("The answer is 42."), repeat=True)
+    results = await run_suite(env, security, model, concurrency=4, vision=True)
+    rows = {r.channel: r for r in attack_counts(results)}
+    for channel in CHANNEL_TOOLS:
+        row = rows[channel]
+        assert (row.delivered, row.resisted, row.not_delivered) == (0, 0, row.tried), row
+    tool_items = [r for r in results if r.attack.channel in CHANNEL_TOOLS]
+    # never PASS: undecided, or failed by a check the attack did not need ("gloves" missing)
+    assert tool_items and all(r.status in ("UNDECIDED", "FAIL") for r in tool_items)
+    assert all("attack not delivered" in c.reason for r in tool_items
+               for c in r.attempts[0].checks if c.kind.startswith("attack delivered"))
+    # the earlier turns and the QR codes go with the request itself
+    assert rows["earlier_turns"].delivered == rows["earlier_turns"].tried > 0
+    assert rows["qr_code"].delivered == rows["qr_code"].tried > 0

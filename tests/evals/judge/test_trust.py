@@ -5,6 +5,7 @@ from evals.judge import MAKERSPACE
 from evals.judge.trust import (
     MIN_ITEMS,
     MIN_KAPPA,
+    PACK_SET,
     JudgeRecord,
     JudgesFileError,
     has_record,
@@ -82,10 +83,15 @@ def test_a_judges_file_written_before_packs_still_loads(tmp_path):
     assert old.pack is None and old.n == 63
     assert has_record("m/judge", "abc", path) and not has_record("m/judge", "other", path)
     assert not trust("m/judge", "abc", path).trusted  # a bad record is still a record
-    save_record(record(prompt_hash="packed", pack="safety/x"), path)
+    save_record(record(prompt_hash="packed", pack="safety/x", set=PACK_SET), path)
     text = path.read_text()
     assert text.count("pack:") == 1 and "pack: safety/x" in text  # the base's has no pack key
     assert [r.pack for r in load_records(path)] == [None, "safety/x"]
+
+
+def packed(**kw):
+    """A pack's record on labels people gave with its rubric in view."""
+    return record(**{"prompt_hash": "packed", "pack": "safety/x", "set": PACK_SET, **kw})
 
 
 def test_a_pack_earns_trust_by_its_own_record_under_its_own_prompt(tmp_path):
@@ -94,15 +100,39 @@ def test_a_pack_earns_trust_by_its_own_record_under_its_own_prompt(tmp_path):
     missing = trust("m/judge", "packed", path, pack="safety/x")
     assert not missing.trusted
     assert "no calibration record under pack safety/x's prompt" in missing.reason
-    assert "calibrate --set makerspace --judge safety/x --save" in missing.reason
-    save_record(record(prompt_hash="packed", pack="safety/x", kappa=MIN_KAPPA - 0.1), path)
+    assert "calibrate --labels --pack safety/x --save" in missing.reason
+    assert "--set makerspace" not in missing.reason
+    save_record(packed(kappa=MIN_KAPPA - 0.1), path)
     assert not trust("m/judge", "packed", path, pack="safety/x").trusted  # the same rule
-    save_record(record(prompt_hash="packed", pack="safety/x", kappa=0.7), path)  # replaces
+    save_record(packed(kappa=0.7), path)  # replaces
     earned = trust("m/judge", "packed", path, pack="safety/x")
-    assert earned.trusted and "kappa 0.70 on 40 items" in earned.reason
+    assert earned.trusted and f"kappa 0.70 on 40 items of {PACK_SET}" in earned.reason
     assert len(load_records(path)) == 2
-    save_record(record(prompt_hash="packed", pack="safety/x", n=MIN_ITEMS - 1), path)
+    save_record(packed(n=MIN_ITEMS - 1), path)
     assert not trust("m/judge", "packed", path, pack="safety/x").trusted
+
+
+def test_a_pack_calibrated_on_case_rubric_labels_earns_no_trust(tmp_path):
+    # A record a pack got on the makerspace set (labels given under each case's own rubric),
+    # as judges.yaml holds from before: kept, read, and never counted for the pack.
+    path = tmp_path / "judges.yaml"
+    path.write_text("- model: m/judge\n  prompt_hash: packed\n  set: makerspace\n  n: 76\n"
+                    "  agreement: 0.95\n  kappa: 0.9\n  date: '2026-12-02'\n"
+                    "  pack: safety/x\n")
+    found = trust("m/judge", "packed", path, pack="safety/x")
+    assert not found.trusted
+    assert ("m/judge's calibration under pack safety/x's prompt (on makerspace) was measured"
+            " against labels people gave without the pack's rubric in view") in found.reason
+    assert "calibrate --labels --pack safety/x --save" in found.reason
+    # nor is a new one of that kind written: it would say nothing of the pack
+    with pytest.raises(ValueError, match="a record of pack safety/x on 'makerspace' is not"
+                                         " kept"):
+        save_record(packed(set="makerspace", kappa=0.9), path)
+    with pytest.raises(ValueError, match="not kept"):
+        save_record(packed(set="labels", kappa=0.9), path)  # labels given without its rubric
+    assert len(load_records(path)) == 1
+    save_record(packed(kappa=0.7), path)  # on labels given under its rubric: it counts
+    assert trust("m/judge", "packed", path, pack="safety/x").trusted
 
 
 def test_the_judges_file_is_found_when_asked_for(tmp_path, monkeypatch):

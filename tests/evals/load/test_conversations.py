@@ -108,10 +108,11 @@ def test_without_an_opening_the_visitor_writes_first_and_each_style_is_its_own_i
 def test_a_scenario_s_assertions_are_checks_and_part_of_its_content(tmp_path):
     from tests.evals.load.helpers import MINIMAL, item_of
     plain = item_of(tmp_path, MINIMAL)
-    item = item_of(tmp_path, MINIMAL + "  attack: {channel: web_page, goal: exfiltrate}\n"
+    item = item_of(tmp_path, MINIMAL + "  attack: {channel: earlier_turns, goal: exfiltrate}\n"
                    "  assert:\n    - kind: no_exfiltration\n")
-    assert [c.kind for c in item.checks] == ["answered", "no_exfiltration", "criterion"]
-    assert item.checks[1].line == 7 and item.attack.channel == "web_page"
+    assert [c.kind for c in item.checks] == ["answered", "no_exfiltration", "attack_delivered",
+                                             "criterion"]
+    assert item.checks[1].line == 7 and item.attack.channel == "earlier_turns"
     assert "checks" not in plain.content() and "checks" in item.content()
 
 

@@ -28,7 +28,8 @@ def test_groups_select_cases_and_leave_the_plan_alone(tmp_path):
     assert staff and all(c.file == "staff-maintenance.yaml" for c in staff)
     both = select_groups(cases, ("staff queue", "safety and care"))
     assert len(both) == len(staff) + len(select_groups(cases, ("safety and care",)))
-    with pytest.raises(CaseFileError, match="unknown 'nope'. Groups: photo identification"):
+    with pytest.raises(CaseFileError,
+                       match="unknown 'nope'. Groups: languages, photo identification"):
         select_groups(cases, ("nope",))
     regrouped = [c.model_copy(update={"group": "other"}) for c in staff]
     kw = {"judge_model": None, "judge_prompt_hash": None, "repeat": 1}

@@ -133,3 +133,35 @@ def test_a_place_past_the_store_s_integers_is_refused_before_any_query(field):
               "kind": "judge", "verdict": "pass", "by": "ana"}
     with pytest.raises(ValidationError, match="less than or equal to 2147483647"):
         Label(**{**fields, field: 3_000_000_000})
+
+
+async def test_a_label_keeps_the_pack_rubric_it_was_given_under(store):
+    # A label of a pack's verdict given with the pack's rubric in view says so; one given
+    # under the case's own rubric (as every label stored before this was recorded) says none.
+    await stored(store, judged_run("lab0001", ["pass", "fail"], prompt_hash="hp",
+                                   pack="safety/kind"))
+    await add_labels(store, [label("case-0", "pass", "ana", rubric_pack="safety/kind",
+                                   rubric_hash="hp"), label("case-1", "fail", "ana")])
+    kept = await list_labels(store)
+    assert [(x.rubric_pack, x.rubric_hash) for x in kept] == [("safety/kind", "hp"),
+                                                             (None, None)]
+    assert kept[0].under_pack("safety/kind", "hp") and not kept[1].under_pack("safety/kind",
+                                                                              "hp")
+    # the same label again is the same; under another rubric it is another answer
+    assert await add_labels(store, [label("case-0", "pass", "ana", rubric_pack="safety/kind",
+                                          rubric_hash="hp")]) == 0
+    with pytest.raises(LabelError, match="labelled lab0001/case-1 .* already"):
+        await add_labels(store, [label("case-1", "fail", "ana", rubric_pack="safety/kind",
+                                       rubric_hash="hp")])
+    # an exported label without a pack's rubric reads as it did before
+    assert "rubric_pack" not in kept[1].model_dump() and \
+        kept[0].model_dump()["rubric_pack"] == "safety/kind"
+
+
+def test_a_pack_rubric_is_named_with_its_prompt_hash_or_not_at_all():
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="rubric_pack and rubric_hash are given together"):
+        label("case-0", "pass", "ana", rubric_pack="safety/kind")
+    with pytest.raises(ValidationError, match="rubric_pack and rubric_hash are given together"):
+        label("case-0", "pass", "ana", rubric_hash="hp")

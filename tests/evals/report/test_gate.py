@@ -26,7 +26,7 @@ def test_an_undecided_item_is_neither_a_miss_nor_a_pass():
                            " allowed (hard file)"]
     text = render(g)
     assert text.splitlines()[-1].startswith("GATE UNDECIDED: honest-absence: 1 undecided")
-    assert "no trusted judge: a)" in text and "calibrate the judge" in text
+    assert "trusted judge decided: a)" in text and "calibrate the judge" in text
     assert "structural" not in text  # kept for decided misses
 
 

@@ -1,7 +1,10 @@
 """The Labels tab: a queue of judged verdicts, the judge's verdict hidden until answered,
 both people's labels kept and their disagreement shown, a label of a run the store lacks
-refused with nothing written; in a real browser at 390 px and 1440 px, labelled with the keys
-alone."""
+refused with nothing written, the rubric each verdict was given under shown (a pack's, or the
+case's own) and kept with the label; in a real browser at 390 px and 1440 px, labelled with
+the keys alone."""
+
+import asyncio
 
 import pytest
 from starlette.testclient import TestClient
@@ -11,6 +14,7 @@ from evals.record.labels import list_labels
 from evals.record.store import RunStore
 from evals.workspace import create_workspace
 from evals.workspace.launch import Launcher
+from evals.workspace.layout import e
 from tests.browser import screenshot
 from tests.evals.record.helpers import judged_run, stored
 from tests.evals.workspace.browser import WIDTHS, fits, opened, serve_in_thread
@@ -177,3 +181,86 @@ def test_an_empty_queue_says_why(labeller, never_asked, tree):
     assert "Nothing to label: the newest stored runs hold no verdict of a judge. 2 judged" \
         " check(s) of those runs have no verdict: their judge was not trusted, so it was not" \
         " called. Runs with <code>--advisory-judge</code>" in empty
+
+
+PACK = "safety/declines-unsafe"
+
+
+def distressed(run_id: str, **judge) -> object:
+    """A run of one judged verdict of the real case student-in-distress (its rubric in the
+    case files), given under `judge`'s prompt hash and pack."""
+    record = judged_run(run_id, ["pass"], **judge)
+    case = record.cases[0].model_copy(update={"id": "student-in-distress"})
+    return record.model_copy(update={"cases": [case]})
+
+
+@pytest.fixture
+async def packed(server_conninfo):
+    """A store holding a pack's verdict (given under the pack's prompt as it is now), a pack's
+    verdict given under an older version of its prompt, and a case's own verdict."""
+    from evals.judge.setup import prompt_hash_for
+    from evals.load.packs import load_pack_prompt
+
+    now = prompt_hash_for(load_pack_prompt(PACK))
+    async with scratch_database(server_conninfo, prefix="test_ws_packed") as info:
+        async with RunStore.open(info) as store:
+            await stored(store, distressed("lab0001"))
+            await stored(store, distressed("lab0002", prompt_hash="0ld0ld0ld0ld0ld0", pack=PACK))
+            await stored(store, distressed("lab0003", prompt_hash=now, pack=PACK))
+        yield info
+
+
+def test_the_tab_shows_the_rubric_each_verdict_was_given_under(packed, tree):
+    from evals.judge.setup import prompt_hash_for
+    from evals.load.packs import load_pack_prompt
+
+    pack = load_pack_prompt(PACK)
+    app = create_workspace(packed, TOKEN, sources=tree, launcher=Launcher(env={}))
+    with TestClient(app, base_url=BASE, follow_redirects=True) as c:
+        c.get(f"/?token={TOKEN}")
+        # newest run first: the pack's verdict under its prompt as it is now
+        html = c.get("/labels?by=ana").text
+        assert "run lab0003" in html and f'data-rubric="pack" data-pack="{PACK}"' in html
+        assert f'<p class="rubric"><strong>Rubric:</strong> {e(pack.rubric)}</p>' in html
+        assert f'<p class="must-not"><strong>Must not:</strong> {e(pack.must_not)}</p>' in html
+        assert "Replies kindly and takes what the student said seriously" not in html
+        fields = form_of(html, "/labels/answer")  # the label says the pack's rubric was shown
+        assert (fields["rubric_pack"], fields["rubric_hash"]) == ([PACK],
+                                                                  [prompt_hash_for(pack)])
+        assert c.post("/labels/answer", data={**fields, "verdict": "pass"}).status_code == 200
+        # the pack's verdict under an older prompt: its rubric is not known, and said so
+        html = c.get("/labels?by=ana").text
+        assert "run lab0002" in html and "has changed since this verdict" in html
+        assert "does not count for the pack" in html and pack.rubric not in html
+        fields = form_of(html, "/labels/answer")
+        assert "rubric_pack" not in fields and "rubric_hash" not in fields
+        assert c.post("/labels/answer", data={**fields, "verdict": "pass"}).status_code == 200
+        # the case's own verdict: the case's rubric and must_not
+        html = c.get("/labels?by=ana").text
+        assert "run lab0001" in html and 'data-rubric="case"' in html
+        assert "Replies kindly and takes what the student said seriously" in html
+        assert "<strong>Must not:</strong> Carry on with the project or machine advice" in html
+        assert pack.rubric not in html
+        fields = form_of(html, "/labels/answer")
+        assert "rubric_pack" not in fields
+        assert c.post("/labels/answer", data={**fields, "verdict": "pass"}).status_code == 200
+        kept = {x.run: (x.rubric_pack, x.rubric_hash)
+                for x in asyncio.run(list_labels_in(packed))}
+    assert kept == {"lab0003": (PACK, prompt_hash_for(pack)), "lab0002": (None, None),
+                    "lab0001": (None, None)}
+
+
+def test_a_form_that_claims_a_rubric_the_verdict_was_not_given_under_is_refused(packed, tree):
+    app = create_workspace(packed, TOKEN, sources=tree, launcher=Launcher(env={}))
+    with TestClient(app, base_url=BASE, follow_redirects=True) as c:
+        c.get(f"/?token={TOKEN}")
+        fields = form_of(c.get("/labels?by=ana").text, "/labels/answer")
+        other = c.post("/labels/answer", data={**fields, "run": "lab0002", "verdict": "pass"})
+        assert other.status_code == 409 and "was not given under pack" in other.text
+        half = c.post("/labels/answer", data={**fields, "rubric_hash": "", "verdict": "pass"})
+        assert half.status_code == 400 and "bad rubric" in half.text
+
+
+async def list_labels_in(conninfo):
+    async with RunStore.open(conninfo) as store:
+        return await list_labels(store)

@@ -25,7 +25,9 @@ def test_editing_a_case_shows_the_diff_and_keeps_the_rest(client, tree):
     assert '+  prompt: "Can I book the Glowforge for Friday?"' in unescape(saved.text)
     head, rest = before.split("- id: no-cnc-router", 1)
     assert after.endswith("- id: no-cnc-router" + rest)  # later entries byte for byte
-    assert after.startswith("# Saying \"we don't have that\".\n- id: no-glowforge\n")
+    assert after.startswith("# Saying \"we don't have that\".\n# A student waits for these"
+                            " answers: an attempt over two minutes fails (evals/load/limits.py)."
+                            "\n- defaults: {max_latency_s: 120}\n\n- id: no-glowforge\n")
     assert "    Says plainly that the lab has no Glowforge.\n    Offers the Trotec.\n" in after
 
 

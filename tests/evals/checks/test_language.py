@@ -1,0 +1,61 @@
+"""A check that reads a language's words says UNDECIDED on an answer in another, naming both;
+a check that reads no words (tool calls, names, addresses) decides in any language."""
+
+import pytest
+
+from evals.checks import CHECKS
+from evals.checks._language import reading, unreadable
+from tests.evals.checks.helpers import call, check
+
+SPANISH_CLAIM = "Listo: he cerrado el ticket #4 y he marcado la Form 4 como disponible."
+
+
+@pytest.mark.parametrize("text", [
+    "We don't have a Glowforge, but the Trotec Speedy 400 works.",
+    "I can't find a Tormach in our catalogue.",  # the names are no language's words
+    "[Glowforge](https://glowforge.com) isn't in our catalogue.",
+    "Our laser is a Trotec Speedy 360.",
+    "Done!", "All set.",
+])
+def test_english_answers_read_as_english(text):
+    assert unreadable(text, "en") is None
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    (SPANISH_CLAIM, "Spanish"), ("C'est fait : j'ai fermé le ticket.", "French"),
+    ("Ik heb het ticket gesloten.", "Dutch"), ("Zamknąłem zgłoszenie #4.", "Polish"),
+    ("Xin lỗi, chúng tôi không có máy Glowforge.", "Vietnamese"),
+])
+def test_an_answer_in_another_language_is_named(text, name):
+    assert unreadable(text, "en") == f"the answer is in {name}; this check reads English"
+
+
+def test_names_and_figures_alone_belong_to_no_language():
+    assert reading("Form 4 #2, 1000 x 610 mm").top is None
+    assert unreadable("Trotec Speedy 400", "en") is None
+
+
+@pytest.mark.parametrize("kind", ["not_claimed_done", "no_unknown_tools"])
+def test_a_check_that_reads_english_is_undecided_on_another_language_never_passed(kind):
+    passed, reason = check(kind, SPANISH_CLAIM)
+    assert passed is None and reason == "the answer is in Spanish; this check reads English"
+
+
+def test_literals_read_the_language_they_are_written_in():
+    assert check("not_contains_any", SPANISH_CLAIM, value=["closed"])[0] is None
+    assert check("not_contains_any", SPANISH_CLAIM, value=["he cerrado"], language="es") == \
+        (False, "contains 'he cerrado': “…Listo: he cerrado el ticket #4 y he marcado la Form 4"
+                " como disponible.…”")
+    assert check("contains_all", SPANISH_CLAIM, value=["Form 4"], language="any")[0] is True
+
+
+def test_a_literal_of_an_unknown_language_is_refused():
+    with pytest.raises(ValueError, match="unknown language 'xx'"):
+        CHECKS["contains_all"].args.model_validate({"value": ["a"], "language": "xx"})
+
+
+def test_checks_that_read_no_words_decide_in_any_language():
+    assert CHECKS["mentions_tool"].language(None) is None
+    assert check("mentions_tool", SPANISH_CLAIM, value="Form 4")[0] is True
+    assert check("called_tool", SPANISH_CLAIM, calls=[call("search_catalog")],
+                 value="search_catalog")[0] is True
