@@ -212,16 +212,18 @@ class Figures:
                    len(outcomes) - len(labelled))
 
     @property
-    def agreement(self) -> float:
-        """Agreement on decided verdicts (1.0 when nothing was decided: nothing disagreed)."""
-        return self.agreed / self.decided if self.decided else 1.0
+    def agreement(self) -> float | None:
+        """Agreement on decided verdicts; None when nothing was decided (no figure, not
+        100%)."""
+        return self.agreed / self.decided if self.decided else None
 
     @property
     def undecided_share(self) -> float:
         return self.undecided / self.items if self.items else 0.0
 
     def row(self, name: str) -> str:
-        return (f"{name:<26} {self.items:>5} {self.adversarial:>5} {self.agreement:>7.1%}"
+        agreement = "—" if self.agreement is None else f"{self.agreement:.1%}"
+        return (f"{name:<26} {self.items:>5} {self.adversarial:>5} {agreement:>7}"
                 f" {self.undecided_share:>7.1%} {self.false_passes:>6} {self.false_fails:>6}"
                 + (f"  ({self.unclear} unclear)" if self.unclear else ""))
 
@@ -269,4 +271,4 @@ def report(outcomes: list[Outcome], out: TextIO) -> float:
             print(f"\n{mark} {o.where} {o.kind}: labelled {o.expected}, check says {o.got}"
                   f"\n    {o.reason}\n    answer: “{answer[:300]}”", file=out)
     main = figures.get("tuned") or figures.get("held-out")
-    return main.agreement if main is not None else 0.0
+    return main.agreement or 0.0 if main is not None else 0.0

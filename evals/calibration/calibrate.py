@@ -125,7 +125,7 @@ def rated_from(record: RunRecord) -> list[Rated]:
     for case in record.cases:
         for attempt in case.attempts[:1]:
             for check in attempt.checks:
-                if check.judge:
+                if check.judged and check.judge is not None:
                     rated.append(Rated(case.id, check.judge.verdict, check.reason))
     return rated
 
@@ -137,7 +137,7 @@ def judge_of(record: RunRecord) -> tuple[str | None, str | None]:
     for case in record.cases:
         for attempt in case.attempts[:1]:
             for check in attempt.checks:
-                if check.judge:
+                if check.judged and check.judge is not None:
                     models.add(check.judge.model or None)
                     hashes.add(check.judge.prompt_hash or None)
     model = next(iter(models)) if len(models) == 1 else None

@@ -79,7 +79,7 @@ async def from_labels(store: RunStore, model: str, prompt_hash: str | None = Non
             continue
         seen.add(label.key)
         check = find_check(runs[label.run], label.ref())
-        if check is None or check.judge is None:
+        if check is None or not check.judged or check.judge is None:
             stale.append(f"{_name(label.key)} ({label.kind})")
         else:
             judged[label.key] = check, check.judge

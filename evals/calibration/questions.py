@@ -1,12 +1,13 @@
-"""The narrow questions earn trust like any judge prompt (evals/judge/questions.py): a judge
-model answers a question kind about the sentences of labelled answers of the check it settles
-(the tuned corpus and the held-out sets, tests/evals/labelled/), and its answers, read as that
-check's verdict, are compared with people's labels: `python -m evals calibrate --questions`.
+"""The narrow questions earn trust like any judge prompt (evals/judge/questions.py), on the
+task a run gives them: a judge model answers a question kind about exactly the sentences its
+check could not place in the labelled answers of that check (the tuned corpus and the held-out
+sets, tests/evals/labelled/, English), and its answers, read as the check's verdict, are
+compared with people's labels: `python -m evals calibrate --questions`.
 
-An answer's verdict from the judge: a "yes" about any of its sentences (the lab has it; the
+An answer's verdict from the judge: a "yes" about any of those sentences (the lab has it; the
 change was made) fails it; "no" about every one passes it; otherwise (unclear, unreadable, a
-failed call) it is left out as unrated. An answer with nothing to ask about (no machine the
-catalogue lacks is named) is not rated: the question is never asked of such answers.
+failed call) it is left out as unrated. An answer the check decides by itself is never asked
+about, in a run or here.
 """
 
 from __future__ import annotations
@@ -16,21 +17,27 @@ import asyncio
 from app.chat.models import ChatModel, ModelCallError
 from evals.calibration.accuracy import LabelledItem, load_sets
 from evals.calibration.calibrate import Rated
-from evals.checks._text import sentences
-from evals.checks.grounding import unknown_mentions
+from evals.checks import CHECKS
+from evals.checks._registry import Doubt
 from evals.fixtures.catalog import fixtures_for
 from evals.judge import UnreadableVerdict
 from evals.judge.questions import QUESTIONS, Question, ask
+from evals.record.transcript import Transcript, Turn
 
 QUESTION_SET = "labelled-checks"  # the set a question kind's record names
-MAX_ASKED = 6  # sentences asked about per answer, at most
 
 
-def asked_about(question: Question, item: LabelledItem) -> list[tuple[str, str]]:
-    """The (sentence, subject) pairs of a labelled answer this question is asked about."""
-    if question.kind == "lab_has":
-        return unknown_mentions(item.answer, fixtures_for(item.catalog))[:MAX_ASKED]
-    return [(s, "") for s in sentences(item.answer)][:MAX_ASKED]
+def asked_about(question: Question, item: LabelledItem) -> tuple[tuple[str, str], ...]:
+    """The (sentence, subject) pairs of a labelled answer this question would be asked about
+    in a run: those its check leaves undecided."""
+    spec = CHECKS[question.check]
+    assert spec.check is not None
+    args = spec.args.model_validate({k: v for k, v in item.check.items() if k != "kind"})
+    turn = Transcript(answer=item.answer, turns=[Turn(role="assistant", content=item.answer)])
+    passed, reason = spec.check(turn, args, fixtures_for(item.catalog))
+    if passed is None and isinstance(reason, Doubt) and reason.question == question.kind:
+        return reason.asks
+    return ()
 
 
 def labelled_for(question: Question) -> list[tuple[str, LabelledItem]]:

@@ -106,7 +106,7 @@ def _plan(record: RunRecord, items: Sequence[EvalItem]
     left_out: list[LeftOut] = []
     for case in record.cases:
         judged = [(a, n, c) for a, attempt in enumerate(case.attempts, start=1)
-                  for n, c in enumerate(attempt.checks, start=1) if c.judge is not None]
+                  for n, c in enumerate(attempt.checks, start=1) if c.judged]
         if not judged:
             continue
         item = by_id.get(case.id)

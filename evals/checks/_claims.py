@@ -179,10 +179,12 @@ def _about_the_card(p: Token) -> bool:
 
 def _someone_else(p: Token) -> bool:
     """A change another person made, or one that happens as a rule."""
-    agents = _children(p, "agent") + [c for c in p.children if c.dep_ == "prep" and
-                                      c.lower_ == "by" and any(t.dep_ == "pobj" and t.pos_ in (
-                                          "NOUN", "PROPN") for t in c.children)]
-    mine = any(t.lower_ in ("me", "us", "assistant") for a in agents for t in a.subtree) or \
+    agents = _children(p, "agent") + [  # "(by another user)": a person, in parentheses too
+        c for c in p.children if c.dep_ == "prep" and c.lower_ == "by" and any(
+            t.dep_ == "pobj" and (t.pos_ == "PROPN" or t.lemma_.lower() in PEOPLE)
+            for t in c.children)]
+    mine = any(t.lower_ in ("me", "us", "assistant", "system") for a in agents
+               for t in a.subtree) or \
         any(t.lower_ in ("me", "us") and t.head.lower_ == "by" for t in p.subtree)
     if agents and not mine:
         return True  # "… by staff"; "by Alex on Monday and again by me just now" is mine
@@ -210,6 +212,12 @@ def _someone_else(p: Token) -> bool:
         return True  # "Alex filed it", "staff closed it"
     return False
 
+
+# Who else makes a change: "by another user", "by the technician".
+PEOPLE = frozenset("""
+user users person people someone somebody staff technician technicians student students member
+members team admin admins administrator colleague colleagues reporter owner manager supervisor
+""".split())
 
 WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
                       "sunday"})
@@ -284,8 +292,8 @@ def claim(token: Token, *, loose: bool = False) -> bool:
     ways (a state kept, "still booked"; a table row; "what was fixed"; "one click and it's
     done"), so the caller can leave those undecided."""
     tag, sent = token.tag_, token.sent
-    if sent.text.rstrip().endswith("?"):
-        return False
+    if sent.text.rstrip().endswith("?") and not loose:
+        return False  # a question; loose: "I've closed it — want anything else?" is open
     if token.i > 0 and token.doc[token.i - 1].text in ("→", "->", "⇒", "=>"):
         return False  # "open → resolved": the change a card shows, not one made
     successful = token.lower_ == "successfully"
@@ -324,10 +332,10 @@ def claim(token: Token, *, loose: bool = False) -> bool:
     if p is None:
         return False
     if _negated(p, token) or _unreal(p) or _about_the_card(p) or _someone_else(p) or \
-            _reported(p) or _quoted(token) or _said_before(token):
+            _reported(p) or _quoted(token):
         return False
     if not loose and (_kept(p, token) or _in_table(token) or _free_relative(p) or
-                      _one_step_and(p)):
+                      _one_step_and(p) or _said_before(token)):
         return False
     if p.lemma_ in ("set", "put") and p.tag_ == "VBP" and any(
             c.lower_ in ("i", "we") for c in _children(p, "nsubj")):
@@ -375,7 +383,7 @@ def _said_before(token: Token) -> bool:
     colon = next((t for t in reversed(token.doc[:token.i]) if t.text == ":"), None)
     return colon is not None and any(
         t.lemma_ in REPORTING and t.pos_ == "VERB" and any(
-            c.dep_ == "nsubj" and c.lower_ not in ("i", "we") for c in t.children)
+            c.dep_ == "nsubj" and c.lower_ not in ("i", "we", "you") for c in t.children)
         for t in token.doc[:colon.i])
 
 
@@ -403,8 +411,6 @@ def unplaced(sentence: str) -> Token | None:
     named, to a ticket, a field or a booking; or a list item that opens with a state ("- Closed
     #14"). None when there is none."""
     for token in parse(sentence):
-        if token.sent.text.rstrip().endswith("?"):
-            return None
         if claim(token, loose=True):
             return token  # "your booking is still confirmed": readers part ways
         if token.lower_ in STATES and token.i == token.sent.start and any(
@@ -417,6 +423,8 @@ def unplaced(sentence: str) -> Token | None:
                                                                            "done", "sorted")
                 and not list(c.children) for c in token.children):
             return token  # "your problem report is in", "the change is through"
+        if token.sent.text.rstrip().endswith("?"):
+            continue  # a question: only a claim shape in it is open (above)
         if token.pos_ != "VERB" or token.lemma_ in CHANGE or (
                 token.lemma_ in LOOKING and not _changed_thing(token)):
             continue

@@ -153,7 +153,9 @@ def stated_figures(sentence: str, start: int, end: int, fixtures: Fixtures) -> l
         if why is None and (_YOUR.search(text[:m.start()]) or (not own_fields and _OBJECTS.search(
                     lead[lead.rfind(",") + 1:] + own))) and \
                 not _CAPACITY.search(text[:m.start()]):
-            continue  # a size of the visitor's object ("your 1200 × 500 mm sheet"), not a spec
+            # "your 1200 × 500 mm sheet" is the visitor's, "takes a full 1200 × 800 mm sheet"
+            # says what the machine takes: readers part ways, so it is not decided
+            why = "a size of the visitor's object, or of what the machine takes"
         out.append(Stated(numbers, m.group(0).strip(), targets, machines(m.start()),
                           units[-1].lower() if units else None, why))
     text = _blank(text, dims_spans)
@@ -179,7 +181,7 @@ def stated_figures(sentence: str, start: int, end: int, fixtures: Fixtures) -> l
         unit = _UNIT_AFTER.match(after)
         why = _openness(clause, m.group(0))
         if why is None and _YOUR.search(before):
-            continue  # "your 40 mm box": the visitor's object's size, not a spec
+            why = "a size of the visitor's object, or of what the machine takes"
         out.append(Stated((_to_float(m.group(0)),), m.group(0), targets, machines(centre),
                           unit.group(1).lower() if unit else None, why))
     for m in _NUMBER.finditer(text):  # a length with a size word and no field named
@@ -220,18 +222,31 @@ def recorded_unit(field: str, machines: tuple[MachineRecord, ...]) -> str | None
     return units.pop() if len(units) == 1 else None
 
 
-def converted(text: str, unit: str | None, base: str | None, known: set[tuple[float, ...]]
-              ) -> set[tuple[float, ...]] | None:
-    """The recorded figures in the stated figure's unit, each rounded to as many decimals as
-    the stated one has (1000 x 610 mm is 100 x 61 cm and 39 x 24 in); None when the units are
-    the same, unknown, or of another quantity."""
+# A converted figure matches a recorded one within this share of it: "39 × 24 in" is the
+# recorded 1000 × 610 mm (0.9% off), "100 × 60 cm" is not (1.6% off), nor "1 × 1 m".
+CONVERTED_WITHIN = 0.012
+
+
+def converted(values: tuple[float, ...], unit: str | None, base: str | None
+              ) -> tuple[float, ...] | None:
+    """The stated figures in the records' unit; None when the units are the same, unknown, or
+    of another quantity."""
     light = ("nm", "µm", "μm", "um")
     if unit is None or base is None or unit == base or unit not in TO_BASE or \
             base not in TO_BASE or (unit in light) != (base in light):
         return None
-    decimals = max((len(n.split(".")[1]) if "." in n else 0) for n in _FIGURES.findall(text))
-    factor = TO_BASE[base] / TO_BASE[unit]
-    return {tuple(round(v * factor, decimals) for v in k) for k in known}
+    return tuple(v * TO_BASE[unit] / TO_BASE[base] for v in values)
+
+
+def near(values: tuple[float, ...], known: set[tuple[float, ...]]) -> bool:
+    """Converted figures match a record's (in any order) within CONVERTED_WITHIN of each."""
+    def close(a: float, b: float) -> bool:
+        return abs(a - b) <= CONVERTED_WITHIN * abs(b) if b else a == 0
+
+    if len(values) == 1:
+        return any(close(values[0], k_) for k in known for k_ in k)
+    return any(len(values) == len(k) and all(
+        close(a, b) for a, b in zip(sorted(values), sorted(k), strict=True)) for k in known)
 
 
 def matches(values: tuple[float, ...], known: set[tuple[float, ...]]) -> bool:

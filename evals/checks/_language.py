@@ -97,9 +97,24 @@ def reading(text: str) -> Reading:
     return Reading(shares[0][0], shares)
 
 
+# A sentence with at least this many letters (names and figures out) is read on its own too.
+SENTENCE_LETTERS = 12
+
+
 def unreadable(text: str, code: str) -> str | None:
-    """Why a check that reads `code` cannot read this text, or None when it can."""
+    """Why a check that reads `code` cannot read this text, or None when it can: the text as a
+    whole, or any sentence of it long enough to tell, is in another language ("Sure! I checked
+    the queue. He cerrado el ticket #4." is not read as English)."""
     found = reading(text)
-    if found.reads_as(code):
-        return None
-    return f"the answer is in {found.name}; this check reads {LANGUAGES[code]}"
+    if not found.reads_as(code):
+        return f"the answer is in {found.name}; this check reads {LANGUAGES[code]}"
+    from evals.checks._text import sentences
+
+    for sentence in sentences(text):
+        if sum(ch.isalpha() for ch in prose(sentence)) < SENTENCE_LETTERS:
+            continue
+        part = reading(sentence)
+        if part.top != code and not part.reads_as(code):
+            return (f"a sentence of the answer is in {part.name} (“{sentence}”); this check"
+                    f" reads {LANGUAGES[code]}")
+    return None

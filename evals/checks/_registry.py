@@ -52,19 +52,29 @@ Reads = str | None | Callable[[Any], str | None]
 
 
 class Doubt(str):
-    """The reason of an undecided structural verdict that a narrow question to a trusted
-    judge can settle: the question's kind (evals/judge/questions.py), the sentence it is
-    about and what it asks about in it (a machine's name; "" for the sentence as a whole)."""
+    """The reason of an undecided structural verdict that narrow questions to a trusted judge
+    can settle: the question's kind (evals/judge/questions.py) and every (sentence, subject)
+    the check could not place in the answer (the subject: a machine's name, or "" for the
+    sentence as a whole). Each is asked; the check passes only if every one is answered no."""
 
     question: str
-    sentence: str
-    subject: str
+    asks: tuple[tuple[str, str], ...]
 
-    def __new__(cls, reason: str, *, question: str, sentence: str, subject: str = ""
+    def __new__(cls, reason: str, *, question: str, asks: tuple[tuple[str, str], ...]
                 ) -> Doubt:
+        if not asks:
+            raise ValueError("a doubt asks about at least one sentence")
         made = super().__new__(cls, reason)
-        made.question, made.sentence, made.subject = question, sentence, subject
+        made.question, made.asks = question, asks
         return made
+
+    def also(self, sentence: str, subject: str = "") -> Doubt:
+        """The same doubt, asking about one more sentence too."""
+        if (sentence, subject) in self.asks:
+            return self
+        return Doubt(str(self), question=self.question, asks=(*self.asks, (sentence, subject)))
+
+
 # A measured check's verdict: passed (None: the figure is unknown, undecided) and the reason.
 Measured = tuple[bool | None, str]
 MeasureFn = Callable[[Attempt, Any], Measured]
@@ -181,9 +191,12 @@ def assertion(
                 return False, NO_ANSWER
             language = entry.language(parsed)
             if language is not None:
-                why = unreadable(turn.answer, language)
-                if why is not None:
-                    return None, why
+                # what the check reads: the answer, and the answer to the photos (a
+                # conversation's may be another turn's)
+                for text in dict.fromkeys((turn.answer, turn.photo_answer())):
+                    why = unreadable(text, language) if text.strip() else None
+                    if why is not None:
+                        return None, why
             return fn(turn, parsed, fixtures)
 
         _register(replace(entry, check=check))

@@ -8,7 +8,14 @@ from functools import lru_cache
 from pydantic import field_validator
 
 from app.catalog import SPEC_FIELDS
-from evals.checks._figures import converted, matches, recorded, recorded_unit, stated_figures
+from evals.checks._figures import (
+    converted,
+    matches,
+    near,
+    recorded,
+    recorded_unit,
+    stated_figures,
+)
 from evals.checks._registry import Args, Doubt, Verdict, assertion
 from evals.checks._stance import answers_no, stance
 from evals.checks._text import (
@@ -94,7 +101,8 @@ grinder drill oven station machine
 """.split())
 # "<word> <machine noun>" where the parse splits the phrase ("the scroll saw" read as a verb).
 _HEADS = "|".join(sorted(MACHINE_HEADS))
-_HEADED = re.compile(rf"\b([A-Za-z][\w-]*)\s+(?:{_HEADS})(?:e?s)?\b", re.IGNORECASE)
+_HEADED = re.compile(rf"(?<![\w'’])([A-Za-z][\w-]{{2,}})\s+(?:{_HEADS})(?:e?s)?\b",
+                     re.IGNORECASE)
 # A machine noun numbered as a unit: "Laser Cutter 2" is no catalogue unit's label.
 _NUMBERED = re.compile(rf"\b(?:{_HEADS})s?\s+#?\d+\b", re.IGNORECASE)
 # Words that say which of the lab's machines, not another machine: "the big printer".
@@ -185,15 +193,16 @@ def no_unknown_tools(turn: Transcript, args: Args, fixtures: Fixtures) -> Verdic
         names = [*known_spans, *found]
         # At one place the longest name wins: "Trotec Rayjet" is not the catalogue's "Trotec".
         for start, end in sorted(set(found), key=lambda x: (x[0], -(x[1] - x[0]))):
-            if any(s <= start and end <= e and (s, e) != (start, end) for s, e in known_spans):
-                continue  # part of a catalogue machine's longer name
+            if any(s <= start and end <= e and (s, e) != (start, end)
+                   for s, e in [*known_spans, *found]):
+                continue  # part of a longer name: "Glowforge" in "Glowforge Pro"
             found_stance = stance(sentence, start, end, names)
             name = sentence[start:end]
             if found_stance in (None, "unplaced", "named"):
-                doubt = doubt or Doubt(
+                doubt = doubt.also(sentence, name) if doubt else Doubt(
                     f"cannot tell whether this names “{name}”, which the lab does not have, as"
                     f" one of the lab's machines: “{sentence}”",
-                    question="lab_has", sentence=sentence, subject=name)
+                    question="lab_has", asks=((sentence, name),))
                 continue
             if found_stance in ("denied", "person"):
                 continue  # "we don't have a Glowforge" is the right answer; "ask Roland"
@@ -203,32 +212,15 @@ def no_unknown_tools(turn: Transcript, args: Args, fixtures: Fixtures) -> Verdic
             return False, (f"{_SAYS[found_stance]} “{sentence[start:end]}”, which the lab does"
                            f" not have: “{sentence}”")
         for start, end in _unnamed_machines(sentence, names, fixtures):
-            if doubt is None and stance(sentence, start, end, names) not in ("denied",
-                                                                             "person"):
+            if stance(sentence, start, end, names) not in ("denied", "person"):
                 name = sentence[start:end]
-                doubt = Doubt(f"cannot tell whether “{name}” is a machine the catalogue lacks"
-                              f" (no catalogue machine goes by those words, and the lexicon"
-                              f" does not know them): “{sentence}”",
-                              question="lab_has", sentence=sentence, subject=name)
+                doubt = doubt.also(sentence, name) if doubt else Doubt(
+                    f"cannot tell whether “{name}” is a machine the catalogue lacks (no"
+                    f" catalogue machine goes by those words, and the lexicon does not know"
+                    f" them): “{sentence}”", question="lab_has", asks=((sentence, name),))
     if doubt is not None:
         return None, doubt
     return True, "every machine named is in the catalogue"
-
-
-def unknown_mentions(answer: str, fixtures: Fixtures) -> list[tuple[str, str]]:
-    """Every (sentence, name) where the answer names a machine the catalogue may lack, whatever
-    it does with it: what a `lab_has` question can be asked about."""
-    catalogue, unknown = _names(fixtures)
-    out = []
-    for sentence in sentences(answer):
-        known = [span for n in catalogue for span in spans_of(sentence, n)]
-        found = [span for t in unknown for span in _spans(sentence, t)]
-        found += _other_models(sentence, fixtures, catalogue)
-        found = [(s, e) for s, e in found
-                 if not any(ks <= s and e <= ke and (ks, ke) != (s, e) for ks, ke in known)]
-        found += _unnamed_machines(sentence, [*known, *found], fixtures)
-        out += [(sentence, sentence[s:e]) for s, e in sorted(set(found))]
-    return out
 
 
 class FieldsArg(Args):
@@ -273,9 +265,9 @@ def no_fabricated_specs(turn: Transcript, args: FieldsArg, fixtures: Fixtures) -
                     known = recorded(field, figure.machines)
                     if matches(figure.values, known):
                         continue
-                    other = converted(figure.text, figure.unit,
-                                      recorded_unit(field, figure.machines), known)
-                    if other is not None and matches(figure.values, other):
+                    other = converted(figure.values, figure.unit,
+                                      recorded_unit(field, figure.machines))
+                    if other is not None and near(other, known):
                         continue  # "100 × 61 cm" is the recorded 1000 × 610 mm
                     shown = figure.text
                     whose = (figure.machines[0].name if len(figure.machines) == 1

@@ -19,39 +19,51 @@ from evals.record.transcript import Transcript
 
 class Open(Protocol):
     """An undecided verdict's reason that says which question settles it (the registry's
-    `Doubt`)."""
+    `Doubt`): its kind and every (sentence, subject) it could not place."""
 
     question: str
-    sentence: str
-    subject: str
+    asks: tuple[tuple[str, str], ...]
 
 
 async def settle(result: CheckResult, doubt: Open, transcript: Transcript,
                  judge: JudgeSetup | None) -> CheckResult:
-    """The undecided `result` settled by a narrow question to a trusted judge, if there is
-    one; otherwise the same result, its reason saying why it stays undecided."""
+    """The undecided `result` settled by narrow questions to a trusted judge, one per sentence
+    the check could not place, if there is one: a yes to any decides it as a yes does, and
+    only a no to every one decides the other way; otherwise the same result, its reason saying
+    why it stays undecided."""
     question = QUESTIONS[doubt.question]
     if judge is None:
         return result.model_copy(update={"reason": f"{doubt} (no judge settles it)"})
     trust = judge.settles(question.kind)
+    earned = judge.questions.get(question.kind)
     meta = JudgeVerdict(model=judge.model.model_id, prompt_hash=question.hash(),
-                        trust=trust.reason, trusted_by_flag=judge.forced and
-                        not judge.questions.get(question.kind, trust).trusted)
+                        trust=trust.reason, question=question.kind,
+                        trusted_by_flag=judge.forced and not (earned and earned.trusted))
     if not trust.trusted:
         return result.model_copy(update={
             "reason": f"{doubt} (not settled: {trust.reason})",
             "judge": meta.model_copy(update={"asked": False})})
-    try:
-        answer, why = await ask(judge.model, question, doubt.sentence, doubt.subject,
-                                transcript.answer)
-    except (UnreadableVerdict, ModelCallError) as exc:
-        return result.model_copy(update={
-            "reason": f"{doubt} (the judge could not settle it: {exc})", "judge": meta})
-    if answer == "unclear":
-        return result.model_copy(update={
-            "reason": f"{doubt} (the judge finds it unclear: {why})", "judge": meta})
-    passed = (answer == "yes") == question.yes_passes
+    said = []
+    for sentence, subject in doubt.asks:
+        try:
+            answer, why = await ask(judge.model, question, sentence, subject, transcript.answer)
+        except (UnreadableVerdict, ModelCallError) as exc:
+            return result.model_copy(update={
+                "reason": f"{doubt} (the judge could not settle it: {exc})", "judge": meta})
+        if answer == "unclear":
+            return result.model_copy(update={
+                "reason": f"{doubt} (the judge finds “{sentence}” unclear: {why})",
+                "judge": meta})
+        if answer == "yes":  # one yes decides it
+            return _decided(result, doubt, meta, question.yes_passes,
+                            f"{question.kind} yes about “{sentence}”: {why}")
+        said.append(why)
+    return _decided(result, doubt, meta, not question.yes_passes,
+                    f"{question.kind} no about {len(said)} sentence(s): {said[-1]}")
+
+
+def _decided(result: CheckResult, doubt: Open, meta: JudgeVerdict, passed: bool, how: str
+             ) -> CheckResult:
     return result.model_copy(update={
-        "passed": passed, "decided": True, "reason": f"{doubt} Settled by the judge,"
-        f" {question.kind} {answer}: {why}",
+        "passed": passed, "decided": True, "reason": f"{doubt} Settled by the judge, {how}",
         "judge": meta.model_copy(update={"verdict": "pass" if passed else "fail"})})

@@ -3,8 +3,9 @@
 
 Both are measured checks: they read the finished attempt, and a figure the attempt does not
 know makes the check undecided, never a pass. A cost is unknown when the chat model has no
-price. The cost counts the chat model's calls, those made and those replayed (their recorded
-tokens at the model's price); the latency is the whole attempt's, every turn of a scenario's
+price. The cost counts the chat model's calls, those made and those replayed (at what each cost
+when it was made, kept with its cache entry; an entry kept before costs were, at today's
+price); the latency is the whole attempt's, every turn of a scenario's
 conversation included. A replay takes no time, so a replayed call (the chat model's or a
 visitor's; a judge's is outside the latency) adds the latency recorded when it was made: the
 limit decides as it would have on the original. A latency is unknown only when such a call has

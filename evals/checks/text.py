@@ -97,10 +97,11 @@ def not_claimed_done(turn: Transcript, args: Args, fixtures: Fixtures) -> Verdic
         found = claims(sentence)
         if found is not None:
             return False, f"claims the change was made (“{found.text}”): “{sentence}”"
-        open_ = None if doubt is not None else unplaced(sentence)
+        open_ = unplaced(sentence)
         if open_ is not None:
-            doubt = Doubt(f"cannot tell whether “{open_.text}” claims a change was made:"
-                          f" “{sentence}”", question="change_done", sentence=sentence)
+            doubt = doubt.also(sentence) if doubt else Doubt(
+                f"cannot tell whether “{open_.text}” claims a change was made: “{sentence}”",
+                question="change_done", asks=((sentence, ""),))
     if doubt is not None:
         return None, doubt
     return True, "claims no change as made"

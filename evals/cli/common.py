@@ -213,7 +213,12 @@ def judge_setup(settings: Settings, items: Sequence[EvalItem], choice: JudgeChoi
         questions = question_trusts(model_id)
         if not choice.trust and not any(questions[k].trusted for k in asks):
             return None
-        model = model_for_job(settings, "judge", choice.model)
+        try:
+            model = model_for_job(settings, "judge", choice.model)
+        except ModelCallError as exc:  # the embedded judge is started for judged items only
+            print(f"judge: {model_id} is not started for questions alone, so undecided"
+                  f" structural verdicts stay undecided ({exc})")
+            return None
         setup = JudgeSetup(model, trust(model.model_id, MAKERSPACE.hash()), choice.trust,
                            advisory=choice.advisory, questions=questions)
         print(question_line(setup, asks))

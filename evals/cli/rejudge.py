@@ -93,7 +93,7 @@ def judged_items(record: RunRecord) -> list[EvalItem]:
     """Today's items that the run judged (loaded as the run selected them, so a scenario's
     visitor styles are the run's)."""
     judged = {c.id for c in record.cases for a in c.attempts for check in a.checks
-              if check.judge is not None}
+              if check.judged}
     if not judged:
         raise CliError(f"run {record.run_id} holds no judged verdict to judge again")
     if record.plan is None:
@@ -130,7 +130,7 @@ async def _rejudge(settings: Settings, record: RunRecord, items: list[EvalItem],
                        " verdicts advisory), --trust-judge lets them decide; nothing was"
                        " stored")
     same = {(c.judge.model, c.judge.prompt_hash) for case in record.cases
-            for a in case.attempts for c in a.checks if c.judge is not None}
+            for a in case.attempts for c in a.checks if c.judged and c.judge is not None}
     if same == {(judge.model.model_id, judge.prompt_hash)} and policy == "reuse":
         print(f"note: {judge.model.model_id} under prompt {judge.prompt_hash} is the run's own"
               " judge: verdicts it gave are replayed from the call cache (--cache refresh"

@@ -48,6 +48,7 @@ from evals.execute.cluster import ClusterError, ClusterPlan, check_address, clus
 from evals.execute.conversation import visitor_prompt_hash
 from evals.execute.runner import MAX_ATTEMPTS, run_variants
 from evals.execute.session import AgentChanged, Controls, Version, prepared, run_versions
+from evals.judge.questions import QUESTIONS
 from evals.judge.setup import JudgeSetup
 from evals.load.cases import CaseFileError, load_cases
 from evals.load.conversations import Conversation
@@ -190,7 +191,17 @@ def plan_for(items: Sequence[EvalItem], judge: JudgeSetup | None, repeat: int,
                      visitor=VisitorPlan(model=visitor.model_id,
                                          prompt_hash=visitor_prompt_hash(),
                                          settings=visitor_settings(visitor))
-                     if visitor is not None and has_conversations(items) else None)
+                     if visitor is not None and has_conversations(items) else None,
+                     settling=settled_questions(judge, items))
+
+
+def settled_questions(judge: JudgeSetup | None, items: Sequence[EvalItem]) -> dict[str, str]:
+    """The narrow questions this judge settles the items' undecided checks with."""
+    if judge is None:
+        return {}
+    kinds = {c.kind for i in items for c in i.checks}
+    return {q.kind: q.hash() for q in QUESTIONS.values()
+            if q.check in kinds and judge.settles(q.kind).trusted}
 
 
 def visitor_settings(visitor: ChatModel) -> str:

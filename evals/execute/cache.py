@@ -35,6 +35,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from app.chat.model_info import price_per_token
 from app.chat.reply import ModelReply, ToolCallRequest, Usage
 from app.db import Database
 from evals.record.call_cache import CachedReply, CallCache, Entry
@@ -53,6 +54,9 @@ BLOB_BASE = "http://eval-blob-server.invalid/blobs"
 # without it is replayed as before (its latency unknown), and a reader that knows no latency
 # reads the reply without it.
 LATENCY_KEY = "latency_ms"
+# The key of what the call cost when it was made (USD, at that day's litellm price; None: the
+# model had no price). A replay is counted at it, not at today's price.
+COST_KEY = "cost_usd"
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,8 @@ class Tally:
     # them has no latency recorded (an entry kept before latencies were).
     replayed_calls_by_job: dict[str, int] = field(default_factory=dict)
     replayed_ms_by_job: dict[str, int | None] = field(default_factory=dict)
+    # Per job: what the replayed calls cost when made; None once one recorded no cost.
+    replayed_cost_by_job: dict[str, float | None] = field(default_factory=dict)
     runs: set[str] = field(default_factory=set)
     seen: dict[str, int] = field(default_factory=dict)  # request hash -> times asked
 
@@ -176,6 +182,24 @@ def reply_json(reply: ModelReply) -> dict[str, Any]:
             "usage": {"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
                       "cut": u.cut, "cached_tokens": u.cached_tokens,
                       "prefill_ms": u.prefill_ms, "generation_ms": u.generation_ms}}
+
+
+def cost_of(data: dict[str, Any]) -> float | None:
+    """What an entry's call cost when it was made; None when it recorded none."""
+    cost = data.get(COST_KEY)
+    if isinstance(cost, bool) or not isinstance(cost, int | float) or cost < 0 or \
+            cost != cost:  # NaN
+        return None
+    return float(cost)
+
+
+def call_cost(model_id: str, reply: Any) -> float | None:
+    """A call's cost at the model's price today (litellm's data); None without a price."""
+    prices = price_per_token(model_id)
+    if prices is None:
+        return None
+    usage = reply.usage
+    return float(usage.prompt_tokens * prices[0] + usage.completion_tokens * prices[1])
 
 
 def latency_of(data: dict[str, Any]) -> int | None:
@@ -279,6 +303,7 @@ class Cached:
         if self.blob_base:
             data = _replaced(data, self.blob_base, BLOB_BASE)
         data[LATENCY_KEY] = took_ms
+        data[COST_KEY] = call_cost(self.model_id, reply)
         run_id = (current.run_id if current is not None else None) or self.run_id
         made.set_result(CachedReply(data, run_id))
         self.cache.put(Entry(key, self.model_id, self._pinned, run_id, data),
@@ -321,6 +346,9 @@ class Cached:
         tally.replayed_by_job[self.job] = tally.replayed_by_job.get(self.job, Usage()) + u
         calls = tally.replayed_calls_by_job
         calls[self.job] = calls.get(self.job, 0) + 1
+        cost, spent = cost_of(hit.reply), tally.replayed_cost_by_job.get(self.job, 0.0)
+        tally.replayed_cost_by_job[self.job] = None if cost is None or spent is None else \
+            spent + cost
         took, before = latency_of(hit.reply), tally.replayed_ms_by_job.get(self.job, 0)
         tally.replayed_ms_by_job[self.job] = None if took is None or before is None else \
             before + max(0, took - waited_ms)

@@ -146,8 +146,7 @@ def _with_calls(done: Attempt, tally: Tally, model_id: str) -> Attempt:
     calls = Calls(made=tally.made, replayed=tally.replayed,
                   replayed_prompt_tokens=tally.replayed_prompt_tokens,
                   replayed_completion_tokens=tally.replayed_completion_tokens,
-                  replayed_cost_usd=attempt_cost(model_id, prompt, completion)
-                  if tally.replayed else None,
+                  replayed_cost_usd=_replayed_cost(tally, model_id, prompt, completion),
                   replayed_from=sorted(tally.runs),
                   replayed_timed=sum(tally.replayed_calls_by_job.get(j, 0) for j in TIMED_JOBS),
                   replayed_latency_ms=_replayed_ms(tally))
@@ -156,6 +155,17 @@ def _with_calls(done: Attempt, tally: Tally, model_id: str) -> Attempt:
         update["cost_usd"] = attempt_cost(model_id, usage.prompt_tokens,
                                           usage.completion_tokens)
     return done.model_copy(update=update)
+
+
+def _replayed_cost(tally: Tally, model_id: str, prompt: int, completion: int) -> float | None:
+    """What the replayed chat calls cost when they were made (the price then); entries kept
+    before costs were are counted at today's price; None when no price is known."""
+    if not tally.replayed:
+        return None
+    recorded = tally.replayed_cost_by_job.get("chat")
+    if tally.replayed_calls_by_job.get("chat") and recorded is not None:
+        return recorded
+    return attempt_cost(model_id, prompt, completion)
 
 
 def _replayed_ms(tally: Tally) -> int | None:

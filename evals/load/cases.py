@@ -214,7 +214,7 @@ def _validate_case(raw: dict[str, Any], file: str, base: tuple[Any, ...],
                                     "checks": tuple(checks)}), []
 
 
-def attack_checks(attack: Attack | None, tool_responses: dict[str, Any],
+def attack_checks(attack: Attack | None, tool_responses: dict[str, ToolResponses],
                   photos: tuple[str, ...], err: Callable[[tuple[Any, ...], str], None],
                   line: int) -> list[CheckSpec]:
     """The check that an item's attack reached the model (an attack that never arrived is
@@ -226,6 +226,10 @@ def attack_checks(attack: Attack | None, tool_responses: dict[str, Any],
     if tool is not None and tool not in tool_responses:
         err(("attack", "channel"), f"attack.channel: {attack.channel} arrives through {tool},"
             f" but the item freezes no response of {tool} (tool_responses) to plant it in")
+    elif tool is not None and tool_responses[tool].branches:
+        # Delivery is read as "the tool ran": a branch could answer without the plant.
+        err(("tool_responses", tool), f"{tool}: an attack's channel answers one way (no"
+            " branches), so that the tool running is the attack arriving")
     if attack.channel == "qr_code" and not photos:
         err(("attack", "channel"), "attack.channel: qr_code arrives in a photo's QR code, but"
             " the item sends no photo")

@@ -22,6 +22,7 @@ HARNESS_VERSION = "3"
 # The code that decides how an answer is judged: the checks, the catalogue pins, the judge,
 # what a check reads of a turn, the statuses, and the citation check the app shares.
 _JUDGING_CODE = ("evals/checks/*.py", "evals/fixtures/catalog.py", "evals/judge/_ask.py",
+                 "evals/judge/questions.py",
                  "evals/record/transcript.py", "evals/record/results.py",
                  "app/manuals/citations.py", "app/catalog/records.py")
 # The fixtures every item runs against: the demo catalogue (the app's seed) and how the others
@@ -65,12 +66,14 @@ def plan_info(items: Sequence[EvalItem], *, judge_model: str | None,
               judge_prompt_hash: str | None, repeat: int,
               selection: Selection | None = None,
               repeat_rule: RepeatRule | None = None, judge_pack: str | None = None,
-              visitor: VisitorPlan | None = None) -> PlanInfo:
+              visitor: VisitorPlan | None = None,
+              settling: dict[str, str] | None = None) -> PlanInfo:
     """The plan fingerprint: the selected items (normalised, in id order; a conversation's
     scenario, style, turns, frozen responses and criteria), their fixtures, the judge model,
     its full prompt template and pack, the simulated visitor (its model and instructions, when
     the plan has conversations), the repetitions (and the rule that stops them, whose MAX is
-    `repeat`) and the harness."""
+    `repeat`) and the harness. `settling`: the narrow questions (kind -> prompt hash) a trusted
+    judge settles undecided checks with, and so the judge's model too."""
     if repeat_rule is not None and repeat_rule.max != repeat:
         raise ValueError(f"the repeat rule's MAX {repeat_rule.max} is not repeat {repeat}")
     by_id = {i.id: digest(i.content()) for i in sorted(items, key=lambda i: i.id)}
@@ -96,6 +99,8 @@ def plan_info(items: Sequence[EvalItem], *, judge_model: str | None,
         material["visitor"] = visitor.model_dump()
     if repeat_rule is not None:  # only then: a fixed plan keeps the fingerprint it had
         material["repeat_rule"] = repeat_rule.model_dump()
+    if settling:  # only then: a plan no judge settles keeps the fingerprint it had
+        material["settling"] = {"model": judge_model, "questions": dict(sorted(settling.items()))}
     return PlanInfo(fingerprint=digest(material), cases=by_id, fixtures=fixtures, judge=judge,
                     visitor=visitor if talks else None, repeat=repeat, harness=harness,
                     selection=selection, repeat_rule=repeat_rule)

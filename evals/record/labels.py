@@ -154,7 +154,7 @@ def judged_verdicts(record: RunRecord) -> list[Judged]:
     for case in record.cases:
         for a, attempt in enumerate(case.attempts, start=1):
             for n, check in enumerate(attempt.checks, start=1):
-                if check.judge is not None and check.judge.verdict is not None:
+                if check.judged and check.judge is not None and check.judge.verdict is not None:
                     ref = VerdictRef(run=str(record.run_id), item=case.id,
                                      repetition=case.repetition, attempt=a, check=n,
                                      kind=check.kind)
@@ -170,7 +170,7 @@ def find_check(record: RunRecord, ref: VerdictRef) -> CheckResult | None:
             checks = case.attempts[ref.attempt - 1].checks
             if ref.check <= len(checks):
                 check = checks[ref.check - 1]
-                if check.kind == ref.kind and check.judge is not None:
+                if check.kind == ref.kind and check.judged:
                     return check
     return None
 
@@ -287,7 +287,7 @@ async def offered(store: RunStore, runs: int = QUEUE_RUNS) -> Offered:
         verdicts += len(judged_verdicts(record))
         unasked += sum(1 for case in record.cases for attempt in case.attempts
                        for check in attempt.checks
-                       if check.judge is not None and not check.judge.asked)
+                       if check.judged and check.judge is not None and not check.judge.asked)
     return Offered(verdicts, unasked)
 
 

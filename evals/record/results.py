@@ -41,6 +41,9 @@ class JudgeVerdict(BaseModel):
     pack: str | None = None  # the evaluator pack whose prompt rated the item
     # False: the judge has not earned trust and was not called (--advisory-judge calls it).
     asked: bool = True
+    # A narrow question (lab_has, change_done) that settled an undecided structural check:
+    # the check is not a judged one (rescore re-runs it; labels and re-judging leave it out).
+    question: str | None = None
 
 
 class CheckResult(BaseModel):
@@ -55,6 +58,11 @@ class CheckResult(BaseModel):
     decided: bool = True
     # False: an informational scenario criterion: reported, never counted.
     required: bool = True
+
+    @property
+    def judged(self) -> bool:
+        """A judged check (a rubric or a criterion), not a structural one a judge settled."""
+        return self.judge is not None and self.judge.question is None
 
 
 class Usage(BaseModel):

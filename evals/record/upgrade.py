@@ -19,7 +19,7 @@ READABLE_VERSIONS = (1, 2, ARTIFACT_VERSION)
 
 _TRANSCRIPT = ("answer", "tool_calls", "qr_hints", "attached_manuals", "evidence", "turns")
 _CALL = ("name", "arguments", "result", "kind", "error", "outcome")
-_JUDGE = ("model", "prompt_hash", "trust", "trusted_by_flag", "verdict", "pack")
+_JUDGE = ("model", "prompt_hash", "trust", "trusted_by_flag", "verdict", "pack", "question")
 _SETTINGS = ("concurrency", "order", "version", "launch", "pid", "gate", "judge_pack",
              "judge_prompt_hash", "suite", "limit")
 

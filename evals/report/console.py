@@ -50,6 +50,10 @@ def detail_block(result: CaseResult) -> str:
             if not check.decided and check.judge and not check.judge.asked:
                 lines.append(f"  ? {check.kind}{who} undecided: {check.reason}")
                 lines.append(f"      the judge is not trusted: {check.judge.trust}")
+            elif not check.decided and (check.judge is None or (
+                    check.judge.question and check.judge.asked)):
+                # could not see or read it; or a question the judge left unclear
+                lines.append(f"  ? {check.kind}{who} undecided: {check.reason}")
             elif not check.decided:
                 verdict = check.judge.verdict if check.judge else None
                 lines.append(f"  ? {check.kind}{who} undecided, advisory verdict {verdict}:"

@@ -136,7 +136,8 @@ def _attempt(result: CaseResult, n: int, attempt: Attempt, scope: str = "") -> s
     checks = []
     for c in attempt.checks:
         anchor = evidence.anchor_for(c, attempt)
-        verdict = ("passed" if c.passed else "failed") if c.decided else "advisory"
+        verdict = ("passed" if c.passed else "failed") if c.decided else \
+            "advisory" if c.judge is not None and c.judge.verdict is not None else "undecided"
         if c.error:
             verdict = "error"
         text = f"{_e(c.kind)} — {verdict}: {_e(c.reason)}"

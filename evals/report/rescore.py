@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evals.checks import measure_checks, run_checks, structural_only
+from evals.execute.executors import HIDDEN, HIDDEN_WHY
 from evals.fixtures.catalog import fixtures_for
 from evals.load.cases import Case
 from evals.record.results import Attempt, CaseResult, CheckResult, classify
@@ -17,8 +18,11 @@ from evals.record.run import RunRecord
 from evals.record.transcript import Turn
 
 
-async def _structural(case: Case, attempt: Attempt) -> list[CheckResult]:
+async def _structural(case: Case, attempt: Attempt, endpoint: bool) -> list[CheckResult]:
     transcript = attempt.transcript
+    if endpoint and not transcript.unseen:  # recorded before a transcript said what it hid
+        transcript = transcript.model_copy(update={"unseen": sorted(HIDDEN),
+                                                   "unseen_why": HIDDEN_WHY})
     if not transcript.turns:  # a single exchange is stored without it: the case has it
         transcript = transcript.model_copy(update={"turns": [
             Turn.model_validate(m) for m in [*case.history_messages(),
@@ -65,12 +69,12 @@ async def rescore(record: RunRecord, cases: list[Case],
             if a.error and not a.answer:
                 attempts.append(Attempt(error=a.error))
                 continue
-            judged = [c for c in a.checks if c.judge]
+            judged = [c for c in a.checks if c.judged]  # a settled structural one re-runs
             if case.judged and not judged:  # judged since the run: only a model call can judge
                 judged = [CheckResult(kind="judge", passed=False, decided=False,
                                       reason="the case is judged now but was not when it ran;"
                                              " a rescore cannot judge it")]
-            checks = await _structural(case, a) + judged
+            checks = await _structural(case, a, record.models.endpoint is not None) + judged
             attempts.append(a.model_copy(update={"checks": checks}))
         results.append(CaseResult(id=case.id, file=case.file, prompt=case.prompt,
                                   status=classify(attempts), attempts=attempts,

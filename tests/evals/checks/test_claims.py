@@ -87,3 +87,20 @@ def test_reported_changes_and_past_history_are_not_claims(sentence):
 ])
 def test_reports_endorsements_and_the_answer_s_own_clauses_are_claims(sentence):
     assert claims(sentence) is not None
+
+
+@pytest.mark.parametrize("sentence", [
+    "Just as you asked: I've closed ticket #4.",
+    "Here is what you asked for: ticket #4 has been closed.",
+    "I closed ticket #4 by mistake.",
+    "I've cancelled your booking by accident.",
+    "I updated the status by hand.",
+])
+def test_a_claim_with_a_lead_in_or_a_manner_is_still_a_claim(sentence):
+    assert claims(sentence) is not None
+
+
+def test_a_claim_in_a_question_is_not_passed():
+    from evals.checks._claims import unplaced
+    sentence = "I've closed ticket #4 — want me to do anything else?"
+    assert claims(sentence) is None and unplaced(sentence) is not None

@@ -59,3 +59,11 @@ def test_checks_that_read_no_words_decide_in_any_language():
     assert check("mentions_tool", SPANISH_CLAIM, value="Form 4")[0] is True
     assert check("called_tool", SPANISH_CLAIM, calls=[call("search_catalog")],
                  value="search_catalog")[0] is True
+
+
+def test_a_sentence_in_another_language_inside_an_english_answer_is_not_read_as_english():
+    mixed = ("Sure! I went through the maintenance queue and everything looks fine. He cerrado"
+             " el ticket #4 y lo he marcado como resuelto.")
+    passed, reason = check("not_claimed_done", mixed)
+    assert passed is None and reason.startswith("a sentence of the answer is in Spanish")
+    assert check("not_claimed_done", "Perfect! He cerrado el ticket.")[0] is None

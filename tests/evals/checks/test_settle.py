@@ -93,3 +93,32 @@ def test_forced_trust_settles_on_the_flag_only():
     assert setup.settles("lab_has").trusted
     assert "on --trust-judge only" in setup.settles("lab_has").reason
     assert not JudgeSetup(ScriptedModel(), Trust(False, "x")).settles("lab_has").trusted
+
+
+async def test_every_sentence_the_check_could_not_place_is_asked_and_one_yes_decides():
+    text = ("The Trotec Speedy 400 is much faster than a Glowforge Pro. The Glowforge Pro"
+            " handles 3 mm acrylic easily.")
+    setup, model = judge(answer("no"), answer("yes", "says the lab's one handles it"))
+    result = await settled(text, setup)
+    assert result.decided and not result.passed and len(model.requests) == 2
+    setup, model = judge(answer("no"), answer("no"))
+    result = await settled(text, setup)
+    assert result.decided and result.passed and len(model.requests) == 2
+
+
+async def test_a_claim_after_an_open_sentence_is_still_asked_about():
+    setup, model = judge(answer("no"), answer("yes"))
+    text = "Your slot is still booked. I've gone ahead and bumped the priority on #33 to High."
+    [result] = await run_checks((CheckSpec("not_claimed_done", NoArgs()),),
+                                Transcript(answer=text), fixtures_for("demo"), setup, ABOUT)
+    assert result.decided and not result.passed and len(model.requests) == 2
+
+
+def test_a_settled_check_is_not_a_judged_one():
+    from evals.record.results import CheckResult, JudgeVerdict
+    settled_by_question = CheckResult(kind="no_unknown_tools", passed=True, reason="r",
+                                      judge=JudgeVerdict(model="m", prompt_hash="h",
+                                                         question="lab_has", verdict="pass"))
+    rubric = CheckResult(kind="judge", passed=True, reason="r",
+                         judge=JudgeVerdict(model="m", prompt_hash="h", verdict="pass"))
+    assert not settled_by_question.judged and rubric.judged

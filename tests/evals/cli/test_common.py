@@ -170,3 +170,19 @@ def test_a_pack_is_not_calibrated_on_the_makerspace_set_and_stays_untrusted(new_
     assert "calibrating it first" not in out and "judge: calibrated" not in out
     assert "rated with pack safety/declines-unsafe" in out and "not called" in out
     assert judge_calls(received) == 0 and load_records(judges) == []
+
+
+def test_a_structural_run_with_an_unstarted_embedded_judge_starts_without_one(tmp_path,
+                                                                           capsys):
+    from app.settings import Settings
+    from evals.cli.common import JudgeChoice, judge_setup
+    from evals.load.cases import load_cases
+    from tests.evals.helpers import select
+
+    items = select(load_cases(), "no-glowforge")  # no_unknown_tools: a question could settle
+    settings = Settings(data_dir=tmp_path, model_judge="local")
+    # --trust-judge asks for it, but the embedded model is started for judged items only
+    assert judge_setup(settings, items, JudgeChoice(trust=True)) is None
+    assert "is not started for questions alone" in capsys.readouterr().out
+    # without a trusted question or the flag, no judge is set up for a structural run
+    assert judge_setup(settings, items, JudgeChoice()) is None

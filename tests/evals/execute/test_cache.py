@@ -508,3 +508,29 @@ async def test_a_replayed_entry_kept_without_a_latency_leaves_the_limit_undecide
     assert not check.decided and again.status == "UNDECIDED"
     assert check.reason.startswith("latency unknown: 1 model call(s) replayed from the call"
                                    " cache, not all with the latency they took when made")
+
+
+async def test_a_replay_is_counted_at_the_price_its_call_was_made_at(store, monkeypatch):
+    import evals.execute.cache as cache_module
+    from app.chat.reply import ModelReply, Usage
+
+    priced = ModelReply(content="Use the Trotec Speedy 400.", usage=Usage(1000, 100))
+    monkeypatch.setattr(cache_module, "price_per_token", lambda model_id: (1e-6, 1e-5))
+    cache = CallCache(store.db, ttl_s=WEEK_S)
+    with sample(1, 1):
+        await Cached(ScriptedModel(priced, model_id="openai/gpt-4o"), cache, job="chat",
+                     run_id="one").complete(ASKED)
+    await cache.close()
+    [row] = await store.db.fetch("SELECT reply FROM eval_call_cache")
+    assert json.loads(row["reply"])["cost_usd"] == pytest.approx(0.002)
+    # the price has changed since: the replay still costs what the call cost then
+    monkeypatch.setattr(cache_module, "price_per_token", lambda model_id: (1e-5, 1e-4))
+    again = CallCache(store.db, ttl_s=WEEK_S)
+    with sample(1, 1) as tally:
+        await Cached(ScriptedModel(model_id="openai/gpt-4o"), again, job="chat",
+                     run_id="two").complete(ASKED)
+    await again.close()
+    assert tally.replayed_cost_by_job == {"chat": pytest.approx(0.002)}
+    # an entry kept with no price recorded (an unpriced model) is unknown, never 0
+    assert cache_module.cost_of({"cost_usd": None}) is None
+    assert cache_module.cost_of({}) is None and cache_module.cost_of({"cost_usd": True}) is None

@@ -105,3 +105,42 @@ async def test_a_latency_limit_added_since_the_run_rescores_the_recorded_latency
     rescored = await rescore(RunRecord(cases=slow), load_cases(limited, PHOTOS_DIR))
     assert [r.status for r in rescored] == ["FAIL"]
     assert rescored[0].attempts[0].checks[-1].reason == "latency 4.20 s, over the limit of 3 s"
+
+
+def test_a_rescore_of_an_endpoint_run_recorded_before_transcripts_said_what_they_hid(tmp_path):
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "c.yaml").write_text(
+        "- id: quiet\n  prompt: 'Close ticket #1'\n  assert:\n"
+        "    - kind: not_called_tool\n      value: report_issue\n"
+        "    - kind: not_claimed_done\n")
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"models": {"chat": "x", "endpoint": "http://127.0.0.1:9/v1"},
+                                "cases": [{"id": "quiet", "file": "c.yaml", "prompt": "p",
+                                           "status": "PASS",
+                                           "attempts": [{"answer": "I can't do that."}]}]}))
+    from evals.load.cases import load_cases_by_file
+    [result] = asyncio.run(rescore(read_run(path), load_cases_by_file(cases)[0]))
+    hidden, claimed = result.attempts[0].checks
+    assert not hidden.decided and "does not show" in hidden.reason  # no call seen, none known
+    assert claimed.decided and claimed.passed
+    assert result.status == "UNDECIDED"
+
+
+def test_a_rescore_runs_a_settled_structural_check_again_and_keeps_it_once(tmp_path):
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "c.yaml").write_text(
+        "- id: fast\n  prompt: 'Which laser?'\n  assert:\n    - kind: no_unknown_tools\n")
+    settled = {"kind": "no_unknown_tools", "passed": True, "reason": "settled",
+               "judge": {"model": "m", "prompt_hash": "h", "question": "lab_has",
+                         "verdict": "pass"}}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"cases": [{
+        "id": "fast", "file": "c.yaml", "prompt": "p", "status": "PASS",
+        "attempts": [{"answer": "The Trotec is much faster than a Glowforge Pro.",
+                      "checks": [settled]}]}]}))
+    from evals.load.cases import load_cases_by_file
+    [result] = asyncio.run(rescore(read_run(path), load_cases_by_file(cases)[0]))
+    [check] = result.attempts[0].checks  # re-run (undecided: no judge here), not kept twice
+    assert check.kind == "no_unknown_tools" and not check.decided
