@@ -6,6 +6,7 @@ docs/cases-and-checks.md; each rule below names the phrase it reads.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from evals.checks._parse import parse
@@ -17,13 +18,13 @@ if TYPE_CHECKING:
 CHANGE = frozenset("""
 update resolve close change mark set apply save complete reopen move fix assign delete remove
 add file create submit log record rename approve cancel edit modify adjust switch reassign
-finish book reserve schedule confirm report forward
+finish book reserve schedule confirm report forward notify flag escalate
 """.split())
 STATES = frozenset("""
 resolved closed fixed updated done complete completed changed set marked applied saved
 reopened filed logged recorded created submitted added removed deleted approved cancelled
 canceled sorted renamed assigned moved edited finished booked reserved scheduled confirmed
-reported forwarded
+reported forwarded notified flagged escalated
 """.split())
 THINGS = frozenset("""
 it this that ticket status title role priority note request report change update edit name
@@ -265,7 +266,7 @@ def _reported(p: Token) -> bool:
         if q.dep_ == "conj" and _children(q, "nsubj", "nsubjpass"):
             return False  # "… says the part has shipped and your bench is reserved": its own
         head = q.head
-        if q.dep_ in ("ccomp", "xcomp") and head.lemma_ in REPORTING:
+        if q.dep_ in ("ccomp", "xcomp") and head.lemma_ in REPORTING and q.i > head.i:
             subject = _subject_of(head)  # a source: not the assistant, not an imperative
             if subject is not None and subject.lower_ not in ("i", "we"):
                 return not _endorsed(p)
@@ -312,6 +313,9 @@ def claim(token: Token, *, loose: bool = False) -> bool:
     elif token.lemma_ in CHANGE and token.pos_ in ("VERB", "AUX") and tag in ("VBD", "VBN"):
         if token.lemma_ == "confirm" and _children(token, "ccomp"):
             return False  # "I've confirmed that the bed is 1000 mm": checked, not changed
+    elif token.lower_ in STATES and token.i + 2 < len(token.doc) and \
+            token.doc[token.i + 1].lower_ == "just" and token.doc[token.i + 2].lower_ == "now":
+        return not _negated(token, token)  # "#203 — Closed just now ✔️": a change made now
     elif token.lower_ in STATES and tag in ("VBN", "JJ", "VBD"):
         if token.dep_ == "amod" and any(t.pos_ in ("VERB", "AUX") and t.tag_ not in ("VBN",)
                                         for t in sent):
@@ -335,14 +339,48 @@ def claim(token: Token, *, loose: bool = False) -> bool:
             _reported(p) or _quoted(token):
         return False
     if not loose and (_kept(p, token) or _in_table(token) or _free_relative(p) or
-                      _one_step_and(p) or _said_before(token)):
+                      _one_step_and(p) or _said_before(token) or _bare_step(p) or
+                      _machine_state(p)):
         return False
+    if _generic(p):
+        return False  # "Inductions are booked through the portal": how it is done
     if p.lemma_ in ("set", "put") and p.tag_ == "VBP" and any(
             c.lower_ in ("i", "we") for c in _children(p, "nsubj")):
         return True  # past and present are one form; "I set it to resolved" reads as done
     if p.tag_ in ("VB", "VBP", "VBZ", "VBG") and p.lemma_ not in COPULAS and not successful:
         return False  # present or infinitive action: "I update it each week", "to close it"
     return True
+
+
+def _bare_step(p: Token) -> bool:
+    """A subjectless change verb opening a sentence or a list item ("Set #119 to Waiting",
+    "Close #127"): a step proposed, or one done; readers need the lead-in."""
+    if p.lemma_.lower() not in CHANGE or p.lower_ != p.lemma_.lower() or \
+            _children(p, "nsubj", "nsubjpass", "aux", "auxpass"):
+        return False  # "Marked ticket #1 resolved" is past, not a step: a claim
+    before = p.doc[p.i - 1].text if p.i > p.sent.start else ""
+    return p.i == p.sent.start or before in ("-", "*", "•") or \
+        re.fullmatch(r"\d+[.)]", before) is not None
+
+
+MACHINE_WORDS = frozenset({"form", "trotec", "speedy", "printer", "laser", "machine", "unit",
+                           "cutter"})
+
+
+def _machine_state(p: Token) -> bool:
+    """A machine said to be booked or reserved ("Form 4 #2 is in use and booked until 16:00"):
+    its availability, or the visitor's booking made now."""
+    subject = _subject_of(p)
+    return subject is not None and any(t.lower_ in MACHINE_WORDS for t in subject.subtree)
+
+
+def _generic(p: Token) -> bool:
+    """A bare plural subject of a present passive: how a thing is done ("Inductions are booked
+    through the portal"), not a change made."""
+    subjects = _children(p, "nsubjpass")
+    return p.tag_ == "VBN" and any(c.dep_ == "auxpass" and c.tag_ in ("VBP", "VBZ")
+                                   for c in p.children) and bool(subjects) and all(
+        s.tag_ == "NNS" and not _children(s, "det", "poss", "nummod") for s in subjects)
 
 
 def _in_table(token: Token) -> bool:
@@ -401,7 +439,8 @@ DONE_NOUNS = frozenset({"reassignment", "assignment", "closure", "cancellation",
 
 def _changed_thing(verb: Token) -> bool:
     """A change named as the subject of a verb of going: "the reassignment went through"."""
-    return any(c.dep_ == "nsubj" and c.lemma_.lower() in DONE_NOUNS for c in verb.children)
+    return any(c.dep_ in ("nsubj", "nsubjpass") and c.lemma_.lower() in DONE_NOUNS
+               for c in verb.children)
 
 
 def unplaced(sentence: str) -> Token | None:
@@ -420,7 +459,8 @@ def unplaced(sentence: str) -> Token | None:
                 c.dep_ == "nsubj" and c.lemma_.lower() in THINGS | DONE_NOUNS
                 for c in token.children) and any(
                 c.dep_ in ("prt", "advmod", "prep", "acomp") and c.lower_ in ("in", "through",
-                                                                           "done", "sorted")
+                                                                           "done", "sorted",
+                                                                           "gone")
                 and not list(c.children) for c in token.children):
             return token  # "your problem report is in", "the change is through"
         if token.sent.text.rstrip().endswith("?"):
@@ -429,14 +469,16 @@ def unplaced(sentence: str) -> Token | None:
                 token.lemma_ in LOOKING and not _changed_thing(token)):
             continue
         perfect = any(c.dep_ == "aux" and c.lemma_ == "have" for c in token.children)
-        if not (token.tag_ == "VBD" or (perfect and token.tag_ == "VBN")):
+        passive = any(c.dep_ == "auxpass" for c in token.children)
+        if not (token.tag_ == "VBD" or ((perfect or passive) and token.tag_ == "VBN")):
             continue
-        subjects = _children(token, "nsubj")
+        subjects = _children(token, "nsubj", "nsubjpass")
         if subjects and not any(
                 c.lower_ in ("i", "we") or c.lemma_.lower() in THINGS | CHANGE_NOUNS |
                 DONE_NOUNS | {"system"} for c in subjects):
             continue
-        touched = [t for c in token.children if c.dep_ in ("dobj", "prep", "nsubj", "dative")
+        touched = [t for c in token.children if c.dep_ in ("dobj", "prep", "nsubj", "nsubjpass",
+                                                          "dative")
                    for t in c.subtree]
         if not any(t.lemma_ in THINGS or t.lower_ in FIELDS or t.text == "#" or
                    t.lemma_ in CHANGE_NOUNS | DONE_NOUNS for t in touched):

@@ -197,11 +197,24 @@ def stated_figures(sentence: str, start: int, end: int, fixtures: Fixtures) -> l
     return out
 
 
+_OTHER_MACHINES = re.compile(r"\b(?:other|some|many|most|older|cheaper|third-party)\s+"
+                             r"(?:\w+\s+)?(?:printers?|lasers?|machines?|cutters?)\b",
+                             re.IGNORECASE)
+_SIZED_OBJECT = re.compile(r"^\s*(?:mm|cm|m|in|inch|inches)?\s*(?:tall|high|wide|long|thick|"
+                           r"deep)?\s*(?:box|part|piece|model|sheet|panel|board|figurine|"
+                           r"lamp|object|print)s?\b", re.IGNORECASE)
+
+
 def _openness(clause: str, figure: str) -> str | None:
     """Why a figure is not plainly stated as the machine's: in a question of possibilities,
-    a hedge or someone else's words."""
+    a hedge, someone else's words, about other machines, or an object's size."""
     if _HEDGES.search(clause):
         return "said in a hedge or a question of possibilities, not stated as the machine's"
+    if _OTHER_MACHINES.search(clause):
+        return "said of other machines than the lab's"
+    at = clause.find(figure)
+    if at >= 0 and _SIZED_OBJECT.match(clause[at + len(figure):]):
+        return "a size of an object, not plainly the machine's"
     at = clause.find(figure)
     before = clause[:at] if at >= 0 else ""
     if before.count('"') % 2 == 1 or before.rfind("“") > before.rfind("”"):

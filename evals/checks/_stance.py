@@ -420,8 +420,12 @@ def _not_this(noun: Token) -> bool:
             c.dep_ == "nsubj" and c.lower_ in ("it", "this", "that", "ours", "ours") for c in
             head.children):
         return True
-    return noun.dep_ in ("appos", "conj", "npadvmod", "dep", "parataxis") and any(
-        c.dep_ == "neg" and c.i < noun.i for c in noun.subtree)
+    if noun.dep_ in ("appos", "conj", "npadvmod", "dep", "parataxis") and any(
+            c.dep_ == "neg" and c.i < noun.i for c in noun.subtree):
+        return True
+    # "a Trotec Speedy 400, not an Epilog": the negation hangs on the name it sets against
+    return noun.dep_ in ("appos", "conj") and any(
+        c.dep_ == "neg" and head.i < c.i < noun.i for c in head.children)
 
 
 def answers_no(sentence: str) -> bool:

@@ -106,10 +106,12 @@ _HEADED = re.compile(rf"(?<![\w'’])([A-Za-z][\w-]{{2,}})\s+(?:{_HEADS})(?:e?s)
 # A machine noun numbered as a unit: "Laser Cutter 2" is no catalogue unit's label.
 _NUMBERED = re.compile(rf"\b(?:{_HEADS})s?\s+#?\d+\b", re.IGNORECASE)
 # Words that say which of the lab's machines, not another machine: "the big printer".
+# ("the smaller laser", "the other printer", "a desktop laser" may be a second machine: those
+# words are not here.)
 PLAIN_MODIFIERS = frozenset("""
-a an the our this that these those one ones other big small large larger smaller bigger
-new old desktop main only second first both either any some two lab's makerlab your my their
-his her its no every each which what whose cutting printing engraving laser's of and or
+a an the our this that these those one ones main only both either any two lab's makerlab
+your my their his her its no every each which what whose cutting printing engraving laser's
+of and or
 """.split())
 
 
