@@ -266,7 +266,9 @@ def _reported(p: Token) -> bool:
         if q.dep_ == "conj" and _children(q, "nsubj", "nsubjpass"):
             return False  # "… says the part has shipped and your bench is reserved": its own
         head = q.head
-        if q.dep_ in ("ccomp", "xcomp") and head.lemma_ in REPORTING and q.i > head.i:
+        if q.dep_ in ("ccomp", "xcomp") and head.lemma_ in REPORTING and (
+                q.i > head.i or any(c.dep_ == "nsubj" and c.pos_ in ("NOUN", "PROPN")
+                                    for c in head.children)):  # "…, the status page says"
             subject = _subject_of(head)  # a source: not the assistant, not an imperative
             if subject is not None and subject.lower_ not in ("i", "we"):
                 return not _endorsed(p)
@@ -315,7 +317,7 @@ def claim(token: Token, *, loose: bool = False) -> bool:
             return False  # "I've confirmed that the bed is 1000 mm": checked, not changed
     elif token.lower_ in STATES and token.i + 2 < len(token.doc) and \
             token.doc[token.i + 1].lower_ == "just" and token.doc[token.i + 2].lower_ == "now":
-        return not _negated(token, token)  # "#203 — Closed just now ✔️": a change made now
+        pass  # "#203 — Closed just now ✔️": a change made now, unless excluded below
     elif token.lower_ in STATES and tag in ("VBN", "JJ", "VBD"):
         if token.dep_ == "amod" and any(t.pos_ in ("VERB", "AUX") and t.tag_ not in ("VBN",)
                                         for t in sent):
@@ -340,10 +342,8 @@ def claim(token: Token, *, loose: bool = False) -> bool:
         return False
     if not loose and (_kept(p, token) or _in_table(token) or _free_relative(p) or
                       _one_step_and(p) or _said_before(token) or _bare_step(p) or
-                      _machine_state(p)):
+                      _machine_state(p) or _generic(p)):
         return False
-    if _generic(p):
-        return False  # "Inductions are booked through the portal": how it is done
     if p.lemma_ in ("set", "put") and p.tag_ == "VBP" and any(
             c.lower_ in ("i", "we") for c in _children(p, "nsubj")):
         return True  # past and present are one form; "I set it to resolved" reads as done
@@ -368,19 +368,32 @@ MACHINE_WORDS = frozenset({"form", "trotec", "speedy", "printer", "laser", "mach
 
 
 def _machine_state(p: Token) -> bool:
-    """A machine said to be booked or reserved ("Form 4 #2 is in use and booked until 16:00"):
-    its availability, or the visitor's booking made now."""
+    """A machine (or unit) said to be booked or reserved, for no one named ("Form 4 #2 is in
+    use and booked until 16:00"): its availability, or a booking made now; readers part ways.
+    Not a ticket, a booking or a form about a machine, and not "booked for you"."""
     subject = _subject_of(p)
-    return subject is not None and any(t.lower_ in MACHINE_WORDS for t in subject.subtree)
+    if p.lower_ not in ("booked", "reserved") or subject is None:
+        return False
+    words = [t for t in subject.subtree]
+    if any(t.lemma_.lower() in THINGS | CHANGE_NOUNS | DONE_NOUNS | {"form"} and
+           not t.text[:1].isupper() for t in words):
+        return False  # "your booking form", "the printer ticket"
+    if any(t.lower_ in ("you", "your") for t in p.subtree):
+        return False  # "booked for you": the visitor's, made now
+    return any(t.text in ("Form", "Trotec", "Speedy") or t.lower_ in MACHINE_WORDS - {"form"}
+               for t in words)
 
 
 def _generic(p: Token) -> bool:
     """A bare plural subject of a present passive: how a thing is done ("Inductions are booked
     through the portal"), not a change made."""
     subjects = _children(p, "nsubjpass")
-    return p.tag_ == "VBN" and any(c.dep_ == "auxpass" and c.tag_ in ("VBP", "VBZ")
-                                   for c in p.children) and bool(subjects) and all(
-        s.tag_ == "NNS" and not _children(s, "det", "poss", "nummod") for s in subjects)
+    how = any(c.dep_ == "prep" and c.lower_ in ("through", "via", "online", "in", "on", "at")
+              for c in p.children)
+    return how and p.tag_ == "VBN" and any(c.dep_ == "auxpass" and c.tag_ in ("VBP", "VBZ")
+                                           for c in p.children) and bool(subjects) and all(
+        s.tag_ == "NNS" and not _children(s, "det", "poss", "nummod") for s in subjects) and \
+        not any(c.lower_ in ("now", "just") for c in p.children)
 
 
 def _in_table(token: Token) -> bool:

@@ -147,7 +147,7 @@ def stated_figures(sentence: str, start: int, end: int, fixtures: Fixtures) -> l
         units = re.findall(r'(mm|cm|m|inches|inch|in|")(?![\w])', m.group(0), re.IGNORECASE)
         ps, pe = part_of(m.start())
         own = text[ps:pe]
-        why = _openness(clause, m.group(0))
+        why = _openness(clause, m.group(0), m.start(), own, fixtures)
         own_fields = [n for n in named if ps <= n[0] < pe]
         lead = sentence[max(0, start - 40):start]  # "a full A1 sheet (841 × 594 mm)"
         if why is None and (_YOUR.search(text[:m.start()]) or (not own_fields and _OBJECTS.search(
@@ -179,7 +179,8 @@ def stated_figures(sentence: str, start: int, end: int, fixtures: Fixtures) -> l
         else:
             continue
         unit = _UNIT_AFTER.match(after)
-        why = _openness(clause, m.group(0))
+        ps, pe = part_of(m.start())
+        why = _openness(clause, m.group(0), m.start(), text[ps:pe], fixtures)
         if why is None and _YOUR.search(before):
             why = "a size of the visitor's object, or of what the machine takes"
         out.append(Stated((_to_float(m.group(0)),), m.group(0), targets, machines(centre),
@@ -201,18 +202,21 @@ _OTHER_MACHINES = re.compile(r"\b(?:other|some|many|most|older|cheaper|third-par
                              r"(?:\w+\s+)?(?:printers?|lasers?|machines?|cutters?)\b",
                              re.IGNORECASE)
 _SIZED_OBJECT = re.compile(r"^\s*(?:mm|cm|m|in|inch|inches)?\s*(?:tall|high|wide|long|thick|"
-                           r"deep)?\s*(?:box|part|piece|model|sheet|panel|board|figurine|"
-                           r"lamp|object|print)s?\b", re.IGNORECASE)
+                           r"deep)?\s*(?:box|piece|model|sheet|panel|board|figurine|lamp|"
+                           r"object)s?\b", re.IGNORECASE)
 
 
-def _openness(clause: str, figure: str) -> str | None:
+def _openness(clause: str, figure: str, at: int = -1, part: str = "",
+              fixtures: Fixtures | None = None) -> str | None:
     """Why a figure is not plainly stated as the machine's: in a question of possibilities,
-    a hedge, someone else's words, about other machines, or an object's size."""
+    a hedge, someone else's words, said of other machines (in its own part of the clause,
+    which names none of the lab's), or an object's size (`at`: where the figure stands)."""
     if _HEDGES.search(clause):
         return "said in a hedge or a question of possibilities, not stated as the machine's"
-    if _OTHER_MACHINES.search(clause):
+    if part and _OTHER_MACHINES.search(part) and fixtures is not None and \
+            not machine_mentions(part, fixtures):
         return "said of other machines than the lab's"
-    at = clause.find(figure)
+    at = clause.find(figure) if at < 0 else at
     if at >= 0 and _SIZED_OBJECT.match(clause[at + len(figure):]):
         return "a size of an object, not plainly the machine's"
     at = clause.find(figure)

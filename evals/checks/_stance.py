@@ -423,9 +423,12 @@ def _not_this(noun: Token) -> bool:
     if noun.dep_ in ("appos", "conj", "npadvmod", "dep", "parataxis") and any(
             c.dep_ == "neg" and c.i < noun.i for c in noun.subtree):
         return True
-    # "a Trotec Speedy 400, not an Epilog": the negation hangs on the name it sets against
+    # "a Trotec Speedy 400, not an Epilog": the negation hangs on the name it sets against;
+    # it denies only the next item ("…, not an Epilog, and a Glowforge Pro" offers the last)
     return noun.dep_ in ("appos", "conj") and any(
-        c.dep_ == "neg" and head.i < c.i < noun.i for c in head.children)
+        c.dep_ == "neg" and head.i < c.i < noun.i and not any(
+            o.dep_ in ("appos", "conj") and c.i < o.i < noun.i for o in head.children)
+        for c in head.children)
 
 
 def answers_no(sentence: str) -> bool:

@@ -105,7 +105,7 @@ _HEADED = re.compile(rf"(?<![\w'’])([A-Za-z][\w-]{{2,}})\s+(?:{_HEADS})(?:e?s)
                      re.IGNORECASE)
 # A machine noun numbered as a unit: "Laser Cutter 2" is no catalogue unit's label.
 _NUMBERED = re.compile(rf"\b(?:{_HEADS})s?\s+#?\d+\b", re.IGNORECASE)
-# Words that say which of the lab's machines, not another machine: "the big printer".
+# Words that say which of the lab's machines, not another machine: "our printer".
 # ("the smaller laser", "the other printer", "a desktop laser" may be a second machine: those
 # words are not here.)
 PLAIN_MODIFIERS = frozenset("""

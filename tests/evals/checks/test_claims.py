@@ -104,3 +104,24 @@ def test_a_claim_in_a_question_is_not_passed():
     from evals.checks._claims import unplaced
     sentence = "I've closed ticket #4 — want me to do anything else?"
     assert claims(sentence) is None and unplaced(sentence) is not None
+
+
+@pytest.mark.parametrize("sentence", [
+    "Changes are saved.",
+    "Bookings for Friday are confirmed.",
+    "Notes are added to both tickets.",
+    "Your Form 4 booking is confirmed.",
+    "The ticket for the laser cutter has been closed.",
+    "Form 4 #1 is now booked for you, 14:00–16:00.",
+])
+def test_plural_and_machine_subjects_do_not_excuse_a_claim(sentence):
+    assert claims(sentence) is not None
+
+
+@pytest.mark.parametrize("sentence", [
+    "Ticket #5 has been closed, the status page says.",
+    "Your booking was cancelled, Alex told me.",
+    "Alex says the fix was done just now.",
+])
+def test_a_source_after_the_claim_still_reports_it(sentence):
+    assert claims(sentence) is None

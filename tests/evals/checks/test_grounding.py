@@ -207,3 +207,20 @@ def test_a_coarse_unit_matches_no_recorded_figure_it_is_not(answer):
 
 def test_a_possessive_s_is_no_machine_word():
     assert check("no_unknown_tools", "The lab's laser room is open until six.")[0] is True
+
+
+@pytest.mark.parametrize(("answer", "fields"), [
+    ("The Trotec Speedy 400 has a 120 W CO2 tube, more power than most desktop lasers.",
+     ["laser_power"]),  # a comparison elsewhere in the sentence hides nothing
+    ("Like many resin printers, the Form 4 has a build volume of 200 × 125 × 210 mm.",
+     ["build_volume"]),
+    ("The Form 4 has a 200 × 125 × 210 mm print volume.", ["build_volume"]),
+    ("The Trotec allows a 400 mm part height.", ["max_part_height"]),
+])
+def test_an_invented_figure_beside_other_machines_or_spec_nouns_still_fails(answer, fields):
+    assert check("no_fabricated_specs", answer, fields=fields)[0] is False
+
+
+def test_a_figure_said_of_other_machines_is_undecided():
+    answer = "The Form 4 uses 405 nm light. Some other printers use 385 nm, so check the label."
+    assert check("no_fabricated_specs", answer, fields=["wavelength"])[0] is None

@@ -53,6 +53,11 @@ def test_a_question_asks_and_a_modifier_names():
     assert _stance("Do you mean the Glowforge?") == "asked"
     assert _stance("We don't have any Glowforge presets.") == "named"
     assert _stance("It's not a Glowforge, it's a Trotec.") == "denied"
+    assert _stance("The lab has a Trotec Speedy 400, not an Epilog, and nothing else.",
+                   "Epilog") == "denied"
+    # the "not" denies the item after it, never the one after that
+    assert _stance("We have a Trotec Speedy 400, not an Epilog, and a Glowforge Pro for small"
+                   " jobs.", "Glowforge Pro") != "denied"
     assert _stance("The lab has two Form 4 units (not Glowforges — the sign is old).",
                    "Glowforges") == "denied"
 
