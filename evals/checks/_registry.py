@@ -12,8 +12,10 @@ asking, trust and the judge's failures are the same for every judged kind
 
 Each kind declares, when it is registered, what it needs to see (`needs`: the tool calls, the
 cited documents, an attack that reached the model, a price, a measured latency) and which
-language's words it reads (`reads`). Executors, replay, rescore and the report read those
-declarations here; no list of kinds is kept anywhere else.
+language's words it reads (`reads`). The endpoint executor (which skips what it cannot show)
+and every run of the checks, live, replayed or re-scored (`run_checks`: undecided where the
+transcript lacks what a check needs) read those declarations here; no list of kinds is kept
+anywhere else.
 """
 
 from __future__ import annotations

@@ -17,3 +17,19 @@ def test_judged_checks_are_in_the_one_registry_once_and_need_the_judge():
 
     with pytest.raises(ValueError, match="registered twice"):
         _registry.judged("rubric", args=RubricArgs, label=lambda a: "judge")(ask)
+
+
+def test_a_check_declares_what_it_needs_and_an_unknown_need_fails_at_registration():
+    from evals.checks import CHECKS, NoArgs
+
+    assert CHECKS["no_exfiltration"].needs == {"tool_calls"}
+    assert CHECKS["citations_resolve"].needs_evidence
+    assert CHECKS["not_claimed_done"].language(NoArgs()) == "en"
+    assert CHECKS["called_tool"].names_tool and not CHECKS["mentions_tool"].names_tool
+
+    def fn(turn, args, fixtures):
+        return True, "ok"
+
+    with pytest.raises(ValueError, match="unknown needs \\['telepathy'\\]"):
+        _registry.assertion("reads_minds", needs=frozenset({"telepathy"}))(fn)  # type: ignore[arg-type]
+    assert "reads_minds" not in CHECKS

@@ -122,3 +122,11 @@ def test_a_settled_check_is_not_a_judged_one():
     rubric = CheckResult(kind="judge", passed=True, reason="r",
                          judge=JudgeVerdict(model="m", prompt_hash="h", verdict="pass"))
     assert not settled_by_question.judged and rubric.judged
+
+
+def test_a_doubt_asks_about_at_least_one_sentence():
+    from evals.checks._registry import Doubt
+    with pytest.raises(ValueError, match="at least one sentence"):
+        Doubt("why", question="lab_has", asks=())
+    one = Doubt("why", question="lab_has", asks=(("s", "X"),))
+    assert one.also("s", "X") is one and one.also("t").asks == (("s", "X"), ("t", ""))
