@@ -191,6 +191,15 @@ def _pinned_identity(name: str) -> str | None:
     return spec.identity if spec is not None else None
 
 
+def model_id_for(settings: Settings, job: str, override: str | None = None) -> str:
+    """The id the job's model goes by (its records name it so), without making its client:
+    the embedded model as `openai/<its name>`, started or not."""
+    model_id = override or settings.model_for(job)
+    if is_local(model_id):
+        return "openai/" + (model_id.partition("/")[2] or settings.local_model)
+    return model_id
+
+
 def model_for_job(settings: Settings, job: str, override: str | None = None) -> ChatModel:
     """The model for a job (chat, judge, draft, sim_user), honouring env overrides.
     OpenAI-compatible endpoints (the embedded model, MODEL_API_BASE, `openai/…`) are spoken
@@ -203,7 +212,7 @@ def model_for_job(settings: Settings, job: str, override: str | None = None) -> 
                 " `make eval` / `make serve`, which start the embedded local model"
             )
         local = OpenAICompatModel(
-            "openai/" + (model_id.partition("/")[2] or settings.local_model),
+            model_id_for(settings, job, override),
             api_base=settings.local_model_url,
             api_key=LOCAL_API_KEY,
             timeout_s=settings.model_timeout_s,

@@ -374,7 +374,7 @@ def _machine_state(p: Token) -> bool:
     subject = _subject_of(p)
     if p.lower_ not in ("booked", "reserved") or subject is None:
         return False
-    words = [t for t in subject.subtree]
+    words = list(subject.subtree)
     if any(t.lemma_.lower() in THINGS | CHANGE_NOUNS | DONE_NOUNS | {"form"} and
            not t.text[:1].isupper() for t in words):
         return False  # "your booking form", "the printer ticket"
@@ -443,7 +443,6 @@ LOOKING = frozenset("""
 check find look read see search review pull scan verify notice spot glance compare count list
 view inspect browse go take note know understand think prepare draft propose suggest
 """.split())
-TICKET_REF = frozenset({"#"})
 
 
 DONE_NOUNS = frozenset({"reassignment", "assignment", "closure", "cancellation", "change",

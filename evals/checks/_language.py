@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
+from evals.checks._text import sentences
+from evals.fixtures.catalog import all_machine_names
+
 if TYPE_CHECKING:
     from lingua import LanguageDetector
 
@@ -69,8 +72,6 @@ def _detector() -> LanguageDetector:
 
 @cache
 def _names() -> re.Pattern[str]:
-    from evals.fixtures.catalog import all_machine_names
-
     names = sorted(all_machine_names(), key=len, reverse=True)
     return re.compile("|".join(rf"(?<!\w){re.escape(n)}(?!\w)" for n in names), re.IGNORECASE)
 
@@ -108,8 +109,6 @@ def unreadable(text: str, code: str) -> str | None:
     found = reading(text)
     if not found.reads_as(code):
         return f"the answer is in {found.name}; this check reads {LANGUAGES[code]}"
-    from evals.checks._text import sentences
-
     for sentence in sentences(text):
         if sum(ch.isalpha() for ch in prose(sentence)) < SENTENCE_LETTERS:
             continue

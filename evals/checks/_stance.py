@@ -396,15 +396,14 @@ def _offered_one(noun: Token, listed: bool = False) -> bool:
     return False
 
 
-_QUOTES = (('"', '"'), ("“", "”"), ("'", "'"), ("‘", "’"))
+# (An apostrophe is not a quotation mark often enough to read: ' is not among them.)
+_QUOTES = (('"', '"'), ("“", "”"), ("‘", "’"))
 
 
 def _quoted(sentence: str, start: int, end: int) -> bool:
     """The name stands inside quotation marks that open before it and close after it."""
+    before = sentence[:start]
     for opening, closing in _QUOTES:
-        if opening == "'":
-            continue  # an apostrophe is not a quotation mark often enough to read
-        before = sentence[:start]
         if opening == closing:
             if before.count(opening) % 2 == 1 and closing in sentence[end:]:
                 return True
@@ -417,7 +416,7 @@ def _not_this(noun: Token) -> bool:
     """The machine is said not to be the X: "it's not a Glowforge", "(not Form 3s — …)"."""
     head = noun.head
     if noun.dep_ == "attr" and head.lemma_ == "be" and _negated(head) and any(
-            c.dep_ == "nsubj" and c.lower_ in ("it", "this", "that", "ours", "ours") for c in
+            c.dep_ == "nsubj" and c.lower_ in ("it", "this", "that", "ours") for c in
             head.children):
         return True
     if noun.dep_ in ("appos", "conj", "npadvmod", "dep", "parataxis") and any(

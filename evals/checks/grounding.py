@@ -16,6 +16,7 @@ from evals.checks._figures import (
     recorded_unit,
     stated_figures,
 )
+from evals.checks._parse import parse
 from evals.checks._registry import Args, Doubt, Verdict, assertion
 from evals.checks._stance import answers_no, stance
 from evals.checks._text import (
@@ -140,12 +141,10 @@ def _unnamed_machines(sentence: str, taken: list[tuple[int, int]], fixtures: Fix
                       ) -> list[tuple[int, int]]:
     """Phrases headed by a machine noun whose words no catalogue machine has, outside the
     names already found: where a machine the lexicon lacks may be named."""
-    from evals.checks._parse import parse as parse_sentence
-
     known = _catalogue_words(fixtures)
     names = _name_words(fixtures)
     out = []
-    for token in parse_sentence(sentence):
+    for token in parse(sentence):
         if token.pos_ == "PROPN" and token.dep_ != "compound" and token.is_title and \
                 token.lower_ not in known:
             left = [c for c in token.lefts if c.dep_ == "compound" and c.pos_ == "PROPN"]
@@ -187,7 +186,7 @@ def no_unknown_tools(turn: Transcript, args: Args, fixtures: Fixtures) -> Verdic
             return False, f"links /tools/{slug} (“{label}”), which is not in the catalogue"
     catalogue, unknown = _names(fixtures)
     all_sentences = sentences(turn.answer)
-    doubt: Doubt | None = None  # the first name the check could not place
+    doubt: Doubt | None = None  # every name the check could not place
     for index, sentence in enumerate(all_sentences):
         known_spans = [span for n in catalogue for span in spans_of(sentence, n)]
         found = [span for t in unknown for span in _spans(sentence, t)]

@@ -1,6 +1,6 @@
-"""Settling an undecided structural verdict: a check that cannot place a sentence says which
-question would settle it (`Doubt`); a judge trusted for that question kind is asked it about
-that one sentence, and its answer becomes the verdict, recorded as the judge's. Without a
+"""Settling an undecided structural verdict: a check that cannot place sentences says which
+question would settle them (`Doubt`); a judge trusted for that question kind is asked it about
+each of those sentences, and its answers become the verdict, recorded as the judge's. Without a
 trusted judge, or on "unclear", the verdict stays UNDECIDED with the reason. A judge that
 fails leaves it undecided too: the question was never answered, so nothing was decided.
 """

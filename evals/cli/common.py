@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO, TypeAlias, TypeVar
 
-from app.chat.models import ChatModel, ModelCallError, model_for_job
+from app.chat.models import ChatModel, ModelCallError, model_for_job, model_id_for
 from app.chat.openai_wire import close_clients
-from app.localmodel import is_local, local_model_settings, uses_local_model
+from app.localmodel import local_model_settings, uses_local_model
 from app.localmodel.server import LocalModelError
 from app.settings import Settings, get_settings
 from evals.calibration.auto import calibrate_first, prompts_asked, unrecorded
@@ -209,7 +209,7 @@ def judge_setup(settings: Settings, items: Sequence[EvalItem], choice: JudgeChoi
             return None
         # No judged item: a judge is set up only to settle undecided structural verdicts,
         # and only when it has earned trust for a question the run's checks may ask.
-        model_id = asked_judge_id(settings, choice)
+        model_id = model_id_for(settings, "judge", choice.model)
         questions = question_trusts(model_id)
         if not choice.trust and not any(questions[k].trusted for k in asks):
             return None
@@ -256,15 +256,6 @@ def judge_setup(settings: Settings, items: Sequence[EvalItem], choice: JudgeChoi
               f" cases{rest}: they stay UNDECIDED (--advisory-judge calls it):"
               f" {setup.trust.reason}")
     return setup
-
-
-def asked_judge_id(settings: Settings, choice: JudgeChoice) -> str:
-    """The judge model's id as its records name it, without making its client (the embedded
-    model need not be started to be named)."""
-    model_id = choice.model or settings.model_for("judge")
-    if is_local(model_id):
-        return "openai/" + (model_id.partition("/")[2] or settings.local_model)
-    return model_id
 
 
 def question_line(setup: JudgeSetup, asks: list[str]) -> str:
