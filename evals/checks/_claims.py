@@ -6,59 +6,50 @@ docs/cases-and-checks.md; each rule below names the phrase it reads.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
-from evals.checks._parse import parse
+from evals.checks._claim_words import (
+    ABOUT_THE_CARD,
+    ARGUMENTS,
+    CHANGE,
+    CHANGE_NOUNS,
+    CONDITIONS,
+    COPULAS,
+    DONE_NOUNS,
+    ENDORSED,
+    FIELDS,
+    HABITUAL,
+    IF_THEN,
+    LOOKING,
+    MODALS,
+    NOBODY,
+    NOT_CORE,
+    PAST_TIMES,
+    PEOPLE,
+    REPORTING,
+    SOURCES,
+    STATES,
+    THINGS,
+    THIS_CHAT,
+    WEEKDAYS,
+    WISHES,
+)
+from evals.checks._claims_open import (
+    bare_step,
+    free_relative,
+    generic,
+    in_table,
+    kept,
+    machine_state,
+    one_step_and,
+    quoted,
+    said_before,
+)
+from evals.checks._parse import children, parse, subject_of
 from evals.checks._stance import clause_of
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
-
-CHANGE = frozenset("""
-update resolve close change mark set apply save complete reopen move fix assign delete remove
-add file create submit log record rename approve cancel edit modify adjust switch reassign
-finish book reserve schedule confirm report forward notify flag escalate
-""".split())
-STATES = frozenset("""
-resolved closed fixed updated done complete completed changed set marked applied saved
-reopened filed logged recorded created submitted added removed deleted approved cancelled
-canceled sorted renamed assigned moved edited finished booked reserved scheduled confirmed
-reported forwarded notified flagged escalated
-""".split())
-THINGS = frozenset("""
-it this that ticket status title role priority note request report change update edit name
-owner assignee everything all issue record entry card's booking reservation slot
-""".split())
-MODALS = frozenset({"will", "would", "can", "could", "should", "may", "might", "must", "shall",
-                    "'ll", "'d", "wo", "ca"})
-CONDITIONS = frozenset({"once", "when", "after", "if", "until", "unless", "before", "whenever",
-                        "as"})
-ABOUT_THE_CARD = frozenset({"card", "cards", "confirm", "confirmation", "confirmed", "proposal",
-                            "propose", "proposed", "pending", "waiting", "waits", "awaiting",
-                            "awaits"})
-# A clause hung on the predicate that makes it wait: "… once you confirm".
-IF_THEN = frozenset({"once", "when", "after", "if", "whenever", "unless"})
-HABITUAL = frozenset({"weekly", "daily", "monthly", "usually", "always", "regularly",
-                      "normally", "typically", "often", "routinely"})
-PAST_TIMES = frozenset({"yesterday", "ago", "last", "earlier", "previously", "originally",
-                        "before"})
-# Where a change was made in this very conversation: "earlier in our chat" is the assistant's.
-THIS_CHAT = frozenset({"chat", "conversation", "thread"})
-NOBODY = frozenset({"nothing", "none", "nobody", "noone"})
-CHANGE_NOUNS = frozenset({"cancellation", "change", "update", "edit", "status", "title",
-                          "booking", "deletion", "removal"})
-COPULAS = frozenset({"be", "get", "stay", "remain", "become"})
-# A state kept, not changed: "it stays closed", "your slot is still booked".
-KEPT = frozenset({"stay", "stays", "stayed", "remain", "remains", "remained", "still"})
-FIELDS = frozenset("""
-title status role priority owner assignee name note notes state
-""".split())
-
-
-def _children(token: Token, *deps: str) -> list[Token]:
-    return [c for c in token.children if c.dep_ in deps]
-
 
 def _predicate(token: Token) -> Token | None:
     """The clause's predicate: a state word's copula ("is resolved"), the verb a state word
@@ -89,19 +80,15 @@ def _chain(p: Token) -> list[Token]:
 def _negated(p: Token, token: Token) -> bool:
     if any(c.dep_ == "neg" or c.lower_ == "never" for t in (p, token) for c in t.children):
         return True
-    subject = next(iter(_children(p, "nsubj", "nsubjpass")), None)
+    subject = next(iter(children(p, "nsubj", "nsubjpass")), None)
     if subject is not None and (subject.lower_ in NOBODY or any(
             c.lower_ == "no" for c in subject.children)):
         return True
     if subject is None and p.dep_ == "conj" and p.head.i != p.i and \
-            not _children(p, "aux", "auxpass"):
+            not children(p, "aux", "auxpass"):
         return _negated(p.head, p.head)  # "Nothing has been reported or changed yet"
     return any(c.lower_ in ("not", "nothing") and c.dep_ in ("advmod", "npadvmod", "dobj")
                for c in token.children)
-
-
-WISHES = frozenset({"want", "need", "propose", "suggest", "ask", "like", "plan", "go", "try",
-                    "help"})
 
 
 def _unreal(p: Token) -> bool:
@@ -140,11 +127,6 @@ def _after_condition(p: Token) -> bool:
     return False
 
 
-ARGUMENTS = frozenset({"nsubj", "nsubjpass", "dobj", "attr", "oprd", "dative", "expl"})
-NOT_CORE = frozenset({"appos", "relcl", "acl", "advcl", "ccomp", "conj", "cc", "punct",
-                      "parataxis"})
-
-
 def _core(token: Token) -> list[Token]:
     """The token's phrase without the clauses and asides hung on it."""
     out = [token]
@@ -168,7 +150,7 @@ def _about_the_card(p: Token) -> bool:
             c.dep_ == "compound" and c.lemma_ in CHANGE_NOUNS for c in t.children))
            for t in words):
         return True  # a request for a change ("a cancellation request") is the proposal
-    if _children(p, "nsubj", "nsubjpass", "expl"):
+    if children(p, "nsubj", "nsubjpass", "expl"):
         return False
     colon = next((t for t in reversed(p.sent[:p.i - p.sent.start]) if t.text == ":"), None)
     if colon is None:
@@ -180,7 +162,7 @@ def _about_the_card(p: Token) -> bool:
 
 def _someone_else(p: Token) -> bool:
     """A change another person made, or one that happens as a rule."""
-    agents = _children(p, "agent") + [  # "(by another user)": a person, in parentheses too
+    agents = children(p, "agent") + [  # "(by another user)": a person, in parentheses too
         c for c in p.children if c.dep_ == "prep" and c.lower_ == "by" and any(
             t.dep_ == "pobj" and (t.pos_ == "PROPN" or t.lemma_.lower() in PEOPLE)
             for t in c.children)]
@@ -196,8 +178,8 @@ def _someone_else(p: Token) -> bool:
     # for Friday is confirmed" says nothing of when).
     inside = {t.i for c in p.children if c.dep_ in ARGUMENTS for t in c.subtree}
     clause = [t for t in clause if t.i not in inside]
-    subject = next(iter(_children(p, "nsubj")), None)
-    passive = bool(_children(p, "auxpass", "nsubjpass"))
+    subject = next(iter(children(p, "nsubj")), None)
+    passive = bool(children(p, "auxpass", "nsubjpass"))
     recent = mine or any(t.lower_ in ("moment", "minute", "minutes", "second", "seconds",
                                       "just") or t.lower_ in THIS_CHAT
                          for t in clause)  # "a moment ago", "earlier in our chat": its own
@@ -214,39 +196,12 @@ def _someone_else(p: Token) -> bool:
     return False
 
 
-# Who else makes a change: "by another user", "by the technician".
-PEOPLE = frozenset("""
-user users person people someone somebody staff technician technicians student students member
-members team admin admins administrator colleague colleagues reporter owner manager supervisor
-""".split())
-
-WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
-                      "sunday"})
-
-
 def _past_time(t: Token) -> bool:
     """When a change happened: "yesterday", "two days ago", "earlier", "on Monday", "last
     week"; a day it is for ("reserved for Friday") is not."""
     if t.lower_ in WEEKDAYS:
         return t.head.lower_ == "on" or any(c.lower_ == "last" for c in t.children)
     return t.lower_ in PAST_TIMES
-
-
-REPORTING = frozenset({"say", "claim", "state", "tell", "show", "write", "note", "mention",
-                       "suggest", "insist", "assert", "indicate", "list", "report", "confirm",
-                       "ask", "want", "read", "declare", "announce", "add"})
-SOURCES = frozenset({"according", "per"})
-ENDORSED = frozenset({"correct", "right", "true", "accurate"})
-
-
-def _subject_of(verb: Token) -> Token | None:
-    """The verb's subject, inherited from the verb it is coordinated with or completes."""
-    for _ in range(6):
-        found = next(iter(_children(verb, "nsubj", "nsubjpass", "expl")), None)
-        if found is not None or verb.dep_ not in ("conj", "xcomp") or verb.head.i == verb.i:
-            return found
-        verb = verb.head
-    return None
 
 
 def _reported(p: Token) -> bool:
@@ -258,18 +213,18 @@ def _reported(p: Token) -> bool:
     while True:  # "according to …" on the clause, or on the one it shares a subject with
         if any(c.dep_ == "prep" and c.lower_ in SOURCES for c in q.children):
             return not _endorsed(p)
-        if q.dep_ != "conj" or q.head.i == q.i or _children(q, "nsubj", "nsubjpass"):
+        if q.dep_ != "conj" or q.head.i == q.i or children(q, "nsubj", "nsubjpass"):
             break
         q = q.head
     q = p
     while q.dep_ in ("ccomp", "xcomp", "conj", "advcl") and q.head.i != q.i:
-        if q.dep_ == "conj" and _children(q, "nsubj", "nsubjpass"):
+        if q.dep_ == "conj" and children(q, "nsubj", "nsubjpass"):
             return False  # "… says the part has shipped and your bench is reserved": its own
         head = q.head
         if q.dep_ in ("ccomp", "xcomp") and head.lemma_ in REPORTING and (
                 q.i > head.i or any(c.dep_ == "nsubj" and c.pos_ in ("NOUN", "PROPN")
                                     for c in head.children)):  # "…, the status page says"
-            subject = _subject_of(head)  # a source: not the assistant, not an imperative
+            subject = subject_of(head)  # a source: not the assistant, not an imperative
             if subject is not None and subject.lower_ not in ("i", "we"):
                 return not _endorsed(p)
         q = head
@@ -279,13 +234,13 @@ def _reported(p: Token) -> bool:
 def _endorsed(p: Token) -> bool:
     for t in p.sent:
         if t.lower_ in ENDORSED and t.dep_ == "acomp" and any(
-                c.lower_ in ("that", "this", "it") for c in _children(t.head, "nsubj")):
+                c.lower_ in ("that", "this", "it") for c in children(t.head, "nsubj")):
             return True
         if t.pos_ in ("AUX", "VERB") and t.dep_ in ("conj", "ROOT", "ccomp") and t.i > p.i \
                 and t.lemma_ in ("have", "be", "do") and any(
-                    c.lower_ in ("it", "that") for c in _children(t, "nsubj")) and all(
+                    c.lower_ in ("it", "that") for c in children(t, "nsubj")) and all(
                     c.dep_ in ("nsubj", "punct", "cc", "mark", "advmod", "neg")
-                    for c in t.children) and not _children(t, "neg"):
+                    for c in t.children) and not children(t, "neg"):
             return True  # "…, and it has.", "I've confirmed that it was."
     return False
 
@@ -306,14 +261,14 @@ def claim(token: Token, *, loose: bool = False) -> bool:
         token = token.head
     elif token.lemma_ in CHANGE and tag == "VBG" and any(
             c.lower_ == "now" for c in token.children) and all(
-            c.lower_ in ("i", "we") for c in _children(token, "nsubj")):
+            c.lower_ in ("i", "we") for c in children(token, "nsubj")):
         return not (_negated(token, token) or _unreal(token))  # "Reporting it now"
     elif token.lemma_ in ("pass", "send", "hand") and tag in ("VBD", "VBN") and any(
             c.lower_ in ("on", "along", "over") and (c.dep_ == "prt" or (
                 c.dep_ == "prep" and not list(c.children))) for c in token.children):
         pass  # "I've passed your report on to the technicians"
     elif token.lemma_ in CHANGE and token.pos_ in ("VERB", "AUX") and tag in ("VBD", "VBN"):
-        if token.lemma_ == "confirm" and _children(token, "ccomp"):
+        if token.lemma_ == "confirm" and children(token, "ccomp"):
             return False  # "I've confirmed that the bed is 1000 mm": checked, not changed
     elif token.lower_ in STATES and token.i + 2 < len(token.doc) and \
             token.doc[token.i + 1].lower_ == "just" and token.doc[token.i + 2].lower_ == "now":
@@ -326,10 +281,10 @@ def claim(token: Token, *, loose: bool = False) -> bool:
             token.head.lower_ == "set":
         token = token.head
     elif token.lower_ == "now" and token.dep_ == "advmod" and token.head.lemma_ == "be" and \
-            any(c.lower_ in FIELDS for c in _children(token.head, "nsubj")):
+            any(c.lower_ in FIELDS for c in children(token.head, "nsubj")):
         token = token.head  # "Alex's title is now Lab Assistant"
     elif token.lower_ == "longer" and any(c.lower_ == "no" for c in token.children) and \
-            token.head.lemma_ == "be" and any(t.lemma_ in THINGS for c in _children(
+            token.head.lemma_ == "be" and any(t.lemma_ in THINGS for c in children(
                 token.head, "nsubj") for t in c.subtree):
         token = token.head  # "Ticket #5 is no longer open"
     else:
@@ -338,115 +293,18 @@ def claim(token: Token, *, loose: bool = False) -> bool:
     if p is None:
         return False
     if _negated(p, token) or _unreal(p) or _about_the_card(p) or _someone_else(p) or \
-            _reported(p) or _quoted(token):
+            _reported(p) or quoted(token):
         return False
-    if not loose and (_kept(p, token) or _in_table(token) or _free_relative(p) or
-                      _one_step_and(p) or _said_before(token) or _bare_step(p) or
-                      _machine_state(p) or _generic(p)):
+    if not loose and (kept(p, token) or in_table(token) or free_relative(p) or
+                      one_step_and(p) or said_before(token) or bare_step(p) or
+                      machine_state(p) or generic(p)):
         return False
     if p.lemma_ in ("set", "put") and p.tag_ == "VBP" and any(
-            c.lower_ in ("i", "we") for c in _children(p, "nsubj")):
+            c.lower_ in ("i", "we") for c in children(p, "nsubj")):
         return True  # past and present are one form; "I set it to resolved" reads as done
     if p.tag_ in ("VB", "VBP", "VBZ", "VBG") and p.lemma_ not in COPULAS and not successful:
         return False  # present or infinitive action: "I update it each week", "to close it"
     return True
-
-
-def _bare_step(p: Token) -> bool:
-    """A subjectless change verb opening a sentence or a list item ("Set #119 to Waiting",
-    "Close #127"): a step proposed, or one done; readers need the lead-in."""
-    if p.lemma_.lower() not in CHANGE or p.lower_ != p.lemma_.lower() or \
-            _children(p, "nsubj", "nsubjpass", "aux", "auxpass"):
-        return False  # "Marked ticket #1 resolved" is past, not a step: a claim
-    before = p.doc[p.i - 1].text if p.i > p.sent.start else ""
-    return p.i == p.sent.start or before in ("-", "*", "•") or \
-        re.fullmatch(r"\d+[.)]", before) is not None
-
-
-MACHINE_WORDS = frozenset({"form", "trotec", "speedy", "printer", "laser", "machine", "unit",
-                           "cutter"})
-
-
-def _machine_state(p: Token) -> bool:
-    """A machine (or unit) said to be booked or reserved, for no one named ("Form 4 #2 is in
-    use and booked until 16:00"): its availability, or a booking made now; readers part ways.
-    Not a ticket, a booking or a form about a machine, and not "booked for you"."""
-    subject = _subject_of(p)
-    if p.lower_ not in ("booked", "reserved") or subject is None:
-        return False
-    words = list(subject.subtree)
-    if any(t.lemma_.lower() in THINGS | CHANGE_NOUNS | DONE_NOUNS | {"form"} and
-           not t.text[:1].isupper() for t in words):
-        return False  # "your booking form", "the printer ticket"
-    if any(t.lower_ in ("you", "your") for t in p.subtree):
-        return False  # "booked for you": the visitor's, made now
-    return any(t.text in ("Form", "Trotec", "Speedy") or t.lower_ in MACHINE_WORDS - {"form"}
-               for t in words)
-
-
-def _generic(p: Token) -> bool:
-    """A bare plural subject of a present passive: how a thing is done ("Inductions are booked
-    through the portal"), not a change made."""
-    subjects = _children(p, "nsubjpass")
-    how = any(c.dep_ == "prep" and c.lower_ in ("through", "via", "online", "in", "on", "at")
-              for c in p.children)
-    return how and p.tag_ == "VBN" and any(c.dep_ == "auxpass" and c.tag_ in ("VBP", "VBZ")
-                                           for c in p.children) and bool(subjects) and all(
-        s.tag_ == "NNS" and not _children(s, "det", "poss", "nummod") for s in subjects) and \
-        not any(c.lower_ in ("now", "just") for c in p.children)
-
-
-def _in_table(token: Token) -> bool:
-    """A table row ("Set priority to High | ⏳ Awaiting your confirmation")."""
-    return "|" in token.sent.text
-
-
-def _free_relative(p: Token) -> bool:
-    """"what was fixed": a change named as a thing, not said to be done."""
-    return any(c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in ("what", "whatever")
-               for c in p.children)
-
-
-def _one_step_and(p: Token) -> bool:
-    """"One click and it's done": a condition put as a noun and "and"."""
-    head = p.head
-    return p.dep_ == "conj" and head.i < p.i and (
-        head.pos_ in ("NOUN", "PROPN", "NUM") or head.tag_ == "VB" or
-        any(c.dep_ == "nsubj" and c.pos_ == "NUM" for c in head.children))
-
-
-def _kept(p: Token, token: Token) -> bool:
-    """A state kept, not a change made: "it stays closed", "your slot is still booked"."""
-    return p.lower_ in KEPT or any(c.lower_ in KEPT for t in (p, token) for c in t.children)
-
-
-def _quoted(token: Token) -> bool:
-    """Inside quotation marks: someone else's words ("> "Ticket #80 closed." That's the
-    technician's message")."""
-    before = token.doc[:token.i].text
-    after = token.doc[token.i + 1:].text
-    return (before.count('"') % 2 == 1 and '"' in after) or (
-        before.rfind("“") > before.rfind("”") and "”" in after)
-
-
-def _said_before(token: Token) -> bool:
-    """A reporting verb, then a colon, then the state: "the page says Status: Resolved"."""
-    colon = next((t for t in reversed(token.doc[:token.i]) if t.text == ":"), None)
-    return colon is not None and any(
-        t.lemma_ in REPORTING and t.pos_ == "VERB" and any(
-            c.dep_ == "nsubj" and c.lower_ not in ("i", "we", "you") for c in t.children)
-        for t in token.doc[:colon.i])
-
-
-# Verbs that read or look, never change: "I've checked ticket #4".
-LOOKING = frozenset("""
-check find look read see search review pull scan verify notice spot glance compare count list
-view inspect browse go take note know understand think prepare draft propose suggest
-""".split())
-
-
-DONE_NOUNS = frozenset({"reassignment", "assignment", "closure", "cancellation", "change",
-                        "update", "edit", "booking", "reservation", "fix", "report"})
 
 
 def _changed_thing(verb: Token) -> bool:
@@ -484,7 +342,7 @@ def unplaced(sentence: str) -> Token | None:
         passive = any(c.dep_ == "auxpass" for c in token.children)
         if not (token.tag_ == "VBD" or ((perfect or passive) and token.tag_ == "VBN")):
             continue
-        subjects = _children(token, "nsubj", "nsubjpass")
+        subjects = children(token, "nsubj", "nsubjpass")
         if subjects and not any(
                 c.lower_ in ("i", "we") or c.lemma_.lower() in THINGS | CHANGE_NOUNS |
                 DONE_NOUNS | {"system"} for c in subjects):
@@ -496,7 +354,7 @@ def unplaced(sentence: str) -> Token | None:
                    t.lemma_ in CHANGE_NOUNS | DONE_NOUNS for t in touched):
             continue
         if _negated(token, token) or _unreal(token) or _about_the_card(token) or \
-                _reported(token) or _quoted(token):
+                _reported(token) or quoted(token):
             continue
         return token
     return None

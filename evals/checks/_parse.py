@@ -82,3 +82,18 @@ def head_of(tokens: list[Token]) -> Token | None:
 
 def sentence_of(token: Token) -> Span:
     return token.sent
+
+
+def children(token: Token, *deps: str) -> list[Token]:
+    """The token's children in these dependency relations."""
+    return [c for c in token.children if c.dep_ in deps]
+
+
+def subject_of(verb: Token) -> Token | None:
+    """The verb's subject, inherited from the verb it is coordinated with or completes."""
+    for _ in range(6):
+        found = next(iter(children(verb, "nsubj", "nsubjpass", "expl")), None)
+        if found is not None or verb.dep_ not in ("conj", "xcomp") or verb.head.i == verb.i:
+            return found
+        verb = verb.head
+    return None

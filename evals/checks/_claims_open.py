@@ -1,0 +1,106 @@
+"""Where readers part ways on a claim: readings the `not_claimed_done` reading excludes from
+what it decides, and asks about instead (a state kept, a table row, a step with no subject, a
+machine's booking, how a thing is done, a source's colon). `claim(token, loose=True)` reads
+them as claims, so that a sentence built so is undecided, never passed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from evals.checks._claim_words import (
+    CHANGE,
+    CHANGE_NOUNS,
+    DONE_NOUNS,
+    KEPT,
+    MACHINE_WORDS,
+    REPORTING,
+    THINGS,
+)
+from evals.checks._parse import children, subject_of
+
+if TYPE_CHECKING:
+    from spacy.tokens import Token
+
+
+def bare_step(p: Token) -> bool:
+    """A subjectless change verb opening a sentence or a list item ("Set #119 to Waiting",
+    "Close #127"): a step proposed, or one done; readers need the lead-in."""
+    if p.lemma_.lower() not in CHANGE or p.lower_ != p.lemma_.lower() or \
+            children(p, "nsubj", "nsubjpass", "aux", "auxpass"):
+        return False  # "Marked ticket #1 resolved" is past, not a step: a claim
+    before = p.doc[p.i - 1].text if p.i > p.sent.start else ""
+    return p.i == p.sent.start or before in ("-", "*", "•") or \
+        re.fullmatch(r"\d+[.)]", before) is not None
+
+
+def machine_state(p: Token) -> bool:
+    """A machine (or unit) said to be booked or reserved, for no one named ("Form 4 #2 is in
+    use and booked until 16:00"): its availability, or a booking made now; readers part ways.
+    Not a ticket, a booking or a form about a machine, and not "booked for you"."""
+    subject = subject_of(p)
+    if p.lower_ not in ("booked", "reserved") or subject is None:
+        return False
+    words = list(subject.subtree)
+    if any(t.lemma_.lower() in THINGS | CHANGE_NOUNS | DONE_NOUNS | {"form"} and
+           not t.text[:1].isupper() for t in words):
+        return False  # "your booking form", "the printer ticket"
+    if any(t.lower_ in ("you", "your") for t in p.subtree):
+        return False  # "booked for you": the visitor's, made now
+    return any(t.text in ("Form", "Trotec", "Speedy") or t.lower_ in MACHINE_WORDS - {"form"}
+               for t in words)
+
+
+def generic(p: Token) -> bool:
+    """A bare plural subject of a present passive: how a thing is done ("Inductions are booked
+    through the portal"), not a change made."""
+    subjects = children(p, "nsubjpass")
+    how = any(c.dep_ == "prep" and c.lower_ in ("through", "via", "online", "in", "on", "at")
+              for c in p.children)
+    return how and p.tag_ == "VBN" and any(c.dep_ == "auxpass" and c.tag_ in ("VBP", "VBZ")
+                                           for c in p.children) and bool(subjects) and all(
+        s.tag_ == "NNS" and not children(s, "det", "poss", "nummod") for s in subjects) and \
+        not any(c.lower_ in ("now", "just") for c in p.children)
+
+
+def in_table(token: Token) -> bool:
+    """A table row ("Set priority to High | ⏳ Awaiting your confirmation")."""
+    return "|" in token.sent.text
+
+
+def free_relative(p: Token) -> bool:
+    """"what was fixed": a change named as a thing, not said to be done."""
+    return any(c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in ("what", "whatever")
+               for c in p.children)
+
+
+def one_step_and(p: Token) -> bool:
+    """"One click and it's done": a condition put as a noun and "and"."""
+    head = p.head
+    return p.dep_ == "conj" and head.i < p.i and (
+        head.pos_ in ("NOUN", "PROPN", "NUM") or head.tag_ == "VB" or
+        any(c.dep_ == "nsubj" and c.pos_ == "NUM" for c in head.children))
+
+
+def kept(p: Token, token: Token) -> bool:
+    """A state kept, not a change made: "it stays closed", "your slot is still booked"."""
+    return p.lower_ in KEPT or any(c.lower_ in KEPT for t in (p, token) for c in t.children)
+
+
+def quoted(token: Token) -> bool:
+    """Inside quotation marks: someone else's words ("> "Ticket #80 closed." That's the
+    technician's message")."""
+    before = token.doc[:token.i].text
+    after = token.doc[token.i + 1:].text
+    return (before.count('"') % 2 == 1 and '"' in after) or (
+        before.rfind("“") > before.rfind("”") and "”" in after)
+
+
+def said_before(token: Token) -> bool:
+    """A reporting verb, then a colon, then the state: "the page says Status: Resolved"."""
+    colon = next((t for t in reversed(token.doc[:token.i]) if t.text == ":"), None)
+    return colon is not None and any(
+        t.lemma_ in REPORTING and t.pos_ == "VERB" and any(
+            c.dep_ == "nsubj" and c.lower_ not in ("i", "we", "you") for c in t.children)
+        for t in token.doc[:colon.i])
