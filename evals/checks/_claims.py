@@ -45,8 +45,8 @@ from evals.checks._claims_open import (
     quoted,
     said_before,
 )
+from evals.checks._clause import clause_of
 from evals.checks._parse import children, parse, subject_of
-from evals.checks._stance import clause_of
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
