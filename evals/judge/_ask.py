@@ -143,16 +143,25 @@ class Verdict:
     prompt_hash: str
 
 
+def json_fields(content: str | None, fields: tuple[str, ...], named: str,
+                error: type[ValueError]) -> dict[str, Any]:
+    """A structured answer: a JSON object with exactly these fields, else `error` saying so
+    (the answer called the JSON `named`). Prose is never read. A verdict, a score and a narrow
+    question's answer are read through it."""
+    try:
+        data = json.loads(content or "")
+    except json.JSONDecodeError as exc:
+        raise error(f"the judge's answer is not the JSON {named}: {exc}") from exc
+    if not isinstance(data, dict) or set(data) != set(fields):
+        got = sorted(data) if isinstance(data, dict) else type(data).__name__
+        raise error(f"the judge's answer has fields {got}, not {' and '.join(fields)}")
+    return data
+
+
 def read_verdict(content: str | None) -> tuple[bool, str]:
     """The verdict from the structured answer only: a JSON object with exactly the schema's
     fields. Prose ("verdict: pass") is never read."""
-    try:
-        args = json.loads(content or "")
-    except json.JSONDecodeError as exc:
-        raise UnreadableVerdict(f"the judge's answer is not the JSON verdict: {exc}") from exc
-    if not isinstance(args, dict) or set(args) != {"verdict", "reason"}:
-        got = sorted(args) if isinstance(args, dict) else type(args).__name__
-        raise UnreadableVerdict(f"the judge's answer has fields {got}, not verdict and reason")
+    args = json_fields(content, ("verdict", "reason"), "verdict", UnreadableVerdict)
     verdict, reason = args["verdict"], args["reason"]
     if verdict not in ("pass", "fail") or not isinstance(reason, str):
         raise UnreadableVerdict(f"the judge gave verdict={verdict!r} reason={reason!r}")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.chat.models import ChatModel
-from evals.judge._ask import _data
+from evals.judge._ask import _data, json_fields
 
 
 def score_format(scale: tuple[float, ...]) -> dict[str, Any]:
@@ -91,13 +91,7 @@ class Score:
 def read_score(content: str | None, scale: tuple[float, ...]) -> tuple[float, str]:
     """The score from the structured answer only: a JSON object with exactly the schema's
     fields, its score one of the scale's values. Prose ("score: 6") is never read."""
-    try:
-        args = json.loads(content or "")
-    except json.JSONDecodeError as exc:
-        raise UnreadableScore(f"the judge's answer is not the JSON score: {exc}") from exc
-    if not isinstance(args, dict) or set(args) != {"score", "reason"}:
-        got = sorted(args) if isinstance(args, dict) else type(args).__name__
-        raise UnreadableScore(f"the judge's answer has fields {got}, not score and reason")
+    args = json_fields(content, ("score", "reason"), "score", UnreadableScore)
     value, reason = args["score"], args["reason"]
     # bool is an int to Python; true is not a score
     if isinstance(value, bool) or not isinstance(value, int | float) or value not in scale \

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from app.chat.models import ChatModel
-from evals.judge._ask import UnreadableVerdict, _data
+from evals.judge._ask import UnreadableVerdict, _data, json_fields
 
 Answer = Literal["yes", "no", "unclear"]
 ANSWER_SCHEMA: dict[str, Any] = {
@@ -87,13 +87,7 @@ QUESTIONS: dict[str, Question] = {q.kind: q for q in (
 
 def read_answer(content: str | None) -> tuple[Answer, str]:
     """The answer from the structured reply only; prose is never read."""
-    try:
-        data = json.loads(content or "")
-    except json.JSONDecodeError as exc:
-        raise UnreadableVerdict(f"the judge's answer is not the JSON object: {exc}") from exc
-    if not isinstance(data, dict) or set(data) != {"answer", "reason"}:
-        got = sorted(data) if isinstance(data, dict) else type(data).__name__
-        raise UnreadableVerdict(f"the judge's answer has fields {got}, not answer and reason")
+    data = json_fields(content, ("answer", "reason"), "object", UnreadableVerdict)
     answer, reason = data["answer"], data["reason"]
     if answer not in ("yes", "no", "unclear") or not isinstance(reason, str):
         raise UnreadableVerdict(f"the judge gave answer={answer!r} reason={reason!r}")
