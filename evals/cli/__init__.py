@@ -24,7 +24,8 @@ Every run flag has an environment variable (EVAL_CASES, EVAL_GROUPS, EVAL_MODEL,
 EVAL_CONCURRENCY, EVAL_REPEAT, …): docs/settings.md lists them all.
 
 Each command group is a module of this package that registers its subcommands (`register`)
-and their handlers; a handler that cannot go on raises CliError, said once here (exit 2).
+and their handlers, which parse, call evals.api and print; what cannot go on raises ApiError
+(CliError for a flag), said once here (exit 2).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import argparse
 import logging
 import sys
 
+from evals.api.errors import ApiError
 from evals.cli import (
     authoring,
     cache,
@@ -48,7 +50,6 @@ from evals.cli import (
     versions,
     workspace,
 )
-from evals.cli.common import CliError
 from evals.settings import EvalSettingsError
 
 GROUPS = (run, versions, impact, report, calibration, rejudge, labels, retrieval, authoring,
@@ -80,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
         except SystemExit as exc:  # argparse said what was wrong (or printed --help)
             return int(exc.code or 0)
         return int(args.handler(args))
-    except (CliError, EvalSettingsError) as exc:
+    except (ApiError, EvalSettingsError) as exc:
         print(exc, file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # a run stops gracefully on its own; anything else ends here
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -19,6 +19,7 @@ from app.db import Database
 from app.localmodel import local_model_settings, uses_local_model
 from app.localmodel.server import LocalModelError
 from app.settings import Settings
+from evals.api.setup import app_settings, open_store, run_closing
 from evals.authoring.draft import DraftError, draft_for, kinds_for, render
 from evals.authoring.from_conversations import NoConversations, make_cases
 from evals.authoring.pii import KINDS as PII_KINDS
@@ -27,7 +28,7 @@ from evals.authoring.prepare import Prepared, PrepareError, plan, prepare_scenar
 from evals.authoring.prepared import edited, read_suite
 from evals.authoring.prepared import render as render_prepared
 from evals.authoring.told import PromptError, fixture_env, told_for
-from evals.cli.common import CliError, Commands, app_settings, open_store, run_closing
+from evals.cli.common import CliError, Commands
 from evals.execute.cache import POLICIES, CacheUse, Policy, cached, call_cache
 from evals.record.artifact import write_atomically
 from evals.record.call_cache import CallCache

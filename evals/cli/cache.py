@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from app.settings import Settings
-from evals.cli.common import Commands, in_store, open_store
+from evals.api.setup import in_store, open_store
+from evals.cli.common import Commands
 from evals.record import call_cache
 from evals.settings import eval_settings
 

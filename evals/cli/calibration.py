@@ -13,6 +13,7 @@ from typing import Any
 
 from app.chat.models import ChatModel
 from app.settings import Settings
+from evals.api.setup import in_store, open_store, rate_with_judge
 from evals.calibration.accuracy import LABELLED_DIR, LabelledItem, load_sets, measure, report
 from evals.calibration.calibrate import (
     Calibration,
@@ -34,7 +35,7 @@ from evals.calibration.mrbench import report as mrbench_report
 from evals.calibration.questions import QUESTION_SET, labelled_for, rate_questions
 from evals.calibration.scores import calibrate_scores, render_scores, scores_json
 from evals.calibration.sets import load_set, rate
-from evals.cli.common import CliError, Commands, in_store, open_store, rate_with_judge
+from evals.cli.common import CliError, Commands
 from evals.judge import ESSAY, TUTORING
 from evals.judge.questions import QUESTIONS, Question
 from evals.judge.setup import prompt_hash_for

@@ -13,13 +13,9 @@ from app.chat.openai_wire import OpenAICompatModel
 from app.localmodel import local_model_settings, uses_local_model
 from app.localmodel.server import LocalModelError
 from app.settings import Settings, get_settings
-from evals.cli.common import (
-    CliError,
-    RunOptions,
-    calibrate_new_judge,
-    judge_setup,
-    run_closing,
-)
+from evals.api.options import RunOptions
+from evals.api.setup import calibrate_new_judge, judge_setup, run_closing
+from evals.cli.common import CliError
 from evals.execute.endpoint import run_endpoint
 from evals.judge.trust import JudgesFileError
 from evals.load.cases import Case, CaseFileError, load_cases

@@ -8,16 +8,10 @@ from pathlib import Path
 
 from app.chat.models import ModelCallError, model_for_job
 from app.settings import Settings
+from evals.api.runs import plan_for, visitor_for
+from evals.api.setup import app_settings, in_store, open_store
 from evals.authoring.told import fixture_env
-from evals.cli.common import (
-    CliError,
-    Commands,
-    app_settings,
-    in_store,
-    open_store,
-    repetitions,
-)
-from evals.cli.run import plan_for, visitor_for
+from evals.cli.common import CliError, Commands, repetitions
 from evals.execute.agent import agent_settings, all_contexts
 from evals.judge import MAKERSPACE
 from evals.judge.setup import JudgeSetup

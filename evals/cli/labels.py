@@ -7,8 +7,9 @@ import argparse
 from pathlib import Path
 
 from app.settings import Settings
+from evals.api.setup import in_store, open_store
 from evals.calibration.label_file import LabelFileError, export_labels, import_labels
-from evals.cli.common import CliError, Commands, in_store, open_store
+from evals.cli.common import CliError, Commands
 
 
 def register(sub: Commands) -> None:

@@ -28,9 +28,9 @@ from app.localmodel import local_model_settings, uses_local_model
 from app.localmodel.server import LocalModelError
 from app.redact import redact
 from app.settings import PROJECT_ROOT
+from evals.api.setup import app_settings, open_store
 from evals.authoring.draft import DraftError, draft_for, render
 from evals.authoring.told import PromptError, told_for
-from evals.cli.common import app_settings, open_store
 from evals.load.cases import CaseFileError
 from evals.load.selection import select_items
 from evals.record.artifact import ArtifactError, read_run

@@ -9,20 +9,18 @@ import argparse
 from app.localmodel import local_model_settings, uses_local_model
 from app.localmodel.server import LocalModelError
 from app.settings import Settings
-from evals.calibration.rejudge import rejudge, render
-from evals.checks import CHECKS
-from evals.cli.common import (
-    CliError,
-    Commands,
-    JudgeChoice,
+from evals.api.options import JudgeChoice
+from evals.api.setup import (
     app_settings,
     calibrate_new_judge,
     in_store,
     open_store,
-    positive,
     run_closing,
     start_models,
 )
+from evals.calibration.rejudge import rejudge, render
+from evals.checks import CHECKS
+from evals.cli.common import CliError, Commands, positive
 from evals.execute.cache import POLICIES, CacheUse, Policy, call_cache
 from evals.judge.setup import JudgeSetup
 from evals.load.cases import CaseFileError

@@ -10,14 +10,8 @@ import sys
 from pathlib import Path
 
 from app.settings import Settings
-from evals.cli.common import (
-    CliError,
-    Commands,
-    app_settings,
-    in_store,
-    open_store,
-    run_closing,
-)
+from evals.api.setup import app_settings, in_store, open_store, run_closing
+from evals.cli.common import CliError, Commands
 from evals.load.cases import CaseFileError, load_cases_by_file
 from evals.load.plan import harness_hash
 from evals.record.artifact import ARTIFACT, ArtifactError, read_run, write_atomically

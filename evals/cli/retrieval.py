@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 
 from app import embed
+from evals.api.setup import app_settings, run_closing
 from evals.calibration.retrieval import (
     CATALOG_SET,
     MANUALS_SET,
@@ -22,7 +23,7 @@ from evals.calibration.retrieval import (
     render,
     render_catalog,
 )
-from evals.cli.common import CliError, Commands, app_settings, run_closing
+from evals.cli.common import CliError, Commands
 
 EMBEDDERS = ("default", "hash")
 

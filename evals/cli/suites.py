@@ -12,9 +12,10 @@ import sys
 from app.chat.models import ChatModel
 from app.chat.openai_wire import OpenAICompatModel
 from app.settings import get_settings
+from evals.api.setup import rate_with_judge, run_closing
 from evals.calibration import gsm8k, mrbench
 from evals.calibration.calibrate import CalibrationError
-from evals.cli.common import CliError, rate_with_judge, run_closing
+from evals.cli.common import CliError
 from evals.judge import TUTORING
 from evals.judge.trust import JudgesFileError, trust
 from evals.record.artifact import write_run

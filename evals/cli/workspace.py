@@ -6,7 +6,8 @@ import argparse
 import secrets
 from pathlib import Path
 
-from evals.cli.common import Commands, app_settings, run_closing
+from evals.api.setup import app_settings, run_closing
+from evals.cli.common import Commands
 from evals.execute.env import clean_stale
 from evals.settings import conninfo, eval_settings
 

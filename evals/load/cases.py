@@ -140,6 +140,10 @@ class Case(BaseModel):
         return True
 
     @property
+    def max_turns(self) -> int:
+        return 1
+
+    @property
     def judged(self) -> bool:
         return bool(self.rubric or self.must_not)
 

@@ -72,6 +72,10 @@ class Conversation:
         return False
 
     @property
+    def max_turns(self) -> int:
+        return self.scenario.max_turns
+
+    @property
     def judged(self) -> bool:
         return bool(self.criteria)
 

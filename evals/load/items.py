@@ -59,6 +59,11 @@ class EvalItem(Protocol):
         ...
 
     @property
+    def max_turns(self) -> int:
+        """The most visitor turns it runs: 1 for a single exchange."""
+        ...
+
+    @property
     def judged(self) -> bool: ...
 
     @property

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from typing import TextIO
 
-from app.chat.models import LOCAL_MAX_TOKENS
+from app.chat.models import LOCAL_MAX_TOKENS, PREFIX_CACHES
 from app.redact import redact
 from evals.record.results import NOT_CALLED, CaseResult, Totals
+from evals.record.run import RunRecord
+from evals.report.attacks import attack_lines
+from evals.report.stats import stats_lines
 
 ANSWER_PREVIEW = 400
 
@@ -171,3 +175,23 @@ def replay_lines(results: list[CaseResult]) -> list[str]:
     return [f"{replayed} of {made + replayed} model calls replayed (run{plural}"
             f" {shown or 'unknown'}): {tokens:,} tokens, {generated:,} of them generated,"
             " not spent again" + (f", ${sum(costs):.4f} of chat model cost" if costs else "")]
+
+
+def prefix_lines() -> list[str]:
+    """What the embedded model's saved prompt prefixes did in this process."""
+    lines = []
+    for cache in PREFIX_CACHES.values():
+        lines.append(f"prefix cache: {cache.hits} restored from disk, {cache.saves} computed"
+                     f" and saved ({cache.folder})")
+        lines += [f"prefix cache: {failure}" for failure in cache.failures[:3]]
+    return lines
+
+
+def report_run(record: RunRecord, out: TextIO | None = None) -> None:
+    """A finished run on the console: every item, then the run's figures."""
+    out = out or sys.stdout
+    print_report(record.cases, out, trusted_by_flag=record.judge_trusted_by_flag)
+    for line in [*stats_lines(record.cases), *attack_lines(record.cases),
+                 *conversation_lines(record.cases), *cut_lines(record.cases), *prefix_lines(),
+                 *cost_lines(record.cases, record.models.chat), *replay_lines(record.cases)]:
+        print(line, file=out)

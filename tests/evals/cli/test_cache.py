@@ -163,7 +163,7 @@ def test_off_touches_no_cache_table_and_a_failing_one_fails_no_run(served, tmp_p
 
 
 def test_a_resumed_run_keeps_its_cache_policy_and_its_advisory_judge(served, tmp_path):
-    from evals.cli.run import _judge_of
+    from evals.api.rerun import judge_of as _judge_of
     from evals.record.run import RunRecord, RunSettings
 
     info, received = served

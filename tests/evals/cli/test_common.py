@@ -8,8 +8,9 @@ import json
 import pytest
 
 from app.db import scratch_database
+from evals.api.progress import progress_bar
 from evals.cli import main
-from evals.cli.common import positive, progress_bar
+from evals.cli.common import positive
 from evals.judge.trust import load_records
 from tests.evals.helpers import cli_environment, team_verdict
 from tests.fake_openai import completion, fake_openai_server
@@ -58,8 +59,9 @@ def test_a_local_model_runs_one_item_per_slot(monkeypatch, chat, asked, concurre
     """Asked before the server starts: once it runs, the settings name its URL."""
     from contextlib import contextmanager
 
-    import evals.cli.common as common
-    from evals.cli.common import RunOptions, with_models
+    import evals.api.setup as common
+    from evals.api.options import RunOptions
+    from evals.api.setup import with_models
     from evals.record.fingerprint import Selection
     from tests.evals.helpers import cli_environment
 
@@ -175,7 +177,8 @@ def test_a_pack_is_not_calibrated_on_the_makerspace_set_and_stays_untrusted(new_
 def test_a_structural_run_with_an_unstarted_embedded_judge_starts_without_one(tmp_path,
                                                                            capsys):
     from app.settings import Settings
-    from evals.cli.common import JudgeChoice, judge_setup
+    from evals.api.options import JudgeChoice
+    from evals.api.setup import judge_setup
     from evals.load.cases import load_cases
     from tests.evals.helpers import select
 

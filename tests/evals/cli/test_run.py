@@ -84,7 +84,7 @@ def test_run_repeat_and_junit(capsys, tmp_path):
 
 
 def test_the_prefix_cache_says_what_it_did(tmp_path, monkeypatch):
-    import evals.cli.run as run_module
+    import evals.report.console as run_module
     from app.localmodel.prefix_cache import PrefixCache
 
     cache = PrefixCache(tmp_path, 10**9)
@@ -107,14 +107,14 @@ def test_a_cost_cap_needs_a_price_for_every_model_the_run_calls(judge_id, visito
                                                                  refused):
     import re
 
-    from evals.cli.common import CliError
-    from evals.cli.run import cost_controls
+    from evals.api.errors import ApiError
+    from evals.api.runs import cost_controls
 
     called = [("chat model", "openai/gpt-4o"), ("judge", judge_id), ("visitor", visitor_id)]
     if refused is None:
         assert cost_controls(0.5, called).max_cost_usd == 0.5
     else:
-        with pytest.raises(CliError, match=re.escape(refused)):
+        with pytest.raises(ApiError, match=re.escape(refused)):
             cost_controls(0.5, called)
     # no cap, no price needed
     assert cost_controls(None, [("judge", "judge/unpriced")]).max_cost_usd is None
@@ -374,7 +374,7 @@ def test_a_store_still_down_at_the_end_is_one_error_line_and_a_non_zero_exit(
 def test_a_visitor_s_settings_are_part_of_the_plan():
     # Two visitors of one model id at different temperatures are two plans.
     from app.chat.models import LiteLLMModel
-    from evals.cli.run import plan_for
+    from evals.api.runs import plan_for
     from evals.load.conversations import conversations
     from evals.load.scenarios import load_scenarios
 

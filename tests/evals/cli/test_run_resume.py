@@ -53,7 +53,7 @@ def test_a_second_resume_is_refused_naming_the_holder(capsys, tmp_path):
 @pytest.mark.usefixtures("cli")
 def test_a_refused_resume_leaves_no_lock_and_a_lost_release_is_a_warning(capsys, tmp_path,
                                                                          monkeypatch):
-    import evals.cli.run as run_command
+    import evals.api.rerun as resume_module
 
     artifact = tmp_path / "run.json"
     assert main(["run", *SELECTION, "--artifact", str(artifact)]) == 0
@@ -68,7 +68,7 @@ def test_a_refused_resume_leaves_no_lock_and_a_lost_release_is_a_warning(capsys,
     async def store_gone(settings, run_id):
         raise OSError("connection refused")
 
-    monkeypatch.setattr(run_command, "_unlock", store_gone)
+    monkeypatch.setattr(resume_module, "_unlock", store_gone)
     assert main(["resume", run_id, "--artifact", str(artifact)]) == 0
     err = capsys.readouterr().err
     assert f"warning: run {run_id}: its lock was not released (OSError: connection refused)" \

@@ -215,11 +215,11 @@ def test_a_scenario_that_regresses_after_a_fragment_change_is_one_moved_unit(cap
 
 @pytest.mark.usefixtures("cli")
 def test_a_hard_file_that_is_no_case_or_scenario_file_is_refused(capsys, monkeypatch, tmp_path):
-    from evals.cli.versions import _hard_files
+    from evals.api.gating import hard_files
     from evals.settings import eval_settings
 
-    assert _hard_files("machines-we-lack, honest-absence") == ("machines-we-lack",
-                                                               "honest-absence")
+    assert hard_files(("machines-we-lack", "honest-absence")) == ("machines-we-lack",
+                                                                  "honest-absence")
     artifact = tmp_path / "a.json"
     assert main(["gate", *SELECTION, "--hard", "honest-absense,machines-we-lack",
                  "--artifact", str(artifact)]) == 2

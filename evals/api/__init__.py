@@ -1,0 +1,31 @@
+"""The suite as a library: typed functions that run, compare, gate and re-assess, and return
+the typed records. The command line (`python -m evals`), the workspace, the MCP tools and the
+benches call these; so can a script or a notebook (docs/api.md).
+
+    from evals.api import RunOptions, Selection, run
+    result = run(RunOptions(selection=Selection.of("catalog-lookup"), model="openai/gpt-4o"))
+    print(result.record.totals, result.exit_code)
+
+Each function says what it does on stdout and its progress on stderr, as the command does, and
+raises ApiError with the message a person needs when it cannot go on. Each runs its own event
+loop: from code that already runs one (a notebook cell), call it in a thread
+(`await asyncio.to_thread(run, options)`).
+"""
+
+from __future__ import annotations
+
+from evals.api.errors import ApiError
+from evals.api.gating import Gated, gate
+from evals.api.options import JudgeChoice, RunOptions
+from evals.api.pairing import Compared, compare, compare_runs
+from evals.api.points import list_points, load_point, point_from_run, save_point
+from evals.api.rerun import rerun_failed, resume
+from evals.api.runs import RunResult, run
+from evals.record.fingerprint import Selection
+from evals.record.repetitions import RepeatRule
+
+__all__ = [
+    "ApiError", "Compared", "Gated", "JudgeChoice", "RepeatRule", "RunOptions", "RunResult",
+    "Selection", "compare", "compare_runs", "gate", "list_points", "load_point",
+    "point_from_run", "rerun_failed", "resume", "run", "save_point",
+]
