@@ -7,18 +7,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
 
-from app.chat.models import ChatModel
 from app.settings import Settings
+from evals.api.calibrating import Calibrated, calibrate_judge, save_trust
 from evals.api.setup import in_store, open_store, rate_with_judge
-from evals.calibration.accuracy import LABELLED_DIR, LabelledItem, load_sets, measure, report
+from evals.calibration.accuracy import LABELLED_DIR, load_sets, measure, report
 from evals.calibration.calibrate import (
     Calibration,
     CalibrationError,
-    Rated,
     calibrate,
     judge_of,
     load,
@@ -28,27 +25,17 @@ from evals.calibration.calibrate import (
 from evals.calibration.essays import SETS as ESSAY_SETS
 from evals.calibration.essays import load_essays, rate_essays
 from evals.calibration.labels import LABELS_SET, LabelCalibration, from_labels, render_extra
-from evals.calibration.mrbench import DIMENSIONS
-from evals.calibration.mrbench import load_items as load_mrbench_items
-from evals.calibration.mrbench import rate as rate_mrbench
-from evals.calibration.mrbench import report as mrbench_report
-from evals.calibration.questions import QUESTION_SET, labelled_for, rate_questions
 from evals.calibration.scores import calibrate_scores, render_scores, scores_json
-from evals.calibration.sets import load_set, rate
 from evals.cli.common import CliError, Commands
-from evals.judge import ESSAY, TUTORING
-from evals.judge.questions import QUESTIONS, Question
-from evals.judge.setup import prompt_hash_for
+from evals.judge import ESSAY
+from evals.judge.questions import QUESTIONS
 from evals.judge.trust import (
     JUDGES_FILE,
     PACK_SET,
-    JudgeRecord,
+    Trust,
     pack_labels_needed,
-    save_record,
-    today,
-    trust,
 )
-from evals.load.cases import CaseFileError, load_cases
+from evals.load.cases import CaseFileError
 from evals.load.packs import PackError, load_pack_prompt
 from evals.settings import eval_settings
 
@@ -183,10 +170,10 @@ def _calibrate_labels(args: argparse.Namespace) -> int:
 
 def _save(model: str, prompt_hash: str, set_name: str, result: Calibration,
           pack: str | None = None) -> None:
-    save_record(JudgeRecord(model=model, prompt_hash=prompt_hash, set=set_name, n=result.rated,
-                            agreement=result.agreement, kappa=result.kappa, date=today(),
-                            pack=pack))
-    verdict = trust(model, prompt_hash, pack=pack)
+    _say_saved(model, set_name, save_trust(model, prompt_hash, set_name, result, pack), pack)
+
+
+def _say_saved(model: str, set_name: str, verdict: Trust, pack: str | None = None) -> None:
     print(f"saved to {JUDGES_FILE}: {model}{f' with pack {pack}' if pack else ''} on"
           f" {set_name}; its verdicts"
           f" {'decide cases' if verdict.trusted else 'stay advisory'} ({verdict.reason})")
@@ -211,60 +198,39 @@ def _calibrate_questions(args: argparse.Namespace) -> int:
     if args.results or args.labels or args.set or args.stored_labels:
         raise CliError("--questions reads the labelled answers of the checks: give no"
                        " RESULTS LABELS, --set nor --labels")
-    kinds = list(QUESTIONS) if args.questions == "all" else [args.questions]
-    unknown = [k for k in kinds if k not in QUESTIONS]
-    if unknown:
-        raise CliError(f"--questions: unknown kind {unknown[0]!r}; known: all,"
-                       f" {', '.join(QUESTIONS)}")
-    for kind in kinds:
-        question = QUESTIONS[kind]
-        if args.limit is not None and args.limit < 1:
-            raise CliError("--limit must be at least 1")
-        items = labelled_for(question)[:args.limit]
-        def asking(model: ChatModel, parallel: int, q: Question = question,
-                   i: list[tuple[str, LabelledItem]] = items
-                   ) -> Coroutine[Any, Any, tuple[list[Rated], dict[str, str]]]:
-            return rate_questions(q, i, model, parallel)
-
-        model_id, (rated, labels) = rate_with_judge(
-            args.judge_model, f"{kind} questions about {len(items)} labelled answers of"
-                              f" {question.check}", asking)
-        result = calibrate(rated, labels)
-        print(to_json(result) if args.json else render(result, f"{kind} ({question.hash()})"))
-        if args.save:
-            _save(model_id, question.hash(), QUESTION_SET, result)
+    done = calibrate_judge("questions", judge_model=args.judge_model, limit=args.limit,
+                           question=args.questions, save=args.save)
+    for m in done.measured:
+        print(to_json(m.result) if args.json else render(m.result, f"{m.name} ({m.prompt_hash})"))
+    _said_saved(done)
     return 0
 
 
 def _calibrate_makerspace(args: argparse.Namespace) -> int:
-    items = load_set(load_cases())
-    model_id, (verdicts, labels) = rate_with_judge(
-        args.judge_model,
-        f"{len(items)} labelled replies to {len({i.case.id for i in items})} judged cases",
-        lambda model, parallel: rate(items, model, parallel))
-    result = calibrate(verdicts, labels)
-    print(to_json(result) if args.json else render(result))
-    if args.save:
-        _save(model_id, prompt_hash_for(None), "makerspace", result)
+    done = calibrate_judge("makerspace", judge_model=args.judge_model, save=args.save)
+    print(to_json(done.measured[0].result) if args.json else render(done.measured[0].result))
+    _said_saved(done)
     return 0
 
 
 def _calibrate_mrbench(args: argparse.Namespace) -> int:
-    items = load_mrbench_items(args.file, args.limit)
-    model_id, ratings = rate_with_judge(
-        args.judge_model, f"{len(items)} tutor replies × {len(DIMENSIONS)} dimensions",
-        lambda model, parallel: rate_mrbench(items, DIMENSIONS, model, parallel))
-    results = mrbench_report(ratings)
+    done = calibrate_judge("mrbench", judge_model=args.judge_model, file=args.file,
+                           limit=args.limit, save=args.save)
     if args.json:
-        print(json.dumps({k: json.loads(to_json(v)) for k, v in results.items()}, indent=2))
+        print(json.dumps({m.name: json.loads(to_json(m.result)) for m in done.measured},
+                         indent=2))
     else:
-        for name, c in results.items():
-            print(render(c, f"== {name}"))
+        for m in done.measured:
+            print(render(m.result, f"== {m.name}"))
             print()
-    if args.save:
-        for name, c in results.items():
-            _save(model_id, TUTORING.hash(), f"mrbench:{name}", c)
+    _said_saved(done)
     return 0
+
+
+def _said_saved(done: Calibrated) -> None:
+    for m in done.measured:
+        if m.saved is not None:
+            _say_saved(done.judge, m.set, m.saved)
 
 
 def _calibrate_essays(args: argparse.Namespace) -> int:

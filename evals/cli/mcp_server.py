@@ -13,9 +13,10 @@ artifact: no secret is ever returned.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -28,9 +29,13 @@ from app.localmodel import local_model_settings, uses_local_model
 from app.localmodel.server import LocalModelError
 from app.redact import redact
 from app.settings import PROJECT_ROOT
+from evals.api.calibrating import Calibrated
+from evals.api.calibrating import calibrate_judge as measure_judge
+from evals.api.errors import ApiError
 from evals.api.setup import app_settings, open_store
 from evals.authoring.draft import DraftError, draft_for, render
 from evals.authoring.told import PromptError, told_for
+from evals.calibration.calibrate import to_json
 from evals.load.cases import CaseFileError
 from evals.load.selection import select_items
 from evals.record.artifact import ArtifactError, read_run
@@ -256,23 +261,25 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
         """Check the judge model against people's verdicts on a labelled set (agreement,
         Cohen's kappa and whether it would decide cases). Saves nothing. Set mrbench reads
         `file`, a path under the project folder (relative to it, or absolute)."""
-        args = ["calibrate", "--set", set, "--json", "--limit", str(limit)]
+        path = None
         if set == "mrbench":
             if not file:
                 raise ToolError("set mrbench needs file: the MRBench V2 JSON's path")
             path = await asyncio.to_thread(_project_file, file)
-            args.append(f"--file={path}")  # one argument: a path is never read as an option
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "evals", *args, env=dict(env if env is not None else
-                                                           os.environ),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        out, err = await process.communicate()
-        text = out.decode("utf-8", "replace")
-        start = text.find("{")
-        if process.returncode != 0 or start < 0:
-            raise ToolError("calibration failed: " + redact(err.decode("utf-8", "replace")
-                                                            [-2000:]))
-        return _clean(json.loads(text[start:]))
+
+        def measure() -> Calibrated:
+            # In-process, in a thread of its own (it runs its own event loop). What it says on
+            # stdout is kept off the MCP stream, which has its own handle on the real stdout.
+            with contextlib.redirect_stdout(io.StringIO()):
+                return measure_judge(set, file=path, limit=limit)
+
+        try:
+            done = await asyncio.to_thread(measure)
+        except ApiError as exc:
+            raise ToolError("calibration failed: " + redact(str(exc))[-2000:]) from exc
+        figures = {m.name: json.loads(to_json(m.result)) for m in done.measured}
+        return _clean({"judge": done.judge, **(figures["makerspace"] if set == "makerspace"
+                                                else {"dimensions": figures})})
 
     @server.tool()
     async def list_runs(limit: Annotated[int, Field(ge=1, le=200)] = 20) -> dict[str, Any]:

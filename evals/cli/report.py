@@ -1,31 +1,27 @@
 """The commands that read a finished run: report (one HTML page), rescore (today's checks
-on its recorded answers, no model call, stored beside a stored run's results as an assessment)
-and repeat-rule (the auto repetition rule replayed on its recorded repetitions)."""
+on its recorded answers, no model call, stored beside a stored run's results as an assessment:
+evals.api.rescore) and repeat-rule (the auto repetition rule replayed on its recorded
+repetitions)."""
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import sys
 from pathlib import Path
 
 from app.settings import Settings
-from evals.api.setup import app_settings, in_store, open_store, run_closing
+from evals.api.assess import rescore
+from evals.api.setup import in_store, open_store
 from evals.cli.common import CliError, Commands
-from evals.load.cases import CaseFileError, load_cases_by_file
-from evals.load.plan import harness_hash
 from evals.record.artifact import ARTIFACT, ArtifactError, read_run, write_atomically
-from evals.record.assessment import AssessedCase, Assessment, assessments_of, save_assessment
+from evals.record.assessment import assessments_of
 from evals.record.repetitions import CONFIDENCE, THRESHOLD
-from evals.record.results import CaseResult
 from evals.record.run import RunRecord
-from evals.record.store import StoreError, StoreUnavailable, new_run_id
+from evals.record.store import StoreError
 from evals.report.console import exit_code, print_report
 from evals.report.html import render_comparison, render_run
 from evals.report.repeat_rule import ReplayError, replay
 from evals.report.repeat_rule import render as render_replay
-from evals.report.rescore import checked_anything, rescore
-from evals.settings import CASES_DIR
 
 
 def register(sub: Commands) -> None:
@@ -94,64 +90,27 @@ async def _stored_report(settings: Settings, ref: str) -> tuple[str, str]:
 
 
 def rescore_command(args: argparse.Namespace) -> int:
-    """`python -m evals rescore [RUN | ARTIFACT]`: today's checks on the recorded answers. A
-    run the store holds gets the rescore stored beside its results as a new assessment; its
-    own results are never changed."""
-    ref = args.run
-    try:
-        if ref is None or _a_path(ref):
-            record = read_run(Path(ref) if ref else ARTIFACT)
-        else:
-            record = in_store(lambda settings: _stored_run(settings, ref))
-        cases, load_errors = load_cases_by_file(args.rescore_cases or CASES_DIR)
-    except (ArtifactError, CaseFileError) as exc:
-        raise CliError(str(exc)) from exc
-    for file_errors in load_errors.values():
+    """`python -m evals rescore [RUN | ARTIFACT]`: today's checks on the recorded answers
+    (evals.api.rescore). A run the store holds gets the rescore stored beside its results as
+    a new assessment; its own results are never changed."""
+    done = rescore(args.run, args.rescore_cases)
+    for file_errors in done.load_errors.values():
         for line in file_errors:
             print(f"case file error: {line}", file=sys.stderr)
-    results = run_closing(rescore(record, cases, load_errors))
-    print_report(results, sys.stdout)
-    if not checked_anything(results):
-        raise CliError(f"nothing was re-checked: none of the {len(results)} recorded case(s)"
-                       " has an answer that a loaded case file checks")
-    _keep_rescore(record, results)
-    return exit_code(results)
-
-
-def _a_path(ref: str) -> bool:
-    """A run artifact's path rather than a stored run's id: a file, or what names one."""
-    return Path(ref).is_file() or ref.endswith(".json") or "/" in ref
-
-
-def _keep_rescore(record: RunRecord, results: list[CaseResult]) -> None:
-    """The rescore stored beside the run's results as an assessment, when the store holds the
-    run; said in one line either way (stderr when it is not stored)."""
-    if not record.run_id:
-        print("note: the rescore is not stored: the artifact names no run", file=sys.stderr)
-        return
-    assessment = Assessment(id=new_run_id(), run_id=record.run_id, kind="rescore",
-                            created=dt.datetime.now(dt.UTC).isoformat(),
-                            harness=harness_hash(),
-                            cases=[AssessedCase.of(r) for r in results])
-
-    async def keep(settings: Settings) -> list[str]:
-        async with open_store(settings) as store:
-            return await save_assessment(store, assessment)
-
-    try:
-        missing = run_closing(keep(app_settings()))
-    except StoreUnavailable as exc:
-        print(f"warning: the rescore is not stored: {exc}", file=sys.stderr)
-        return
-    except StoreError as exc:
-        print(f"note: the rescore is not stored: {exc}", file=sys.stderr)
-        return
-    print(f"rescore: stored as assessment {assessment.id} of run {record.run_id}, beside its"
-          " original results (unchanged)")
-    if missing:
-        print(f"note: {len(missing)} rescored case(s) the store does not hold are not in the"
-              f" assessment: {', '.join(missing[:10])}" + (", …" if len(missing) > 10 else ""),
-              file=sys.stderr)
+    print_report(done.results, sys.stdout)
+    if not done.checked:
+        raise CliError(str(done.not_stored))
+    if done.assessment_id is None:
+        print(f"{'warning' if done.store_down else 'note'}: the rescore is not stored:"
+              f" {done.not_stored}", file=sys.stderr)
+    else:
+        print(f"rescore: stored as assessment {done.assessment_id} of run {done.record.run_id},"
+              " beside its original results (unchanged)")
+    if done.missing:
+        print(f"note: {len(done.missing)} rescored case(s) the store does not hold are not in"
+              f" the assessment: {', '.join(done.missing[:10])}"
+              + (", …" if len(done.missing) > 10 else ""), file=sys.stderr)
+    return exit_code(done.results)
 
 
 def repeat_rule(args: argparse.Namespace) -> int:

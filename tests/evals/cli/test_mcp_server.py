@@ -21,6 +21,8 @@ SECRET = "sk-test-do-not-show-0123456789"
 
 
 def answer(body):
+    if (body.get("response_format") or {}).get("json_schema", {}).get("name") == "verdict":
+        return 200, completion(json.dumps({"verdict": "pass", "reason": "says so"}))
     if body.get("response_format"):
         return 200, completion(json.dumps({"id": "drafted-one", "prompt": "Is a Form 4 free?",
                                            "assert": [{"kind": "called_tool",
@@ -211,3 +213,11 @@ def test_the_compare_answer_says_why_the_moved_items_moved():
         "contexts": ["staff /staff/tickets demo"],
         "change": "after the `maintenance` fragment changed",
         "diff": ["maintenance:", "  -Confirm first.", "  +Never confirm."]}]
+
+
+async def test_calibrate_judge_measures_in_process_and_keeps_its_talk_off_the_stream(env):
+    async with Client(create_server()) as client:
+        got = data(await client.call_tool("calibrate_judge", {"set": "makerspace"}))
+    assert got["judge"] == "openai/fake"
+    assert {"agreement", "kappa"} <= set(got)  # the figures, whatever this judge earned
+    assert any(r["messages"][0]["role"] == "system" for r in env)  # the judge was asked

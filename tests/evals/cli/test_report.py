@@ -102,7 +102,7 @@ def test_a_stored_runs_rescore_is_stored_beside_its_results(tmp_path, capsys):
 
 @pytest.mark.usefixtures("cli")
 def test_a_rescore_the_store_cannot_keep_is_still_reported(tmp_path, capsys, monkeypatch):
-    import evals.cli.report as report_command
+    import evals.api.assess as report_command
     from evals.record.store import StoreUnavailable
 
     artifact = tmp_path / "run.json"

@@ -1,0 +1,129 @@
+"""The judge measured against people: on the team's labelled replies (`makerspace`), on
+MRBench's tutor replies per dimension (`mrbench`), and on the narrow questions that settle
+undecided structural verdicts (`questions`). With `save`, each measurement becomes the trust
+record the judge is held to (judges.yaml)."""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from app.chat.models import ChatModel
+from evals.api.errors import ApiError
+from evals.api.setup import rate_with_judge
+from evals.calibration.accuracy import LabelledItem
+from evals.calibration.calibrate import Calibration, CalibrationError, Rated, calibrate
+from evals.calibration.mrbench import DIMENSIONS
+from evals.calibration.mrbench import load_items as load_mrbench_items
+from evals.calibration.mrbench import rate as rate_mrbench
+from evals.calibration.mrbench import report as mrbench_report
+from evals.calibration.questions import QUESTION_SET, labelled_for, rate_questions
+from evals.calibration.sets import load_set, rate
+from evals.judge import TUTORING
+from evals.judge.questions import QUESTIONS, Question
+from evals.judge.setup import prompt_hash_for
+from evals.judge.trust import JudgeRecord, Trust, save_record, today, trust
+from evals.load.cases import CaseFileError, load_cases
+
+Set = Literal["makerspace", "mrbench", "questions"]
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One measurement of the judge: under which prompt, on which set, and its figures."""
+
+    name: str  # the set, or its part (an MRBench dimension, a question kind)
+    set: str  # the set's name as its trust record names it
+    prompt_hash: str
+    result: Calibration
+    saved: Trust | None = None  # the trust it earned, when saved
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """The judge's measurements on one set."""
+
+    judge: str  # the judge model's id
+    measured: list[Measured] = field(default_factory=list)
+
+
+def calibrate_judge(set: Set = "makerspace", *, judge_model: str | None = None,
+                    file: Path | None = None, limit: int | None = None,
+                    question: str | None = None, save: bool = False) -> Calibrated:
+    """The judge (`judge_model`, default the judge job's model; the embedded model started if
+    it is the one) against people's verdicts on `set`. mrbench reads `file` (MRBench V2's
+    JSON), at most `limit` dialogues (default 30); questions asks every question kind, or
+    `question`, about at most `limit` labelled answers each. With `save`, each figure is
+    saved as the judge's trust record for that prompt and set."""
+    if limit is not None and limit < 1:
+        raise ApiError("--limit must be at least 1")
+    try:
+        if set == "makerspace":
+            done = _makerspace(judge_model)
+        elif set == "mrbench":
+            if file is None:
+                raise ApiError("--set mrbench needs --file PATH (the MRBench V2 JSON)")
+            done = _mrbench(judge_model, file, 30 if limit is None else limit)
+        else:
+            done = _questions(judge_model, question, limit)
+    except (CalibrationError, CaseFileError) as exc:
+        raise ApiError(str(exc)) from exc
+    if not save:
+        return done
+    return Calibrated(done.judge, [
+        Measured(m.name, m.set, m.prompt_hash, m.result,
+                 save_trust(done.judge, m.prompt_hash, m.set, m.result))
+        for m in done.measured])
+
+
+def save_trust(model: str, prompt_hash: str, set_name: str, result: Calibration,
+               pack: str | None = None) -> Trust:
+    """Record a measurement as the judge's trust record (judges.yaml), and what it earns."""
+    save_record(JudgeRecord(model=model, prompt_hash=prompt_hash, set=set_name, n=result.rated,
+                            agreement=result.agreement, kappa=result.kappa, date=today(),
+                            pack=pack))
+    return trust(model, prompt_hash, pack=pack)
+
+
+def _makerspace(judge_model: str | None) -> Calibrated:
+    items = load_set(load_cases())
+    model_id, (verdicts, labels) = rate_with_judge(
+        judge_model,
+        f"{len(items)} labelled replies to {len({i.case.id for i in items})} judged cases",
+        lambda model, parallel: rate(items, model, parallel))
+    return Calibrated(model_id, [Measured("makerspace", "makerspace", prompt_hash_for(None),
+                                          calibrate(verdicts, labels))])
+
+
+def _mrbench(judge_model: str | None, file: Path, limit: int) -> Calibrated:
+    items = load_mrbench_items(file, limit)
+    model_id, ratings = rate_with_judge(
+        judge_model, f"{len(items)} tutor replies × {len(DIMENSIONS)} dimensions",
+        lambda model, parallel: rate_mrbench(items, DIMENSIONS, model, parallel))
+    return Calibrated(model_id, [Measured(name, f"mrbench:{name}", TUTORING.hash(), c)
+                                 for name, c in mrbench_report(ratings).items()])
+
+
+def _questions(judge_model: str | None, kind: str | None, limit: int | None) -> Calibrated:
+    kinds = list(QUESTIONS) if kind in (None, "all") else [str(kind)]
+    unknown = [k for k in kinds if k not in QUESTIONS]
+    if unknown:
+        raise ApiError(f"--questions: unknown kind {unknown[0]!r}; known: all,"
+                       f" {', '.join(QUESTIONS)}")
+    model_id, measured = None, []
+    for name in kinds:
+        question = QUESTIONS[name]
+        items = labelled_for(question)[:limit]
+
+        def asking(model: ChatModel, parallel: int, q: Question = question,
+                   i: list[tuple[str, LabelledItem]] = items
+                   ) -> Coroutine[Any, Any, tuple[list[Rated], dict[str, str]]]:
+            return rate_questions(q, i, model, parallel)
+
+        model_id, (rated, labels) = rate_with_judge(
+            judge_model, f"{name} questions about {len(items)} labelled answers of"
+                         f" {question.check}", asking)
+        measured.append(Measured(name, QUESTION_SET, question.hash(), calibrate(rated, labels)))
+    return Calibrated(str(model_id), measured)
