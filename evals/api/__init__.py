@@ -14,6 +14,9 @@ loop: from code that already runs one (a notebook cell), call it in a thread
 
 from __future__ import annotations
 
+from evals.api.assess import Rejudged, Rescored, rejudge, rescore
+from evals.api.calibrating import Calibrated
+from evals.api.calibrating import calibrate_judge as calibrate
 from evals.api.errors import ApiError
 from evals.api.gating import Gated, gate
 from evals.api.options import JudgeChoice, RunOptions
@@ -25,7 +28,8 @@ from evals.record.fingerprint import Selection
 from evals.record.repetitions import RepeatRule
 
 __all__ = [
-    "ApiError", "Compared", "Gated", "JudgeChoice", "RepeatRule", "RunOptions", "RunResult",
-    "Selection", "compare", "compare_runs", "gate", "list_points", "load_point",
-    "point_from_run", "rerun_failed", "resume", "run", "save_point",
+    "ApiError", "Calibrated", "Compared", "Gated", "JudgeChoice", "Rejudged", "RepeatRule",
+    "Rescored", "RunOptions", "RunResult", "Selection", "calibrate", "compare", "compare_runs",
+    "gate", "list_points", "load_point", "point_from_run", "rejudge", "rerun_failed", "rescore",
+    "resume", "run", "save_point",
 ]
