@@ -28,6 +28,9 @@ EVALS_DIR = Path(__file__).resolve().parent
 CASES_DIR = EVALS_DIR / "cases"
 SCENARIOS_DIR = EVALS_DIR / "scenarios"
 PHOTOS_DIR = EVALS_DIR / "fixtures" / "photos"
+# The model-call cache's policies (evals/execute/cache.py): reuse, refresh, off.
+Policy = Literal["reuse", "refresh", "off"]
+POLICIES: tuple[Policy, ...] = ("reuse", "refresh", "off")
 
 DEFAULT_CONCURRENCY = 4  # items in flight at once (a local model: one per server slot)
 DEFAULT_WORKSPACE_PORT = 8010
@@ -88,7 +91,7 @@ class EvalSettings(BaseSettings):
         default=DEFAULT_WORKSPACE_PORT, ge=1, le=65535,
         validation_alias=AliasChoices("EVAL_WORKSPACE_PORT", "WORKSPACE_PORT"),
         description="The workspace's port on 127.0.0.1 (WORKSPACE_PORT is read too).")
-    cache: Literal["reuse", "refresh", "off"] = Field(default="reuse", description=(
+    cache: Policy = Field(default="reuse", description=(
         "The model-call cache: `reuse` replays a call already made, `refresh` makes every"
         " call again and keeps it, `off` neither reads nor writes it."))
     cache_ttl: float = Field(default=7 * DAY_S, gt=0, description=(

@@ -14,18 +14,22 @@ loop: from code that already runs one (a notebook cell), call it in a thread
 
 from __future__ import annotations
 
-from evals.api.assess import Rejudged, Rescored, rejudge, rescore
-from evals.api.calibrating import Calibrated
-from evals.api.calibrating import calibrate_judge as calibrate
-from evals.api.errors import ApiError
-from evals.api.gating import Gated, gate
-from evals.api.options import JudgeChoice, RunOptions
-from evals.api.pairing import Compared, compare, compare_runs
-from evals.api.points import list_points, load_point, point_from_run, save_point
-from evals.api.rerun import rerun_failed, resume
-from evals.api.runs import RunResult, run
-from evals.record.fingerprint import Selection
-from evals.record.repetitions import RepeatRule
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Where each name lives. A name is imported when it is first used, so a module that needs
+# only ApiError or the options (the command line's flags) does not pay for running a suite.
+_WHERE = {
+    "ApiError": "errors", "JudgeChoice": "options", "RunOptions": "options",
+    "RunResult": "runs", "run": "runs", "resume": "rerun", "rerun_failed": "rerun",
+    "save_point": "points", "point_from_run": "points", "load_point": "points",
+    "list_points": "points", "Compared": "pairing", "compare": "pairing",
+    "compare_runs": "pairing", "Gated": "gating", "gate": "gating", "Rescored": "assess",
+    "Rejudged": "assess", "rescore": "assess", "rejudge": "assess",
+    "Calibrated": "calibrating", "calibrate": "calibrating",
+}
+_NAMED = {"calibrate": "calibrate_judge"}  # exported under another name than its module's
+_ELSEWHERE = {"Selection": "evals.record.fingerprint", "RepeatRule": "evals.record.repetitions"}
 
 __all__ = [
     "ApiError", "Calibrated", "Compared", "Gated", "JudgeChoice", "Rejudged", "RepeatRule",
@@ -33,3 +37,27 @@ __all__ = [
     "gate", "list_points", "load_point", "point_from_run", "rejudge", "rerun_failed", "rescore",
     "resume", "run", "save_point",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        module = importlib.import_module(f"evals.api.{_WHERE[name]}")
+        return getattr(module, _NAMED.get(name, name))
+    if name in _ELSEWHERE:
+        return getattr(importlib.import_module(_ELSEWHERE[name]), name)
+    raise AttributeError(f"module 'evals.api' has no attribute {name!r}")
+
+
+if TYPE_CHECKING:
+    from evals.api.assess import Rejudged, Rescored, rejudge, rescore
+    from evals.api.calibrating import Calibrated
+    from evals.api.calibrating import calibrate_judge as calibrate
+    from evals.api.errors import ApiError
+    from evals.api.gating import Gated, gate
+    from evals.api.options import JudgeChoice, RunOptions
+    from evals.api.pairing import Compared, compare, compare_runs
+    from evals.api.points import list_points, load_point, point_from_run, save_point
+    from evals.api.rerun import rerun_failed, resume
+    from evals.api.runs import RunResult, run
+    from evals.record.fingerprint import Selection
+    from evals.record.repetitions import RepeatRule

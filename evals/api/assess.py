@@ -24,7 +24,7 @@ from evals.api.setup import (
 from evals.calibration.rejudge import Rejudging
 from evals.calibration.rejudge import rejudge as rejudge_run
 from evals.checks import CHECKS
-from evals.execute.cache import CacheUse, Policy, call_cache
+from evals.execute.cache import CacheUse, call_cache
 from evals.judge.setup import JudgeSetup
 from evals.load.cases import CaseFileError, load_cases_by_file
 from evals.load.items import EvalItem
@@ -38,7 +38,7 @@ from evals.record.run import RunRecord
 from evals.record.store import StoreError, StoreUnavailable, new_run_id
 from evals.report.rescore import checked_anything
 from evals.report.rescore import rescore as rescore_run
-from evals.settings import CASES_DIR, DEFAULT_CONCURRENCY
+from evals.settings import CASES_DIR, DEFAULT_CONCURRENCY, Policy
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evals.execute.cache import Policy
 from evals.record.artifact import ARTIFACT
 from evals.record.fingerprint import Selection
 from evals.record.repetitions import RepeatRule
+from evals.settings import Policy
 
 
 @dataclass(frozen=True)

@@ -31,37 +31,42 @@ and their handlers, which parse, call evals.api and print; what cannot go on rai
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
+from types import ModuleType
 
 from evals.api.errors import ApiError
-from evals.cli import (
-    authoring,
-    cache,
-    calibration,
-    impact,
-    labels,
-    mcp,
-    rejudge,
-    report,
-    retrieval,
-    run,
-    settings,
-    versions,
-    workspace,
-)
 from evals.settings import EvalSettingsError
 
-GROUPS = (run, versions, impact, report, calibration, rejudge, labels, retrieval, authoring,
-          workspace, mcp, settings, cache)
+# Each command's group: the module imported when that command runs, and only then (a test
+# holds this table to what each module registers). In this order on --help.
+COMMANDS = {
+    "run": "run", "resume": "run", "runs": "run", "list": "run", "needs-local-model": "run",
+    "point": "versions", "compare": "versions", "gate": "versions", "impact": "impact",
+    "report": "report", "rescore": "report", "repeat-rule": "report",
+    "accuracy": "calibration", "calibrate": "calibration", "rejudge": "rejudge",
+    "labels": "labels", "retrieval": "retrieval", "prompt": "authoring", "draft": "authoring",
+    "prepare": "authoring", "from-conversations": "authoring", "workspace": "workspace",
+    "mcp": "mcp", "settings": "settings", "cache": "cache",
+}
 
 
-def parser() -> argparse.ArgumentParser:
+def group(name: str) -> ModuleType:
+    """A command group's module (`run`, `versions`, …)."""
+    return importlib.import_module(f"evals.cli.{name}")
+
+
+def parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line; with `command`, only that command's group is imported and
+    registered (every group for --help, a mistyped command, or none)."""
     p = argparse.ArgumentParser(prog="python -m evals", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command")
-    for group in GROUPS:
-        group.register(sub)
+    names = [COMMANDS[command]] if command in COMMANDS else list(dict.fromkeys(
+        COMMANDS.values()))
+    for name in names:
+        group(name).register(sub)
     return p
 
 
@@ -71,13 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     # psycopg's own warnings would repeat it on every reconnection and cancelled query.
     logging.getLogger("psycopg").setLevel(logging.ERROR)
     try:
-        p = parser()
-        if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+        if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
             argv = ["run", *argv]  # `python -m evals [flags]` is `python -m evals run [flags]`
+        p = parser(argv[0])
         try:
             args = p.parse_args(argv)
-            if args.command is None:
-                args = p.parse_args(["run", *argv])
         except SystemExit as exc:  # argparse said what was wrong (or printed --help)
             return int(exc.code or 0)
         return int(args.handler(args))

@@ -29,10 +29,10 @@ from evals.authoring.prepared import edited, read_suite
 from evals.authoring.prepared import render as render_prepared
 from evals.authoring.told import PromptError, fixture_env, told_for
 from evals.cli.common import CliError, Commands
-from evals.execute.cache import POLICIES, CacheUse, Policy, cached, call_cache
+from evals.execute.cache import CacheUse, cached, call_cache
 from evals.record.artifact import write_atomically
 from evals.record.call_cache import CallCache
-from evals.settings import SCENARIOS_DIR, conninfo, eval_settings
+from evals.settings import POLICIES, SCENARIOS_DIR, Policy, conninfo, eval_settings
 
 T = TypeVar("T")
 

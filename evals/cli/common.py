@@ -9,11 +9,10 @@ from typing import TypeAlias
 
 from evals.api.errors import ApiError
 from evals.api.options import JudgeChoice, RunOptions
-from evals.execute.cache import POLICIES
 from evals.record.artifact import ARTIFACT
 from evals.record.fingerprint import Selection
 from evals.record.repetitions import RepeatRule, parse_repeat
-from evals.settings import DEFAULT_CONCURRENCY, eval_settings
+from evals.settings import DEFAULT_CONCURRENCY, POLICIES, eval_settings
 
 # What a command group's `register` is given: the subcommands of `python -m evals`.
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"

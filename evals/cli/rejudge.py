@@ -10,8 +10,7 @@ from evals.api.assess import rejudge
 from evals.api.options import JudgeChoice
 from evals.calibration.rejudge import render
 from evals.cli.common import Commands, positive
-from evals.execute.cache import POLICIES
-from evals.settings import eval_settings
+from evals.settings import POLICIES, eval_settings
 
 
 def register(sub: Commands) -> None:

@@ -33,16 +33,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from app.chat.model_info import price_per_token
 from app.chat.reply import ModelReply, ToolCallRequest, Usage
 from app.db import Database
 from evals.record.call_cache import CachedReply, CallCache, Entry
-from evals.settings import eval_settings
+from evals.settings import Policy, eval_settings
 
-Policy = Literal["reuse", "refresh", "off"]
-POLICIES: tuple[Policy, ...] = ("reuse", "refresh", "off")
 # Bumped when what goes into a key, or what an entry holds, changes. 2: a reply is kept with
 # the run's blob server written as BLOB_BASE (before, a reply that cited a manual kept its
 # run's own port, and replayed in a run served on another it cited a page no result held).

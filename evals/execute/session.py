@@ -27,7 +27,7 @@ from evals.execute.agent import (
     compose_contexts,
     git_state,
 )
-from evals.execute.cache import CacheUse, Policy, call_cache
+from evals.execute.cache import CacheUse, call_cache
 from evals.execute.env import ENV_TIMEOUT_S, EvalEnv, clean_stale, eval_env
 from evals.execute.runner import Variant, run_variants
 from evals.fixtures.lab_catalog import Catalog
@@ -38,7 +38,7 @@ from evals.record.fingerprint import AgentInfo, FrozenContext, PlanInfo
 from evals.record.results import CaseResult, Totals, counted_status
 from evals.record.run import Models, RunRecord, RunSettings
 from evals.record.store import RunStore, StoreUnavailable, new_run_id, store_name
-from evals.settings import DEFAULT_CONCURRENCY, conninfo
+from evals.settings import DEFAULT_CONCURRENCY, Policy, conninfo
 
 # The run's own database is asked "SELECT 1" every WATCH_EVERY_S on a connection of its own;
 # WATCH_MISSES answers missed in a row (the server stopped, or frozen) stop the run: the cases

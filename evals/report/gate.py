@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from evals.execute.cache import Policy
 from evals.record.comparison import Comparison
 from evals.record.results import CaseResult, counted_status
 from evals.report.compare import ALPHA, by_item, statuses
 from evals.report.spend import limit_reasons, render_spend
+from evals.settings import Policy
 
 HARD_FILES = ("honest-absence", "manual-grounding")
 MISSES_ALLOWED = 1

@@ -22,7 +22,7 @@ from app.chat.models import ChatModel, model_for_job
 from app.db import connect, resolve_conninfo
 from app.localmodel import local_model_settings
 from app.settings import Settings
-from evals.execute.cache import CacheUse, Policy, call_cache
+from evals.execute.cache import CacheUse, call_cache
 from evals.execute.cluster.shards import Shard
 from evals.execute.cluster.spend import SharedSpend
 from evals.execute.env import EvalEnv, eval_env
@@ -34,6 +34,7 @@ from evals.record.fingerprint import FrozenContext
 from evals.record.repetitions import RepeatRule
 from evals.record.results import CaseResult
 from evals.record.store import RunStore
+from evals.settings import Policy
 
 REACH_S = 3.0  # how long a worker tries the run's PostgreSQL server before using its own
 

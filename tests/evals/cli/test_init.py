@@ -37,3 +37,34 @@ def test_help_and_a_mistyped_command(capsys):
     assert out.startswith("usage: python -m evals") and "point save NAME" in out
     assert main(["compair", "base"]) == 2
     assert "invalid choice: 'compair'" in capsys.readouterr().err
+
+
+def test_each_command_is_registered_by_the_group_the_table_names():
+    import argparse
+
+    from evals.cli import COMMANDS, group
+
+    for name in dict.fromkeys(COMMANDS.values()):
+        p = argparse.ArgumentParser()
+        sub = p.add_subparsers(dest="command")
+        group(name).register(sub)
+        assert {c: name for c in sub.choices} == {c: g for c, g in COMMANDS.items()
+                                                  if g == name}
+
+
+def test_a_command_imports_its_own_group_only():
+    import subprocess
+    import sys
+
+    from app.settings import PROJECT_ROOT
+
+    probe = ("import sys; from evals.cli import main; main(['settings']);"
+             " print(sorted(m for m in sys.modules if m.startswith(('evals.cli.', 'evals.api.'))"
+             " or m in ('evals.workspace', 'evals.execute')))")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=PROJECT_ROOT, capture_output=True,
+                          text=True, timeout=60, check=True)
+    loaded = done.stdout.strip().splitlines()[-1]
+    assert "evals.cli.settings" in loaded
+    for heavy in ("evals.cli.run", "evals.cli.authoring", "evals.api.runs", "evals.execute",
+                  "evals.workspace"):
+        assert f"'{heavy}'" not in loaded, loaded
