@@ -13,6 +13,15 @@ from evals.settings import Policy
 
 
 @dataclass(frozen=True)
+class Endpoint:
+    """An OpenAI-compatible endpoint the run sends each case to directly, nothing composed
+    (the key: EVAL_ENDPOINT_API_KEY)."""
+
+    url: str
+    model: str  # the model id the endpoint serves
+
+
+@dataclass(frozen=True)
 class JudgeChoice:
     """How the run's judge is chosen: its model, an evaluator pack, and --trust-judge."""
 
@@ -41,6 +50,7 @@ class RunOptions:
     junit: Path | None = None
     cache: Policy = "reuse"
     ray: str | None = None  # a Ray cluster's address, or local:N (evals/execute/cluster/)
+    endpoint: Endpoint | None = None  # send the cases there instead of through the app
 
     @property
     def fails_on_skip(self) -> bool:

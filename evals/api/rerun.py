@@ -49,6 +49,9 @@ def _resume_locked(run: RunRecord, concurrency: int | None, artifact: Path | Non
                    progress: bool) -> RunResult:
     if run.plan is None or run.agent is None:
         raise ApiError(f"run {run.run_id} has no plan or agent: it cannot be resumed")
+    if run.models.endpoint:
+        raise ApiError(f"run {run.run_id} sent its cases to an endpoint ({run.models.endpoint});"
+                       " an endpoint run is not resumed: run it again")
     selection = run.plan.selection or Selection()
     options = RunOptions(
         selection=selection, model=run.agent.ref,
@@ -56,7 +59,9 @@ def _resume_locked(run: RunRecord, concurrency: int | None, artifact: Path | Non
         concurrency=concurrency, repeat=run.plan.repeat,
         rule=run.plan.repeat_rule, fail_on_skip=fail_on_skip, max_cost=max_cost,
         vision=eval_settings().vision, cache=run.settings.cache or eval_settings().cache,
-        ray=ray, **({"artifact": artifact} if artifact is not None else {}))
+        ray=ray)
+    if artifact is not None:
+        options = dataclasses.replace(options, artifact=artifact)
     try:
         items = select_items(selection)
     except CaseFileError as exc:
@@ -84,6 +89,10 @@ def rerun_failed(run: str = "last", options: RunOptions | None = None, *,
         return None
     if source.plan is None:
         raise ApiError(f"run {source.run_id} has no plan: its items cannot be run again")
+    if source.models.endpoint:
+        raise ApiError(f"run {source.run_id} sent its cases to an endpoint"
+                       f" ({source.models.endpoint}): run --endpoint again with --cases"
+                       f" {','.join(missed)}")
     sel = source.plan.selection or Selection()
     # everything the run could have run, then its misses among them
     loaded = select(Selection(file=sel.file, only=sel.only, full=sel.full))

@@ -4,6 +4,7 @@ run left, into that run (`resume`), and the items a stored run did not pass, as 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 from collections.abc import Sequence
@@ -13,9 +14,10 @@ from typing import Any
 
 from app.chat.model_info import price_per_token
 from app.chat.models import ChatModel, model_for_job
+from app.chat.openai_wire import OpenAICompatModel
 from app.settings import Settings
 from evals.api.errors import ApiError
-from evals.api.options import RunOptions
+from evals.api.options import Endpoint, RunOptions
 from evals.api.progress import progress_bar, received, stop_on_signals
 from evals.api.setup import (
     ON_WORKERS,
@@ -27,6 +29,7 @@ from evals.execute.agent import agent_settings
 from evals.execute.cache import identity
 from evals.execute.cluster import ClusterError, ClusterPlan, check_address, cluster_runner
 from evals.execute.conversation import visitor_prompt_hash
+from evals.execute.endpoint import skip_reason
 from evals.execute.runner import MAX_ATTEMPTS, run_variants
 from evals.execute.session import AgentChanged, Controls, Version, prepared, run_versions
 from evals.judge.questions import QUESTIONS
@@ -91,9 +94,41 @@ def run(options: RunOptions | None = None, *, progress: bool = True) -> RunResul
     to `options.artifact` (and JUnit XML to `options.junit`). Starts the embedded model when a
     model of the run is it; says what it does on stdout, and its progress on stderr."""
     options = options or RunOptions()
+    if options.endpoint is not None:
+        return run_endpoint(options, progress=progress)
     items = select(options.selection)
     return with_models(options, items, [options.model], lambda settings, opts: run_once(
         items, opts, settings, progress=progress))
+
+
+def run_endpoint(options: RunOptions, *, progress: bool = True) -> RunResult:
+    """A run whose cases go to `options.endpoint` directly, nothing composed: stored, cached,
+    repeated and capped as any run. Scenarios need the app (its tools, a visitor), and so do
+    cases with an app context or checks that read what an endpoint hides: those are SKIPPED
+    with the reason (evals/execute/endpoint.py)."""
+    if options.ray is not None:
+        raise ApiError("--ray: an endpoint run is not spread over a cluster (its workers run"
+                       " the app's path); leave --ray out")
+    if options.model is not None:
+        raise ApiError("--model: an endpoint run sends its cases to --endpoint-model; leave"
+                       " --model out")
+    if options.selection.only == "scenarios":
+        raise ApiError("--scenarios-only: scenarios need the app (its tools, a simulated"
+                       " visitor); an endpoint is sent cases only")
+    options = dataclasses.replace(
+        options, selection=options.selection.model_copy(update={"only": "cases"}))
+    items = select(options.selection)
+    return with_models(options, items, [], lambda settings, opts: run_once(
+        items, opts, settings, progress=progress))
+
+
+def endpoint_model(endpoint: Endpoint, settings: Settings) -> ChatModel:
+    """The endpoint as a model, its key from EVAL_ENDPOINT_API_KEY."""
+    key = eval_settings().endpoint_api_key
+    return OpenAICompatModel(f"openai/{endpoint.model}", api_base=endpoint.url,
+                             api_key=key.get_secret_value() if key else "none",
+                             timeout_s=settings.model_timeout_s,
+                             retries=settings.model_retries)
 
 
 def plan_for(items: Sequence[EvalItem], judge: JudgeSetup | None, repeat: int,
@@ -181,7 +216,15 @@ async def run_once(items: list[EvalItem], options: RunOptions, settings: Setting
                    resume: RunRecord | None = None, rerun_of: str | None = None,
                    progress: bool = True) -> RunResult:
     """One run of today's agent (or the rest of `resume`), stored as it goes."""
-    (model,), judge = start_models(settings, items, options.judge, options.model)
+    endpoint = options.endpoint
+    if endpoint is None:
+        (model,), judge = start_models(settings, items, options.judge, options.model)
+        version = Version("current", model, ref=asked_model(settings, options.model))
+    else:
+        _, judge = start_models(settings, items, options.judge)
+        model = endpoint_model(endpoint, settings)
+        version = Version("current", model, ref=f"{endpoint.model} at {endpoint.url}",
+                          executor="endpoint", skip=skip_reason)
     visitor = visitor_for(settings, items)
     called = [("chat model", model.model_id)]
     called += [("judge", judge.model.model_id)] if judge else []
@@ -204,6 +247,8 @@ async def run_once(items: list[EvalItem], options: RunOptions, settings: Setting
     print_start(model.model_id, items, options.repeat, settings, rule=options.rule)
     tick = progress_bar(todo) if progress else None  # with an auto rule, at most this many
     run, models = run_settings(options, judge, visitor, pid=os.getpid(), rerun_of=rerun_of)
+    if endpoint is not None:
+        models = models.model_copy(update={"endpoint": f"{endpoint.model} at {endpoint.url}"})
     async with prepared(settings) as prep:
 
         async def say_impact(contexts: dict[str, FrozenContext]) -> None:
@@ -213,12 +258,12 @@ async def run_once(items: list[EvalItem], options: RunOptions, settings: Setting
         with stop_on_signals(controls.stop) as got:
             try:
                 records = await run_versions(
-                    prep, items, [Version("current", model,
-                                          ref=asked_model(settings, options.model))],
-                    plan, settings=run, models=models, vision=options.vision, judge=judge,
-                    visitor=visitor, progress=tick, controls=controls, resume=resume,
+                    prep, items, [version], plan, settings=run, models=models,
+                    vision=options.vision, judge=judge, visitor=visitor, progress=tick,
+                    controls=controls, resume=resume,
                     artifact=options.artifact, cache=options.cache,
-                    on_composed=None if resume else say_impact,
+                    # an endpoint is sent no composed request: nothing for the impact to say
+                    on_composed=None if resume or endpoint else say_impact,
                     execute=cluster_runner(cluster_plan(options, settings)) if options.ray
                     else run_variants)
             except AgentChanged as exc:  # refused before anything ran: as the store has it

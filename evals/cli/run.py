@@ -4,6 +4,7 @@ list, needs-local-model. What they run is evals.api's; these parse, call and pri
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections import Counter
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 from app.localmodel import uses_local_model
 from app.settings import Settings, get_settings
 from evals.api import RunResult, rerun_failed, resume, run
+from evals.api.options import Endpoint
 from evals.api.setup import in_store, open_store
 from evals.cli.common import (
     CliError,
@@ -22,7 +24,6 @@ from evals.cli.common import (
     repetitions,
     run_options,
 )
-from evals.cli.endpoint import run_endpoint_command
 from evals.cli.suites import SUITES, run_suite
 from evals.load.cases import CaseFileError, load_cases
 from evals.record.artifact import ArtifactError, read_run
@@ -91,7 +92,12 @@ def run_command(args: argparse.Namespace) -> int:
         return run_suite(args)
     options = run_options(args)
     if args.endpoint:
-        return run_endpoint_command(args, options)
+        if not args.endpoint_model:
+            raise CliError("--endpoint needs --endpoint-model")
+        options = dataclasses.replace(options, endpoint=Endpoint(args.endpoint,
+                                                                 args.endpoint_model))
+    elif args.endpoint_model:
+        raise CliError("--endpoint-model names the model an --endpoint serves: give --endpoint")
     return finished(run(options))
 
 

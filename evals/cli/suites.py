@@ -22,6 +22,7 @@ from evals.record.artifact import write_run
 from evals.record.results import CaseResult, Totals
 from evals.record.run import Models, RunRecord, RunSettings
 from evals.report.console import exit_code, print_report
+from evals.report.junit import write_junit
 from evals.settings import DEFAULT_CONCURRENCY, eval_settings
 
 SUITES = ("mrbench", "gsm8k")
@@ -35,6 +36,14 @@ def run_suite(args: argparse.Namespace) -> int:
                        " --endpoint URL and --endpoint-model ID")
     if args.limit < 1:
         raise CliError("--limit must be at least 1")
+    refused = [flag for flag, given in (
+        ("--repeat", args.repeat != 1), ("--max-cost", args.max_cost is not None),
+        ("--ray", args.ray is not None), ("--model", args.model is not None),
+        ("a case file", args.case_file is not None), ("--cases", args.cases is not None),
+        ("--group", args.group is not None)) if given]
+    if refused:  # never ignored in silence: a suite run is one pass over its file's items
+        raise CliError(f"--suite {args.suite} runs each of its items once against the endpoint,"
+                       f" uncached, in this process: leave out {', '.join(refused)}")
     if args.suite == "gsm8k":
         return _gsm8k(args)
     return _mrbench(args)
@@ -61,6 +70,8 @@ def _finish(args: argparse.Namespace, started: dt.datetime, results: list[CaseRe
                              judge_prompt_hash=TUTORING.hash() if judge else None),
         totals=Totals.of(results), cases=results)
     print(f"artifact: {write_run(record, args.artifact)}")
+    if args.junit:
+        print(f"junit: {write_junit(record, args.junit)}")
     return exit_code(results, fail_on_skip=False)
 
 

@@ -128,6 +128,10 @@ class Version:
     model: ChatModel
     frozen: AgentInfo | None = None
     ref: str | None = None  # how the model was asked for ("local", or an id)
+    # Another executor than the items' own (endpoint mode: nothing composed, so the agent
+    # recorded is the model alone), and the items that path cannot run, with why.
+    executor: str | None = None
+    skip: Callable[[EvalItem], str | None] | None = None
 
     @property
     def max_steps(self) -> int | None:
@@ -211,6 +215,9 @@ async def run_versions(
     done_before: dict[tuple[str, str, int], str] = {}
 
     def agent_of(v: Version) -> AgentInfo:
+        if v.executor is not None:  # the app composes nothing for it: no context is told
+            return agent_info(v.model.model_id, agent_settings(prep.settings), {}, git,
+                              model_ref=v.ref)
         return v.frozen or agent_info(v.model.model_id, agent_settings(prep.settings), current,
                                       git, model_ref=v.ref, fragments=fragments)
 
@@ -268,7 +275,7 @@ async def run_versions(
         current.update(composed)
 
     variants = [Variant(v.label, v.model, v.frozen.contexts if v.frozen else None,
-                        v.max_steps,
+                        v.max_steps, executor=v.executor, skip=v.skip,
                         run_id=records[v.label].run_id) for v in versions]
     calls = call_cache(prep.store.db, cache)
     watching = asyncio.create_task(watch_database(prep.env.db.conninfo, controls.stop))

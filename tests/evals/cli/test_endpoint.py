@@ -1,23 +1,58 @@
-"""`run --endpoint`: a case file against any OpenAI-compatible endpoint over real HTTP."""
+"""`run --endpoint`: a case file against any OpenAI-compatible endpoint over real HTTP, as a
+run like any other: stored, repeated, with JUnit; the flags it cannot honour refused."""
 
+import json
 import textwrap
+
+import pytest
 
 from evals.cli import main
 from tests.fake_openai import completion, fake_openai_server
 
+CASES = textwrap.dedent("""
+    - id: says-no
+      prompt: "Do you have a Glowforge?"
+      assert:
+        - kind: not_contains_any
+          value: ["yes, we have"]
+""")
 
-def test_cli_endpoint_mode_with_a_case_file(tmp_path, capsys):
+
+@pytest.mark.usefixtures("cli")
+def test_an_endpoint_run_is_a_stored_repeated_run_with_junit(tmp_path, capsys):
     cases = tmp_path / "mine.yaml"
-    cases.write_text(textwrap.dedent("""
-        - id: says-no
-          prompt: "Do you have a Glowforge?"
-          assert:
-            - kind: not_contains_any
-              value: ["yes, we have"]
-    """))
-    with fake_openai_server(lambda b: (200, completion("No, we do not."))) as (base, _):
+    cases.write_text(CASES)
+    artifact, junit = tmp_path / "run.json", tmp_path / "junit.xml"
+    with fake_openai_server(lambda b: (200, completion("No, we do not."))) as (base, got):
         code = main(["run", str(cases), "--endpoint", base, "--endpoint-model", "m",
-                     "--artifact", str(tmp_path / "run.json")])
-    assert code == 0
-    assert "1/1 passed" in capsys.readouterr().out
-    assert main(["run", str(cases), "--endpoint", "http://127.0.0.1:9"]) == 2
+                     "--repeat", "2", "--artifact", str(artifact), "--junit", str(junit)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "PASS" in out and f"junit: {junit}" in out
+    assert len(got) == 2 and {b["model"] for b in got} == {"m"}  # sent there, twice
+    record = json.loads(artifact.read_text())
+    assert record["models"]["endpoint"] == f"m at {base}"
+    assert [c["repetition"] for c in record["cases"]] == [1, 2]
+    assert record["agent"]["contexts"] == {}  # nothing composed: no context was told
+    assert junit.read_text().startswith("<?xml")
+    assert main(["runs"]) == 0
+    assert f"{record['run_id']}" in capsys.readouterr().out  # stored
+    assert main(["resume", record["run_id"]]) == 2  # complete, and an endpoint's anyway
+    assert "nothing to resume" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flags, refused", [
+    (["--endpoint", "http://127.0.0.1:9"], "--endpoint needs --endpoint-model"),
+    (["--endpoint-model", "m"], "--endpoint-model names the model an --endpoint serves"),
+    (["--endpoint", "http://127.0.0.1:9", "--endpoint-model", "m", "--ray", "local:1"],
+     "--ray: an endpoint run is not spread over a cluster"),
+    (["--endpoint", "http://127.0.0.1:9", "--endpoint-model", "m", "--model", "openai/x"],
+     "--model: an endpoint run sends its cases to --endpoint-model"),
+    (["--endpoint", "http://127.0.0.1:9", "--endpoint-model", "m", "--scenarios-only"],
+     "--scenarios-only: scenarios need the app"),
+])
+def test_a_flag_an_endpoint_run_cannot_honour_is_refused(flags, refused, tmp_path, capsys):
+    cases = tmp_path / "mine.yaml"
+    cases.write_text(CASES)
+    assert main(["run", str(cases), *flags]) == 2
+    assert refused in capsys.readouterr().err

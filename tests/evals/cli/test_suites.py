@@ -83,10 +83,12 @@ def test_the_suite_needs_its_file_and_endpoint(served, tmp_path, capsys):
 def test_gsm8k_problems_are_answered_and_checked_exactly(served, tmp_path, capsys):
     base, received, _ = served
     artifact = tmp_path / "run.json"
+    junit = tmp_path / "junit.xml"
     args = ["run", "--suite", "gsm8k", "--file", str(GSM8K), "--limit", "4",
             "--endpoint", base, "--endpoint-model", "solver", "--artifact", str(artifact)]
-    assert main(args) == 1
+    assert main([*args, "--junit", str(junit)]) == 1
     out = capsys.readouterr().out
+    assert f"junit: {junit}" in out and 'failures="' in junit.read_text()
     assert "4 GSM8K problems, answers checked exactly" in out
     assert all(not b.get("response_format") for b in received)  # no judge
     assert len(received) == 4 and {b["model"] for b in received} == {"solver"}
@@ -112,4 +114,14 @@ def test_a_bad_gsm8k_file_stops_before_any_call(served, tmp_path, capsys):
     assert "--suite gsm8k needs --file PATH (GSM8K's test.jsonl)" in capsys.readouterr().err
     assert main([*args, "--file", str(GSM8K), "--limit", "0"]) == 2
     assert "--limit must be at least 1" in capsys.readouterr().err
+    assert received == []
+
+
+@pytest.mark.parametrize("flags", [["--repeat", "2"], ["--max-cost", "1"], ["--ray"],
+                                   ["--model", "openai/x"], ["--cases", "honest-absence"]])
+def test_a_flag_a_suite_run_cannot_honour_is_refused(flags, served, capsys):
+    base, received, _ = served
+    assert main(["run", "--suite", "gsm8k", "--file", str(GSM8K), "--endpoint", base,
+                 "--endpoint-model", "solver", *flags]) == 2
+    assert f"leave out {flags[0]}" in capsys.readouterr().err
     assert received == []
