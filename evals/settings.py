@@ -28,6 +28,8 @@ EVALS_DIR = Path(__file__).resolve().parent
 CASES_DIR = EVALS_DIR / "cases"
 SCENARIOS_DIR = EVALS_DIR / "scenarios"
 PHOTOS_DIR = EVALS_DIR / "fixtures" / "photos"
+# The JSON Schemas of the run record and of the case and scenario files (`python -m evals schema`).
+SCHEMAS_DIR = EVALS_DIR / "schemas"
 
 DEFAULT_CONCURRENCY = 4  # items in flight at once (a local model: one per server slot)
 DEFAULT_WORKSPACE_PORT = 8010
@@ -242,5 +244,5 @@ def settings_page() -> str:
 
 
 __all__ = ["CASES_DIR", "DEFAULT_CONCURRENCY", "EVALS_DIR", "PHOTOS_DIR", "PROJECT_ROOT",
-           "SCENARIOS_DIR", "SETTINGS_PAGE", "EvalSettings", "EvalSettingsError", "conninfo",
-           "eval_settings", "settings_page"]
+           "SCENARIOS_DIR", "SCHEMAS_DIR", "SETTINGS_PAGE", "EvalSettings", "EvalSettingsError",
+           "conninfo", "eval_settings", "settings_page"]

@@ -18,6 +18,7 @@
     python -m evals prompt [--as ROLE] [--page PATH] [--selection NAMES] [--json]
     python -m evals draft [--as ROLE] [--page PATH] [--capability NAME] [--count 8] [--out F]
     python -m evals from-conversations | workspace | mcp | settings [--write]
+    python -m evals schema [--check | --print NAME]
     python -m evals cache stats | cache clear [--model ID] [--expired]
 
 Every run flag has an environment variable (EVAL_CASES, EVAL_GROUPS, EVAL_MODEL,
@@ -44,6 +45,7 @@ from evals.cli import (
     report,
     retrieval,
     run,
+    schema,
     settings,
     versions,
     workspace,
@@ -52,7 +54,7 @@ from evals.cli.common import CliError
 from evals.settings import EvalSettingsError
 
 GROUPS = (run, versions, impact, report, calibration, rejudge, labels, retrieval, authoring,
-          workspace, mcp, settings, cache)
+          workspace, mcp, settings, schema, cache)
 
 
 def parser() -> argparse.ArgumentParser:
