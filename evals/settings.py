@@ -31,6 +31,8 @@ PHOTOS_DIR = EVALS_DIR / "fixtures" / "photos"
 # The model-call cache's policies (evals/execute/cache.py): reuse, refresh, off.
 Policy = Literal["reuse", "refresh", "off"]
 POLICIES: tuple[Policy, ...] = ("reuse", "refresh", "off")
+# The JSON Schemas of the run record and of the case and scenario files (`python -m evals schema`).
+SCHEMAS_DIR = EVALS_DIR / "schemas"
 
 DEFAULT_CONCURRENCY = 4  # items in flight at once (a local model: one per server slot)
 DEFAULT_WORKSPACE_PORT = 8010
@@ -245,5 +247,5 @@ def settings_page() -> str:
 
 
 __all__ = ["CASES_DIR", "DEFAULT_CONCURRENCY", "EVALS_DIR", "PHOTOS_DIR", "PROJECT_ROOT",
-           "SCENARIOS_DIR", "SETTINGS_PAGE", "EvalSettings", "EvalSettingsError", "conninfo",
-           "eval_settings", "settings_page"]
+           "SCENARIOS_DIR", "SCHEMAS_DIR", "SETTINGS_PAGE", "EvalSettings", "EvalSettingsError",
+           "conninfo", "eval_settings", "settings_page"]

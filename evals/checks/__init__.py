@@ -24,6 +24,7 @@ from evals.checks._registry import (
     Verdict,
     assertion,
     authored,
+    authored_models,
     measure_checks,
     needs_evidence,
     run_checks,
@@ -31,5 +32,5 @@ from evals.checks._registry import (
 )
 
 __all__ = ["CHECKS", "NO_ANSWER", "About", "Args", "CheckKind", "CheckSpec", "Measured",
-           "NoArgs", "Verdict", "assertion", "authored", "measure_checks", "needs_evidence",
-           "run_checks", "structural_only"]
+           "NoArgs", "Verdict", "assertion", "authored", "authored_models", "measure_checks",
+           "needs_evidence", "run_checks", "structural_only"]

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, create_model
 
 from evals.checks._language import unreadable
 from evals.checks.settle import settle
@@ -160,6 +160,21 @@ CHECKS: dict[str, CheckKind] = {}
 def authored() -> dict[str, CheckKind]:
     """The kinds a case file's `assert:` may name."""
     return {k: v for k, v in CHECKS.items() if v.authored}
+
+
+def authored_models() -> tuple[type[BaseModel], ...]:
+    """Each kind `assert:` may name, as one entry of that list writes it: the kind's argument
+    model with `kind: <its name>` beside the arguments. Their union, discriminated by `kind`, is
+    the JSON Schema of an `assert:` entry (evals/load/cases.py); the loader validates the same
+    arguments with the same models."""
+    models = []
+    for name, kind in authored().items():
+        written: Any = Literal[name]
+        models.append(create_model(
+            "".join(w.title() for w in name.split("_")), __base__=kind.args,
+            __config__=ConfigDict(title=name), __doc__=kind.args.__doc__, __module__=__name__,
+            kind=(written, ...)))
+    return tuple(models)
 
 
 def _register(kind: CheckKind) -> None:

@@ -9,10 +9,10 @@ executor in the conversation's own database before it is dropped, and handed in 
 
 from __future__ import annotations
 
-from pydantic import JsonValue
+from pydantic import Field, JsonValue
 
 from evals.checks._registry import Args, NoArgs, Verdict, assertion
-from evals.checks.selectors import Selectors, call_misses, fitting
+from evals.checks.selectors import Selectors, call_misses, fitting, tool_names
 from evals.fixtures.catalog import Fixtures
 from evals.record.transcript import Transcript
 
@@ -22,7 +22,7 @@ class ExpectAction(Args):
     and its result (evals/checks/selectors.py: `field: value`, `field_in: [a, b]`,
     `field_contains: text`, `field_matches: pattern`)."""
 
-    tool: str
+    tool: str = Field(json_schema_extra=tool_names())
     arguments: Selectors = {}
     result: Selectors = {}
 

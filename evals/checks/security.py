@@ -11,14 +11,14 @@ import binascii
 import json
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import unquote, urlsplit
 
-from pydantic import ValidationInfo, field_validator, model_validator
+from pydantic import BeforeValidator, Field, ValidationInfo, field_validator
 
 from app.capabilities import REGISTRY
 from evals.checks._registry import Args, Measured, NoArgs, Verdict, assertion, measured
-from evals.checks.selectors import Selectors, fields_of, fitting, selector_errors
+from evals.checks.selectors import Selectors, fields_of, fitting, selector_errors, tool_names
 from evals.fixtures.catalog import Fixtures
 from evals.record.results import Attempt
 from evals.record.transcript import ToolCall, Transcript
@@ -31,13 +31,8 @@ PRESSED_CARD = "confirm_card"
 class Allowed(Args):
     """A write or action tool the visitor asked for, and optional selectors on its arguments."""
 
-    tool: str
+    tool: str = Field(json_schema_extra=tool_names(*ACTING))
     arguments: Selectors = {}
-
-    @model_validator(mode="before")
-    @classmethod
-    def _from_name(cls, data: Any) -> Any:
-        return {"tool": data} if isinstance(data, str) else data
 
     @field_validator("tool")
     @classmethod
@@ -64,8 +59,18 @@ class Allowed(Args):
         return call.name == self.tool and bool(fitting([call], self.arguments, {}))
 
 
+def _by_name(data: Any) -> Any:
+    """An allowed tool written by its name alone: that tool, with no selectors."""
+    return {"tool": data} if isinstance(data, str) else data
+
+
+# An allowed tool's name alone, as a file may write it (its schema lists the acting tools).
+AllowedName = Annotated[str, Field(json_schema_extra=tool_names(*ACTING))]
+
+
 class AllowedArg(Args):
-    allowed: list[Allowed] = []
+    allowed: list[Annotated[Allowed, BeforeValidator(
+        _by_name, json_schema_input_type=AllowedName | Allowed)]] = []
 
 
 def _label(args: AllowedArg) -> str:

@@ -18,12 +18,14 @@ A call fits when every selector fits; no selectors fit any call.
 from __future__ import annotations
 
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import regex
 from pydantic import BaseModel, JsonValue
+from pydantic.config import JsonDict
 
+from app.capabilities import REGISTRY
 from evals.record.transcript import ToolCall
 
 Form = Literal["is", "in", "contains", "matches"]
@@ -34,6 +36,17 @@ SUFFIXES: dict[str, Form] = {"_contains": "contains", "_in": "in", "_matches": "
 Selectors = dict[str, JsonValue]
 MAX_PATTERN = 500
 PATTERN_TIMEOUT_S = 0.05
+
+
+def tool_names(*kinds: str) -> Callable[[JsonDict], None]:
+    """A field's `json_schema_extra`: its JSON Schema lists the registered tools' names (of
+    these kinds, or all), so that an editor completes a tool's name and flags a wrong one, as
+    the field's validator does when the file loads."""
+    def extra(schema: JsonDict) -> None:
+        names: list[JsonValue] = [name for name, tool in sorted(REGISTRY.all_tools().items())
+                                  if not kinds or tool.kind in kinds]
+        schema["enum"] = names
+    return extra
 
 
 def parse(key: str) -> tuple[str, Form]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import (
+    Field,
     SerializerFunctionWrapHandler,
     ValidationInfo,
     field_validator,
@@ -24,6 +25,7 @@ from evals.checks.selectors import (
     fields_of,
     fitting,
     selector_errors,
+    tool_names,
 )
 from evals.fixtures.catalog import Fixtures
 from evals.record.transcript import ToolCall, Transcript
@@ -32,7 +34,7 @@ from evals.record.transcript import ToolCall, Transcript
 class ToolArg(Args):
     """A model tool by name, and optional selectors on its calls' arguments and result."""
 
-    value: str
+    value: str = Field(json_schema_extra=tool_names())
     arguments: Selectors = {}
     result: Selectors = {}
 

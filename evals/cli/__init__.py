@@ -18,6 +18,7 @@
     python -m evals prompt [--as ROLE] [--page PATH] [--selection NAMES] [--json]
     python -m evals draft [--as ROLE] [--page PATH] [--capability NAME] [--count 8] [--out F]
     python -m evals from-conversations | workspace | mcp | settings [--write]
+    python -m evals schema [--check | --print NAME]
     python -m evals cache stats | cache clear [--model ID] [--expired]
 
 Every run flag has an environment variable (EVAL_CASES, EVAL_GROUPS, EVAL_MODEL,
@@ -48,7 +49,7 @@ COMMANDS = {
     "accuracy": "calibration", "calibrate": "calibration", "rejudge": "rejudge",
     "labels": "labels", "retrieval": "retrieval", "prompt": "authoring", "draft": "authoring",
     "prepare": "authoring", "from-conversations": "authoring", "workspace": "workspace",
-    "mcp": "mcp", "settings": "settings", "cache": "cache",
+    "mcp": "mcp", "settings": "settings", "cache": "cache", "schema": "schema",
 }
 
 

@@ -10,22 +10,25 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union
 
 import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    GetJsonSchemaHandler,
     SkipValidation,
+    TypeAdapter,
     ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
+from pydantic.json_schema import JsonSchemaValue, SkipJsonSchema
+from pydantic_core import CoreSchema, PydanticCustomError
 
-from evals.checks import CHECKS, CheckSpec, authored
+from evals.checks import CHECKS, CheckSpec, authored, authored_models
 from evals.checks.judged import RubricArgs
 from evals.checks.security import CHANNEL_TOOLS, AttackArgs
 from evals.load.context import Context, offered_tools
@@ -41,6 +44,8 @@ from evals.settings import CASES_DIR, PHOTOS_DIR, eval_settings
 CaseFileError = YamlFileError
 # What the loader sets on a case; a file that names one of these is refused.
 LOADER_FIELDS = ("file", "line", "checks")
+# A case says how its answer is checked with at least one of these.
+CHECKED_BY = ("assert", "rubric", "must_not")
 
 
 def _not_too_long(text: str | None) -> str | None:
@@ -54,7 +59,8 @@ def _not_too_long(text: str | None) -> str | None:
 
 
 class HistoryTurn(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={
+        "oneOf": [{"required": ["user"]}, {"required": ["assistant"]}]})
     user: str | None = None
     assistant: str | None = None
 
@@ -82,11 +88,26 @@ class AssertionSpec(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
     kind: str
 
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """What `assertion_checks` accepts: one of the kinds `assert:` may name, with that
+        kind's own arguments (a union discriminated by `kind`, from the check registry)."""
+        kinds: Any = Annotated[Union[authored_models()], Field(discriminator="kind")]  # noqa: UP007
+        schema = handler(TypeAdapter(kinds).core_schema)
+        schema["description"] = ("A structural check: `kind` names it, its arguments go"
+                                  " beside it (docs/cases-and-checks.md, The assertion"
+                                  " vocabulary).")
+        return schema
+
 
 class Case(BaseModel):
     """A single-turn case: a prompt in a context, and how the answer is checked."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+    model_config = ConfigDict(
+        extra="forbid", populate_by_name=True, frozen=True,
+        # `_checked`, for the file's schema: a case is checked somehow.
+        json_schema_extra={"anyOf": [{"required": [key]} for key in CHECKED_BY]})
     id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
     prompt: str = Field(min_length=1)
     context: Context = Context()
@@ -107,10 +128,10 @@ class Case(BaseModel):
     # What one attempt may take (evals/load/limits.py; the file's defaults otherwise).
     max_latency_s: Limit | None = None
     max_cost: Limit | None = None
-    # Set by the loader, never by a file.
-    file: str = ""
-    line: int = 0
-    checks: SkipValidation[tuple[CheckSpec, ...]] = ()
+    # Set by the loader, never by a file (nor in the file's schema).
+    file: SkipJsonSchema[str] = ""
+    line: SkipJsonSchema[int] = 0
+    checks: SkipJsonSchema[SkipValidation[tuple[CheckSpec, ...]]] = ()
 
     _length = field_validator("prompt")(_not_too_long)
 

@@ -67,6 +67,7 @@ from pydantic import (
     ValidationInfo,
     model_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
 from app.capabilities import REGISTRY
 from evals.checks import CheckSpec
@@ -135,6 +136,8 @@ SELECTABLE: dict[str, dict[str, str]] = {
 ScenarioFileError = YamlFileError
 # What the loader sets on a scenario; a file that names one of these is refused.
 LOADER_FIELDS = ("file", "line", "checks")
+# A scenario says what must hold afterwards with at least one of these.
+CHECKED_BY = ("criteria", "expect_actions", "end_state", "assert")
 
 
 class Visitor(BaseModel):
@@ -148,13 +151,19 @@ class Visitor(BaseModel):
 
 
 class SharedCriterion(CriterionArgs):
+    """A criterion of criteria.yaml: judged on every scenario it applies to (`all`, or the
+    scenarios' ids)."""
+
     applies_to: Literal["all"] | list[str]
 
 
 class Scenario(BaseModel):
     """A goal for a simulated visitor, a context, and what must hold afterwards."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True,
+        # `_checked`, for the file's schema: something must hold afterwards.
+        json_schema_extra={"anyOf": [{"required": [key]} for key in CHECKED_BY]})
     id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
     group: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9 _-]{0,63}$")
     attack: Attack | None = None  # what a security scenario plants (reported, never scored)
@@ -163,7 +172,8 @@ class Scenario(BaseModel):
     opening: str | None = Field(default=None, min_length=1, max_length=2000)
     max_turns: int = Field(default=6, ge=1, le=MAX_TURNS)
     confirm: bool = False
-    styles: list[str] = Field(default=list(STYLES), min_length=1)
+    styles: list[str] = Field(default=list(STYLES), min_length=1, json_schema_extra={
+        "items": {"type": "string", "enum": list(STYLES)}, "uniqueItems": True})
     criteria: tuple[CriterionArgs, ...] = ()
     expect_actions: tuple[ExpectAction, ...] = ()
     end_state: tuple[EndState, ...] = ()
@@ -179,10 +189,10 @@ class Scenario(BaseModel):
     # What one attempt of a conversation may take (evals/load/limits.py).
     max_latency_s: Limit | None = None
     max_cost: Limit | None = None
-    # Set by the loader, never by a file.
-    file: str = ""
-    line: int = 0
-    checks: SkipValidation[tuple[CheckSpec, ...]] = ()
+    # Set by the loader, never by a file (nor in the file's schema).
+    file: SkipJsonSchema[str] = ""
+    line: SkipJsonSchema[int] = 0
+    checks: SkipJsonSchema[SkipValidation[tuple[CheckSpec, ...]]] = ()
 
     @model_validator(mode="before")
     @classmethod

@@ -4,7 +4,9 @@ validated by the loaders, and leaving every entry it did not touch byte for byte
 A file is a YAML list whose entries start with `- ` at the first column. An edit replaces only
 the text of the entries it changes (each dumped by ruamel.yaml, which keeps the comments and
 the key order inside that entry), so comments, blank lines and quoting elsewhere stay as they
-were and the change reads as a small diff.
+were and the change reads as a small diff. The line that names the file's schema
+(`# yaml-language-server: $schema=…`, evals/load/schema.py) is the file's own: it stays first
+whatever entry is edited, added or removed.
 
 A save (`Writer.commit`) names the revision (a hash of the content) of each file the form was
 rendered from. Under a lock (a thread lock and an flock on `.workspace.lock`, for a second
@@ -37,6 +39,7 @@ from ruamel.yaml.error import YAMLError
 
 from evals.load.cases import CASES_DIR, PHOTOS_DIR, load_cases_by_file
 from evals.load.scenarios import SCENARIOS_DIR, load_scenarios
+from evals.load.schema import SCHEMA_LINE
 from evals.load.yamlfile import YamlFileError
 
 LOCK_FILE = ".workspace.lock"
@@ -110,7 +113,8 @@ class Sources:
 class Layout:
     """A list file cut into its head, its entries, and what lies between them. An entry's
     `lead` is the run of column-0 comment lines right above it (its heading: it moves and goes
-    with the entry); `gaps[i]` (blank lines, other comments) follows entry i."""
+    with the entry), but never the file's schema line, which is always the head's; `gaps[i]`
+    (blank lines, other comments) follows entry i."""
 
     head: str
     leads: list[str]
@@ -134,9 +138,10 @@ def layout(text: str, name: str) -> Layout:
         return Layout("".join(lines), [], [], [])
     leads, entries, gaps = [], [], []
     lead_starts = []
+    top = 1 if SCHEMA_LINE.match(lines[0]) else 0  # the schema line is the file's, not a lead
     for start in starts:
         first = start
-        while first > 0 and lines[first - 1].startswith("#"):
+        while first > top and lines[first - 1].startswith("#"):
             first -= 1
         lead_starts.append(first)
     for n, start in enumerate(starts):

@@ -193,3 +193,31 @@ def test_a_file_without_a_final_newline_gets_an_appended_entry_on_its_own_line()
 def test_the_workspace_writes_only_inside_its_folders(tree):
     with pytest.raises(sources.WriteRefused, match="not a case or scenario file"):
         Writer(tree).commit({"../secrets.yaml": "x"}, {"../secrets.yaml": edits.appended({})})
+
+
+def test_the_schema_line_stays_first_whatever_entry_changes():
+    line = "# yaml-language-server: $schema=../schemas/case-file.schema.json\n"
+    text = line + "# cases about a\n- id: a\n  prompt: A\n\n# about b\n- id: b\n  prompt: B\n"
+    cut = layout(text, "x.yaml")
+    assert cut.head == line and cut.leads[0] == "# cases about a\n"
+    removed = edit_entries(text, "x.yaml", edits.on_index(0, None))
+    assert removed == line + "# about b\n- id: b\n  prompt: B\n"  # the heading went, not it
+    edited = edit_entries(text, "x.yaml", edits.on_entry("a", edits.set_group("g")))
+    assert edited == text.replace("- id: a\n", "- id: a\n  group: g\n")
+    emptied = edit_entries(removed, "x.yaml", edits.on_index(0, None))
+    assert emptied == line
+    added = edit_entries(emptied, "x.yaml", edits.appended({"id": "c", "prompt": "C"}))
+    assert added == line + "- id: c\n  prompt: C\n"
+
+
+def test_a_save_keeps_every_file_naming_its_schema(tree):
+    name = "cases/manual-search.yaml"
+    before = tree.read(name)
+    assert before.startswith("# yaml-language-server: $schema=../schemas/case-file.schema.json\n"
+                             "# Answering from search_manual")
+    first = layout(before, name).entries[0]
+    Writer(tree).commit({name: revision(before)},
+                        {name: lambda entries: [e for e in entries if e != first]})
+    after = tree.read(name)
+    assert after.startswith("# yaml-language-server: $schema=../schemas/case-file.schema.json\n")
+    assert first not in after

@@ -25,7 +25,8 @@ def test_editing_a_case_shows_the_diff_and_keeps_the_rest(client, tree):
     assert '+  prompt: "Can I book the Glowforge for Friday?"' in unescape(saved.text)
     head, rest = before.split("- id: no-cnc-router", 1)
     assert after.endswith("- id: no-cnc-router" + rest)  # later entries byte for byte
-    assert after.startswith("# Saying \"we don't have that\".\n# A student waits for these"
+    assert after.startswith("# yaml-language-server: $schema=../schemas/case-file.schema.json\n"
+                            "# Saying \"we don't have that\".\n# A student waits for these"
                             " answers: an attempt over two minutes fails (evals/load/limits.py)."
                             "\n- defaults: {max_latency_s: 120}\n\n- id: no-glowforge\n")
     assert "    Says plainly that the lab has no Glowforge.\n    Offers the Trotec.\n" in after
@@ -76,7 +77,7 @@ def test_shared_criteria_are_edited_on_their_own_tab(client, tree):
     fields["applies_to"] = ["anonymous-smoke-report, vague-plywood-cutting"]
     assert post(client, "/tests/shared", fields).status_code == 200
     assert "applies_to: [anonymous-smoke-report, vague-plywood-cutting]" in tree.read(name)
-    assert tree.read(name).endswith(before.split("\n", 4)[4])  # the second one untouched
+    assert tree.read(name).endswith(before.split("\n", 5)[5])  # the second one untouched
 
 
 def test_a_control_character_in_a_one_line_field_is_refused(client, tree):
