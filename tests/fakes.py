@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from app.chat.declared import Declared
 from app.chat.models import ModelCallError
 from app.chat.reply import ModelReply, ToolCallRequest, Usage
 
@@ -25,7 +26,7 @@ def call(name: str, _id: str | None = None, **arguments: Any) -> ModelReply:
     )
 
 
-class ScriptedModel:
+class ScriptedModel(Declared):
     """Replays a script of replies; records every request it was sent."""
 
     def __init__(self, *steps: Step, model_id: str = "scripted/fake", repeat: bool = False):

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from app.chat import model_info
+from app.chat.declared import Declared
 from app.chat.openai_wire import (
     OPENAI_BASE,
     OpenAICompatModel,
@@ -31,9 +32,46 @@ LOCAL_MAX_TOKENS = 768
 
 
 class ChatModel(Protocol):
-    """What the loop, the judge and the evals need of a model."""
+    """What the loop, the judge and the evals need of a model: its calls, and what it declares
+    of itself (app/chat/declared.py), which callers read and never probe for."""
 
     model_id: str
+
+    @property
+    def on_retry(self) -> Callable[[BaseException], None] | None:
+        """Told of every transient failure before it is retried."""
+        ...
+
+    @on_retry.setter
+    def on_retry(self, listener: Callable[[BaseException], None] | None) -> None: ...
+
+    @property
+    def accepts_pdf(self) -> bool:
+        """It takes PDF file parts (a manual's pages attached as they are)."""
+        ...
+
+    @property
+    def accepts_images(self) -> bool:
+        """It takes image input (a visitor's photo)."""
+        ...
+
+    @property
+    def max_tokens(self) -> int | None:
+        """The reply cap it is called with (None: the provider's own)."""
+        ...
+
+    @property
+    def api_base(self) -> str | None:
+        """The address it is served at, when one is configured."""
+        ...
+
+    def identity(self) -> dict[str, Any]:
+        """What decides its replies beside the request (the call cache's key): never a key."""
+        ...
+
+    def price(self) -> tuple[float, float] | None:
+        """(input, output) USD per token; None when unknown (a local model's), never zero."""
+        ...
 
     async def complete(
         self,
@@ -80,7 +118,7 @@ def _as_provider_error(exc: BaseException) -> ProviderError:
                          retry_after_s=after)
 
 
-class LiteLLMModel:
+class LiteLLMModel(Declared):
     """A model behind litellm (any provider id, or an OpenAI-compatible base URL)."""
 
     def __init__(
@@ -108,9 +146,12 @@ class LiteLLMModel:
         self.on_retry: Callable[[BaseException], None] | None = None
 
     @property
-    def accepts_pdf(self) -> bool:
-        """Whether litellm knows this model to take PDF file parts."""
-        return model_info.supports_pdf(self.model_id)
+    def max_tokens(self) -> int | None:
+        return self._max_tokens
+
+    @property
+    def api_base(self) -> str | None:
+        return self._api_base
 
     def identity(self) -> dict[str, Any]:
         """What decides this model's replies beside the request (the call cache's key): never

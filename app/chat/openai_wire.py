@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import aiohttp
 
-from app.chat import model_info, text_tool_calls
+from app.chat import text_tool_calls
+from app.chat.declared import Declared
 from app.chat.reply import ModelReply, ToolCallRequest, Usage
 from app.chat.retry import ProviderError, call_with_retries, parse_retry_after
 from app.chat.text_tool_calls import adapt
@@ -177,7 +178,7 @@ def _timings(data: dict[str, Any]) -> tuple[int, int, int]:
             int(float(t.get("predicted_ms") or 0)))
 
 
-class OpenAICompatModel:
+class OpenAICompatModel(Declared):
     """A chat model behind an OpenAI-compatible /chat/completions endpoint."""
 
     def __init__(self, model_id: str, *, api_base: str, api_key: str | None, timeout_s: float,
@@ -208,8 +209,12 @@ class OpenAICompatModel:
         return f"OpenAICompatModel({self.model_id!r}, api_base={self._api_base!r})"
 
     @property
-    def accepts_pdf(self) -> bool:
-        return model_info.supports_pdf(self.model_id)
+    def max_tokens(self) -> int | None:
+        return self._max_tokens
+
+    @property
+    def api_base(self) -> str | None:
+        return self._api_base
 
     def identity(self) -> dict[str, Any]:
         """What decides this model's replies beside the request (the call cache's key): never

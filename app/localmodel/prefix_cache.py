@@ -139,11 +139,13 @@ def pool_for(root: str, slots: int) -> SlotPool:
 
 class PinnedModel:
     """The embedded model with each request pinned to a slot whose prefix comes from disk
-    when it can. It is a ChatModel: the same `complete` as the model it wraps."""
+    when it can. It is a ChatModel: the same `complete` as the model it wraps, and what that
+    model declares (app.chat.declared.Wrapping says the same for the wrappers above this
+    floor, which this one may not import)."""
 
     def __init__(self, inner: Any, root: str, pool: SlotPool, cache: PrefixCache,
                  model_sha: str, post: Callable[..., Any] | None = None) -> None:
-        self._inner = inner
+        self.model = inner
         self.model_id = inner.model_id
         self._root = root.rstrip("/")
         self._pool = pool
@@ -152,14 +154,35 @@ class PinnedModel:
         self._keys: dict[str, str] = cache.keys
         self._post = post or _post
 
-    def __getattr__(self, name: str) -> Any:  # accepts_pdf, on_retry, …
-        return getattr(self._inner, name)
+    @property
+    def accepts_pdf(self) -> bool:
+        return bool(self.model.accepts_pdf)
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "on_retry":
-            setattr(self._inner, name, value)
-        else:
-            super().__setattr__(name, value)
+    @property
+    def accepts_images(self) -> bool:
+        return bool(self.model.accepts_images)
+
+    @property
+    def max_tokens(self) -> int | None:
+        return self.model.max_tokens  # type: ignore[no-any-return]
+
+    @property
+    def api_base(self) -> str | None:
+        return self.model.api_base  # type: ignore[no-any-return]
+
+    @property
+    def on_retry(self) -> Callable[[BaseException], None] | None:
+        return self.model.on_retry  # type: ignore[no-any-return]
+
+    @on_retry.setter
+    def on_retry(self, listener: Callable[[BaseException], None] | None) -> None:
+        self.model.on_retry = listener
+
+    def identity(self) -> dict[str, Any]:
+        return dict(self.model.identity())
+
+    def price(self) -> tuple[float, float] | None:
+        return self.model.price()  # type: ignore[no-any-return]
 
     async def key(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
                   ) -> str:
@@ -187,7 +210,7 @@ class PinnedModel:
             key = await self.key(messages, tools)
         except (OSError, RuntimeError, KeyError, ValueError, aiohttp.ClientError) as exc:
             self._cache.failed(f"prefix key: {exc}")
-            return await self._inner.complete(messages, tools, **kw)
+            return await self.model.complete(messages, tools, **kw)
         slot = await self._pool.take(key)
         try:
             if self._pool.held[slot] != key and self._cache.has(key):
@@ -196,7 +219,7 @@ class PinnedModel:
                     self._cache.touch(key)
                     self._cache.hits += 1
             self._pool.held[slot] = None  # the request rewrites the slot, whatever happens
-            reply = await self._inner.complete(messages, tools, slot=slot, **kw)
+            reply = await self.model.complete(messages, tools, slot=slot, **kw)
             self._pool.held[slot] = key
             if not self._cache.has(key):
                 await self._save(slot, key, messages, tools)

@@ -77,7 +77,7 @@ async def serve_turn(
             raise ClientError(404, f"no conversation {conversation_id!r}") from None
     turn = await prepare_turn(db, settings, identity=identity, page=page, text=text,
                               history=history, photos=photos, manuals=manuals,
-                              accepts_pdf=getattr(model, "accepts_pdf", False))
+                              accepts_pdf=model.accepts_pdf)
     # Photos are stored first so a tool can refer to them; removed again if the turn fails.
     await store_photos(db, photos, identity)
     try:

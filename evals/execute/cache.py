@@ -35,7 +35,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.chat.declared import Wrapping
 from app.chat.model_info import price_per_token
+from app.chat.models import ChatModel
 from app.chat.reply import ModelReply, ToolCallRequest, Usage
 from app.db import Database
 from evals.record.call_cache import CachedReply, CallCache, Entry
@@ -111,19 +113,10 @@ def sample(repetition: int, attempt: int, run_id: str | None = None) -> Iterator
         _SAMPLE.reset(token)
 
 
-def identity(model: Any) -> dict[str, Any]:
-    """What decides a model's replies beside the request: its transport's own account
-    (`identity()`), through any wrapper (a guard's `model`); else its id."""
-    seen = 0
-    while seen < 10:
-        described = getattr(model, "identity", None)
-        if callable(described):
-            return dict(model.identity())
-        inner = getattr(model, "model", None)
-        if inner is None or isinstance(inner, str):
-            break
-        model, seen = inner, seen + 1
-    return {"model": getattr(model, "model_id", repr(type(model)))}
+def identity(model: ChatModel) -> dict[str, Any]:
+    """What decides a model's replies beside the request, as the model declares it (a
+    wrapper declares the inner model's)."""
+    return dict(model.identity())
 
 
 _SHA256 = re.compile(r"[0-9a-fA-F]{64}")
@@ -244,11 +237,11 @@ def reply_from(data: dict[str, Any]) -> ModelReply:
     return ModelReply(content=content, tool_calls=calls, usage=usage, finish_reason=finish)
 
 
-class Cached:
+class Cached(Wrapping):
     """A model (any ChatModel, usually a guard) whose calls go through the call cache: the
     same interface. A replay costs no model call, no concurrency slot and no cost."""
 
-    def __init__(self, model: Any, cache: CallCache, *, job: str, run_id: str | None,
+    def __init__(self, model: ChatModel, cache: CallCache, *, job: str, run_id: str | None,
                  policy: Policy = "reuse", blob_base: str | None = None) -> None:
         self.model = model
         self.model_id: str = model.model_id
@@ -260,9 +253,6 @@ class Cached:
         self.blob_base = blob_base.rstrip("/") if blob_base else None
         self._identity = identity(model)
         self._pinned = pinned(self._identity)
-
-    def __getattr__(self, name: str) -> Any:  # accepts_pdf, max_tokens, a guard's state, …
-        return getattr(self.model, name)
 
     async def complete(self, messages: list[dict[str, Any]],
                        tools: list[dict[str, Any]] | None = None, **kw: Any) -> Any:

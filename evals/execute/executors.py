@@ -112,8 +112,7 @@ class AppTurn:
         env = setup.env
         if env is None:
             raise RuntimeError("the app path needs the eval environment")
-        composed = await compose_case(env, case,
-                                      accepts_pdf=getattr(setup.model, "accepts_pdf", False))
+        composed = await compose_case(env, case, accepts_pdf=setup.model.accepts_pdf)
         if setup.frozen is not None:
             apply_frozen(composed, setup.frozen, case.context.key)
         if case.tool_responses:  # after the frozen agent's tools: those are stubs again

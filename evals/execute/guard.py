@@ -26,7 +26,9 @@ import re
 from collections import deque
 from typing import Any
 
+from app.chat.declared import Wrapping
 from app.chat.model_info import info, price_per_token
+from app.chat.models import ChatModel
 from app.chat.retry import ProviderError
 
 BREAKER_AFTER = 5
@@ -148,11 +150,11 @@ class Spend:
             self._settled.set()
 
 
-def max_output_tokens(model: Any) -> int | None:
+def max_output_tokens(model: ChatModel) -> int | None:
     """The most tokens one reply of the model can hold: the limit it is called with, else
     litellm's metadata for the model; None when neither says."""
-    configured = getattr(model, "max_tokens", None)
-    if isinstance(configured, int) and configured > 0:
+    configured = model.max_tokens
+    if configured is not None and configured > 0:
         return configured
     entry = info(model.model_id)
     limit = entry.get("max_output_tokens") or entry.get("max_tokens")
@@ -186,10 +188,10 @@ def _pdf_pages(message: dict[str, Any]) -> int:
     return pages
 
 
-class CallGuard:
+class CallGuard(Wrapping):
     """A ChatModel that guards another one (same interface)."""
 
-    def __init__(self, model: Any, concurrency: int, *, max_cost_usd: float | None = None,
+    def __init__(self, model: ChatModel, concurrency: int, *, max_cost_usd: float | None = None,
                  spend: Spend | None = None, stop: asyncio.Event | None = None,
                  breaker_after: int = BREAKER_AFTER, listen_to_retries: bool = True) -> None:
         self.model = model
@@ -203,16 +205,12 @@ class CallGuard:
         self.rate_limited = 0
         self.cost_usd = 0.0  # this guard's own calls
         self.cost_unknown = price_per_token(self.model_id) is None
-        if listen_to_retries and hasattr(model, "on_retry"):
+        if listen_to_retries:
             model.on_retry = self._on_retry
 
     @property
     def max_cost_usd(self) -> float | None:
         return self.spend.max_cost_usd
-
-    @property
-    def accepts_pdf(self) -> bool:
-        return bool(getattr(self.model, "accepts_pdf", False))
 
     @property
     def cost_cap_reached(self) -> bool:

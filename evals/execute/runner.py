@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from app.chat.model_info import price_per_token, supports_vision
+from app.chat.model_info import price_per_token
 from app.chat.models import ChatModel
 from app.chat.reply import Usage as ReplyUsage
 from app.chat.retry import ModelCallError, retry_wait_s
@@ -273,7 +273,7 @@ def prefix_key(item: EvalItem) -> tuple[str, str, bool]:
 
 def skip_reason(item: EvalItem, model: ChatModel, vision: bool | None) -> str | None:
     if item.photos:
-        can_see = vision if vision is not None else supports_vision(model.model_id)
+        can_see = vision if vision is not None else model.accepts_images
         if not can_see:
             return (f"{model.model_id} takes no image input, by litellm's model info (set"
                     " EVAL_VISION=1 to send photos anyway)")

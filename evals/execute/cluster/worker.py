@@ -165,7 +165,7 @@ class ShardWorker:
         models = [v.model for v in self.variants] + [self.visitor] + \
             [self.judge.model if self.judge else None]
         await _answering({base for m in models
-                          if (base := getattr(m, "_api_base", None)) is not None})
+                          if m is not None and (base := m.api_base) is not None})
         return self.name
 
     async def run_shard(self, shard: Shard, done: Mapping[tuple[str, str, int], str]

@@ -155,7 +155,7 @@ async def test_a_cache_failure_costs_time_never_the_request(tmp_path):
         fake.fail_restore = True
         model = pinned(base, tmp_path)
         reply = await model.complete(ask("two"), [])
-        broken = PinnedModel(model._inner, "http://127.0.0.1:9", SlotPool(1),
+        broken = PinnedModel(model.model, "http://127.0.0.1:9", SlotPool(1),
                              PrefixCache(tmp_path, 10**9), "sha-1")  # no server for keys
         reply_without_key = await broken.complete(ask("three"), [])
     assert reply.content == "ok" and reply_without_key.content == "ok"

@@ -1,3 +1,4 @@
+from app.chat.declared import Declared
 from app.chat.models import LiteLLMModel
 from evals.checks import CHECKS, About, CheckSpec
 from evals.checks.judged import CriterionArgs
@@ -82,7 +83,7 @@ async def test_adversarial_replies_do_not_move_the_verdict(env):
 
 
 async def test_a_judge_that_raises_is_an_error_and_the_run_goes_on(env):
-    class Broken:
+    class Broken(Declared):
         model_id = "broken"
 
         async def complete(self, *args, **kwargs):

@@ -5,6 +5,7 @@ test_responses.py)."""
 import psycopg
 import pytest
 
+from app.chat.declared import Declared
 from evals.checks.scenario import EndState
 from evals.execute.conversation import (
     STOP,
@@ -176,7 +177,7 @@ async def test_a_proposal_has_the_same_id_in_every_run_of_a_conversation(env, tm
     assert other != ids[0] and repeatable_ids("another-conversation")() == other
 
 
-class Judge:
+class Judge(Declared):
     """A scripted judge: the verdict per criterion statement."""
 
     def __init__(self, verdicts):

@@ -3,6 +3,7 @@ attachment hint and image parts, the QR reader or the scenario's codes, the stor
 its tools refer to), the visitor told which message carries them, the photo checks on the
 conversation, and the skip where the chat model takes no images."""
 
+from app.chat.declared import Declared
 from evals.execute.compose import load_photo
 from evals.execute.conversation import STOP, visitor_says
 from evals.execute.runner import run_suite, skip_reason
@@ -170,14 +171,14 @@ async def test_a_photo_conversation_is_skipped_where_the_model_takes_no_images(e
                                      " info (set EVAL_VISION=1 to send photos anyway)")
     assert model.requests == [] and visitor.requests == []
 
-    class Named:
+    class Named(Declared):
         model_id = "openai/gpt-4o"
 
     assert skip_reason(item, Named(), None) is None  # litellm says it sees images
     assert skip_reason(item_of(tmp_path, MINIMAL), model, False) is None  # no photos
 
 
-class PassingJudge:
+class PassingJudge(Declared):
     """A scripted judge that passes every criterion."""
 
     model_id = "scripted/judge"

@@ -2,6 +2,7 @@ import textwrap
 
 import pytest
 
+from app.chat.declared import Declared
 from app.chat.models import ModelCallError
 from evals.checks import CHECKS
 from evals.execute.executors import Setup
@@ -141,7 +142,7 @@ async def test_photo_case_is_skipped_for_a_model_without_image_input(env, cases)
     ("anthropic/claude-sonnet-4-5", True), ("openai/gpt-4o", True),
     ("openai/gpt-3.5-turbo", False), ("openai/qwen2.5-coder-1.5b-instruct", False)])
 def test_vision_is_decided_by_litellm_model_info(cases, model_id, sees):
-    class Named:
+    class Named(Declared):  # litellm's model information decides what it declares
         def __init__(self, model_id):
             self.model_id = model_id
 

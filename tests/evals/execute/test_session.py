@@ -1,5 +1,6 @@
 import pytest
 
+from app.chat.declared import Declared
 from evals.execute.agent import FrozenAgentError, agent_info, all_contexts
 from evals.execute.session import Prepared, Version, run_versions
 from evals.record.fingerprint import FrozenContext
@@ -58,7 +59,7 @@ async def test_a_run_whose_database_freezes_stops_in_bounded_time_saying_why(
     monkeypatch.setattr(env_module, "ENV_TIMEOUT_S", 1.0)
     cs = cases("honest-absence,lab-identity")
 
-    class Slow:
+    class Slow(Declared):
         model_id = "scripted/fake"
 
         def __init__(self, proxy):
