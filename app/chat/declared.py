@@ -1,6 +1,7 @@
-"""What a chat model declares of itself (app/chat/models.py ChatModel): whether it takes PDFs
-and images, the reply cap it is called with, where it is served, what decides its replies
-besides the request, its price. Callers read these; none probes a model for them.
+"""The chat model's seam (ChatModel, which app/chat/models.py makes by job) and what a model
+declares of itself: whether it takes PDFs and images, the reply cap it is called with, where
+it is served, what decides its replies besides the request, its price. Callers read these;
+none probes a model for them.
 
 `Declared` gives a model that knows no better its declarations from its id (litellm's model
 information); `Wrapping` gives a model that wraps another (a guard, the call cache, a pinned
@@ -9,14 +10,65 @@ local model) the inner model's, so a wrapper is a ChatModel like the model it wr
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from app.chat import model_info
-
-if TYPE_CHECKING:
-    from app.chat.models import ChatModel
+from app.chat.reply import ModelReply
 
 Retried = Callable[[BaseException], None]
+
+
+class ChatModel(Protocol):
+    """What the loop, the judge and the evals need of a model: its calls, and what it declares
+    of itself (app/chat/declared.py), which callers read and never probe for."""
+
+    model_id: str
+
+    @property
+    def on_retry(self) -> Callable[[BaseException], None] | None:
+        """Told of every transient failure before it is retried."""
+        ...
+
+    @on_retry.setter
+    def on_retry(self, listener: Callable[[BaseException], None] | None) -> None: ...
+
+    @property
+    def accepts_pdf(self) -> bool:
+        """It takes PDF file parts (a manual's pages attached as they are)."""
+        ...
+
+    @property
+    def accepts_images(self) -> bool:
+        """It takes image input (a visitor's photo)."""
+        ...
+
+    @property
+    def max_tokens(self) -> int | None:
+        """The reply cap it is called with (None: the provider's own)."""
+        ...
+
+    @property
+    def api_base(self) -> str | None:
+        """The address it is served at, when one is configured."""
+        ...
+
+    def identity(self) -> dict[str, Any]:
+        """What decides its replies beside the request (the call cache's key): never a key."""
+        ...
+
+    def price(self) -> tuple[float, float] | None:
+        """(input, output) USD per token; None when unknown (a local model's), never zero."""
+        ...
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        temperature: float | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+        response_format: dict[str, Any] | None = None,
+    ) -> ModelReply: ...
 
 
 class Declared:

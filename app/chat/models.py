@@ -6,9 +6,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from app.chat import model_info
+from app.chat.declared import ChatModel as ChatModel  # the seam, where callers look for it
 from app.chat.declared import Declared
 from app.chat.openai_wire import (
     OPENAI_BASE,
@@ -29,59 +30,6 @@ if TYPE_CHECKING:
 LOCAL_API_KEY = "local-no-key"
 # A small local model can ramble; an answer past this is cut (it costs ~30 s on 2 cores).
 LOCAL_MAX_TOKENS = 768
-
-
-class ChatModel(Protocol):
-    """What the loop, the judge and the evals need of a model: its calls, and what it declares
-    of itself (app/chat/declared.py), which callers read and never probe for."""
-
-    model_id: str
-
-    @property
-    def on_retry(self) -> Callable[[BaseException], None] | None:
-        """Told of every transient failure before it is retried."""
-        ...
-
-    @on_retry.setter
-    def on_retry(self, listener: Callable[[BaseException], None] | None) -> None: ...
-
-    @property
-    def accepts_pdf(self) -> bool:
-        """It takes PDF file parts (a manual's pages attached as they are)."""
-        ...
-
-    @property
-    def accepts_images(self) -> bool:
-        """It takes image input (a visitor's photo)."""
-        ...
-
-    @property
-    def max_tokens(self) -> int | None:
-        """The reply cap it is called with (None: the provider's own)."""
-        ...
-
-    @property
-    def api_base(self) -> str | None:
-        """The address it is served at, when one is configured."""
-        ...
-
-    def identity(self) -> dict[str, Any]:
-        """What decides its replies beside the request (the call cache's key): never a key."""
-        ...
-
-    def price(self) -> tuple[float, float] | None:
-        """(input, output) USD per token; None when unknown (a local model's), never zero."""
-        ...
-
-    async def complete(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-        *,
-        temperature: float | None = None,
-        tool_choice: str | dict[str, Any] | None = None,
-        response_format: dict[str, Any] | None = None,
-    ) -> ModelReply: ...
 
 
 def supports_vision(model_id: str) -> bool:

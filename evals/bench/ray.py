@@ -147,9 +147,7 @@ async def distributed(items: list[Any], bases: list[str], slots: int,
         last[0] = time.perf_counter()
         finished.append(result.id)
         if kill_after is not None and len(finished) == kill_after:
-            import ray
-
-            ray.kill(figures.handles[0], no_restart=True)
+            figures.handles[0].kill()
 
     started = time.perf_counter()
     await run_on_cluster(plan, None, items, [Variant("run", _model(bases[0]))],

@@ -1,6 +1,6 @@
-"""The run's cost cap as one budget for every worker: a Ray actor holds the run's Spend, and
-each worker's guards reserve and settle through it, under the worker's actor id, so that what
-a lost worker had reserved is given back."""
+"""The run's cost cap as one budget for every worker: an actor (a Ray actor) holds the run's
+Spend, and each worker's guards reserve and settle through it, under the worker's name (where
+the driver put it), so that what a lost worker had reserved is given back."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ import asyncio
 from collections import Counter
 from typing import Any
 
+from evals.execute.cluster.transport import Actor
 from evals.execute.guard import Spend
 
 
 class Budget:
-    """The run's one Spend (made a Ray actor by the driver): a reservation waits here, in
+    """The run's one Spend (made an actor by the driver): a reservation waits here, in
     one place, for the calls in flight on every worker."""
 
     def __init__(self, max_cost_usd: float | None) -> None:
@@ -55,16 +56,17 @@ class SharedSpend(Spend):
     """A worker's view of the run's budget: every reservation is the Budget actor's; the cost
     seen here is the whole run's as of the last answer, never only this worker's."""
 
-    def __init__(self, budget: Any, max_cost_usd: float | None, owner: str = "") -> None:
+    def __init__(self, budget: Actor, max_cost_usd: float | None, owner: str = "") -> None:
         super().__init__(max_cost_usd)
         self.budget = budget
-        self.owner = owner  # the worker's actor id
+        self.owner = owner  # the worker's name
         self._telling: set[asyncio.Task[None]] = set()
 
     async def reserve(self, worst_usd: float, stop: asyncio.Event) -> bool:
         if stop.is_set():
             return False
-        fits, self.cost_usd, refused = await self.budget.reserve.remote(self.owner, worst_usd)
+        fits, self.cost_usd, refused = await self.budget.call("reserve", self.owner,
+                                                              worst_usd)
         self.refused = self.refused or refused
         if fits:
             self.in_flight += 1
@@ -72,10 +74,10 @@ class SharedSpend(Spend):
 
     def settle(self, worst_usd: float, cost_usd: float) -> None:
         self.in_flight -= 1
-        self._tell(self.budget.settle.remote(self.owner, worst_usd, cost_usd), cost_usd)
+        self._tell(self.budget.call("settle", self.owner, worst_usd, cost_usd), cost_usd)
 
     def add(self, cost_usd: float) -> None:
-        self._tell(self.budget.add.remote(cost_usd), cost_usd)
+        self._tell(self.budget.call("add", cost_usd), cost_usd)
 
     def _tell(self, answer: Any, cost_usd: float) -> None:
         self.cost_usd += cost_usd  # until the budget's answer says the whole run's

@@ -1,7 +1,7 @@
-"""A worker of a distributed run: one per node, made a Ray actor by the driver. It owns that
-node's harness (a database of its own, the blob server for the manuals, and the embedded model
-server when the run uses it) and runs the same runner code as a run in one process, over the
-shards the driver hands it, streaming each finished item back."""
+"""A worker of a distributed run: one per node, made an actor (a Ray actor) by the driver. It
+owns that node's harness (a database of its own, the blob server for the manuals, and the
+embedded model server when the run uses it) and runs the same runner code as a run in one
+process, over the shards the driver hands it, streaming each finished item back."""
 
 from __future__ import annotations
 
@@ -20,11 +20,13 @@ import psycopg
 from app import embed
 from app.chat.models import ChatModel, model_for_job
 from app.db import connect, resolve_conninfo
+from app.embed import Embedder
 from app.localmodel import local_model_settings
 from app.settings import Settings
 from evals.execute.cache import CacheUse, call_cache
 from evals.execute.cluster.shards import Shard
 from evals.execute.cluster.spend import SharedSpend
+from evals.execute.cluster.transport import Actor
 from evals.execute.env import EvalEnv, eval_env
 from evals.execute.guard import Spend
 from evals.execute.runner import Variant, run_variants
@@ -90,7 +92,9 @@ class WorkerSpec:
     rule: RepeatRule | None
     cache: Policy
     max_cost_usd: float | None = None
-    budget: Any = None  # the Budget actor's handle, with a cost cap
+    budget: Actor | None = None  # the Budget actor, with a cost cap
+    owner: str = ""  # where the worker is, the name its share of the budget is kept under
+    embedder: Embedder | None = None  # None: the real one (embed.default_embedder)
 
 
 async def _reachable(conninfo: str) -> bool:
@@ -117,13 +121,6 @@ async def _answering(bases: set[str]) -> None:
                                    f" ({type(exc).__name__})") from exc
 
 
-def _actor_id() -> str:
-    """This worker's actor id, under which the run's budget keeps its reservations."""
-    import ray  # a worker runs in a Ray actor: Ray is there, and imported already
-
-    return str(ray.get_runtime_context().get_actor_id() or "")
-
-
 class ShardWorker:
     """One node's harness and runner (a Ray actor: `start`, then `run_shard` for each shard,
     `halt` to stop, `close` at the end)."""
@@ -139,7 +136,7 @@ class ShardWorker:
         self.visitor: ChatModel | None = None
         self.cache = CacheUse(None, "off")
         self.limit = asyncio.Semaphore(spec.concurrency)
-        self.spend: Spend = SharedSpend(spec.budget, spec.max_cost_usd, _actor_id()) \
+        self.spend: Spend = SharedSpend(spec.budget, spec.max_cost_usd, spec.owner) \
             if spec.budget is not None else Spend(spec.max_cost_usd)
         self.items_run = 0
 
@@ -150,7 +147,7 @@ class ShardWorker:
                                                                   spec.local_model))
         server = spec.server if await _reachable(spec.server) else \
             await asyncio.to_thread(resolve_conninfo, None, settings.data_dir)
-        embedder = embed.default_embedder()
+        embedder = spec.embedder or embed.default_embedder()
         self.env = await self._stack.enter_async_context(eval_env(server, settings, embedder))
         if spec.cache != "off":
             store = await self._stack.enter_async_context(RunStore.open(server))

@@ -1,21 +1,22 @@
-"""A run spread over a local Ray instance with two workers, against a scripted model server:
-the same statuses as in one process, a killed worker's items run elsewhere and counted once,
-a worker that cannot start is named, and a stopped run is resumed to the end."""
+"""A run spread over two workers, against a scripted model server: the same statuses as in
+one process (on a local Ray instance), and, with the workers in this process (the fake
+transport: the driver's and the workers' own code, only the process boundary faked), a killed
+worker's items run elsewhere and counted once, a worker that cannot start is named, a stopped
+run is resumed to the end, and the agent recorded is the one a run in one process records."""
 
 from pathlib import Path
 
 import pytest
-import ray
 
 from app.chat.openai_wire import OpenAICompatModel
+from app.embed import HashEmbedder
 from app.settings import Settings
 from evals.execute.cluster import ClusterError, ClusterPlan, Figures, cluster_runner, run_on_cluster
 from evals.execute.runner import Variant, run_variants
 from evals.execute.session import Controls, Prepared, Version
+from tests.evals.execute.cluster.fake_transport import FakeTransport
 from tests.evals.execute.helpers import cases, plan
 from tests.fake_openai import completion, fake_openai_server
-
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 ANSWER = "We don't have that machine. The lab's Form 4 and Trotec Speedy 400 are here."
 NOWHERE = "http://127.0.0.1:9/v1"  # the discard port: nothing answers HTTP there
@@ -23,10 +24,19 @@ NOWHERE = "http://127.0.0.1:9/v1"  # the discard port: nothing answers HTTP ther
 
 @pytest.fixture(scope="module")
 def local_ray():
+    import ray
+
     ray.init(num_cpus=2, include_dashboard=False, object_store_memory=96 << 20,
              log_to_driver=False, configure_logging=False)
     yield
     ray.shutdown()
+
+
+@pytest.fixture
+async def transport():
+    fake = FakeTransport()
+    yield fake
+    await fake.aclose()
 
 
 def slow(seconds):
@@ -41,11 +51,15 @@ def settings_for(tmp_path: Path, base: str) -> Settings:
 
 
 def cluster(tmp_path, base, server_conninfo, **more) -> ClusterPlan:
+    """Two workers, whose embedder is the tests' stand-in, as a run in one process here has."""
     return ClusterPlan(**{"address": "local:2", "settings": settings_for(tmp_path, base),
                           "local_model": False, "server": server_conninfo,
-                          "refs": {"run": None}, **more})
+                          "refs": {"run": None}, "embedder": HashEmbedder(), **more})
 
 
+# The one test on a real Ray instance (its workers in processes of their own), end to end.
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")
 async def test_the_cluster_gives_the_statuses_one_process_gives(local_ray, env, tmp_path,
                                                                  server_conninfo):
     items = cases("honest-absence,catalog-lookup")  # the demo and the large lab's phases
@@ -59,9 +73,10 @@ async def test_the_cluster_gives_the_statuses_one_process_gives(local_ray, env, 
             streamed.append((label, result.id))
 
         figures = Figures()
-        there = await run_on_cluster(cluster(tmp_path, base, server_conninfo), None, items,
-                                     [Variant("run", model)], concurrency=4, on_done=on_done,
-                                     figures=figures)
+        # The real embedder, loaded on each Ray worker, as a distributed run has it.
+        there = await run_on_cluster(cluster(tmp_path, base, server_conninfo, embedder=None),
+                                     None, items, [Variant("run", model)], concurrency=4,
+                                     on_done=on_done, figures=figures)
     assert {r.id: r.status for r in there["run"]} == {r.id: r.status for r in here["run"]}
     assert [r.id for r in there["run"]] == [i.id for i in items]  # the files' order
     assert sorted(i for _, i in streamed) == sorted(i.id for i in items)  # each once
@@ -70,7 +85,7 @@ async def test_the_cluster_gives_the_statuses_one_process_gives(local_ray, env, 
 
 
 async def test_a_killed_worker_s_items_run_on_another_and_each_is_counted_once(
-        local_ray, tmp_path, server_conninfo, capsys):
+        transport, tmp_path, server_conninfo, capsys):
     items = cases("honest-absence,catalog-lookup")
     figures = Figures()
     streamed: list[str] = []
@@ -78,14 +93,14 @@ async def test_a_killed_worker_s_items_run_on_another_and_each_is_counted_once(
     async def on_done(label, result):
         streamed.append(result.id)
         if len(streamed) == 2:  # mid-run: one worker's process is gone
-            ray.kill(figures.handles[0], no_restart=True)
+            figures.handles[0].kill()
 
     with fake_openai_server(slow(0.3)) as (base, _):
         model = OpenAICompatModel("openai/fake", api_base=base, api_key="x", retries=0,
                                   timeout_s=30)
         there = await run_on_cluster(cluster(tmp_path, base, server_conninfo), None, items,
                                      [Variant("run", model)], concurrency=2, on_done=on_done,
-                                     figures=figures)
+                                     figures=figures, transport=transport)
     assert sorted(streamed) == sorted(i.id for i in items)  # none lost, none twice
     assert [r.id for r in there["run"]] == [i.id for i in items]
     assert len(figures.lost) == 1
@@ -93,24 +108,26 @@ async def test_a_killed_worker_s_items_run_on_another_and_each_is_counted_once(
 
 
 async def test_a_worker_that_cannot_start_is_named_and_the_run_goes_on(
-        local_ray, tmp_path, server_conninfo, capsys):
+        transport, tmp_path, server_conninfo, capsys):
     items = cases("no-glowforge,no-cnc-router")
     with fake_openai_server(slow(0.01)) as (base, _):
         model = OpenAICompatModel("openai/fake", api_base=base, api_key="x", retries=0,
                                   timeout_s=30)
         plan_ = cluster(tmp_path, base, server_conninfo, model_bases=(base, NOWHERE))
-        there = await run_on_cluster(plan_, None, items, [Variant("run", model)])
+        there = await run_on_cluster(plan_, None, items, [Variant("run", model)],
+                                     transport=transport)
         assert sorted(r.id for r in there["run"]) == sorted(i.id for i in items)
         err = capsys.readouterr().err
         assert "could not start" in err and f"the model server {NOWHERE} does not answer" in err
         nobody = cluster(tmp_path, base, server_conninfo, model_bases=(NOWHERE,))
         with pytest.raises(ClusterError, match="no worker could start: worker 1: .*does not"
                                                " answer"):
-            await run_on_cluster(nobody, None, items, [Variant("run", model)])
+            await run_on_cluster(nobody, None, items, [Variant("run", model)],
+                                 transport=transport)
 
 
 async def test_a_stopped_distributed_run_keeps_what_finished_and_resumes_to_the_end(
-        local_ray, env, store, settings, tmp_path, server_conninfo):
+        transport, env, store, settings, tmp_path, server_conninfo):
     items = cases("honest-absence,catalog-lookup")
     p = plan(items)
     with fake_openai_server(slow(0.2)) as (base, _):
@@ -126,7 +143,7 @@ async def test_a_stopped_distributed_run_keeps_what_finished_and_resumes_to_the_
                 controls.stop.set()  # as Ctrl-C does
 
         runner = cluster_runner(cluster(tmp_path, base, server_conninfo,
-                                        refs={"current": None}))
+                                        refs={"current": None}), transport=transport)
         from evals.execute.session import run_versions
         from evals.record.run import Models, RunSettings
 
@@ -147,10 +164,8 @@ async def test_a_stopped_distributed_run_keeps_what_finished_and_resumes_to_the_
     assert sorted(r.id for r in stored.cases) == sorted(i.id for i in items)  # once each
 
 
-
 async def test_a_distributed_run_records_the_agent_one_process_records(
-        local_ray, server_conninfo, store, settings, tmp_path):
-    from app.embed import HashEmbedder
+        transport, server_conninfo, store, settings, tmp_path):
     from evals.execute.env import eval_env
     from evals.execute.session import run_versions
     from evals.record.run import Models, RunSettings
@@ -162,7 +177,7 @@ async def test_a_distributed_run_records_the_agent_one_process_records(
         model = OpenAICompatModel("openai/fake", api_base=base, api_key="x", retries=0,
                                   timeout_s=30)
         runner = cluster_runner(cluster(tmp_path, base, server_conninfo,
-                                        refs={"current": None}))
+                                        refs={"current": None}), transport=transport)
         agents = []
         for execute in ({}, {"execute": runner}):
             # A fresh environment each: the driver's seeds the large lab as its phase comes.

@@ -4,6 +4,7 @@ a waiting reservation, and a worker's view tells the budget every cost."""
 import asyncio
 
 from evals.execute.cluster.spend import Budget, SharedSpend
+from tests.evals.execute.cluster.fake_transport import LocalActor
 
 
 async def test_a_lost_worker_s_reservations_are_given_back():
@@ -29,32 +30,15 @@ async def test_a_stop_refuses_a_reservation_waiting_for_room():
     assert (await asyncio.wait_for(waiting, 1))[0] is False
 
 
-class _Remote:
-    """A Ray actor handle's shape over a local object: `handle.method.remote(...)`."""
-
-    def __init__(self, target):
-        self.target = target
-
-    def __getattr__(self, name):
-        method = getattr(self.target, name)
-
-        class Call:
-            @staticmethod
-            def remote(*args):
-                return asyncio.ensure_future(method(*args))
-
-        return Call
-
-
 async def test_a_worker_s_view_tells_the_budget_every_cost_reserved_or_not():
-    budget = Budget(max_cost_usd=1.0)
-    one, two = SharedSpend(_Remote(budget), 1.0, "w1"), SharedSpend(_Remote(budget), 1.0, "w2")
+    budget = LocalActor(Budget(max_cost_usd=1.0))  # an actor's shape, in this process
+    one, two = SharedSpend(budget, 1.0, "w1"), SharedSpend(budget, 1.0, "w2")
     stop = asyncio.Event()
     assert await one.reserve(0.4, stop)
     one.settle(0.4, 0.3)
     two.add(0.2)  # a call with no worst case (no price bound) counts too
     await asyncio.sleep(0.01)
-    assert budget.spend.cost_usd == 0.5
+    assert budget.target.spend.cost_usd == 0.5
     assert await two.reserve(0.1, stop) and two.cost_usd == 0.5  # the whole run's, not its own
     stop.set()
     assert not await one.reserve(0.1, stop)
