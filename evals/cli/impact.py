@@ -19,6 +19,7 @@ from evals.cli.common import (
 )
 from evals.cli.run import plan_for, visitor_for
 from evals.execute.agent import agent_settings, all_contexts
+from evals.execute.impact import Baseline, impact, last_baseline, run_baseline
 from evals.judge import MAKERSPACE
 from evals.judge.setup import JudgeSetup
 from evals.judge.trust import JudgesFileError, trust
@@ -29,14 +30,7 @@ from evals.load.selection import select_items
 from evals.record.fingerprint import PlanInfo, Selection
 from evals.record.repetitions import RepeatRule
 from evals.record.store import RunStore, StoreError
-from evals.report.impact import (
-    NO_BASELINE,
-    Baseline,
-    impact,
-    last_baseline,
-    render,
-    run_baseline,
-)
+from evals.report.impact import NO_BASELINE, render
 from evals.settings import eval_settings
 
 # A server address the embedded model's ids resolve under: the impact needs a model's id,
