@@ -26,16 +26,17 @@ _WHERE = {
     "list_points": "points", "Compared": "pairing", "compare": "pairing",
     "compare_runs": "pairing", "Gated": "gating", "gate": "gating", "Rescored": "assess",
     "Rejudged": "assess", "rescore": "assess", "rejudge": "assess",
-    "Calibrated": "calibrating", "calibrate": "calibrating",
+    "Calibrated": "calibrating", "calibrate": "calibrating", "impact": "impact",
 }
-_NAMED = {"calibrate": "calibrate_judge"}  # exported under another name than its module's
+# exported under another name than its module's
+_NAMED = {"calibrate": "calibrate_judge", "impact": "what_changes"}
 _ELSEWHERE = {"Selection": "evals.record.fingerprint", "RepeatRule": "evals.record.repetitions"}
 
 __all__ = [
     "ApiError", "Calibrated", "Compared", "Gated", "JudgeChoice", "Rejudged", "RepeatRule",
     "Rescored", "RunOptions", "RunResult", "Selection", "calibrate", "compare", "compare_runs",
-    "gate", "list_points", "load_point", "point_from_run", "rejudge", "rerun_failed", "rescore",
-    "resume", "run", "save_point",
+    "gate", "impact", "list_points", "load_point", "point_from_run", "rejudge", "rerun_failed",
+    "rescore", "resume", "run", "save_point",
 ]
 
 
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from evals.api.calibrating import calibrate_judge as calibrate
     from evals.api.errors import ApiError
     from evals.api.gating import Gated, gate
+    from evals.api.impact import what_changes as impact
     from evals.api.options import JudgeChoice, RunOptions
     from evals.api.pairing import Compared, compare, compare_runs
     from evals.api.points import list_points, load_point, point_from_run, save_point

@@ -12,6 +12,7 @@ from typing import Any
 
 from evals.checks import CheckSpec
 from evals.fixtures.lab_catalog import Catalog
+from evals.load.fixture_data import data_digests
 from evals.load.items import EvalItem
 from evals.record.fingerprint import JudgePlan, PlanInfo, Selection, VisitorPlan, digest
 from evals.record.repetitions import RepeatRule
@@ -73,7 +74,8 @@ def plan_info(items: Sequence[EvalItem], *, judge_model: str | None,
     its full prompt template and pack, the simulated visitor (its model and instructions, when
     the plan has conversations), the repetitions (and the rule that stops them, whose MAX is
     `repeat`) and the harness. `settling`: the narrow questions (kind -> prompt hash) a trusted
-    judge settles undecided checks with, and so the judge's model too."""
+    judge settles undecided checks with, and so the judge's model too. Beside it, outside the
+    hash, the digest of each fixture record a request may carry (fixture_data.py)."""
     if repeat_rule is not None and repeat_rule.max != repeat:
         raise ValueError(f"the repeat rule's MAX {repeat_rule.max} is not repeat {repeat}")
     by_id = {i.id: digest(i.content()) for i in sorted(items, key=lambda i: i.id)}
@@ -103,4 +105,5 @@ def plan_info(items: Sequence[EvalItem], *, judge_model: str | None,
         material["settling"] = {"model": judge_model, "questions": dict(sorted(settling.items()))}
     return PlanInfo(fingerprint=digest(material), cases=by_id, fixtures=fixtures, judge=judge,
                     visitor=visitor if talks else None, repeat=repeat, harness=harness,
-                    selection=selection, repeat_rule=repeat_rule)
+                    selection=selection, repeat_rule=repeat_rule,
+                    inputs=data_digests(catalogs))

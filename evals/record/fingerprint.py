@@ -98,6 +98,10 @@ class PlanInfo(BaseModel):
     selection: Selection | None = None  # how the items were chosen: not part of the hash
     # `--repeat auto[:MAX]`: the rule that stopped each case (None: every case ran `repeat`).
     repeat_rule: RepeatRule | None = None
+    # The fixture data a request may carry, record by record (a manual, a catalogue record, a
+    # ticket, a person: evals/load/fixture_data.py) -> its digest; not part of the hash, as
+    # the files they are written in are. Empty: a plan recorded before they were kept.
+    inputs: dict[str, str] = {}
 
     @property
     def repeats(self) -> str:

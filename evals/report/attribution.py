@@ -1,16 +1,19 @@
 """Why items moved between two versions: for each improved or regressed item, what changed for
 its context (the capability fragments of its system prompt, its tool schemas, the chat model,
 the agent's settings), the moved items grouped by the change they share. The diff is impact's
-(evals/report/impact.py); a context is the one each result records it ran in."""
+(evals/execute/impact/), said as impact says it (evals/report/diff.py); a context is the one
+each result records it ran in."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from evals.record.comparison import Attribution, Change, FragmentDiff, Outcome, ToolDiff
+from evals.execute.impact import context_diff, settings_words, where_of
+from evals.record.comparison import Attribution, Change, Outcome
 from evals.record.fingerprint import AgentInfo
 from evals.record.run import RunRecord
-from evals.report.impact import context_diff, id_list, settings_words, where_of, wheres
+from evals.report.diff import diff_lines
+from evals.report.impact import id_list, wheres
 
 MOVED: tuple[Outcome, ...] = ("regressed", "improved")
 
@@ -54,13 +57,8 @@ def change_for(before: AgentInfo | None, now: AgentInfo | None, key: str | None)
                       unknown=f"the current agent has no context {key!r}")
     prompt, tools, order_changed = context_diff(before.contexts.get(key), context,
                                                 now.fragments_in(key))
-    return Change(
-        model=model, settings=settings, new_context=key not in before.contexts,
-        prompt=tuple(FragmentDiff(capability=f.capability, diff=f.diff, more=f.more)
-                     for f in prompt),
-        tools=tuple(ToolDiff(name=t.name, capability=t.capability, what=t.what, diff=t.diff,
-                             more=t.more) for t in tools),
-        order_changed=order_changed)
+    return Change(model=model, settings=settings, new_context=key not in before.contexts,
+                  prompt=prompt, tools=tools, order_changed=order_changed)
 
 
 def headline(group: Attribution) -> str:
@@ -71,22 +69,6 @@ def headline(group: Attribution) -> str:
     where = wheres([where_of(k) for k in group.contexts])
     return ", ".join(moved) + (f" · {'; '.join(where)}" if where else "") + \
         f": {group.change.describe()}"
-
-
-def diff_lines(change: Change) -> list[str]:
-    """The change's diff, per capability and per tool, as impact shows it."""
-    out: list[str] = []
-    for f in change.prompt:
-        out.append(f"{f.capability}:")
-        out += [f"  {line}" for line in f.diff]
-        if f.more:
-            out.append(f"  … {f.more} more changed line(s)")
-    for t in change.tools:
-        out.append(f"tool {t.name} ({t.capability or 'no capability registers it'}): {t.what}")
-        out += [f"  {line}" for line in t.diff]
-        if t.more:
-            out.append(f"  … {t.more} more changed line(s)")
-    return out
 
 
 def render(groups: Sequence[Attribution]) -> list[str]:

@@ -22,9 +22,10 @@ from evals.record.run import RunRecord
 from evals.record.transcript import Turn
 from evals.report.assessments import assessments_html
 from evals.report.attacks import attack_counts
-from evals.report.attribution import diff_lines, headline
+from evals.report.attribution import headline
 from evals.report.compare import by_item, reasons, statuses
 from evals.report.console import totals_line
+from evals.report.diff import diff_lines
 
 # A check's reason quotes what it is about between curly quotes (“…”) or plain ones.
 _QUOTED = re.compile(r"“([^”]{3,})”|\"([^\"]{3,})\"")

@@ -55,6 +55,23 @@ def test_impact_against_a_point_with_another_model_and_an_edited_selection(capsy
 
 
 @pytest.mark.usefixtures("cli")
+def test_a_changed_ticket_is_a_changed_request_not_a_plan_note(capsys, monkeypatch):
+    import evals.load.fixture_data as fixture_data
+
+    assert main(["point", "save", "base", *SELECTION]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(fixture_data, "EVAL_TICKETS", [
+        ("form-4", "Resin tank film clouded", "Tank 2 is milky.")])
+    assert main(["impact", *SELECTION, "--against", "base"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1:] == [
+        "contexts: 0 of 1 changed",
+        "inputs changed (what a request carries besides its context):",
+        "  ticket #2 changed: 2 cases (no-glowforge, no-cnc-router)",
+        "this change touches 2 of 2 items (1 ticket changed); 0 untouched"]
+
+
+@pytest.mark.usefixtures("cli")
 def test_an_unknown_against_is_exit_2_naming_both_what_it_is_not(capsys):
     assert main(["impact", *SELECTION, "--against", "zzz"]) == 2
     err = capsys.readouterr().err

@@ -29,7 +29,7 @@ async def test_a_capability_fragment_changes_the_agent_not_the_plan(env, monkeyp
 def test_the_chat_model_s_temperature_is_part_of_the_agent_and_unset_hashes_as_before():
     from app.settings import Settings
     from evals.execute.agent import agent_settings
-    from evals.report.impact import settings_words
+    from evals.execute.impact import settings_words
 
     git = ("abc", False)
     unset = agent_settings(Settings(model_temperature=None))
