@@ -8,8 +8,9 @@ RAY_STAMP := $(VENV)/.installed-ray
 # The browser tests drive Debian's chromium (Playwright's own browsers are not downloaded).
 CHROMIUM := /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# Checked with mypy --strict: the run record, the run store and the runner.
-STRICT := evals/record evals/execute/runner.py
+# Checked with mypy --strict: the run record, the run store, and the runner with an item's
+# attempt and retries.
+STRICT := evals/record evals/execute/runner.py evals/execute/retries.py evals/execute/attempt.py
 
 .PHONY: test test-fast eval serve workspace lint typecheck check clean bench-manuals bench-catalog \
 	bench-evals bench-local \

@@ -30,7 +30,8 @@ from evals.execute.cache import identity
 from evals.execute.cluster import ClusterError, ClusterPlan, check_address, cluster_runner
 from evals.execute.conversation import visitor_prompt_hash
 from evals.execute.endpoint import skip_reason
-from evals.execute.runner import MAX_ATTEMPTS, run_variants
+from evals.execute.retries import MAX_ATTEMPTS
+from evals.execute.runner import run_variants
 from evals.execute.session import AgentChanged, Controls, Version, prepared, run_versions
 from evals.judge.questions import QUESTIONS
 from evals.judge.setup import JudgeSetup

@@ -1,7 +1,6 @@
-"""Control flow: execute → check → retry once → classify, under one concurrency limit.
-
-The statuses are defined in evals/record/results.py; the executors in executors.py; the checks
-in evals/checks/. Every item, case or conversation, goes the same way.
+"""Scheduling a run: every item, `repeat` times, for every variant (an agent version), under
+one concurrency limit, catalogue by catalogue, until a stop or the cost cap; each item's
+attempts, retries and status come from retries.py.
 """
 
 from __future__ import annotations
@@ -11,46 +10,24 @@ import atexit
 import functools
 import gc
 import sys
-import time
-import traceback
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from app.chat.model_info import price_per_token
 from app.chat.models import ChatModel
-from app.chat.reply import Usage as ReplyUsage
-from app.chat.retry import ModelCallError, retry_wait_s
-from evals.checks import NO_ANSWER, measure_checks, run_checks
-from evals.execute.cache import CacheUse, Tally, cached, sample
+from evals.execute.cache import CacheUse, cached
 from evals.execute.env import EvalEnv
-from evals.execute.executors import EXECUTORS, Execution, Setup
+from evals.execute.executors import Setup
 from evals.execute.guard import CallGuard, Spend
-from evals.fixtures.catalog import fixtures_for
+from evals.execute.retries import result_of, run_item
 from evals.fixtures.lab_catalog import CATALOGS, Catalog
 from evals.judge.setup import JudgeSetup
 from evals.load.items import EvalItem
 from evals.record.fingerprint import FrozenContext
 from evals.record.repetitions import RepeatRule
-from evals.record.results import (
-    NOT_CALLED,
-    Attempt,
-    Calls,
-    CaseResult,
-    CheckResult,
-    Usage,
-    classify,
-    counted_status,
-)
-from evals.record.transcript import Transcript
+from evals.record.results import Attempt, CaseResult, counted_status
 from evals.settings import DEFAULT_CONCURRENCY
 
-MAX_ATTEMPTS = 2  # one retry
-# Tries of one attempt lost to provider errors (after the model's own retries) before the
-# attempt is given up as an ERROR. A guard's refusal (NOT_CALLED) and a request the provider
-# refused are not tried again: neither would answer otherwise.
-PROVIDER_REATTEMPTS = 1
-NOT_RETRIED = (*NOT_CALLED, "refused")
 GRACE_S = 5.0  # how long in-flight items may finish once a run is told to stop
 
 OnDone = Callable[[str, CaseResult], Awaitable[None]]
@@ -80,190 +57,6 @@ def _freeze_what_lives() -> None:
     over two plain runs). At exit they are handed back, to be finalised as before."""
     gc.freeze()
     atexit.register(gc.unfreeze)
-
-
-def attempt_cost(model_id: str, prompt_tokens: int, completion_tokens: int) -> float | None:
-    """The attempt's price from litellm's price data; None when the model has no price."""
-    prices = price_per_token(model_id)
-    if prices is None:
-        return None
-    return prompt_tokens * prices[0] + completion_tokens * prices[1]
-
-
-def _usage(execution: Execution) -> Usage:
-    u, visitor = execution.usage, execution.visitor_usage
-    return Usage(prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens,
-                 cut_at_cap=u.cut, cached_tokens=u.cached_tokens, prefill_ms=u.prefill_ms,
-                 generation_ms=u.generation_ms,
-                 visitor_tokens=visitor.prompt_tokens + visitor.completion_tokens
-                 if visitor is not None else 0)
-
-
-def _elapsed_ms(started: float) -> int:
-    return int((time.perf_counter() - started) * 1000)
-
-
-async def attempt(item: EvalItem, setup: Setup, judge: JudgeSetup | None = None,
-                  executor: str | None = None, *, repetition: int = 1, number: int = 1,
-                  run_id: str | None = None) -> Attempt:
-    """One attempt of an item by its executor (or the variant's), then its checks: one sample
-    (`repetition`, attempt `number`) of every model it calls, which the call cache keys by
-    and keeps under `run_id` (the variant's run)."""
-    with sample(repetition, number, run_id) as tally:
-        done = await _attempt(item, setup, judge, executor)
-    done = _with_calls(done, tally, setup.model.model_id)
-    if done.error is not None:
-        return done
-    # Latency and cost are known only now, with the calls counted: the measured checks last.
-    return done.model_copy(update={"checks": [*done.checks,
-                                              *measure_checks(item.checks, done)]})
-
-
-# The jobs whose calls are inside an attempt's measured latency (a judge's come after it, in
-# the checks): a replayed one adds what it took when made (evals/checks/spend.py).
-TIMED_JOBS = ("chat", "visitor")
-
-
-def _with_calls(done: Attempt, tally: Tally, model_id: str) -> Attempt:
-    """The attempt with its model calls counted: a replayed call's tokens, cost and latency
-    apart from what was spent and measured."""
-    if not tally.made and not tally.replayed:
-        return done
-    chat = tally.replayed_by_job.get("chat", ReplyUsage())
-    visitor = tally.replayed_by_job.get("visitor", ReplyUsage())
-    prompt, completion = chat.prompt_tokens, chat.completion_tokens
-    u = done.usage
-    # What this run spent: a replayed reply's tokens and the server's timings of it are the
-    # run that made it's (`cut` stays: it says what the answer is).
-    usage = u.model_copy(update={
-        "prompt_tokens": max(0, u.prompt_tokens - prompt),
-        "completion_tokens": max(0, u.completion_tokens - completion),
-        "cached_tokens": max(0, u.cached_tokens - chat.cached_tokens),
-        "prefill_ms": max(0, u.prefill_ms - chat.prefill_ms),
-        "generation_ms": max(0, u.generation_ms - chat.generation_ms),
-        "visitor_tokens": max(0, u.visitor_tokens - visitor.prompt_tokens
-                              - visitor.completion_tokens)})
-    calls = Calls(made=tally.made, replayed=tally.replayed,
-                  replayed_prompt_tokens=tally.replayed_prompt_tokens,
-                  replayed_completion_tokens=tally.replayed_completion_tokens,
-                  replayed_cost_usd=_replayed_cost(tally, model_id, prompt, completion),
-                  replayed_from=sorted(tally.runs),
-                  replayed_timed=sum(tally.replayed_calls_by_job.get(j, 0) for j in TIMED_JOBS),
-                  replayed_latency_ms=_replayed_ms(tally))
-    update: dict[str, object] = {"calls": calls, "usage": usage}
-    if done.cost_usd is not None:
-        update["cost_usd"] = attempt_cost(model_id, usage.prompt_tokens,
-                                          usage.completion_tokens)
-    return done.model_copy(update=update)
-
-
-def _replayed_cost(tally: Tally, model_id: str, prompt: int, completion: int) -> float | None:
-    """What the replayed chat calls cost when they were made (the price then); entries kept
-    before costs were are counted at today's price; None when no price is known."""
-    if not tally.replayed:
-        return None
-    recorded = tally.replayed_cost_by_job.get("chat")
-    if tally.replayed_calls_by_job.get("chat") and recorded is not None:
-        return recorded
-    return attempt_cost(model_id, prompt, completion)
-
-
-def _replayed_ms(tally: Tally) -> int | None:
-    """What the replayed calls inside the attempt's latency took when made; None when one of
-    them has no latency recorded."""
-    took = [tally.replayed_ms_by_job.get(job, 0) for job in TIMED_JOBS]
-    return None if None in took else sum(ms or 0 for ms in took)
-
-
-async def _attempt(item: EvalItem, setup: Setup, judge: JudgeSetup | None,
-                   executor: str | None) -> Attempt:
-    started = time.perf_counter()
-    try:
-        execution = await EXECUTORS[executor or item.executor].run(item, setup)
-    except ModelCallError as exc:
-        lost = Attempt(error=f"model call failed: {exc}", failure=exc.kind or "unreadable",
-                       latency_ms=_elapsed_ms(started))
-        lost._retry_after_s = getattr(exc, "retry_after_s", None)
-        return lost
-    except Exception as exc:  # a harness failure is this item's ERROR, not the run's end
-        return Attempt(error=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}",
-                       latency_ms=_elapsed_ms(started))
-    transcript = execution.transcript
-    if execution.broke is not None:
-        return Attempt(transcript=_answer_only(transcript), error=execution.broke)
-    try:
-        checks = await run_checks(item.checks, transcript, fixtures_for(item.context.catalog),
-                                  judge, item.context.about(item.photos))
-    except Exception as exc:
-        return Attempt(transcript=_answer_only(transcript),
-                       error=f"checking failed: {type(exc).__name__}: {exc}")
-    if item.single_turn and not transcript.answer.strip():  # saying nothing fails a case
-        checks.insert(0, CheckResult(kind="answer", passed=False, reason=NO_ANSWER))
-    # What the record keeps: not what the model was sent (the checks have read it), and the
-    # conversation only when it was more than one exchange.
-    kept: dict[str, list[object]] = {"messages": []}
-    if item.single_turn and len(transcript.turns) <= 2:
-        kept["turns"] = []
-    transcript = transcript.model_copy(update=kept)
-    usage = _usage(execution)
-    return Attempt(
-        transcript=transcript, checks=checks, timings=execution.timings,
-        latency_ms=execution.latency_ms or _elapsed_ms(started), usage=usage,
-        cost_usd=attempt_cost(setup.model.model_id, usage.prompt_tokens,
-                              usage.completion_tokens))
-
-
-def _answer_only(transcript: Transcript) -> Transcript:
-    """What a broken attempt keeps: the answer and the tool calls that led to it."""
-    return Transcript(answer=transcript.answer, tool_calls=transcript.tool_calls)
-
-
-async def same_attempt(make: Callable[[], Awaitable[Attempt]]) -> Attempt:
-    """One attempt; a try lost to a provider's failure is tried again as the same attempt,
-    after waiting what the provider asked (Retry-After, capped) or a back-off. One still lost
-    after PROVIDER_REATTEMPTS says so in its error."""
-    lost: list[str] = []
-    result = await make()
-    for n in range(1, PROVIDER_REATTEMPTS + 1):
-        if not result.lost_to_provider or result.failure in NOT_RETRIED:
-            break
-        lost.append(result.error or result.failure or "")
-        await asyncio.sleep(retry_wait_s(result._retry_after_s, n))
-        result = await make()
-    if result.lost_to_provider:
-        tries = len(lost) + 1
-        result = result.model_copy(update={
-            "error": f"lost to the provider after {tries} tr{'ies' if tries > 1 else 'y'} of"
-                     f" this attempt (not a check failure): {result.error}"})
-    return result.model_copy(update={"lost_to": lost}) if lost else result
-
-
-async def with_one_retry(make: Callable[[int], Awaitable[Attempt]]) -> list[Attempt]:
-    """One attempt, and a second only when the first failed a check or broke (up to
-    MAX_ATTEMPTS); an undecided attempt is not retried, since a retry cannot make its judge
-    trusted, and neither is one the guard refused or one lost to the provider (it was already
-    tried again as the same attempt: a second attempt would count it as a flake). `make` is
-    given the attempt's number."""
-    attempts = [await same_attempt(functools.partial(make, 1))]
-    while not (attempts[-1].passed or attempts[-1].undecided
-               or attempts[-1].failure is not None) and len(attempts) < MAX_ATTEMPTS:
-        attempts.append(await same_attempt(functools.partial(make, len(attempts) + 1)))
-    return attempts
-
-
-def result_of(item: EvalItem, repetition: int, **fields: object) -> CaseResult:
-    return CaseResult(id=item.id, file=item.file, prompt=item.prompt, group=item.group,
-                      attack=item.attack, context=item.context.key,
-                      repetition=repetition, **fields)  # type: ignore[arg-type]
-
-
-async def run_item(item: EvalItem, setup: Setup, judge: JudgeSetup | None = None, *,
-                   repetition: int = 1, executor: str | None = None,
-                   run_id: str | None = None) -> CaseResult:
-    attempts = await with_one_retry(lambda n: attempt(item, setup, judge, executor,
-                                                      repetition=repetition, number=n,
-                                                      run_id=run_id))
-    return result_of(item, repetition, status=classify(attempts), attempts=attempts)
 
 
 def prefix_key(item: EvalItem) -> tuple[str, str, bool]:

@@ -6,7 +6,7 @@ Each action is a tool and its argument and result selectors (evals/checks/select
 row per selector: the field, its form (is, in, contains, matches) and the value. A value is
 read as JSON when it is JSON (7, true, null, ["a", "b"], "quoted text") and as text otherwise;
 `contains` and `matches` take text as it is. What the author did not change keeps its text in
-the file (edits.expected_actions); a frozen response's edit never touches these.
+the file (expected_edits.expected_actions); a frozen response's edit never touches these.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from evals.checks.selectors import FORMS, SUFFIXES, fields_of, parse
 from evals.load.context import offered_tools
 from evals.load.scenarios import Scenario
 from evals.load.yamlfile import MAX_DEPTH
-from evals.workspace import edits
+from evals.workspace.expected_edits import Expected
+from evals.workspace.form_values import whole_number, within_depth
 from evals.workspace.forms import given, text
 from evals.workspace.layout import e, hidden
 from evals.workspace.sources import Invalid
@@ -139,7 +140,7 @@ def read(raw: str, form: str) -> Any:
     raw = raw.strip()
     what = "a selector's value"
     try:
-        return edits.within_depth(json.loads(raw), what)
+        return within_depth(json.loads(raw), what)
     except RecursionError:
         raise Invalid(f"{what}: nested deeper than {MAX_DEPTH} levels") from None
     except ValueError:
@@ -149,28 +150,28 @@ def read(raw: str, form: str) -> Any:
     return raw
 
 
-def rows(form: FormData) -> list[tuple[int | None, edits.Expected]] | None:
+def rows(form: FormData) -> list[tuple[int | None, Expected]] | None:
     """The expected actions the form leaves, each with its position in the file (None: new);
     None when the form carries none (then they are left as they are)."""
     if text(form, MARKER) is None:
         return None
-    out: list[tuple[int | None, edits.Expected]] = []
+    out: list[tuple[int | None, Expected]] = []
     n = 0
     while text(form, f"a{n}.tool") is not None:
         tool, index = given(form, f"a{n}.tool"), given(form, f"a{n}.index")
         if tool and not text(form, f"a{n}.remove"):
-            out.append((edits.whole_number(index),
-                        edits.Expected(tool, _selectors(form, n, "arguments"),
-                                       _selectors(form, n, "result"))))
+            out.append((whole_number(index),
+                        Expected(tool, _selectors(form, n, "arguments"),
+                                 _selectors(form, n, "result"))))
         elif not tool and index:
             raise Invalid(f"expected action {n + 1}: choose its tool (or tick remove)")
         n += 1
     return out
 
 
-def changed(found: Scenario, rows_: list[tuple[int | None, edits.Expected]] | None) -> bool:
+def changed(found: Scenario, rows_: list[tuple[int | None, Expected]] | None) -> bool:
     """Whether the form's expected actions say anything other than the scenario's."""
-    now = [(i, edits.Expected(a.tool, a.arguments, a.result))
+    now = [(i, Expected(a.tool, a.arguments, a.result))
            for i, a in enumerate(found.expect_actions)]
     return rows_ is not None and rows_ != now
 

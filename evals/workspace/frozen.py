@@ -3,10 +3,10 @@
 The page shows how the tool answers (its branches in order, with their conditions, delays,
 states and exhaustion, then its default) and edits one result: a response of the default, of a
 branch, or of a sequence, as a typed form built from the tool's result schema or as raw JSON.
-The save changes that result in the YAML and nothing else (edits.tool_result). A value written
-as an expression (`{{ args.slug }}`) is shown as written and kept until the author ticks "a
-fixed value instead". The workspace writes no new condition, branch or sequence: a tool with
-no frozen responses gets a static one. Beside the editor, the examples to start from
+The save changes that result in the YAML and nothing else (frozen_edits.tool_result). A value
+written as an expression (`{{ args.slug }}`) is shown as written and kept until the author
+ticks "a fixed value instead". The workspace writes no new condition, branch or sequence: a
+tool with no frozen responses gets a static one. Beside the editor, the examples to start from
 (examples.py): the tool's declared results and the responses other cases and scenarios give it,
 each checked against the tool's contract today.
 """
@@ -28,7 +28,9 @@ from evals.load.responses import Answers, ToolResponses
 from evals.load.scenarios import Scenario
 from evals.workspace import edits
 from evals.workspace.examples import Example, examples_for
+from evals.workspace.form_values import json_text, parse_json_object, whole_number
 from evals.workspace.forms import Loaded, Tab, given, load, scenario_file, text
+from evals.workspace.frozen_edits import At, tool_result, unfreeze
 from evals.workspace.layout import e, hidden, page, refused, revs
 from evals.workspace.sources import Invalid
 
@@ -53,7 +55,7 @@ class ResponsesTab(Tab):
         frozen = found.tool_responses.get(tool_name)
         if request.method == "POST":
             return await self._post(await self._form(request), found, tool, back)
-        at = edits.At.parse(request.query_params.get("at", "")) or _first(frozen)
+        at = At.parse(request.query_params.get("at", "")) or _first(frozen)
         current = _result(frozen, at)
         if current is False:
             return refused(f"{tool_name} in {sid}: no such result here ({at.label()})", 404,
@@ -61,7 +63,7 @@ class ResponsesTab(Tab):
         examples = examples_for(tool, _others(data, sid))
         chosen = request.query_params.get("example", "")
         start = current
-        n = edits.whole_number(chosen)
+        n = whole_number(chosen)
         if n is not None and n < len(examples) and examples[n].offered:
             start = examples[n].response
         return _page(data, found, tool, frozen, at, current, start, examples, back)
@@ -73,9 +75,9 @@ class ResponsesTab(Tab):
                            f" {tool.contract()} now); reload", 409, back)
         if mode == "unfreeze":
             return await self._save(
-                form, {scenario_file(found): edits.on_entry(sid, edits.unfreeze(tool.name))},
+                form, {scenario_file(found): edits.on_entry(sid, unfreeze(tool.name))},
                 f"/tests/scenario/{sid}", f"{tool.name} in {sid} answers for real again.")
-        at = edits.At.parse(text(form, "at") or "")
+        at = At.parse(text(form, "at") or "")
         if at is None:
             return refused("which response? (at: default-1, branch-2-1, default-new)", 400,
                            back)
@@ -85,7 +87,7 @@ class ResponsesTab(Tab):
         assert tool.result is not None
         try:
             response = (None if mode == "remove" else
-                        edits.parse_json_object(text(form, "raw") or "", "raw JSON")
+                        parse_json_object(text(form, "raw") or "", "raw JSON")
                         if mode == "raw" else typed_result(form, tool.result.model_json_schema()))
         except Invalid as exc:
             return refused(str(exc), 422, back)
@@ -93,19 +95,19 @@ class ResponsesTab(Tab):
             return refused("the new response is empty: fill it in (or cancel)", 422, back)
         if response is None and at.index is None:
             return refused("which response? a new one cannot be removed", 400, back)
-        change = edits.tool_result(tool.name, tool.contract(), at, response, exhausted)
+        change = tool_result(tool.name, tool.contract(), at, response, exhausted)
         again = back if at.index is None or response is None else f"{back}&at={at.key()}"
         done = "removed" if response is None else "saved"
         return await self._save(form, {scenario_file(found): edits.on_entry(sid, change)},
                                 again, f"{tool.name} in {sid}: {at.label()} {done}.")
 
 
-def _first(frozen: ToolResponses | None) -> edits.At:
+def _first(frozen: ToolResponses | None) -> At:
     """The result the page opens on: the default's first, else the first branch's; a tool with
     no frozen responses: a new (static) one."""
     if frozen is None:
-        return edits.At()
-    return edits.At(None if frozen.answers() else 0, 0)
+        return At()
+    return At(None if frozen.answers() else 0, 0)
 
 
 def _unit(frozen: ToolResponses, branch: int | None) -> Answers | None:
@@ -114,11 +116,11 @@ def _unit(frozen: ToolResponses, branch: int | None) -> Answers | None:
     return frozen.branches[branch] if branch < len(frozen.branches) else None
 
 
-def _result(frozen: ToolResponses | None, at: edits.At) -> dict[str, Any] | None | bool:
+def _result(frozen: ToolResponses | None, at: At) -> dict[str, Any] | None | bool:
     """The response at `at` as the file writes it; None for a new one; False: no such result
     (or a new one where the workspace adds none)."""
     if frozen is None:
-        return None if at == edits.At() else False
+        return None if at == At() else False
     unit = _unit(frozen, at.branch)
     if unit is None:
         return False
@@ -137,7 +139,7 @@ def _others(data: Loaded, sid: str) -> list[tuple[str, dict[str, ToolResponses]]
 # the page ---------------------------------------------------------------------------------------
 
 def _page(data: Loaded, found: Scenario, tool: Tool, frozen: ToolResponses | None,
-          at: edits.At, current: dict[str, Any] | None | bool, start: Any,
+          at: At, current: dict[str, Any] | None | bool, start: Any,
           examples: list[Example], back: str) -> Response:
     assert tool.result is not None
     sid, schema = found.id, tool.result.model_json_schema()
@@ -189,12 +191,12 @@ def _page(data: Loaded, found: Scenario, tool: Tool, frozen: ToolResponses | Non
     return page("tests", f"{tool.name} in {sid}", body)
 
 
-def _removable(frozen: ToolResponses | None, at: edits.At) -> bool:
+def _removable(frozen: ToolResponses | None, at: At) -> bool:
     unit = _unit(frozen, at.branch) if frozen else None
     return unit is not None and len(unit.responses) >= 2
 
 
-def _structure(frozen: ToolResponses, at: edits.At, back: str) -> str:
+def _structure(frozen: ToolResponses, at: At, back: str) -> str:
     """How the tool answers, read-only but for the links to each result's editor."""
     units: list[tuple[int | None, Answers]] = [(i, b) for i, b in enumerate(frozen.branches)]
     if frozen.answers():
@@ -221,14 +223,14 @@ def _structure(frozen: ToolResponses, at: edits.At, back: str) -> str:
                  "Default" if branch is None else f"Branch {branch + 1}")
         results = []
         for n, response in enumerate(answers.sequence):
-            here = edits.At(branch, n)
+            here = At(branch, n)
             mark = ' aria-current="true" class="on"' if here == at else ""
             kind = " (expressions)" if has_expressions(response) else ""
             results.append(f'<li{mark}><a href="{e(back)}&amp;at={here.key()}#editor">'
                            f"Response {n + 1}</a>{kind}"
                            f' <code class="preview">{e(_compact(response)[:160])}</code></li>')
         if answers.responses:
-            results.append(f'<li><a href="{e(back)}&amp;at={edits.At(branch).key()}#editor">'
+            results.append(f'<li><a href="{e(back)}&amp;at={At(branch).key()}#editor">'
                            "Add a response at the end of this sequence</a></li>")
         items.append(f"<li><strong>{title}</strong>"
                      + (f' <span class="note">{" · ".join(conditions)}</span>'
@@ -240,7 +242,7 @@ def _compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _examples(examples: list[Example], at: edits.At, back: str) -> str:
+def _examples(examples: list[Example], at: At, back: str) -> str:
     if not examples:
         return ("<h3>Examples</h3><p class=\"note\">None: the tool declares no example result"
                 " and no other case or scenario freezes it.</p>")
@@ -342,7 +344,7 @@ def typed_result(form: FormData, schema: dict[str, Any]) -> dict[str, Any] | Non
     error = given(form, "r.error")
     if error:
         return {"error": error}
-    keys = edits.json_text(text(form, "r.keys") or "[]", "r.keys")
+    keys = json_text(text(form, "r.keys") or "[]", "r.keys")
     if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
         raise Invalid("r.keys: the names of the result's keys, as a JSON list of text")
     had = set(keys)
@@ -352,7 +354,7 @@ def typed_result(form: FormData, schema: dict[str, Any]) -> dict[str, Any] | Non
         raw = (text(form, f"r.{name}") or "").replace("\r\n", "\n")
         written = text(form, f"r.{name}.expr")
         if written is not None and not text(form, f"r.{name}.fixed"):
-            response[name] = edits.json_text(written, f"{name} as written")
+            response[name] = json_text(written, f"{name} as written")
             filled = True
             continue
         kind, nullable = input_kind(spec), "null" in schema_types(spec)
@@ -371,11 +373,11 @@ def typed_result(form: FormData, schema: dict[str, Any]) -> dict[str, Any] | Non
                 response[name] = None if raw == "" and nullable else raw
             filled = filled or bool(raw)
         elif raw.strip():
-            response[name] = edits.json_text(raw, name)
+            response[name] = json_text(raw, name)
             filled = True
     extra = text(form, "r.extra")
     if extra:
-        response.update(edits.parse_json_object(extra, "the result's other keys"))
+        response.update(parse_json_object(extra, "the result's other keys"))
     return response if filled or text(form, "r.existing") else None
 
 

@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from evals.workspace import edits
+from evals.workspace import field_edits
 from evals.workspace.forms import Tab, case_file, each, field, given, load, scenario_file
 from evals.workspace.layout import e, hidden, page, refused, revs
 from evals.workspace.sources import Conflict
@@ -49,7 +49,7 @@ class GroupsTab(Tab):
         group = given(form, "group")
         if not group:
             return refused("give the group a name", 422, "/tests")
-        return await self._save(form, {f: each(ids, edits.set_group(group))
+        return await self._save(form, {f: each(ids, field_edits.set_group(group))
                                        for f, ids in by_file.items()},
                                 "/tests", f"{len(picked)} test(s) grouped as {group!r}.")
 
@@ -92,6 +92,6 @@ class GroupsTab(Tab):
         by_file: dict[str, list[str]] = {}
         for i in now:
             by_file.setdefault(files[i], []).append(i)
-        return await self._save(form, {f: each(ids, edits.set_group(new))
+        return await self._save(form, {f: each(ids, field_edits.set_group(new))
                                        for f, ids in by_file.items()},
                                 "/tests", f"The group {old!r} is now {new!r}.")

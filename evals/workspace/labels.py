@@ -49,7 +49,7 @@ from evals.record.labels import (
 from evals.record.store import RunStore
 from evals.record.transcript import Turn
 from evals.report.html import web_link
-from evals.workspace.edits import whole_number
+from evals.workspace.form_values import whole_number
 from evals.workspace.forms import MAX_FORM_FIELDS, given
 from evals.workspace.layout import e, hidden, page, refused
 from evals.workspace.sources import Sources

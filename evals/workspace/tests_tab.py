@@ -12,7 +12,9 @@ from starlette.routing import Route
 from evals.load.context import offered_tools
 from evals.load.responses import ToolResponses
 from evals.load.scenarios import Scenario
-from evals.workspace import edits, expected
+from evals.workspace import edits, expected, field_edits
+from evals.workspace.expected_edits import expected_actions
+from evals.workspace.form_values import whole_number
 from evals.workspace.forms import (
     ENFORCEMENT,
     SHARED_FILE,
@@ -104,9 +106,9 @@ class TestsTab(Tab):
         back = f"/tests/case/{cid}"
         if request.method == "POST":
             form = await self._form(request)
-            change = edits.case_fields(text(form, "id"), text(form, "prompt"),
-                                       text(form, "group"), text(form, "rubric"),
-                                       text(form, "must_not"))
+            change = field_edits.case_fields(text(form, "id"), text(form, "prompt"),
+                                             text(form, "group"), text(form, "rubric"),
+                                             text(form, "must_not"))
             return await self._save(form, {case_file(found): edits.on_entry(cid, change)},
                                     f"/tests/case/{given(form, 'id') or cid}",
                                     f"Case {cid} saved.")
@@ -142,16 +144,16 @@ class TestsTab(Tab):
                                " informational", 422, f"/tests/scenario/{sid}")
             rows = [(st, en) for i, (st, en) in enumerate(zip(statements, levels, strict=True))
                     if st.strip() and str(i) not in removed]
-            visitor = {k: text(form, f"visitor.{k}") for k in edits.VISITOR_KEYS}
-            changes = [edits.scenario_fields(text(form, "id"), text(form, "group"),
-                                             text(form, "opening"), visitor,
-                                             rows if "statement" in form else None)]
+            visitor = {k: text(form, f"visitor.{k}") for k in field_edits.VISITOR_KEYS}
+            changes = [field_edits.scenario_fields(text(form, "id"), text(form, "group"),
+                                                   text(form, "opening"), visitor,
+                                                   rows if "statement" in form else None)]
             try:
                 actions = expected.rows(form)
             except Invalid as exc:
                 return refused(str(exc), 422, f"/tests/scenario/{sid}")
             if actions is not None:
-                changes.append(edits.expected_actions(actions))
+                changes.append(expected_actions(actions))
             new_id = given(form, "id") or sid
             review = ("The scenario would not load with this form's changes. Review its expected"
                       " actions (their tools and selectors) with the criteria changed beside"
@@ -185,7 +187,7 @@ class TestsTab(Tab):
             + field("id", "Name (id)", found.id) + field("group", "Group", found.group or "")
             + "<h3>Visitor instructions</h3>"
             + "".join(area(f"visitor.{k}", k.replace("_", " "), getattr(v, k))
-                      for k in edits.VISITOR_KEYS)
+                      for k in field_edits.VISITOR_KEYS)
             + area("opening", "Opening message (empty: the visitor writes it)",
                     found.opening or "")
             + f'<h3>Criteria</h3><div id="criteria">{criteria}</div>'
@@ -213,7 +215,7 @@ class TestsTab(Tab):
             return refused("enforcement is required or informational", 422, "/tests")
         if not given(form, "statement"):
             return refused("a criterion needs a statement", 422, "/tests")
-        change = edits.add_criterion(given(form, "statement"), enforcement)
+        change = field_edits.add_criterion(given(form, "statement"), enforcement)
         return await self._save(form, {scenario_file(found): edits.on_entry(sid, change)},
                                 f"/tests/scenario/{sid}", f"A criterion was added to {sid}.")
 
@@ -233,12 +235,13 @@ class TestsTab(Tab):
                     return refused("a criterion needs a statement", 422, "/tests/shared")
                 edit = edits.appended({"statement": given(form, "statement"),
                                        "enforcement": enforcement,
-                                       "applies_to": edits.parse_applies_to(
+                                       "applies_to": field_edits.parse_applies_to(
                                            given(form, "applies_to"))})
-            elif (at := edits.whole_number(index)) is not None:
+            elif (at := whole_number(index)) is not None:
                 edit = edits.on_index(at, None if text(form, "remove") else
-                                      edits.shared_fields(text(form, "statement"), enforcement,
-                                                          text(form, "applies_to")))
+                                      field_edits.shared_fields(text(form, "statement"),
+                                                                enforcement,
+                                                                text(form, "applies_to")))
             else:
                 return refused("which criterion?", 400, "/tests/shared")
             return await self._save(form, {SHARED_FILE: edit}, "/tests/shared",

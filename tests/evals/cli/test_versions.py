@@ -379,7 +379,7 @@ async def test_a_frozen_agent_is_given_the_tool_steps_it_recorded(server_conninf
     """A model that always asks for a tool is stopped by each version's own step limit: the
     point's recorded one, and today's."""
     from app.settings import get_settings
-    from evals.execute.runner import MAX_ATTEMPTS
+    from evals.execute.retries import MAX_ATTEMPTS
 
     search = {"id": "call_1", "type": "function",
               "function": {"name": "search_catalog", "arguments": '{"query": "laser"}'}}

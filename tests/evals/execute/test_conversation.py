@@ -7,6 +7,7 @@ import pytest
 
 from app.chat.declared import Declared
 from evals.checks.scenario import EndState
+from evals.execute.attempt import attempt
 from evals.execute.conversation import (
     STOP,
     ScenarioConversation,
@@ -16,7 +17,7 @@ from evals.execute.conversation import (
 )
 from evals.execute.env import conversation_database
 from evals.execute.executors import AppTurn, EndpointTurn, Setup
-from evals.execute.runner import Variant, attempt, run_suite, run_variants
+from evals.execute.runner import Variant, run_suite, run_variants
 from evals.judge.setup import JudgeSetup
 from evals.judge.trust import Trust
 from evals.load.cases import load_cases

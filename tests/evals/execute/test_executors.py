@@ -1,8 +1,8 @@
 import pytest
 
 from evals.checks import CHECKS
+from evals.execute.attempt import attempt
 from evals.execute.executors import EXECUTORS, AppTurn, EndpointTurn, Setup, executor
-from evals.execute.runner import attempt
 from evals.load.cases import load_cases
 from evals.load.conversations import conversations
 from evals.load.scenarios import load_scenarios

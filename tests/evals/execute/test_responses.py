@@ -10,10 +10,11 @@ from pydantic import BaseModel
 from app.capabilities import REGISTRY, Tool, ToolError
 from evals.execute import responses as frozen_module
 from evals.execute.agent import all_contexts
+from evals.execute.attempt import attempt
 from evals.execute.conversation import STOP
 from evals.execute.executors import Setup
 from evals.execute.responses import FrozenResponder
-from evals.execute.runner import attempt, run_suite
+from evals.execute.runner import run_suite
 from evals.execute.stubs import STUB_RESULTS
 from evals.load.cases import load_cases
 from evals.load.responses import ResponseState, ToolResponses

@@ -1,130 +1,24 @@
+"""Scheduling a run: a photo case skipped for a model that cannot see, the demo catalogue's
+items before the lab's, a stop that lets quick items finish, `--repeat auto`, and an attack
+through a tool that a model never calling tools is never counted as resisting."""
+
 import textwrap
 
 import pytest
 
 from app.chat.declared import Declared
-from app.chat.models import ModelCallError
-from evals.checks import CHECKS
-from evals.execute.executors import Setup
-from evals.execute.runner import attempt, run_suite, skip_reason
+from evals.execute.runner import run_suite, skip_reason
 from evals.load.cases import load_cases
 from evals.report.console import skip_lines, totals_line
 from evals.settings import PHOTOS_DIR
+from tests.evals.execute.scripted import BAD, GOOD, two_cases
 from tests.evals.helpers import select
 from tests.fakes import ScriptedModel, say
-
-CASES = """
-- id: wants-trotec
-  prompt: "What cuts acrylic?"
-  assert:
-    - kind: mentions_tool
-      value: "Trotec Speedy 400"
-- id: looks-at-photo
-  prompt: "What is this?"
-  photos: [IMG_2041.jpg]
-  context: { catalog: lab }
-  assert:
-    - kind: identified_tool
-      value: form-4
-"""
 
 
 @pytest.fixture
 def cases(tmp_path):
-    (tmp_path / "c.yaml").write_text(textwrap.dedent(CASES))
-    return load_cases(tmp_path, PHOTOS_DIR)
-
-
-async def run(env, cases, *steps, **kw):
-    model = ScriptedModel(*steps)
-    results = await run_suite(env, cases[:1], model, **kw)
-    return results[0], model
-
-
-GOOD, BAD = say("Use the Trotec Speedy 400."), say("Use the Form 4.")
-
-
-async def test_pass_on_first_attempt(env, cases):
-    result, model = await run(env, cases, GOOD)
-    assert result.status == "PASS" and len(model.requests) == 1
-
-
-async def test_pass_only_on_retry_is_flaky(env, cases):
-    result, model = await run(env, cases, BAD, GOOD)
-    assert result.status == "FLAKY" and len(result.attempts) == 2
-
-
-async def test_fail_twice_is_fail_and_retries_once_only(env, cases):
-    result, model = await run(env, cases, BAD, BAD, GOOD)
-    assert result.status == "FAIL" and len(model.requests) == 2
-    assert "does not name Trotec Speedy 400" in result.attempts[1].checks[0].reason
-
-
-async def test_a_provider_error_is_error_never_fail(env, cases):
-    result, _ = await run(env, cases, ModelCallError("503 after retries"),
-                          ModelCallError("503 after retries"))
-    assert result.status == "ERROR"
-    assert "503 after retries" in result.attempts[0].error
-
-
-async def test_a_provider_error_is_retried_as_the_same_attempt(env, cases):
-    result, _ = await run(env, cases, ModelCallError("timeout"), GOOD)
-    assert result.status == "PASS" and len(result.attempts) == 1
-    assert result.attempts[0].lost_to == ["model call failed: timeout"]
-
-
-async def test_an_attempt_the_provider_lost_is_never_a_flake(env, cases):
-    from evals.execute.runner import PROVIDER_REATTEMPTS
-
-    lost = [ModelCallError("503 after retries")] * (PROVIDER_REATTEMPTS + 1)
-    result, model = await run(env, cases, *lost, GOOD)
-    # every try of the one attempt was lost: an ERROR that says so, never a pass on retry
-    assert result.status == "ERROR" and len(result.attempts) == 1
-    assert len(model.requests) == PROVIDER_REATTEMPTS + 1
-    error = result.attempts[0].error
-    assert error.startswith(f"lost to the provider after {PROVIDER_REATTEMPTS + 1} tries")
-    assert "not a check failure" in error and "503 after retries" in error
-
-
-async def test_the_runners_retry_waits_what_the_provider_asked(env, cases, monkeypatch):
-    import time
-
-    import app.chat.retry as retry
-    from app.chat.retry import ProviderError
-
-    monkeypatch.setattr(retry, "RETRY_AFTER_CAP_S", 60.0)  # the tests' default is 5 ms
-
-    asked: list[float] = []
-
-    def good(messages, tools):
-        asked.append(time.monotonic())
-        return GOOD
-
-    def limited(messages, tools):
-        asked.append(time.monotonic())
-        raise ProviderError("rate_limit", "429 slow down", status=429, retry_after_s=0.4)
-
-    result, _ = await run(env, cases, limited, good)
-    assert result.status == "PASS" and len(result.attempts) == 1
-    assert asked[1] - asked[0] >= 0.4  # not a few ms later
-
-
-async def test_a_failed_check_stays_a_fail_when_the_retry_errors(env, cases):
-    result, _ = await run(env, cases, BAD, ModelCallError("503"), ModelCallError("503"))
-    assert result.status == "FAIL"
-    assert result.attempts[1].failure is not None
-
-
-async def test_a_check_that_raises_is_an_error_recorded_as_data(env, cases, monkeypatch):
-    def broken(turn, args, fixtures):
-        raise RuntimeError("bug in the check")
-
-    monkeypatch.setitem(CHECKS, "mentions_tool",
-                        CHECKS["mentions_tool"].__class__("mentions_tool",
-                                                          CHECKS["mentions_tool"].args, broken))
-    result, _ = await run(env, cases, GOOD, GOOD)
-    assert result.status == "ERROR"
-    assert "the check raised RuntimeError: bug in the check" in result.attempts[0].checks[0].reason
+    return two_cases(tmp_path)
 
 
 async def test_photo_case_is_skipped_for_a_model_without_image_input(env, cases):
@@ -150,13 +44,6 @@ def test_vision_is_decided_by_litellm_model_info(cases, model_id, sees):
     assert (skip_reason(photo_case, Named(model_id), None) is None) is sees
     assert skip_reason(photo_case, Named(model_id), True) is None  # EVAL_VISION=1
     assert skip_reason(photo_case, Named(model_id), False) is not None  # EVAL_VISION=0
-
-
-async def test_a_blank_answer_fails_with_no_answer(env, cases):
-    result, _ = await run(env, cases, say("  "), say(""))
-    assert result.status == "FAIL"
-    assert result.attempts[0].checks[0].kind == "answer"
-    assert result.attempts[0].checks[0].reason == "no answer"
 
 
 async def test_one_task_breaking_cancels_the_rest_and_raises():
@@ -196,24 +83,6 @@ async def test_a_stop_lets_quick_cases_finish_and_cancels_slow_ones(monkeypatch)
     assert finished == [0.05] and tasks[1].cancelled()
 
 
-async def test_a_call_the_guard_refused_is_not_tried_again():
-    from evals.execute.runner import with_one_retry
-    from evals.record.results import Attempt
-
-    tries = []
-
-    async def refused(number):
-        tries.append(number)
-        return Attempt(error="stopped", failure="cost_cap")
-
-    assert len(await with_one_retry(refused)) == 1 and tries == [1]
-
-
-async def test_an_unknown_executor_is_an_error_of_that_item_not_the_run(env, cases):
-    done = await attempt(cases[0], Setup(env, ScriptedModel(say("x"))), None, "nowhere")
-    assert done.error is not None and "KeyError" in done.error and done.checks == []
-
-
 async def test_lab_cases_run_after_the_rest_against_the_look_alikes(env):
     order = []
 
@@ -234,6 +103,7 @@ async def test_lab_cases_run_after_the_rest_against_the_look_alikes(env):
 
 
 # --repeat auto ------------------------------------------------------------------------------
+
 
 TWO_CASES = """
 - id: first
@@ -330,35 +200,6 @@ async def test_a_stopped_auto_run_starts_no_further_repetition(env, cases):
     got = await run_auto(env, cases[:1], model, RepeatRule(max=5), stop=stop,
                          on_done=stop_after_the_first)
     assert got == [("wants-trotec", 1, "PASS")] and len(model.requests) == 1
-
-
-LIMITED = """
-- defaults: {max_cost: 0.001}
-- id: wants-trotec
-  prompt: "What cuts acrylic?"
-  max_latency_s: 60
-  assert:
-    - kind: mentions_tool
-      value: "Trotec Speedy 400"
-"""
-
-
-async def test_limits_are_checked_last_on_the_finished_attempt(env, tmp_path, monkeypatch):
-    from evals.execute import runner
-
-    (tmp_path / "c.yaml").write_text(textwrap.dedent(LIMITED))
-    limited = load_cases(tmp_path, PHOTOS_DIR)
-    result, _ = await run(env, limited, GOOD)  # the scripted model has no price
-    assert result.status == "UNDECIDED" and len(result.attempts) == 1
-    *_, latency, cost = result.attempts[0].checks
-    assert latency.kind == "max_latency 60 s" and latency.passed and latency.decided
-    assert cost.kind == "max_cost 0.001 USD" and not cost.decided
-    assert cost.reason.startswith("cost unknown")
-
-    monkeypatch.setattr(runner, "price_per_token", lambda model_id: (1.0, 1.0))
-    result, _ = await run(env, limited, GOOD, GOOD)  # a token costs 1 USD here
-    assert result.status == "FAIL" and len(result.attempts) == 2  # a breach is retried
-    assert "over the limit of 0.001 USD" in result.attempts[0].checks[-1].reason
 
 
 async def test_a_model_that_never_calls_a_tool_receives_no_attack_through_a_tool(env):

@@ -7,50 +7,14 @@ review; a stale form a 409; nothing written on a refusal; and in a real browser 
 
 import pytest
 
-from evals.workspace import create_workspace, edits, expected
+from evals.workspace import create_workspace, expected
 from evals.workspace.launch import Launcher
-from evals.workspace.sources import edit_entries
 from tests.browser import screenshot
 from tests.evals.workspace.browser import WIDTHS, fits, opened, serve_in_thread
 from tests.evals.workspace.helpers import TOKEN, form_of, post, unescape
 
 FILE = "scenarios/problem-reports.yaml"
 SMOKE = "/tests/scenario/anonymous-smoke-report"
-ENTRY = """\
-- id: s
-  visitor: {who: a student, wants: to report}   # why
-  expect_actions:
-    - tool: report_issue
-      arguments: { slug: trotec-speedy-400, description_contains: smoke }
-      result: {filed: true}
-    - tool: search_manual
-  criteria:
-    - statement: S.
-"""
-
-
-def change(rows):
-    return edit_entries(ENTRY, "s.yaml", edits.on_entry("s", edits.expected_actions(rows)))
-
-
-def test_an_edit_changes_the_selectors_it_is_about_and_keeps_the_rest_as_written():
-    report = edits.Expected("report_issue",
-                            {"slug": "trotec-speedy-400", "description_contains": "smoke"},
-                            {"filed": True})
-    assert change([(0, report), (1, edits.Expected("search_manual", {}, {}))]) == ENTRY
-    changed = edits.Expected("report_issue", {"slug": "form-4", "description_contains": "smoke"},
-                             {"filed": True, "anonymous": True})
-    after = change([(0, changed)])  # the second action removed
-    assert after == ENTRY.replace("{ slug: trotec-speedy-400, description_contains: smoke }",
-                                  "{slug: form-4, description_contains: smoke}").replace(
-        "{filed: true}", "{filed: true, anonymous: true}").replace(
-        "    - tool: search_manual\n", "")
-    added = change([(0, report), (1, edits.Expected("search_manual", {}, {})),
-                    (None, edits.Expected("get_machine_details", {"slug_in": ["form-4"]}, {}))])
-    assert added == ENTRY.replace(
-        "    - tool: search_manual\n",
-        "    - tool: search_manual\n    - tool: get_machine_details\n"
-        "      arguments: {slug_in: [form-4]}\n")
 
 
 def test_a_selectors_value_reads_back_as_it_is_shown():

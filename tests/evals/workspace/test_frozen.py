@@ -1,147 +1,26 @@
-"""Frozen tool responses edited one result at a time: the edited result is the only change
-(branches with their conditions, expressions, delays, states, exhaustion and the order of
-every sequence kept as written), an expression stays until a fixed value is chosen, a tool
-with none gets a static response, the loader validates every branch, expected actions are never
-rewritten; and the examples the editor offers, checked against the tool's contract (and the
-editor in a real browser at 390 and 1440 px)."""
+"""The frozen responses' editor in the Tests tab: how the tool answers shown, one result saved
+and the rest kept, an expression kept until a fixed value is chosen, a tool with none given a
+static response, the loader's check of every branch, expected actions never rewritten, a
+malformed or stale form refused; and the examples the editor offers, checked against the
+tool's contract (and the editor in a real browser at 390 and 1440 px)."""
 
-import difflib
 import re
 
 import pytest
-from ruamel.yaml import YAML
 
 from app.capabilities import REGISTRY
 from evals.load.responses import ToolResponses
-from evals.workspace import create_workspace, edits
+from evals.workspace import create_workspace
 from evals.workspace.examples import examples_for
 from evals.workspace.frozen import _examples
+from evals.workspace.frozen_edits import At
 from evals.workspace.launch import Launcher
-from evals.workspace.sources import Invalid, edit_entries
 from tests.browser import screenshot
+from tests.evals.workspace.branched import BRANCHED, SID, changed_lines
 from tests.evals.workspace.browser import WIDTHS, fits, opened, serve_in_thread
 from tests.evals.workspace.helpers import TOKEN, form_of, post, unescape
 
-TICKETS = REGISTRY.tool("list_open_tickets").contract()
-UPDATE = REGISTRY.tool("update_ticket").contract()
-# The scenario of docs/scenarios.md: a state, branches by state and by argument (with a delay,
-# a flow mapping over two lines and a comment), expressions, a sequence, on_confirm.
-BRANCHED = f"""\
-- id: ticket-closes-after-confirmation
-  context: {{as: staff, path: /staff/tickets}}
-  visitor: {{who: the lab technician, wants: to close ticket 7 and see the queue}}
-  confirm: true
-  response_state: {{states: [open, resolved], initial: open}}
-  tool_responses:
-    update_ticket:
-      contract: {UPDATE}
-      response:
-        proposed: true
-        proposal_id: "p-{{{{ args.ticket_id }}}}"
-        summary: "Ticket #{{{{ args.ticket_id }}}}: status open → {{{{ args.status }}}}"
-        note: A confirmation card is shown to the person. Nothing has changed yet.
-      on_confirm: resolved              # confirming the card closes the ticket
-    list_open_tickets:
-      contract: {TICKETS}
-      branches:
-        - state: resolved
-          response: {{tickets: [], count: 0}}
-          exhausted: repeat_last
-        - arguments: {{slug_in: [trotec-speedy-400, null]}}
-          responses:
-            - count: 1
-              tickets: [{{id: 7, title: Smoke when cutting, status: open,
-                         machine: Trotec Speedy 400, slug: trotec-speedy-400}}]
-            - count: 1
-              tickets: [{{id: 7, title: Smoke when cutting, status: open,
-                         machine: Trotec Speedy 400,
-                         slug: "{{{{ args.slug | default('trotec-speedy-400') }}}}"}}]
-            - {{tickets: [], count: 0}}
-          exhausted: repeat_last
-          delay_s: 2                    # a slow queue
-      response: {{tickets: [], count: 0}}  # another machine's queue: empty
-      exhausted: repeat_last
-  expect_actions:
-    - tool: update_ticket
-      arguments: {{ticket_id: 7, status: resolved}}
-"""
-SID = "ticket-closes-after-confirmation"
 PAGE = f"/tests/scenario/{SID}/responses?tool=list_open_tickets"
-
-
-def edited(at, response, tool="list_open_tickets", contract=TICKETS, text=BRANCHED):
-    change = edits.tool_result(tool, contract, at, response)
-    return edit_entries(text, "s.yaml", edits.on_entry(SID, change))
-
-
-def changed_lines(before, after):
-    return [line for line in difflib.unified_diff(before.splitlines(), after.splitlines(),
-                                                  lineterm="", n=0)
-            if line[:1] in "+-" and line[:3] not in ("+++", "---")]
-
-
-def data(text):
-    return YAML(typ="safe").load(text)[0]
-
-
-# the edit -------------------------------------------------------------------------------------
-
-def test_editing_one_result_of_a_branchs_sequence_changes_that_result_only():
-    first = {"count": 2, "tickets": [
-        {"id": 7, "title": "Smoke when cutting", "status": "open",
-         "machine": "Trotec Speedy 400", "slug": "trotec-speedy-400"}]}
-    after = edited(edits.At(1, 0), first)
-    assert changed_lines(BRANCHED, after) == ["-            - count: 1",
-                                              "+            - count: 2"]
-    old, new = data(BRANCHED), data(after)
-    sequence = new["tool_responses"]["list_open_tickets"]["branches"][1]["responses"]
-    assert sequence[0] == first
-    sequence[0] = old["tool_responses"]["list_open_tickets"]["branches"][1]["responses"][0]
-    assert new == old  # every condition, delay, state, expression and the order as they were
-
-
-def test_an_expression_in_another_result_and_the_default_are_kept():
-    after = edited(edits.At(None, 0), {"tickets": [], "count": 3})
-    assert changed_lines(BRANCHED, after) == [
-        "-      response: {tickets: [], count: 0}  # another machine's queue: empty",
-        "+      response: {tickets: [], count: 3} # another machine's queue: empty"]
-    assert "slug: \"{{ args.slug | default('trotec-speedy-400') }}\"}]" in after
-    assert "delay_s: 2                    # a slow queue" in after
-
-
-def test_a_sequence_keeps_its_order_when_a_result_is_added_or_removed():
-    added = edited(edits.At(1, None), {"error": "queue unavailable"})
-    sequence = data(added)["tool_responses"]["list_open_tickets"]["branches"][1]["responses"]
-    assert sequence[-1] == {"error": "queue unavailable"} and len(sequence) == 4
-    removed = edited(edits.At(1, 1), None)
-    kept = data(removed)["tool_responses"]["list_open_tickets"]["branches"][1]["responses"]
-    old = data(BRANCHED)["tool_responses"]["list_open_tickets"]["branches"][1]["responses"]
-    assert kept == [old[0], old[2]]
-
-
-def test_the_workspace_writes_no_new_sequence_condition_or_default():
-    with pytest.raises(Invalid, match="does not turn it into a sequence"):
-        edited(edits.At(0, None), {"tickets": [], "count": 1})  # branch 1 is static
-    with pytest.raises(Invalid, match="removes no branch or default"):
-        edited(edits.At(0, 0), None)
-    with pytest.raises(Invalid, match="removes no branch or default"):
-        edited(edits.At(None, 0), None)
-
-
-def test_a_tool_with_no_frozen_responses_gets_a_static_one():
-    text = "- id: s\n  visitor: {who: a student, wants: a page}\n  criteria:\n    - statement: S.\n"
-    change = edits.tool_result("read_page", "575308e42ea7", edits.At(),
-                               {"url": "https://x.example", "text": "T"}, "repeat_last")
-    after = edit_entries(text, "s.yaml", edits.on_entry("s", change))
-    assert data(after)["tool_responses"] == {"read_page": {
-        "contract": "575308e42ea7", "response": {"url": "https://x.example", "text": "T"},
-        "exhausted": "repeat_last"}}
-
-
-def test_where_a_result_is_reads_and_writes_the_same():
-    for text in ("default-1", "default-new", "branch-2-3", "branch-10-new"):
-        assert edits.At.parse(text).key() == text
-    assert edits.At.parse("branch-0-1") is None and edits.At.parse("default") is None
 
 
 # through the workspace ------------------------------------------------------------------------
@@ -192,8 +71,6 @@ def test_a_strange_example_number_is_ignored(client, branched):
 
 
 def test_a_place_of_more_digits_than_any_file_holds_is_no_place(client, branched):
-    from evals.workspace.edits import At
-
     assert At.parse("branch-2-2") == At(1, 1)
     assert At.parse("branch-2-" + "9" * 5000) is None  # int() would refuse it with a 500
     # an address the page cannot read opens it at its first result, as any other does
@@ -315,7 +192,7 @@ def test_examples_from_another_contract_or_not_fitting_are_never_offered():
     assert by["case wrong (b.yaml:2), response 1"].problem.startswith(
         "does not fit: response does not fit the result schema")
     assert [x.offered for x in found] == sorted((x.offered for x in found), reverse=True)
-    shown = unescape(_examples(found, edits.At(None, 0), "/p?tool=read_page"))
+    shown = unescape(_examples(found, At(None, 0), "/p?tool=read_page"))
     assert shown.count("Start from this</a>") == sum(x.offered for x in found) == 3
     assert "changed contract</span>" in shown and "written for 0123456789ab" in shown
 

@@ -8,6 +8,8 @@ import pytest
 
 from evals.settings import CASES_DIR, SCENARIOS_DIR
 from evals.workspace import edits, sources
+from evals.workspace.field_edits import case_fields, set_group
+from evals.workspace.frozen_edits import At, tool_result
 from evals.workspace.sources import (
     Conflict,
     Invalid,
@@ -37,7 +39,7 @@ def test_every_file_cuts_into_entries_and_joins_back_exactly():
 def test_an_edit_changes_its_entry_only_and_keeps_comments_elsewhere():
     text = ("# head comment\n- id: a\n  prompt: \"A\"  # why A\n  context: { page: gallery }\n"
             "\n# about b\n- id: b\n  prompt: 'B'\n  assert:\n    - kind: no_unknown_tools\n")
-    out = edit_entries(text, "x.yaml", edits.on_entry("b", edits.set_group("tour")))
+    out = edit_entries(text, "x.yaml", edits.on_entry("b", set_group("tour")))
     assert out == ("# head comment\n- id: a\n  prompt: \"A\"  # why A\n"
                    "  context: { page: gallery }\n\n# about b\n- id: b\n  group: tour\n"
                    "  prompt: 'B'\n  assert:\n    - kind: no_unknown_tools\n")
@@ -66,7 +68,7 @@ def test_a_save_writes_the_change_and_returns_its_diff(tree):
     before = snapshot(tree)
     name = "cases/honest-absence.yaml"
     diffs = Writer(tree).commit({name: revision(before[name])},
-                                {name: edits.on_entry("no-glowforge", edits.set_group("absence"))})
+                                {name: edits.on_entry("no-glowforge", set_group("absence"))})
     after = snapshot(tree)
     assert list(diffs) == [name] and "+  group: absence" in diffs[name]
     assert {n for n in after if after[n] != before[n]} == {name}
@@ -81,20 +83,20 @@ def test_a_stale_revision_is_refused_and_nothing_is_written(tree):
     before = snapshot(tree)
     with pytest.raises(Stale, match="honest-absence.yaml changed since"):
         Writer(tree).commit({name: old}, {name: edits.on_entry("no-glowforge",
-                                                               edits.set_group("x"))})
+                                                               set_group("x"))})
     assert snapshot(tree) == before
 
 
 def test_a_form_without_a_revision_is_refused(tree):
     name = "cases/honest-absence.yaml"
     with pytest.raises(sources.WriteRefused, match="did not say which revision"):
-        Writer(tree).commit({}, {name: edits.on_entry("no-glowforge", edits.set_group("x"))})
+        Writer(tree).commit({}, {name: edits.on_entry("no-glowforge", set_group("x"))})
 
 
 def test_an_invalid_result_is_refused_with_the_loaders_message(tree):
     name = "cases/honest-absence.yaml"
     before = snapshot(tree)
-    change = edits.case_fields("No Glowforge!", "x", "", "", "")  # an id the loader refuses
+    change = case_fields("No Glowforge!", "x", "", "", "")  # an id the loader refuses
     with pytest.raises(Invalid, match=r"honest-absence\.yaml:\d+: id"):
         Writer(tree).commit({name: revision(before[name])},
                             {name: edits.on_entry("no-glowforge", change)})
@@ -104,7 +106,7 @@ def test_an_invalid_result_is_refused_with_the_loaders_message(tree):
 def test_an_id_taken_by_a_scenario_is_refused(tree):
     name = "cases/honest-absence.yaml"
     before = snapshot(tree)
-    change = edits.case_fields("anonymous-smoke-report", "x", "", "", "")
+    change = case_fields("anonymous-smoke-report", "x", "", "", "")
     with pytest.raises(Invalid, match=r"problem-reports\.yaml:\d+: id 'anonymous-smoke-report'"
                                       r" is a case's id \(the case at honest-absence\.yaml:\d+\)"):
         Writer(tree).commit({name: revision(before[name])},
@@ -116,7 +118,7 @@ def test_an_entry_gone_since_the_form_opened_is_a_conflict(tree):
     name = "cases/honest-absence.yaml"
     with pytest.raises(Conflict, match="'no-such-case' is no longer in its file"):
         Writer(tree).commit({name: revision(tree.read(name))},
-                            {name: edits.on_entry("no-such-case", edits.set_group("x"))})
+                            {name: edits.on_entry("no-such-case", set_group("x"))})
 
 
 def test_when_the_second_of_two_files_fails_to_write_neither_changes(tree, monkeypatch):
@@ -134,9 +136,9 @@ def test_when_the_second_of_two_files_fails_to_write_neither_changes(tree, monke
     monkeypatch.setattr(sources.os, "replace", second_fails)
     with pytest.raises(WriteFailed, match="every file was left as it was"):
         Writer(tree).commit({a: revision(before[a]), b: revision(before[b])},
-                            {a: edits.on_entry("no-glowforge", edits.set_group("x")),
+                            {a: edits.on_entry("no-glowforge", set_group("x")),
                              b: edits.on_entry("glowforge-under-pressure",
-                                               edits.set_group("x"))})
+                                               set_group("x"))})
     assert len(calls) == 3 and snapshot(tree) == before  # the first put back by a rename
     leftovers = [p.name for p in Path(tree.cases).iterdir()] + [
         p.name for p in Path(tree.scenarios).iterdir()]
@@ -149,12 +151,12 @@ def test_frozen_responses_must_fit_the_tools_result_schema(tree):
     name = "scenarios/curation.yaml"
     tool = REGISTRY.all_tools()["read_page"]
     rev = revision(tree.read(name))
-    bad = edits.tool_result("read_page", tool.contract(), edits.At(None, 0), {"url": "https://x"})
+    bad = tool_result("read_page", tool.contract(), At(None, 0), {"url": "https://x"})
     with pytest.raises(Invalid, match="read_page response 1 does not fit the result schema"):
         Writer(tree).commit({name: rev},
                             {name: edits.on_entry("web-page-with-frozen-answer", bad)})
-    good = edits.tool_result("read_page", tool.contract(), edits.At(None, None),
-                             {"error": "timed out"})
+    good = tool_result("read_page", tool.contract(), At(None, None),
+                       {"error": "timed out"})
     diffs = Writer(tree).commit({name: rev},
                                 {name: edits.on_entry("web-page-with-frozen-answer", good)})
     assert "+        - error: timed out" in diffs[name]
@@ -163,7 +165,7 @@ def test_frozen_responses_must_fit_the_tools_result_schema(tree):
 def test_a_heading_comment_stays_with_the_entry_below_it():
     text = ("# cases about a\n- id: a\n  prompt: A\n\n# section two: about b\n- id: b\n"
             "  prompt: B\n\n# about c\n- id: c\n  prompt: C\n")
-    edited = edit_entries(text, "x.yaml", edits.on_entry("a", edits.set_group("g")))
+    edited = edit_entries(text, "x.yaml", edits.on_entry("a", set_group("g")))
     assert edited == text.replace("- id: a\n", "- id: a\n  group: g\n")
     removed = edit_entries(text, "x.yaml", edits.on_index(1, None))
     assert removed == ("# cases about a\n- id: a\n  prompt: A\n\n# about c\n- id: c\n"
@@ -176,7 +178,7 @@ def test_crlf_files_keep_their_line_endings(tree):
     path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
     before = tree.read(name)
     Writer(tree).commit({name: revision(before)},
-                        {name: edits.on_entry("no-cnc-router", edits.set_group("g"))})
+                        {name: edits.on_entry("no-cnc-router", set_group("g"))})
     after = path.read_bytes()
     assert b"\n" not in after.replace(b"\r\n", b"")  # every line still ends in CRLF
     assert after == before.encode().replace(b"- id: no-cnc-router\r\n",
