@@ -12,7 +12,8 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import LiteralScalarString
 
-from evals.workspace.sources import Conflict, Edit, dump_entry, load_entry, plain_data, rewritten
+from evals.workspace.entries import Edit, dump_entry, load_entry, plain_data, rewritten
+from evals.workspace.refusals import Conflict
 
 Change = Callable[[Any], None]  # changes one entry's mapping in place
 

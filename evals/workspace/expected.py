@@ -26,7 +26,7 @@ from evals.workspace.expected_edits import Expected
 from evals.workspace.form_values import whole_number, within_depth
 from evals.workspace.forms import given, text
 from evals.workspace.layout import e, hidden
-from evals.workspace.sources import Invalid
+from evals.workspace.refusals import Invalid
 
 PARTS = (("arguments", "Arguments"), ("result", "Result"))
 MARKER = "actions"  # the form carries expected actions (a form without them leaves them)

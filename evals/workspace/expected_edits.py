@@ -10,7 +10,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from evals.workspace.edits import Change, replace_keeping
-from evals.workspace.sources import Conflict, Invalid
+from evals.workspace.refusals import Conflict, Invalid
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from evals.load.yamlfile import MAX_DEPTH
-from evals.workspace.sources import Invalid
+from evals.workspace.refusals import Invalid
 
 _WHOLE = re.compile(r"[0-9]{1,9}")
 

@@ -15,8 +15,10 @@ from evals.load.cases import Case, load_cases_by_file
 from evals.load.scenarios import Scenario, Shared, load_scenarios
 from evals.load.yamlfile import YamlFileError
 from evals.workspace import edits
+from evals.workspace.entries import Edit
 from evals.workspace.layout import diff_html, e, page, refused
-from evals.workspace.sources import Edit, Invalid, Sources, Writer, WriteRefused
+from evals.workspace.refusals import Invalid, WriteRefused
+from evals.workspace.sources import Sources, Writer
 
 MAX_FORM_FIELDS = 2000
 ENFORCEMENT = ("required", "informational")

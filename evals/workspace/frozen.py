@@ -32,7 +32,7 @@ from evals.workspace.form_values import json_text, parse_json_object, whole_numb
 from evals.workspace.forms import Loaded, Tab, given, load, scenario_file, text
 from evals.workspace.frozen_edits import At, tool_result, unfreeze
 from evals.workspace.layout import e, hidden, page, refused, revs
-from evals.workspace.sources import Invalid
+from evals.workspace.refusals import Invalid
 
 _SIMPLE = {"string": "text", "integer": "number", "number": "number", "boolean": "checkbox"}
 EXHAUSTED = ("error", "repeat_last")

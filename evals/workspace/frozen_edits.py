@@ -11,7 +11,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from evals.workspace.edits import Change, commented, replace_keeping
-from evals.workspace.sources import Conflict, Invalid
+from evals.workspace.refusals import Conflict, Invalid
 
 
 @dataclass(frozen=True)

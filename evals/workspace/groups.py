@@ -11,7 +11,7 @@ from starlette.routing import Route
 from evals.workspace import field_edits
 from evals.workspace.forms import Tab, case_file, each, field, given, load, scenario_file
 from evals.workspace.layout import e, hidden, page, refused, revs
-from evals.workspace.sources import Conflict
+from evals.workspace.refusals import Conflict
 
 
 class GroupsTab(Tab):

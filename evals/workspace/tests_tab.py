@@ -32,7 +32,7 @@ from evals.workspace.forms import (
     text,
 )
 from evals.workspace.layout import e, hidden, page, refused, revs
-from evals.workspace.sources import Invalid
+from evals.workspace.refusals import Invalid
 
 
 class TestsTab(Tab):

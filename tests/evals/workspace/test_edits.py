@@ -5,7 +5,7 @@ from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.scalarstring import LiteralScalarString
 
 from evals.workspace import edits
-from evals.workspace.sources import edit_entries
+from evals.workspace.entries import edit_entries
 
 
 def test_appending_and_removing_entries():

@@ -2,8 +2,8 @@
 about, an action removed or added, and the rest of the entry as written."""
 
 from evals.workspace import edits
+from evals.workspace.entries import edit_entries
 from evals.workspace.expected_edits import Expected, expected_actions
-from evals.workspace.sources import edit_entries
 
 ENTRY = """\
 - id: s

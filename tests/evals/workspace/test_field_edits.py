@@ -2,7 +2,7 @@
 YAML alias, and a shared criterion's `applies_to` as a form gives it."""
 
 from evals.workspace import edits, field_edits
-from evals.workspace.sources import edit_entries
+from evals.workspace.entries import edit_entries
 
 
 def test_two_identical_criteria_rows_write_no_yaml_alias():

@@ -4,7 +4,7 @@ not an object."""
 import pytest
 
 from evals.workspace.form_values import parse_json_object
-from evals.workspace.sources import Invalid
+from evals.workspace.refusals import Invalid
 
 
 def test_a_frozen_response_as_a_form_gives_it():

@@ -7,8 +7,9 @@ import pytest
 from ruamel.yaml import YAML
 
 from evals.workspace import edits
+from evals.workspace.entries import edit_entries
 from evals.workspace.frozen_edits import At, tool_result
-from evals.workspace.sources import Invalid, edit_entries
+from evals.workspace.refusals import Invalid
 from tests.evals.workspace.branched import BRANCHED, SID, TICKETS, changed_lines
 
 

@@ -7,20 +7,12 @@ from pathlib import Path
 import pytest
 
 from evals.settings import CASES_DIR, SCENARIOS_DIR
-from evals.workspace import edits, sources
+from evals.workspace import edits, entries, refusals, sources
+from evals.workspace.entries import edit_entries, layout
 from evals.workspace.field_edits import case_fields, set_group
 from evals.workspace.frozen_edits import At, tool_result
-from evals.workspace.sources import (
-    Conflict,
-    Invalid,
-    Sources,
-    Stale,
-    WriteFailed,
-    Writer,
-    edit_entries,
-    layout,
-    revision,
-)
+from evals.workspace.refusals import Conflict, Invalid, Stale, WriteFailed
+from evals.workspace.sources import Sources, Writer, revision
 
 
 def snapshot(src: Sources) -> dict[str, str]:
@@ -50,17 +42,17 @@ def test_an_edited_entry_keeps_the_text_of_the_lines_the_edit_does_not_touch():
     as `{a: 1}`, a comment's column moved); only the changed lines come from it."""
     text = ("- id: a\n  context: { page: gallery }\n  photos: [x.jpg]      # aligned\n"
             "  rows:\n    - {id: 1, title: One,\n       status: open}\n  max_turns: 4\n")
-    data = sources.load_entry(text)
+    data = entries.load_entry(text)
     data["max_turns"] = 5
-    assert sources.rewritten(text, data) == text.replace("max_turns: 4", "max_turns: 5")
+    assert entries.rewritten(text, data) == text.replace("max_turns: 4", "max_turns: 5")
     data["rows"][0]["status"] = "closed"  # inside the flow mapping: that mapping is rewritten
-    assert sources.rewritten(text, data) == (
+    assert entries.rewritten(text, data) == (
         "- id: a\n  context: { page: gallery }\n  photos: [x.jpg]      # aligned\n"
         "  rows:\n    - {id: 1, title: One, status: closed}\n  max_turns: 5\n")
 
 
 def test_a_file_the_workspace_cannot_cut_is_refused():
-    with pytest.raises(sources.WriteRefused, match="edit this file by hand"):
+    with pytest.raises(refusals.WriteRefused, match="edit this file by hand"):
         layout("[{id: a, prompt: b}]\n", "flow.yaml")
 
 
@@ -89,7 +81,7 @@ def test_a_stale_revision_is_refused_and_nothing_is_written(tree):
 
 def test_a_form_without_a_revision_is_refused(tree):
     name = "cases/honest-absence.yaml"
-    with pytest.raises(sources.WriteRefused, match="did not say which revision"):
+    with pytest.raises(refusals.WriteRefused, match="did not say which revision"):
         Writer(tree).commit({}, {name: edits.on_entry("no-glowforge", set_group("x"))})
 
 
@@ -193,7 +185,7 @@ def test_a_file_without_a_final_newline_gets_an_appended_entry_on_its_own_line()
 
 
 def test_the_workspace_writes_only_inside_its_folders(tree):
-    with pytest.raises(sources.WriteRefused, match="not a case or scenario file"):
+    with pytest.raises(refusals.WriteRefused, match="not a case or scenario file"):
         Writer(tree).commit({"../secrets.yaml": "x"}, {"../secrets.yaml": edits.appended({})})
 
 
@@ -204,7 +196,7 @@ def test_the_schema_line_stays_first_whatever_entry_changes():
     assert cut.head == line and cut.leads[0] == "# cases about a\n"
     removed = edit_entries(text, "x.yaml", edits.on_index(0, None))
     assert removed == line + "# about b\n- id: b\n  prompt: B\n"  # the heading went, not it
-    edited = edit_entries(text, "x.yaml", edits.on_entry("a", edits.set_group("g")))
+    edited = edit_entries(text, "x.yaml", edits.on_entry("a", set_group("g")))
     assert edited == text.replace("- id: a\n", "- id: a\n  group: g\n")
     emptied = edit_entries(removed, "x.yaml", edits.on_index(0, None))
     assert emptied == line
