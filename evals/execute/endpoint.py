@@ -17,7 +17,6 @@ from evals.checks import CHECKS
 from evals.execute.executors import HIDDEN, HIDDEN_WHY
 from evals.execute.runner import Variant, run_variants
 from evals.judge.setup import JudgeSetup
-from evals.load.cases import Case
 from evals.load.items import EvalItem
 from evals.record.results import CaseResult
 
@@ -29,7 +28,7 @@ def skip_reason(item: EvalItem) -> str | None:
         ("a page path", ctx.path is not None),
         ("the look-alike lab" if ctx.catalog == "lab" else "the large lab", ctx.catalog != "demo"),
         ("photos", bool(item.photos)),
-        ("frozen tool responses", isinstance(item, Case) and bool(item.tool_responses)),
+        ("frozen tool responses", item.frozen_tools),
     ) if used]
     if needs:
         return f"needs app context ({', '.join(needs)}), which endpoint mode does not have"

@@ -165,6 +165,14 @@ class Case(BaseModel):
         return 1
 
     @property
+    def names(self) -> tuple[str, ...]:
+        return (self.id,)
+
+    @property
+    def frozen_tools(self) -> bool:
+        return bool(self.tool_responses)
+
+    @property
     def judged(self) -> bool:
         return bool(self.rubric or self.must_not)
 

@@ -76,6 +76,14 @@ class Conversation:
         return self.scenario.max_turns
 
     @property
+    def names(self) -> tuple[str, ...]:
+        return (self.id, self.scenario.id)
+
+    @property
+    def frozen_tools(self) -> bool:
+        return bool(self.scenario.tool_responses)
+
+    @property
     def judged(self) -> bool:
         return bool(self.criteria)
 

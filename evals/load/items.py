@@ -9,13 +9,14 @@ this protocol; a new way of running one is an executor; a new way of judging one
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from evals.checks import CheckSpec
 from evals.load.context import Context
 from evals.record.results import Attack
 
-ExecutorName = Literal["app", "conversation"]
+# A name registered in evals/execute/executors.py (EXECUTORS), where a new one is added.
+ExecutorName = str
 
 
 class EvalItem(Protocol):
@@ -56,6 +57,17 @@ class EvalItem(Protocol):
     @property
     def single_turn(self) -> bool:
         """One exchange: a blank final answer fails it before any check."""
+        ...
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The names a selection may pick it by (besides its file's): its id, and what it
+        was made from (a conversation's scenario)."""
+        ...
+
+    @property
+    def frozen_tools(self) -> bool:
+        """Some of its tools answer from frozen responses (which only the app's path serves)."""
         ...
 
     @property

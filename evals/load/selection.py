@@ -52,8 +52,7 @@ def select_items(selection: Selection) -> list[EvalItem]:
         unknown = sorted(names - files - {c.id for c in cases} - {s.id for s in scenarios})
         if unknown:
             raise UnknownNames(unknown, sorted(files))
-        items = [i for i in items if i.id in names or Path(i.file).stem in names
-                 or (isinstance(i, Conversation) and i.scenario.id in names)]
+        items = [i for i in items if names.intersection(i.names) or Path(i.file).stem in names]
     return select_groups(items, selection.groups)
 
 
