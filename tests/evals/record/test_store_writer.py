@@ -30,7 +30,7 @@ async def _count(info, run_id):
 
 
 async def test_a_store_that_fails_mid_run_says_so_once_and_catches_up_when_it_returns(
-        server_conninfo, capsys, monkeypatch):
+        server_conninfo, store_template, capsys, monkeypatch):
     import asyncio
 
     import psycopg
@@ -40,7 +40,8 @@ async def test_a_store_that_fails_mid_run_says_so_once_and_catches_up_when_it_re
     from evals.record.store import RunStore, writer
 
     monkeypatch.setattr(writer, "RETRY_FIRST_S", 0.05)
-    async with scratch_database(server_conninfo, prefix="test_down") as info:
+    async with scratch_database(server_conninfo, prefix="test_down",
+                                template=store_template) as info:
         name = conninfo_to_dict(info)["dbname"]
 
         async def allow(on):
@@ -73,6 +74,7 @@ async def test_a_store_that_fails_mid_run_says_so_once_and_catches_up_when_it_re
 
 
 async def test_a_frozen_store_gives_up_in_bounded_time_naming_itself(server_conninfo,
+                                                                     store_template,
                                                                      monkeypatch):
     import asyncio
     import time
@@ -84,7 +86,8 @@ async def test_a_frozen_store_gives_up_in_bounded_time_naming_itself(server_conn
     monkeypatch.setattr(connection, "STORE_TIMEOUT_S", 1.0)
     monkeypatch.setattr(writer, "FLUSH_TIMEOUT_S", 2.0)
     monkeypatch.setattr(writer, "RETRY_FIRST_S", 0.1)
-    async with scratch_database(server_conninfo, prefix="test_frozen") as info, \
+    async with scratch_database(server_conninfo, prefix="test_frozen",
+                                template=store_template) as info, \
             pg_proxy(info) as proxy:
         started = 0.0
 
