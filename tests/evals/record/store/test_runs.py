@@ -1,13 +1,13 @@
-import json
+"""Runs in the store (evals/record/store/runs.py): a run round-trips through the store and
+its artifact, redacted alike; older runs load through the one reader; the last complete run
+under a plan; an id PostgreSQL could not take is not found."""
 
 import pytest
 
-from evals.execute.agent import agent_info, all_contexts
 from evals.execute.session import Prepared, Version
-from evals.record.fingerprint import Point
 from evals.record.run import RunRecord
 from evals.record.store import StoreError
-from tests.evals.execute.helpers import SETTINGS, cases, plan, run
+from tests.evals.execute.helpers import cases, plan, run
 from tests.evals.record.helpers import left_unfinished
 from tests.fakes import ScriptedModel, say
 
@@ -34,50 +34,6 @@ async def test_a_run_round_trips_through_json_and_postgres(env, store, settings)
     assert record.plan.repeat == 2 and set(record.plan.cases) == {c.id for c in cs}
 
 
-async def test_each_case_is_stored_the_moment_it_finishes(env, store, settings):
-    import asyncio
-
-    cs = cases()
-    seen: list[tuple[int, str]] = []
-
-    class Probing(ScriptedModel):
-        async def complete(self, messages, tools=None, **kw):
-            if self.requests:  # the second case: wait for the first to be in the store
-                for _ in range(100):
-                    rows = await store.db.fetch(
-                        "SELECT count(*) AS n, min(r.status) AS status FROM eval_cases c"
-                        " JOIN eval_runs r ON r.id = c.run_id")
-                    if rows[0]["n"]:
-                        break
-                    await asyncio.sleep(0.02)
-                seen.append((rows[0]["n"], rows[0]["status"]))
-            self.requests.append(messages)
-            return say("We don't have that.")
-
-    records = await run(Prepared(env, store, settings), cs, [Version("current", Probing())],
-                        plan(cs))
-    assert seen == [(1, "running")]  # stored while the run was still running
-    head = await store.db.fetchone("SELECT status FROM eval_runs WHERE id = %s",
-                                   (records["current"].run_id,))
-    assert head["status"] == "complete"
-
-
-async def test_points_are_saved_listed_and_unknown_names_refused(env, store, settings):
-    cs = cases()
-    agent = agent_info("scripted/fake", SETTINGS, await all_contexts(env, cs))
-    p = Point(name="base", created="2026-11-30", plan=plan(cs), agent=agent)
-    await store.save_point(p)
-    assert (await store.load_point("base")) == p
-    assert [r.name for r in await store.list_points()] == ["base"]
-    with pytest.raises(StoreError, match="exists already"):
-        await store.save_point(p)
-    with pytest.raises(StoreError, match="no comparison point 'nope'; points: base"):
-        await store.load_point("nope")
-    with pytest.raises(StoreError, match="no stored run 'zzz'"):
-        await store.load_run("zzz")
-    assert await store.find_point("scripted/fake", p.plan.fingerprint) == p
-
-
 async def test_the_store_is_redacted_like_the_artifact(env, store, settings, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-store-secret-123")
     cs = cases("no-glowforge")
@@ -93,13 +49,11 @@ async def test_the_store_is_redacted_like_the_artifact(env, store, settings, mon
 
 
 async def test_a_run_stored_by_an_older_harness_loads_through_the_one_reader(store):
-    import gzip
-    from pathlib import Path
-
     from psycopg.types.json import Jsonb
 
-    data = json.loads(gzip.decompress((Path(__file__).parent / "data" / "v2-run.json.gz")
-                                      .read_bytes()))
+    from tests.evals.record.helpers import v2_data
+
+    data = v2_data()  # tests/evals/record/data/v2-run.json.gz
     header = {k: v for k, v in data.items() if k != "cases"}
     await store.db.execute(  # as the harness wrote it: running, its cases, then complete
         "INSERT INTO eval_runs (id, status, model, plan_fingerprint, agent_fingerprint,"

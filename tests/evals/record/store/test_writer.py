@@ -1,12 +1,14 @@
-"""The store's write-behind queue (evals/record/store/writer.py): finished cases written in
-batches, at once on a flush; a store that fails or freezes mid-run said once, in bounded time,
-and caught up with when it answers again."""
+"""The store's write-behind queue (evals/record/store/writer.py): a case stored the moment it
+finishes, finished cases written in batches, at once on a flush; a store that fails or freezes
+mid-run said once, in bounded time, and caught up with when it answers again."""
 
 import pytest
 
 from evals.execute.agent import agent_info
+from evals.execute.session import Prepared, Version
 from evals.record.run import RunRecord
-from tests.evals.execute.helpers import SETTINGS, cases, plan
+from tests.evals.execute.helpers import SETTINGS, cases, plan, run
+from tests.fakes import ScriptedModel, say
 
 
 def _result(case_id):
@@ -27,6 +29,34 @@ async def _count(info, run_id):
     async with await psycopg.AsyncConnection.connect(info) as conn:
         cur = await conn.execute("SELECT count(*) FROM eval_cases WHERE run_id = %s", (run_id,))
         return (await cur.fetchone())[0]
+
+
+async def test_each_case_is_stored_the_moment_it_finishes(env, store, settings):
+    import asyncio
+
+    cs = cases()
+    seen: list[tuple[int, str]] = []
+
+    class Probing(ScriptedModel):
+        async def complete(self, messages, tools=None, **kw):
+            if self.requests:  # the second case: wait for the first to be in the store
+                for _ in range(100):
+                    rows = await store.db.fetch(
+                        "SELECT count(*) AS n, min(r.status) AS status FROM eval_cases c"
+                        " JOIN eval_runs r ON r.id = c.run_id")
+                    if rows[0]["n"]:
+                        break
+                    await asyncio.sleep(0.02)
+                seen.append((rows[0]["n"], rows[0]["status"]))
+            self.requests.append(messages)
+            return say("We don't have that.")
+
+    records = await run(Prepared(env, store, settings), cs, [Version("current", Probing())],
+                        plan(cs))
+    assert seen == [(1, "running")]  # stored while the run was still running
+    head = await store.db.fetchone("SELECT status FROM eval_runs WHERE id = %s",
+                                   (records["current"].run_id,))
+    assert head["status"] == "complete"
 
 
 async def test_a_store_that_fails_mid_run_says_so_once_and_catches_up_when_it_returns(
