@@ -58,6 +58,6 @@ class StoreBase:
         self.db = db
         self.name = name
 
-    def failure(self, exc: BaseException) -> str:
+    def failure_of(self, exc: BaseException) -> str:
         """A call's failure in one line, its timeout named."""
         return failure(exc, self.db.timeout_s)

@@ -37,7 +37,7 @@ class Runs(CaseWriter):
         try:
             await self._finish(record)
         except (psycopg.OperationalError, psycopg.InterfaceError, TimeoutError) as exc:
-            raise StoreUnavailable(f"{self.name} is down ({self.failure(exc)}):"
+            raise StoreUnavailable(f"{self.name} is down ({self.failure_of(exc)}):"
                                    " the run's end is not in it") from None
 
     async def _finish(self, record: RunRecord) -> None:

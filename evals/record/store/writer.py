@@ -109,7 +109,7 @@ class CaseWriter(StoreBase):
             except (psycopg.OperationalError, psycopg.InterfaceError, TimeoutError,
                     OSError) as exc:
                 if self.down is None:
-                    self.down = self.failure(exc)
+                    self.down = self.failure_of(exc)
                     print(f"warning: {self.name} failed ({self.down}): finished cases go on"
                           " into the artifact; retrying", file=sys.stderr)
                 await asyncio.sleep(wait)
