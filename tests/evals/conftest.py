@@ -1,6 +1,9 @@
-"""The evals tests' fixtures: an eval environment and a run store of the test's own."""
+"""The evals tests' fixtures: an eval environment, and a run store of the test's own, a copy of
+a database the store's migrations were applied to once a session (as the app's databases are
+copies of `template_db`)."""
 
 import pytest
+from psycopg.conninfo import conninfo_to_dict
 
 from app.db import scratch_database
 from app.embed import HashEmbedder
@@ -16,9 +19,28 @@ async def env(server_conninfo, tmp_path):
         yield e
 
 
+@pytest.fixture(scope="session")
+async def store_template(server_conninfo):
+    """The name of a database the run store's migrations were applied to (made once a session,
+    a worker's under xdist): a test that needs a run-store database of its own, its own store
+    or a DATABASE_URL for the CLI, clones it (`scratch_database(..., template=...)`) rather than
+    migrating a blank one. A test of migrating a blank or older database makes its own."""
+    async with scratch_database(server_conninfo, prefix="test_store_tmpl") as info:
+        async with RunStore.open(info):
+            pass
+        yield conninfo_to_dict(info)["dbname"]
+
+
 @pytest.fixture
-async def store(server_conninfo):
+async def store_conninfo(server_conninfo, store_template):
+    """A run-store database of the test's own, migrated (a copy of the template)."""
+    async with scratch_database(server_conninfo, prefix="test_store",
+                                template=store_template) as info:
+        yield info
+
+
+@pytest.fixture
+async def store(store_conninfo):
     """A run store of the test's own."""
-    async with scratch_database(server_conninfo, prefix="test_store") as info, \
-            RunStore.open(info) as s:
+    async with RunStore.open(store_conninfo) as s:
         yield s

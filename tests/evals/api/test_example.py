@@ -5,7 +5,6 @@ import re
 
 import pytest
 
-from app.db import scratch_database
 from app.settings import PROJECT_ROOT
 from tests.evals.helpers import cli_environment
 from tests.fake_openai import completion, fake_openai_server
@@ -26,15 +25,15 @@ def answer(body):
 
 
 @pytest.fixture
-async def scripted(server_conninfo, tmp_path, monkeypatch):
-    """A scratch run store and a scripted model server, the script's folder its own."""
-    async with scratch_database(server_conninfo, prefix="test_api") as info:
-        with fake_openai_server(answer) as (base, received):
-            with cli_environment(monkeypatch, {"DATABASE_URL": info, "MODEL_API_BASE": base,
-                                               "OPENAI_API_KEY": "sk-test",
-                                               "DATA_DIR": str(tmp_path / "data")}):
-                monkeypatch.chdir(tmp_path)
-                yield received
+async def scripted(store_conninfo, tmp_path, monkeypatch):
+    """A run store of its own and a scripted model server, the script's folder its own."""
+    with fake_openai_server(answer) as (base, received):
+        with cli_environment(monkeypatch, {"DATABASE_URL": store_conninfo,
+                                           "MODEL_API_BASE": base,
+                                           "OPENAI_API_KEY": "sk-test",
+                                           "DATA_DIR": str(tmp_path / "data")}):
+            monkeypatch.chdir(tmp_path)
+            yield received
 
 
 def test_the_documented_example_runs_compares_and_reads_the_record(scripted, tmp_path,

@@ -37,7 +37,7 @@ async def test_from_conversations_counts_each_kind_and_says_what_it_cannot_rule_
 
 
 async def test_drafting_twice_with_the_same_model_makes_its_call_once(
-        server_conninfo, tmp_path, monkeypatch):
+        server_conninfo, store_template, tmp_path, monkeypatch):
     import asyncio
     import json
 
@@ -48,7 +48,8 @@ async def test_drafting_twice_with_the_same_model_makes_its_call_once(
 
     drafted = {"id": "drafted-wash-time", "prompt": "How long do I wash Form 4 prints?",
                "assert": [{"kind": "called_tool", "value": "search_manual"}]}
-    async with scratch_database(server_conninfo, prefix="test_draft") as info:
+    async with scratch_database(server_conninfo, prefix="test_draft",
+                                template=store_template) as info:
         with fake_openai_server(lambda body: (200, completion(json.dumps(drafted)))) \
                 as (base, received), cli_environment(monkeypatch, {
                     "DATABASE_URL": info, "MODEL_DRAFT": "openai/fake-draft",
@@ -97,8 +98,8 @@ PREPARED = {"id": "prepared-smoke-report",
             "expect_actions": [{"tool": "report_issue", "result": {"filed": True}}]}
 
 
-async def test_prepare_writes_scenarios_for_review_and_keeps_edits(server_conninfo, tmp_path,
-                                                                   monkeypatch, capsys):
+async def test_prepare_writes_scenarios_for_review_and_keeps_edits(server_conninfo, store_template,
+                                                                   tmp_path, monkeypatch, capsys):
     import asyncio
     import json
 
@@ -117,7 +118,8 @@ async def test_prepare_writes_scenarios_for_review_and_keeps_edits(server_connin
     out = tmp_path / "review" / "prepared.yaml"
     out.parent.mkdir()
     args = ["prepare", "--capability", "issue_reports", "--count", "2", "--out", str(out)]
-    async with scratch_database(server_conninfo, prefix="test_cli") as info:
+    async with scratch_database(server_conninfo, prefix="test_cli",
+                                template=store_template) as info:
         with fake_openai_server(draft) as (base, received), cli_environment(monkeypatch, {
                 "DATABASE_URL": info, "MODEL_DRAFT": "openai/fake-draft",
                 "MODEL_API_BASE": base, "OPENAI_API_KEY": "sk-test",

@@ -16,10 +16,11 @@ from tests.fake_openai import completion, fake_openai_server
 
 
 @pytest.fixture
-async def served(server_conninfo, tmp_path, monkeypatch):
+async def served(server_conninfo, store_template, tmp_path, monkeypatch):
     """The CLI with the cache on (EVAL_CACHE=reuse), against a fake model over HTTP: yields
     the run store's database and the requests the model received."""
-    async with scratch_database(server_conninfo, prefix="test_cache") as info:
+    async with scratch_database(server_conninfo, prefix="test_cache",
+                                template=store_template) as info:
         with fake_openai_server(lambda body: (200, completion(ANSWER["text"]))) as (base, got):
             with cli_environment(monkeypatch, {
                     "DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",

@@ -95,14 +95,15 @@ def agreeing(body):
 
 
 @pytest.fixture
-async def new_judge(server_conninfo, tmp_path, monkeypatch):
+async def new_judge(server_conninfo, store_template, tmp_path, monkeypatch):
     """The CLI with auto-calibration on, a judge (openai/fake-judge) that agrees with the team,
     and a judges file of the test's own that holds no record yet."""
     import evals.judge.trust as trust_module
 
     judges = tmp_path / "judges.yaml"
     monkeypatch.setattr(trust_module, "JUDGES_FILE", judges)
-    async with scratch_database(server_conninfo, prefix="test_cli_autocal") as info:
+    async with scratch_database(server_conninfo, prefix="test_cli_autocal",
+                                template=store_template) as info:
         with fake_openai_server(agreeing) as (base, received):
             with cli_environment(monkeypatch, {
                     "DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",

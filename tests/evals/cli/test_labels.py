@@ -22,10 +22,11 @@ def as_the_judge_said(run: str, by: str = "ana", **rubric: str) -> list[Label]:
 
 
 @pytest.fixture
-async def labelled(server_conninfo, tmp_path, monkeypatch):
+async def labelled(server_conninfo, store_template, tmp_path, monkeypatch):
     """The CLI on a store holding a run of 32 judged verdicts, all labelled by ana as the
     judge said, and case-0 also by ben, who disagrees."""
-    async with scratch_database(server_conninfo, prefix="test_cli_labels") as info:
+    async with scratch_database(server_conninfo, prefix="test_cli_labels",
+                                template=store_template) as info:
         async with RunStore.open(info) as store:
             await stored(store, judged_run("lab0001", JUDGE))
             await add_labels(store, as_the_judge_said("lab0001"))

@@ -34,9 +34,10 @@ def answer(body):
 
 
 @pytest.fixture
-async def env(server_conninfo, tmp_path, monkeypatch):
+async def env(server_conninfo, store_template, tmp_path, monkeypatch):
     """The process environment a coding assistant would start `python -m evals mcp` with."""
-    async with scratch_database(server_conninfo, prefix="test_mcp") as info:
+    async with scratch_database(server_conninfo, prefix="test_mcp",
+                                template=store_template) as info:
         with fake_openai_server(answer) as (base, received):
             values = {"DATABASE_URL": info, "MODEL_CHAT": "openai/fake",
                       "MODEL_DRAFT": "openai/fake-draft", "MODEL_API_BASE": base,

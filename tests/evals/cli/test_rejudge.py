@@ -33,8 +33,9 @@ def answer(body):
 
 
 @pytest.fixture
-async def served(server_conninfo, tmp_path, monkeypatch):
-    async with scratch_database(server_conninfo, prefix="test_rejudge") as info:
+async def served(server_conninfo, store_template, tmp_path, monkeypatch):
+    async with scratch_database(server_conninfo, prefix="test_rejudge",
+                                template=store_template) as info:
         with fake_openai_server(answer) as (base, received):
             with cli_environment(monkeypatch, {
                     "DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",

@@ -127,8 +127,9 @@ def answer(body):
 
 
 @pytest.fixture
-async def served(server_conninfo, tmp_path, monkeypatch):
-    async with scratch_database(server_conninfo, prefix="test_packs") as info:
+async def served(server_conninfo, store_template, tmp_path, monkeypatch):
+    async with scratch_database(server_conninfo, prefix="test_packs",
+                                template=store_template) as info:
         with fake_openai_server(answer) as (base, received):
             with cli_environment(monkeypatch, {
                     "DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",
@@ -189,10 +190,12 @@ def child_env(info, base, tmp_path):
 
 
 @contextmanager
-def scratch(server_conninfo):
+def scratch(server_conninfo, template):
+    """A run-store database for a command (or its child process) to use, a copy of the
+    migrated `template`; dropped afterwards."""
     name = f"test_stop_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(server_conninfo, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
+        admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
     try:
         yield make_conninfo(server_conninfo, dbname=name)
     finally:
@@ -216,9 +219,10 @@ def wait_for_a_stored_case(info, deadline_s=90):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_a_stopped_run_keeps_what_finished_and_leaves_nothing(server_conninfo, tmp_path, sig):
+def test_a_stopped_run_keeps_what_finished_and_leaves_nothing(server_conninfo, store_template,
+                                                              tmp_path, sig):
     artifact = tmp_path / "run.json"
-    with scratch(server_conninfo) as info:
+    with scratch(server_conninfo, store_template) as info:
         with fake_openai_server(slow) as (base, _):
             env = child_env(info, base, tmp_path)
             child = subprocess.Popen(
@@ -280,11 +284,11 @@ def _noting_the_artifact(artifact, seen):
 
 
 def test_the_artifact_holds_every_finished_case_while_the_run_goes(
-        server_conninfo, tmp_path, monkeypatch):
+        server_conninfo, store_template, tmp_path, monkeypatch):
     artifact = tmp_path / "run.json"
     seen = []
     handler = _noting_the_artifact(artifact, seen)
-    with scratch(server_conninfo) as info:
+    with scratch(server_conninfo, store_template) as info:
         with _cli_with(monkeypatch, info, tmp_path, handler):
             main(["run", *SELECTION, "--artifact", str(artifact)])
     # The second case's model call is made after the first case finished: it is in the file.
@@ -292,10 +296,11 @@ def test_the_artifact_holds_every_finished_case_while_the_run_goes(
 
 
 def test_runs_import_puts_an_artifacts_run_in_a_store_that_missed_it(
-        server_conninfo, tmp_path, monkeypatch, capsys):
+        server_conninfo, store_template, tmp_path, monkeypatch, capsys):
     artifact = tmp_path / "run.json"
     answer = completion("We don't have a Glowforge or a CNC router here.")
-    with scratch(server_conninfo) as first, scratch(server_conninfo) as other:
+    with scratch(server_conninfo, store_template) as first, \
+            scratch(server_conninfo, store_template) as other:
         with _cli_with(monkeypatch, first, tmp_path, lambda body: (200, answer)):
             main(["run", *SELECTION, "--artifact", str(artifact)])
         run_id = json.loads(artifact.read_text())["run_id"]
@@ -340,11 +345,11 @@ def test_runs_import_puts_an_artifacts_run_in_a_store_that_missed_it(
 
 
 def test_resume_rebuilds_the_artifact_from_the_store_before_it_runs_anything(
-        server_conninfo, tmp_path, monkeypatch):
+        server_conninfo, store_template, tmp_path, monkeypatch):
     artifact = tmp_path / "run.json"
     seen = []
     handler = _noting_the_artifact(artifact, seen)
-    with scratch(server_conninfo) as info:
+    with scratch(server_conninfo, store_template) as info:
         with _cli_with(monkeypatch, info, tmp_path, handler):
             main(["run", *SELECTION, "--artifact", str(artifact)])
             # As a run killed with SIGKILL leaves it: one case stored, the run still

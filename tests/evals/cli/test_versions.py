@@ -29,9 +29,10 @@ def talk(body):
 
 
 @pytest.fixture
-async def talking(server_conninfo, tmp_path, monkeypatch):
+async def talking(server_conninfo, store_template, tmp_path, monkeypatch):
     """The CLI on a scratch store, with a scripted chat model, visitor and judge (`talk`)."""
-    async with scratch_database(server_conninfo, prefix="test_cli_talk") as info:
+    async with scratch_database(server_conninfo, prefix="test_cli_talk",
+                                template=store_template) as info:
         with fake_openai_server(talk) as (base, _):
             with cli_environment(monkeypatch, {
                     "DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",
@@ -374,8 +375,8 @@ def test_a_frozen_agent_runs_at_the_temperature_it_recorded(cli, capsys, monkeyp
         assert sorted({b.get("temperature") for b in cli}) == [0.2, 0.7]
 
 
-async def test_a_frozen_agent_is_given_the_tool_steps_it_recorded(server_conninfo, tmp_path,
-                                                                   monkeypatch, capsys):
+async def test_a_frozen_agent_is_given_the_tool_steps_it_recorded(server_conninfo, store_template,
+                                                                   tmp_path, monkeypatch, capsys):
     """A model that always asks for a tool is stopped by each version's own step limit: the
     point's recorded one, and today's."""
     from app.settings import get_settings
@@ -392,7 +393,8 @@ async def test_a_frozen_agent_is_given_the_tool_steps_it_recorded(server_conninf
         monkeypatch.setenv("MAX_TOOL_STEPS", steps)
         get_settings.cache_clear()
 
-    async with scratch_database(server_conninfo, prefix="test_cli") as info:
+    async with scratch_database(server_conninfo, prefix="test_cli",
+                                template=store_template) as info:
         with fake_openai_server(always_a_tool) as (base, got):
             with cli_environment(monkeypatch, {
                     "DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",

@@ -18,6 +18,7 @@ def _dead_pid() -> int:
 
 
 async def test_the_workspace_start_drops_a_killed_runs_scratch_database(server_conninfo,
+                                                                        store_template,
                                                                         monkeypatch):
     import asyncio
 
@@ -38,7 +39,8 @@ async def test_the_workspace_start_drops_a_killed_runs_scratch_database(server_c
 
     monkeypatch.setattr(workspace, "clean_stale", spy)
     try:
-        async with scratch_database(server_conninfo, prefix="test_ws") as info:
+        async with scratch_database(server_conninfo, prefix="test_ws",
+                                    template=store_template) as info:
             with cli_environment(monkeypatch, {"DATABASE_URL": info}):
                 assert await asyncio.to_thread(main, ["workspace", "--port", "1"]) == 0
         with psycopg.connect(server_conninfo) as conn:

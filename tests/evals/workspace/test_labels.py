@@ -22,9 +22,10 @@ from tests.evals.workspace.helpers import BASE, TOKEN, form_of
 
 
 @pytest.fixture
-async def judged(server_conninfo):
+async def judged(server_conninfo, store_template):
     """A store holding one run of two judged verdicts (the judge said pass, then fail)."""
-    async with scratch_database(server_conninfo, prefix="test_ws_labels") as info:
+    async with scratch_database(server_conninfo, prefix="test_ws_labels",
+                                template=store_template) as info:
         async with RunStore.open(info) as store:
             await stored(store, judged_run("lab0001", ["pass", "fail"]))
         yield info
@@ -158,10 +159,11 @@ async def test_labelling_with_the_keys_at_each_width(browser, judged, tree, widt
 
 
 @pytest.fixture
-async def never_asked(server_conninfo):
+async def never_asked(server_conninfo, store_template):
     """A store holding one run of two judged checks whose judge was not trusted, so not called:
     no verdict to label."""
-    async with scratch_database(server_conninfo, prefix="test_ws_unasked") as info:
+    async with scratch_database(server_conninfo, prefix="test_ws_unasked",
+                                template=store_template) as info:
         async with RunStore.open(info) as store:
             await stored(store, judged_run("lab0001", ["pass", "fail"], asked=False))
         yield info
@@ -195,14 +197,15 @@ def distressed(run_id: str, **judge) -> object:
 
 
 @pytest.fixture
-async def packed(server_conninfo):
+async def packed(server_conninfo, store_template):
     """A store holding a pack's verdict (given under the pack's prompt as it is now), a pack's
     verdict given under an older version of its prompt, and a case's own verdict."""
     from evals.judge.setup import prompt_hash_for
     from evals.load.packs import load_pack_prompt
 
     now = prompt_hash_for(load_pack_prompt(PACK))
-    async with scratch_database(server_conninfo, prefix="test_ws_packed") as info:
+    async with scratch_database(server_conninfo, prefix="test_ws_packed",
+                                template=store_template) as info:
         async with RunStore.open(info) as store:
             await stored(store, distressed("lab0001"))
             await stored(store, distressed("lab0002", prompt_hash="0ld0ld0ld0ld0ld0", pack=PACK))

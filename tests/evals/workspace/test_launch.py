@@ -24,8 +24,9 @@ def slow(body):
 
 @pytest.mark.slow  # the launcher starts the CLI in a child process
 async def test_a_launched_run_is_followed_by_its_launch_id_and_stops_gracefully(
-        server_conninfo, tmp_path):
-    async with scratch_database(server_conninfo, prefix="test_launch") as info:
+        server_conninfo, store_template, tmp_path):
+    async with scratch_database(server_conninfo, prefix="test_launch",
+                                template=store_template) as info:
         with fake_openai_server(slow) as (model, _):
             env = {k: v for k, v in os.environ.items() if not k.startswith(("MODEL_", "EVAL_"))}
             env.update({"DATABASE_URL": info, "MODEL_CHAT": "openai/fake",

@@ -89,9 +89,10 @@ def test_a_runs_output_is_shown_without_its_secrets(client, launcher, monkeypatc
 
 @pytest.mark.slow
 async def test_a_quick_run_against_a_scripted_model_reaches_results(browser, server_conninfo,
-                                                                   tmp_path):
+                                                                   store_template, tmp_path):
     answer = "We don't have a Glowforge here; the lab's laser cutter is the Trotec Speedy 400."
-    async with scratch_database(server_conninfo, prefix="test_ws_run") as info:
+    async with scratch_database(server_conninfo, prefix="test_ws_run",
+                                template=store_template) as info:
         with fake_openai_server(lambda body: (200, completion(answer))) as (model, _):
             env = {k: v for k, v in os.environ.items() if not k.startswith(("MODEL_", "EVAL_"))}
             env.update({"DATABASE_URL": info, "MODEL_CHAT": "openai/fake",

@@ -1,5 +1,5 @@
-"""The run lock (evals/record/store.py: lock_run, unlock_run): one writer of a stored run at a
-time; a live holder is refused by pid and host, a dead one on this host taken over."""
+"""The run lock (evals/record/store/locks.py: lock_run, unlock_run): one writer of a stored run
+at a time; a live holder is refused by pid and host, a dead one on this host taken over."""
 
 import os
 import socket
