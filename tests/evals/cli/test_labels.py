@@ -6,7 +6,8 @@ import asyncio
 import pytest
 
 from app.db import scratch_database
-from evals.cli import calibration, main
+from evals.api import calibrating
+from evals.cli import main
 from evals.judge.trust import load_records, save_record, trust
 from evals.record.labels import Label, add_labels
 from evals.record.store import RunStore
@@ -39,8 +40,8 @@ async def labelled(server_conninfo, store_template, tmp_path, monkeypatch):
 
 def judges_of_the_test(monkeypatch, judges):
     """calibrate's records go to (and are read from) a judges file of the test's own."""
-    monkeypatch.setattr(calibration, "save_record", lambda r: save_record(r, judges))
-    monkeypatch.setattr(calibration, "trust",
+    monkeypatch.setattr(calibrating, "save_record", lambda r: save_record(r, judges))
+    monkeypatch.setattr(calibrating, "trust",
                         lambda m, h, pack=None: trust(m, h, judges, pack=pack))
 
 

@@ -216,7 +216,12 @@ def test_the_compare_answer_says_why_the_moved_items_moved():
         "diff": ["maintenance:", "  -Confirm first.", "  +Never confirm."]}]
 
 
-async def test_calibrate_judge_measures_in_process_and_keeps_its_talk_off_the_stream(env):
+async def test_calibrate_judge_measures_in_process_and_keeps_its_talk_off_the_stream(
+        env, monkeypatch):
+    from app.settings import get_settings
+
+    monkeypatch.setenv("MODEL_JUDGE", "openai/fake")  # the scripted server, never the embedded
+    get_settings.cache_clear()
     async with Client(create_server()) as client:
         got = data(await client.call_tool("calibrate_judge", {"set": "makerspace"}))
     assert got["judge"] == "openai/fake"
