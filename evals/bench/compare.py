@@ -2,12 +2,13 @@
 
     python -m evals.bench.compare [--cases 200] [--concurrency 50] [--latency-ms 200] [--repeat 5]
 
-Against the runner bench's fake model server (evals/bench.py), it times two plain runs of N
-synthetic cases (no store, no fingerprints), then a comparison point saved and a comparison of
-the same N cases × 2 versions (one of them the point's frozen agent), interleaved, every case
-stored as it finishes, then paired with the McNemar test. The two alternate for `--repeat`
-rounds in one process (one store); it prints wall and CPU of both per round and the median and
-range of the overhead of the second over the first (targets: wall +5%, CPU +25%).
+Against the fake model server in its own process (evals/bench/fake_model.py), it times two
+plain runs of N synthetic cases (no store, no fingerprints), then a comparison point saved and
+a comparison of the same N cases × 2 versions (one of them the point's frozen agent),
+interleaved, every case stored as it finishes, then paired with the McNemar test. The two
+alternate for `--repeat` rounds in one process (one store); it prints wall and CPU of both per
+round and the median and range of the overhead of the second over the first (targets: wall +5%,
+CPU +25%).
 """
 
 from __future__ import annotations
@@ -18,13 +19,12 @@ import datetime as dt
 import statistics
 import time
 
-import httpx
-
 from app.chat.openai_wire import OpenAICompatModel, close_clients
 from app.db import scratch_database
 from app.embed import HashEmbedder
 from app.settings import get_settings
-from evals.bench.runner import FakeServer, bench_cases
+from evals.bench.fake_model import FakeModelProcess
+from evals.bench.runner import bench_cases
 from evals.execute.agent import agent_info, agent_settings, all_contexts
 from evals.execute.env import eval_env
 from evals.execute.runner import run_suite
@@ -37,18 +37,10 @@ from evals.report.compare import compare_runs
 from evals.settings import conninfo
 
 
-async def run(n: int, concurrency: int, port: int, repeat: int) -> None:
-    base = f"http://127.0.0.1:{port}"
-    async with httpx.AsyncClient() as client:
-        for _ in range(100):
-            try:
-                await client.get(f"{base}/health")
-                break
-            except httpx.HTTPError:
-                await asyncio.sleep(0.1)
+async def run(n: int, concurrency: int, base: str, repeat: int) -> None:
     settings = get_settings()
     server = conninfo(settings)
-    model = OpenAICompatModel("openai/fake", api_base=f"{base}/v1", api_key="bench",
+    model = OpenAICompatModel("openai/fake", api_base=base, api_key="bench",
                               timeout_s=60, retries=0)
 
     cases = bench_cases(n)
@@ -109,8 +101,8 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=5,
                    help="rounds of both, alternating (the machine's noise: median and range)")
     args = p.parse_args()
-    with FakeServer(args.latency_ms / 1000) as server:
-        asyncio.run(run(args.cases, args.concurrency, server.port, args.repeat))
+    with FakeModelProcess(args.latency_ms / 1000) as server:
+        asyncio.run(run(args.cases, args.concurrency, server.base, args.repeat))
 
 
 if __name__ == "__main__":

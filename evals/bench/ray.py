@@ -1,6 +1,6 @@
-"""A run spread over Ray workers against scripted model servers, one per worker, each with a
-fixed number of slots and a fixed time per call, so the model servers, not the runner, bound
-the run: `make bench-ray`.
+"""A run spread over Ray workers against fake model servers (evals/bench/fake_model.py), one
+per worker, each with a fixed number of slots and a fixed time per call, so the model servers,
+not the runner, bound the run: `make bench-ray`.
 
     python -m evals.bench.ray [--items 200] [--slots 4] [--latency-ms 200] [--workers 1,2,4]
 
@@ -16,19 +16,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import resource
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
-import httpx
-
 from app.chat.openai_wire import OpenAICompatModel, close_clients
 from app.embed import HashEmbedder
-from app.serving import free_port
 from app.settings import get_settings
+from evals.bench.fake_model import FakeModelProcess
 from evals.bench.runner import bench_cases
 from evals.execute.cluster import ClusterPlan, Figures, run_on_cluster
 from evals.execute.env import eval_env
@@ -36,109 +33,48 @@ from evals.execute.runner import Variant, run_variants
 from evals.record.results import CaseResult
 from evals.settings import conninfo
 
-SLOTTED_SERVER = r'''
-import asyncio, sys, time
-from starlette.applications import Starlette
-from starlette.responses import JSONResponse
-from starlette.routing import Route
-import uvicorn
-slots = asyncio.Semaphore(int(sys.argv[2]))
-latency = float(sys.argv[3])
-state = {"in_flight": 0, "n": 0, "area": 0.0, "t": None, "first": None, "last": None}
-def account(now):
-    if state["t"] is not None:
-        state["area"] += state["in_flight"] * (now - state["t"])
-    state["t"] = now
-async def chat(request):
-    await request.body()
-    async with slots:
-        now = time.perf_counter(); account(now)
-        state["in_flight"] += 1; state["n"] += 1
-        state["first"] = state["first"] or now
-        try:
-            await asyncio.sleep(latency)
-            return JSONResponse({"id": "x", "object": "chat.completion", "created": 0,
-                "model": "fake", "choices": [{"index": 0, "message": {"role": "assistant",
-                "content": "The lab's Form 4 and Trotec Speedy 400 can help."},
-                "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
-        finally:
-            now = time.perf_counter(); account(now)
-            state["in_flight"] -= 1; state["last"] = now
-async def stats(request):
-    span = (state["last"] or 0) - (state["first"] or 0)
-    return JSONResponse({"requests": state["n"], "mean_in_flight":
-                         state["area"] / span if span else 0})
-async def reset(request):
-    state.update({"in_flight": 0, "n": 0, "area": 0.0, "t": None, "first": None, "last": None})
-    return JSONResponse({"ok": True})
-async def models(request):
-    return JSONResponse({"object": "list", "data": [{"id": "fake", "object": "model"}]})
-app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]),
-                        Route("/v1/models", models), Route("/stats", stats),
-                        Route("/reset", reset, methods=["POST"])])
-uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="error")
-'''
-
 
 @contextmanager
-def servers(count: int, slots: int, latency_s: float) -> Iterator[list[str]]:
-    """`count` slotted model servers, each in its own process; yields their base URLs."""
+def servers(count: int, slots: int, latency_s: float) -> Iterator[list[FakeModelProcess]]:
+    """`count` fake model servers with `slots` slots each, each in its own process."""
     with ExitStack() as stack:
-        bases = []
-        for _ in range(count):
-            port = free_port()
-            proc = subprocess.Popen([sys.executable, "-c", SLOTTED_SERVER, str(port),
-                                     str(slots), str(latency_s)])
-            stack.callback(proc.wait)
-            stack.callback(proc.terminate)
-            bases.append(f"http://127.0.0.1:{port}")
-        for base in bases:
-            for _ in range(200):
-                try:
-                    httpx.get(f"{base}/stats", timeout=1)
-                    break
-                except httpx.HTTPError:
-                    time.sleep(0.05)
-        yield bases
+        yield [stack.enter_context(FakeModelProcess(latency_s, slots=slots))
+               for _ in range(count)]
 
 
-def _stats(base: str) -> dict[str, Any]:
-    return dict(httpx.get(f"{base}/stats", timeout=5).json())
-
-
-def _reset(bases: list[str]) -> None:
-    for base in bases:
-        httpx.post(f"{base}/reset", timeout=5)
+def _reset(fakes: list[FakeModelProcess]) -> None:
+    for fake in fakes:
+        fake.reset()
 
 
 def _model(base: str) -> OpenAICompatModel:
-    return OpenAICompatModel("openai/fake", api_base=f"{base}/v1", api_key="bench",
+    return OpenAICompatModel("openai/fake", api_base=base, api_key="bench",
                              timeout_s=60, retries=0)
 
 
-async def in_process(items: list[Any], base: str, slots: int) -> float:
+async def in_process(items: list[Any], server: FakeModelProcess, slots: int) -> float:
     settings = get_settings()
     async with eval_env(conninfo(settings), settings, HashEmbedder()) as env:
-        await run_variants(env, items[:slots], [Variant("run", _model(base))],
+        await run_variants(env, items[:slots], [Variant("run", _model(server.base))],
                            concurrency=slots)  # warm up
-        _reset([base])
+        server.reset()
         started = time.perf_counter()
-        await run_variants(env, items, [Variant("run", _model(base))], concurrency=slots)
+        await run_variants(env, items, [Variant("run", _model(server.base))],
+                           concurrency=slots)
         return time.perf_counter() - started
 
 
-async def distributed(items: list[Any], bases: list[str], slots: int,
+async def distributed(items: list[Any], fakes: list[FakeModelProcess], slots: int,
                       kill_after: int | None = None) -> tuple[float, Figures, list[str]]:
-    """One run over a local Ray instance of len(bases) workers; the wall from the workers
+    """One run over a local Ray instance of len(fakes) workers; the wall from the workers
     being ready to the last item (closing the workers and Ray's shutdown apart), and what the
     driver saw."""
     settings = get_settings().model_copy(update={
-        "model_chat": "openai/fake", "model_api_base": f"{bases[0]}/v1",
+        "model_chat": "openai/fake", "model_api_base": fakes[0].base,
         "openai_api_key": "bench"})
-    plan = ClusterPlan(address=f"local:{len(bases)}", settings=settings, local_model=False,
+    plan = ClusterPlan(address=f"local:{len(fakes)}", settings=settings, local_model=False,
                        server=conninfo(settings), refs={"run": None},
-                       model_bases=tuple(f"{b}/v1" for b in bases))
+                       model_bases=tuple(fake.base for fake in fakes))
     figures = Figures()
     finished: list[str] = []
     last = [0.0]
@@ -150,7 +86,7 @@ async def distributed(items: list[Any], bases: list[str], slots: int,
             figures.handles[0].kill()
 
     started = time.perf_counter()
-    await run_on_cluster(plan, None, items, [Variant("run", _model(bases[0]))],
+    await run_on_cluster(plan, None, items, [Variant("run", _model(fakes[0].base))],
                          concurrency=slots, on_done=on_done, figures=figures)
     return last[0] - started - figures.startup_s, figures, finished
 
@@ -158,26 +94,26 @@ async def distributed(items: list[Any], bases: list[str], slots: int,
 async def bench(n: int, slots: int, latency_s: float, counts: list[int]) -> None:
     items = bench_cases(n)
     print(f"{n} items · {slots} slots per model server · {latency_s * 1000:.0f} ms per call")
-    with servers(max(counts), slots, latency_s) as bases:
-        base_wall = await in_process(items, bases[0], slots)
+    with servers(max(counts), slots, latency_s) as fakes:
+        base_wall = await in_process(items, fakes[0], slots)
         print(f"in one process, 1 server: wall {base_wall:.2f} s ·"
-              f" {n / base_wall:.1f} items/s · {_stats(bases[0])['mean_in_flight']:.2f}"
+              f" {n / base_wall:.1f} items/s · {fakes[0].stats()['mean_in_flight']:.2f}"
               " calls in flight")
         print(f"{'workers':>7} {'wall s':>7} {'items/s':>8} {'× 1':>6} {'start-up s':>10}"
               f" {'in flight per worker':>24} {'driver MB':>9} {'worker MB':>22}")
         first: float | None = None
         for count in counts:
-            _reset(bases)
-            wall, figures, _ = await distributed(items, bases[:count], slots)
+            _reset(fakes)
+            wall, figures, _ = await distributed(items, fakes[:count], slots)
             rate = n / wall
             first = first or rate
-            flight = " ".join(f"{_stats(b)['mean_in_flight']:.2f}" for b in bases[:count])
+            flight = " ".join(f"{fake.stats()['mean_in_flight']:.2f}" for fake in fakes[:count])
             mem = " ".join(f"{w['peak_mb']:.0f}" for w in figures.workers)
             print(f"{count:>7} {wall:>7.2f} {rate:>8.1f} {rate / first:>6.2f}"
                   f" {figures.startup_s:>10.1f} {flight:>24} {figures.driver_peak_mb:>9.0f}"
                   f" {mem:>22}")
-        _reset(bases)
-        wall, figures, finished = await distributed(items, bases[:2], slots,
+        _reset(fakes)
+        wall, figures, finished = await distributed(items, fakes[:2], slots,
                                                     kill_after=n // 4)
         once = sorted(finished) == sorted(i.id for i in items)
         print(f"2 workers, one killed after {n // 4} items: {len(finished)} of {n} items"

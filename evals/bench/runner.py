@@ -2,10 +2,10 @@
 
     python -m evals.bench.runner [--cases 200] [--concurrency 50] [--latency-ms 200] [--scale]
 
-The fake OpenAI-compatible server runs in its own process on 127.0.0.1, counts requests in
-flight and can inject faults. Each synthetic case goes through the real path (compose_chat,
-the tool set, run_turn, the wire transport, the checks, the run store) and needs one model
-call. It prints:
+The fake model server (evals/bench/fake_model.py) runs in its own process on 127.0.0.1, so
+its CPU stays out of the figures; it counts requests in flight and can inject faults. Each
+synthetic case goes through the real path (compose_chat, the tool set, run_turn, the wire
+transport, the checks, the run store) and needs one model call. It prints:
 
 - start-up to the first model request of a one-case `python -m evals run` (a child process:
   imports, database, fixtures and all);
@@ -31,13 +31,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from app.chat.openai_wire import OpenAICompatModel, close_clients
 from app.db import scratch_database
 from app.embed import HashEmbedder
-from app.serving import free_port
 from app.settings import get_settings
+from evals.bench.fake_model import FakeModelProcess, Faults
 from evals.checks import CHECKS, CheckSpec
 from evals.execute.env import eval_env
 from evals.execute.session import Prepared, Version, run_versions
@@ -46,91 +44,6 @@ from evals.load.plan import plan_info
 from evals.record.run import Models, RunSettings
 from evals.record.store import RunStore
 from evals.settings import PROJECT_ROOT, conninfo
-
-FAKE_SERVER = r'''
-import asyncio, random, sys, time
-from starlette.applications import Starlette
-from starlette.responses import JSONResponse
-from starlette.routing import Route
-import uvicorn
-latency = float(sys.argv[2])
-p429, p500, phang, hang_s = (float(x) for x in sys.argv[3:7])
-rng = random.Random(11)
-state = {"in_flight": 0, "first": None, "first_wall": None, "last": None, "n": 0,
-         "area": 0.0, "t": None}
-def account(now):
-    if state["t"] is not None:
-        state["area"] += state["in_flight"] * (now - state["t"])
-    state["t"] = now
-async def chat(request):
-    await request.body()
-    now = time.perf_counter(); account(now)
-    state["in_flight"] += 1; state["n"] += 1
-    if state["first"] is None:
-        state["first"], state["first_wall"] = now, time.time()
-    roll = rng.random()
-    try:
-        if roll < p429:
-            return JSONResponse({"error": {"message": "rate limited"}}, status_code=429,
-                                headers={"Retry-After": "0"})
-        if roll < p429 + p500:
-            return JSONResponse({"error": {"message": "server error"}}, status_code=500)
-        await asyncio.sleep(hang_s if roll < p429 + p500 + phang else latency)
-        return JSONResponse({"id": "x", "object": "chat.completion", "created": 0,
-            "model": "fake", "choices": [{"index": 0, "message": {"role": "assistant",
-            "content": "The lab's Form 4 and Trotec Speedy 400 can help."},
-            "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
-    finally:
-        now = time.perf_counter(); account(now)
-        state["in_flight"] -= 1; state["last"] = now
-async def stats(request):
-    span = (state["last"] or 0) - (state["first"] or 0)
-    return JSONResponse({"requests": state["n"], "span_s": span,
-                         "first_wall": state["first_wall"],
-                         "mean_in_flight": state["area"] / span if span else 0})
-async def reset(request):
-    state.update({"in_flight": 0, "first": None, "first_wall": None, "last": None, "n": 0,
-                  "area": 0.0, "t": None})
-    return JSONResponse({"ok": True})
-async def health(request):
-    return JSONResponse({"ok": True})
-app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]),
-                        Route("/stats", stats), Route("/reset", reset, methods=["POST"]),
-                        Route("/health", health)])
-uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="error",
-            backlog=4096, limit_concurrency=10000)
-'''
-
-
-class FakeServer:
-    """The fake model server in its own process."""
-
-    def __init__(self, latency_s: float, faults: tuple[float, float, float, float] = (0, 0, 0, 0)
-                 ) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen([sys.executable, "-c", FAKE_SERVER, str(self.port),
-                                      str(latency_s), *map(str, faults)])
-
-    def __enter__(self) -> FakeServer:
-        for _ in range(200):
-            try:
-                httpx.get(f"{self.base}/health", timeout=1)
-                return self
-            except httpx.HTTPError:
-                time.sleep(0.05)
-        raise RuntimeError("the fake model server did not start")
-
-    def __exit__(self, *exc: object) -> None:
-        self.proc.terminate()
-        self.proc.wait()
-
-    def stats(self) -> dict[str, Any]:
-        return httpx.get(f"{self.base}/stats", timeout=5).json()
-
-    def reset(self) -> None:
-        httpx.post(f"{self.base}/reset", timeout=5)
 
 
 def bench_cases(n: int) -> list[Case]:
@@ -142,10 +55,10 @@ def bench_cases(n: int) -> list[Case]:
             for i in range(n)]
 
 
-def startup(server: FakeServer) -> float:
+def startup(server: FakeModelProcess) -> float:
     """Seconds from spawning a one-case `python -m evals run` to its first model request."""
     server.reset()
-    env = {**os.environ, "MODEL_CHAT": "openai/fake", "MODEL_API_BASE": f"{server.base}/v1",
+    env = {**os.environ, "MODEL_CHAT": "openai/fake", "MODEL_API_BASE": server.base,
            "OPENAI_API_KEY": "bench", "EVAL_CACHE": "off"}  # a replay makes no first request
     with tempfile.TemporaryDirectory() as tmp:
         started = time.time()
@@ -186,12 +99,12 @@ class Counted(OpenAICompatModel):
         return self.area / span if span else 0.0
 
 
-async def throughput(server: FakeServer, n: int, concurrency: int, *, repeat: int = 1,
+async def throughput(server: FakeModelProcess, n: int, concurrency: int, *, repeat: int = 1,
                      timeout_s: float = 60, retries: int = 0) -> dict[str, Any]:
     """N cases (× repeat) through the real path with the run store, in this process."""
     settings = get_settings()
     server_info = conninfo(settings)
-    model = Counted("openai/fake", api_base=f"{server.base}/v1", api_key="bench",
+    model = Counted("openai/fake", api_base=server.base, api_key="bench",
                     timeout_s=timeout_s, retries=retries)
     cases = bench_cases(n)
     async with scratch_database(server_info, prefix="bench_store") as info, \
@@ -233,14 +146,14 @@ def main() -> None:
     p.add_argument("--scale", action="store_true", help="also 5,000 cases × 2 at C=200")
     args = p.parse_args()
     latency = args.latency_ms / 1000
-    with FakeServer(latency) as server:
+    with FakeModelProcess(latency) as server:
         print(f"start-up to the first model request (one case, a fresh process):"
               f" {startup(server):.2f} s")
         one = asyncio.run(throughput(server, 1, 1))
         report_throughput("one case", 1, 1, latency, one)
         many = asyncio.run(throughput(server, args.cases, args.concurrency))
         report_throughput("many cases", args.cases, args.concurrency, latency, many)
-    with FakeServer(latency, (0.30, 0.10, 0.05, 3.0)) as storm:
+    with FakeModelProcess(latency, faults=Faults(0.30, 0.10, 0.05, 3.0)) as storm:
         got = asyncio.run(throughput(storm, args.cases, args.concurrency, timeout_s=1.0,
                                      retries=4))
         statuses = Counter(r.status for r in got["results"])
@@ -248,7 +161,7 @@ def main() -> None:
               f" {dict(statuses)} · {statuses.get('ERROR', 0)} ERROR · wall {got['wall']:.1f} s"
               f" · {got['server']['requests']} requests")
     if args.scale:
-        with FakeServer(latency) as server:
+        with FakeModelProcess(latency) as server:
             got = asyncio.run(throughput(server, 5000, 200, repeat=2))
             report_throughput("scale (5,000 × 2)", 10_000, 200, latency, got)
 
