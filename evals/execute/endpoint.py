@@ -28,7 +28,7 @@ def skip_reason(item: EvalItem) -> str | None:
         ("a page path", ctx.path is not None),
         ("the look-alike lab" if ctx.catalog == "lab" else "the large lab", ctx.catalog != "demo"),
         ("photos", bool(item.photos)),
-        ("frozen tool responses", item.frozen_tools),
+        ("frozen tool responses", bool(item.frozen_tools)),
     ) if used]
     if needs:
         return f"needs app context ({', '.join(needs)}), which endpoint mode does not have"

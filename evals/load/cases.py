@@ -169,8 +169,8 @@ class Case(BaseModel):
         return (self.id,)
 
     @property
-    def frozen_tools(self) -> bool:
-        return bool(self.tool_responses)
+    def frozen_tools(self) -> frozenset[str]:
+        return frozenset(self.tool_responses)
 
     @property
     def judged(self) -> bool:

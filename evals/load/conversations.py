@@ -80,8 +80,8 @@ class Conversation:
         return (self.id, self.scenario.id)
 
     @property
-    def frozen_tools(self) -> bool:
-        return bool(self.scenario.tool_responses)
+    def frozen_tools(self) -> frozenset[str]:
+        return frozenset(self.scenario.tool_responses)
 
     @property
     def judged(self) -> bool:

@@ -66,8 +66,8 @@ class EvalItem(Protocol):
         ...
 
     @property
-    def frozen_tools(self) -> bool:
-        """Some of its tools answer from frozen responses (which only the app's path serves)."""
+    def frozen_tools(self) -> frozenset[str]:
+        """The tools that answer it from frozen responses (which only the app's path serves)."""
         ...
 
     @property

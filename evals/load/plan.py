@@ -90,7 +90,7 @@ def plan_info(items: Sequence[EvalItem], *, judge_model: str | None,
     judge = JudgePlan(model=judge_model if judged else None,
                       prompt_hash=judge_prompt_hash if judged else None,
                       pack=judge_pack if judged else None)
-    talks = any(i.executor == "conversation" for i in items)
+    talks = any(not i.single_turn for i in items)
     if talks and visitor is None:
         raise ValueError("a plan with conversations needs its simulated visitor")
     harness = harness_hash()

@@ -91,4 +91,5 @@ def select_cases(cases: list[Case], selection: Selection) -> list[Case]:
 
 
 def has_conversations(items: Sequence[EvalItem]) -> bool:
-    return any(i.executor == "conversation" for i in items)
+    """Some item is a conversation with the simulated visitor (more than one exchange)."""
+    return any(not i.single_turn for i in items)

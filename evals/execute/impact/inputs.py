@@ -21,9 +21,7 @@ from app.manuals.pdf import PdfError, page_texts
 from app.seed import DEMO_PEOPLE
 from evals.execute.stubs import STUBBED_KINDS
 from evals.fixtures.lab_catalog import CATALOGS
-from evals.load.cases import Case
 from evals.load.context import Context, offered_tools
-from evals.load.conversations import Conversation
 from evals.load.fixture_data import sources, tickets
 from evals.load.items import EvalItem
 from evals.record.fingerprint import PlanInfo
@@ -151,11 +149,9 @@ class _Users:
 def reads(item: EvalItem) -> frozenset[str]:
     """The kinds of record the tools an item is offered answer with (not those it freezes,
     nor a case's stubbed writes and actions)."""
-    frozen = item.tool_responses if isinstance(item, Case) else \
-        item.scenario.tool_responses if isinstance(item, Conversation) else {}
     tools = REGISTRY.all_tools()
     out: set[str] = set()
-    for name in offered_tools(item.context) - set(frozen):
+    for name in offered_tools(item.context) - item.frozen_tools:
         tool = tools.get(name)
         if item.executor == "app" and tool is not None and tool.kind in STUBBED_KINDS:
             continue
