@@ -26,7 +26,7 @@ _WHERE = {
     "list_points": "points", "Compared": "pairing", "compare": "pairing",
     "compare_runs": "pairing", "Gated": "gating", "gate": "gating", "Rescored": "assess",
     "Rejudged": "assess", "rescore": "assess", "rejudge": "assess",
-    "Calibrated": "calibrating", "calibrate": "calibrating", "impact": "impact",
+    "Calibrated": "calibrating", "calibrate": "calibrating", "impact": "changes",
 }
 # exported under another name than its module's
 _NAMED = {"calibrate": "calibrate_judge", "impact": "what_changes"}
@@ -53,9 +53,9 @@ if TYPE_CHECKING:
     from evals.api.assess import Rejudged, Rescored, rejudge, rescore
     from evals.api.calibrating import Calibrated
     from evals.api.calibrating import calibrate_judge as calibrate
+    from evals.api.changes import what_changes as impact
     from evals.api.errors import ApiError
     from evals.api.gating import Gated, gate
-    from evals.api.impact import what_changes as impact
     from evals.api.options import JudgeChoice, RunOptions
     from evals.api.pairing import Compared, compare, compare_runs
     from evals.api.points import list_points, load_point, point_from_run, save_point

@@ -5,7 +5,7 @@ record the judge is held to (judges.yaml)."""
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -51,14 +51,26 @@ class Calibrated:
 
 def calibrate_judge(set: Set = "makerspace", *, judge_model: str | None = None,
                     file: Path | None = None, limit: int | None = None,
-                    question: str | None = None, save: bool = False) -> Calibrated:
+                    question: str | None = None, save: bool = False,
+                    on_measured: Callable[[str, Measured], None] | None = None
+                    ) -> Calibrated:
     """The judge (`judge_model`, default the judge job's model; the embedded model started if
     it is the one) against people's verdicts on `set`. mrbench reads `file` (MRBench V2's
     JSON), at most `limit` dialogues (default 30); questions asks every question kind, or
     `question`, about at most `limit` labelled answers each. With `save`, each figure is
-    saved as the judge's trust record for that prompt and set."""
+    saved as the judge's trust record for that prompt and set, and `on_measured` is told of
+    it (with the judge's id), each as soon as it is measured: a later part that fails loses
+    nothing measured before it."""
     if limit is not None and limit < 1:
         raise ApiError("--limit must be at least 1")
+    def kept(judge: str, m: Measured) -> Measured:
+        if save:
+            m = Measured(m.name, m.set, m.prompt_hash, m.result,
+                         save_trust(judge, m.prompt_hash, m.set, m.result))
+        if on_measured is not None:
+            on_measured(judge, m)
+        return m
+
     try:
         if set == "makerspace":
             done = _makerspace(judge_model)
@@ -67,15 +79,10 @@ def calibrate_judge(set: Set = "makerspace", *, judge_model: str | None = None,
                 raise ApiError("--set mrbench needs --file PATH (the MRBench V2 JSON)")
             done = _mrbench(judge_model, file, 30 if limit is None else limit)
         else:
-            done = _questions(judge_model, question, limit)
+            return _questions(judge_model, question, limit, kept)
     except (CalibrationError, CaseFileError) as exc:
         raise ApiError(str(exc)) from exc
-    if not save:
-        return done
-    return Calibrated(done.judge, [
-        Measured(m.name, m.set, m.prompt_hash, m.result,
-                 save_trust(done.judge, m.prompt_hash, m.set, m.result))
-        for m in done.measured])
+    return Calibrated(done.judge, [kept(done.judge, m) for m in done.measured])
 
 
 def save_trust(model: str, prompt_hash: str, set_name: str, result: Calibration,
@@ -106,7 +113,8 @@ def _mrbench(judge_model: str | None, file: Path, limit: int) -> Calibrated:
                                  for name, c in mrbench_report(ratings).items()])
 
 
-def _questions(judge_model: str | None, kind: str | None, limit: int | None) -> Calibrated:
+def _questions(judge_model: str | None, kind: str | None, limit: int | None,
+               kept: Callable[[str, Measured], Measured]) -> Calibrated:
     kinds = list(QUESTIONS) if kind in (None, "all") else [str(kind)]
     unknown = [k for k in kinds if k not in QUESTIONS]
     if unknown:
@@ -125,5 +133,6 @@ def _questions(judge_model: str | None, kind: str | None, limit: int | None) -> 
         model_id, (rated, labels) = rate_with_judge(
             judge_model, f"{name} questions about {len(items)} labelled answers of"
                          f" {question.check}", asking)
-        measured.append(Measured(name, QUESTION_SET, question.hash(), calibrate(rated, labels)))
+        measured.append(kept(model_id, Measured(name, QUESTION_SET, question.hash(),
+                                                calibrate(rated, labels))))
     return Calibrated(str(model_id), measured)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from evals.record.artifact import ARTIFACT
 from evals.record.fingerprint import Selection
-from evals.record.repetitions import RepeatRule
-from evals.settings import Policy
+from evals.record.repetitions import RepeatRule, parse_repeat
+from evals.settings import Policy, eval_settings
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,23 @@ class RunOptions:
     cache: Policy = "reuse"
     ray: str | None = None  # a Ray cluster's address, or local:N (evals/execute/cluster/)
     endpoint: Endpoint | None = None  # send the cases there instead of through the app
+
+    @classmethod
+    def from_env(cls, **fields: object) -> RunOptions:
+        """The options `make eval` runs with: every EVAL_ setting (EVAL_CASES, EVAL_GROUPS,
+        EVAL_MODEL, EVAL_JUDGE_MODEL, EVAL_REPEAT, EVAL_CACHE, EVAL_VISION, …), then
+        `fields` over them. `RunOptions()` itself reads none of them."""
+        env = eval_settings()
+        repeat = parse_repeat(str(env.repeat))
+        rule = repeat if isinstance(repeat, RepeatRule) else None
+        values: dict[str, object] = dict(
+            selection=Selection.of(env.cases, env.groups), model=env.model,
+            judge=JudgeChoice(env.judge_model, None, env.trust_judge, env.advisory_judge,
+                              env.auto_calibrate),
+            concurrency=env.concurrency, repeat=rule.max if rule else repeat, rule=rule,
+            fail_on_skip=env.fail_on_skip, max_cost=env.max_cost, vision=env.vision,
+            cache=env.cache, ray=env.ray_address)
+        return cls(**{**values, **fields})  # type: ignore[arg-type]
 
     @property
     def fails_on_skip(self) -> bool:

@@ -74,6 +74,10 @@ async def _point_from_run(settings: Settings, name: str, run_ref: str) -> Point:
         if run.plan is None or run.agent is None or run.status != "complete":
             raise ApiError(f"run {run.run_id} is {run.status} or has no plan and agent: it"
                            " cannot become a point")
+        if run.models.endpoint:
+            raise ApiError(f"run {run.run_id} sent its cases to an endpoint"
+                           f" ({run.models.endpoint}): it froze no agent of the app, so it"
+                           " cannot become a point")
         p = Point(name=name, created=dt.datetime.now(dt.UTC).isoformat(), plan=run.plan,
                   agent=run.agent, from_run=run.run_id)
         await store.save_point(p)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -63,6 +64,9 @@ def stop_on_signals(stop: asyncio.Event) -> Iterator[dict[str, signal.Signals]]:
     GRACE_S, what finished is kept. Yields what was received."""
     loop = asyncio.get_running_loop()
     got: dict[str, signal.Signals] = {}
+    if threading.current_thread() is not threading.main_thread():
+        yield got  # signals reach the main thread only: its own code stops a run from there
+        return
 
     def handler(sig: signal.Signals) -> None:
         if "signal" not in got:

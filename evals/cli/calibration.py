@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from app.settings import Settings
-from evals.api.calibrating import Calibrated, calibrate_judge, save_trust
+from evals.api.calibrating import Calibrated, Measured, calibrate_judge, save_trust
 from evals.api.setup import in_store, open_store, rate_with_judge
 from evals.calibration.accuracy import LABELLED_DIR, load_sets, measure, report
 from evals.calibration.calibrate import (
@@ -198,11 +198,13 @@ def _calibrate_questions(args: argparse.Namespace) -> int:
     if args.results or args.labels or args.set or args.stored_labels:
         raise CliError("--questions reads the labelled answers of the checks: give no"
                        " RESULTS LABELS, --set nor --labels")
-    done = calibrate_judge("questions", judge_model=args.judge_model, limit=args.limit,
-                           question=args.questions, save=args.save)
-    for m in done.measured:
+    def said(judge: str, m: Measured) -> None:  # each kind as it is measured (and saved)
         print(to_json(m.result) if args.json else render(m.result, f"{m.name} ({m.prompt_hash})"))
-    _said_saved(done)
+        if m.saved is not None:
+            _say_saved(judge, m.set, m.saved)
+
+    calibrate_judge("questions", judge_model=args.judge_model, limit=args.limit,
+                    question=args.questions, save=args.save, on_measured=said)
     return 0
 
 

@@ -123,3 +123,13 @@ def run_options(args: argparse.Namespace, selection: Selection | None = None) ->
         vision=eval_settings().vision, artifact=args.artifact,
         junit=getattr(args, "junit", None), cache=getattr(args, "cache", "reuse"),
         ray=getattr(args, "ray", None))
+
+
+def flagged(args: argparse.Namespace, name: str) -> bool:
+    """Whether `--name` was given on the command line with a value of its own: a value that is
+    only its EVAL_ variable's (the flag's default) was not asked of this command."""
+    env = eval_settings()
+    defaults = {"model": env.model, "ray": env.ray_address, "max_cost": env.max_cost,
+                "cases": env.cases, "group": env.groups,
+                "repeat": parse_repeat(str(env.repeat))}
+    return getattr(args, name, None) != defaults.get(name)

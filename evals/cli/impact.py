@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evals.api.impact import what_changes
+from evals.api.changes import what_changes
 from evals.api.options import JudgeChoice, RunOptions
 from evals.cli.common import Commands, repetitions
 from evals.record.fingerprint import Selection

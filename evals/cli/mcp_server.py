@@ -45,6 +45,7 @@ from evals.record.listings import LaunchedRun, StoredComparison
 from evals.record.run import RunRecord
 from evals.record.store import StoreError
 from evals.report.attribution import diff_lines
+from evals.settings import eval_settings
 from evals.workspace.launch import POINT_NAME, Job, Launched, Launcher, LaunchError, Request
 
 Names = Annotated[str | None, Field(default=None, max_length=2000,
@@ -271,7 +272,8 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
             # In-process, in a thread of its own (it runs its own event loop). What it says on
             # stdout is kept off the MCP stream, which has its own handle on the real stdout.
             with contextlib.redirect_stdout(io.StringIO()):
-                return measure_judge(set, file=path, limit=limit)
+                return measure_judge(set, judge_model=eval_settings().judge_model, file=path,
+                                     limit=limit)
 
         try:
             done = await asyncio.to_thread(measure)

@@ -20,6 +20,7 @@ from evals.cli.common import (
     add_item_flags,
     add_ray_flag,
     add_run_flags,
+    flagged,
     positive,
     repetitions,
     run_options,
@@ -94,8 +95,11 @@ def run_command(args: argparse.Namespace) -> int:
     if args.endpoint:
         if not args.endpoint_model:
             raise CliError("--endpoint needs --endpoint-model")
-        options = dataclasses.replace(options, endpoint=Endpoint(args.endpoint,
-                                                                 args.endpoint_model))
+        # EVAL_MODEL and EVAL_RAY_ADDRESS name the app's model and cluster: not asked here
+        options = dataclasses.replace(
+            options, endpoint=Endpoint(args.endpoint, args.endpoint_model),
+            model=options.model if flagged(args, "model") else None,
+            ray=options.ray if flagged(args, "ray") else None)
     elif args.endpoint_model:
         raise CliError("--endpoint-model names the model an --endpoint serves: give --endpoint")
     return finished(run(options))

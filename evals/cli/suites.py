@@ -15,7 +15,7 @@ from app.settings import get_settings
 from evals.api.setup import rate_with_judge, run_closing
 from evals.calibration import gsm8k, mrbench
 from evals.calibration.calibrate import CalibrationError
-from evals.cli.common import CliError
+from evals.cli.common import CliError, flagged
 from evals.judge import TUTORING
 from evals.judge.trust import JudgesFileError, trust
 from evals.record.artifact import write_run
@@ -37,10 +37,10 @@ def run_suite(args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise CliError("--limit must be at least 1")
     refused = [flag for flag, given in (
-        ("--repeat", args.repeat != 1), ("--max-cost", args.max_cost is not None),
-        ("--ray", args.ray is not None), ("--model", args.model is not None),
-        ("a case file", args.case_file is not None), ("--cases", args.cases is not None),
-        ("--group", args.group is not None)) if given]
+        ("--repeat", flagged(args, "repeat")), ("--max-cost", flagged(args, "max_cost")),
+        ("--ray", flagged(args, "ray")), ("--model", flagged(args, "model")),
+        ("a case file", args.case_file is not None), ("--cases", flagged(args, "cases")),
+        ("--group", flagged(args, "group"))) if given]
     if refused:  # never ignored in silence: a suite run is one pass over its file's items
         raise CliError(f"--suite {args.suite} runs each of its items once against the endpoint,"
                        f" uncached, in this process: leave out {', '.join(refused)}")

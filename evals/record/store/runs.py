@@ -83,9 +83,11 @@ class Runs(CaseWriter):
         return [RunSummary.model_validate(r) for r in rows]
 
     async def last_complete_run(self, plan_fingerprint: str) -> str | None:
-        """The id of the newest complete run under this plan, if any."""
+        """The id of the newest complete run of the app under this plan, if any (a run sent to
+        an endpoint composed nothing: no baseline for what the app is told)."""
         row = await self.db.fetchone(
             "SELECT id FROM eval_runs WHERE plan_fingerprint = %s AND status = 'complete'"
+            " AND header->'models'->>'endpoint' IS NULL"
             " ORDER BY started_at DESC, id DESC LIMIT 1", (plan_fingerprint,))
         return str(row["id"]) if row else None
 

@@ -39,6 +39,23 @@ def test_an_endpoint_run_is_a_stored_repeated_run_with_junit(tmp_path, capsys):
     assert f"{record['run_id']}" in capsys.readouterr().out  # stored
     assert main(["resume", record["run_id"]]) == 2  # complete, and an endpoint's anyway
     assert "nothing to resume" in capsys.readouterr().err
+    assert main(["point", "save", "p", "--from-run", record["run_id"]]) == 2
+    assert "it froze no agent of the app" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("cli")
+def test_eval_model_names_the_apps_model_and_is_no_refused_flag(tmp_path, capsys,
+                                                                 monkeypatch):
+    from evals.settings import eval_settings
+
+    cases = tmp_path / "mine.yaml"
+    cases.write_text(CASES)
+    monkeypatch.setenv("EVAL_MODEL", "openai/gpt-4o")  # exported for the app's runs
+    eval_settings.cache_clear()
+    with fake_openai_server(lambda b: (200, completion("No, we do not."))) as (base, got):
+        assert main(["run", str(cases), "--endpoint", base, "--endpoint-model", "m",
+                     "--artifact", str(tmp_path / "run.json")]) == 0, capsys.readouterr().err
+    assert {b["model"] for b in got} == {"m"}
 
 
 @pytest.mark.parametrize("flags, refused", [
