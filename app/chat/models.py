@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.chat import model_info
 from app.chat.declared import ChatModel as ChatModel  # the seam, where callers look for it
 from app.chat.declared import Declared
 from app.chat.openai_wire import (
@@ -32,16 +31,6 @@ LOCAL_API_KEY = "local-no-key"
 LOCAL_MAX_TOKENS = 768
 
 
-def supports_vision(model_id: str) -> bool:
-    """Whether litellm's model information says the model takes image input (False for a
-    model it has no information on, such as the embedded local one)."""
-    return model_info.supports_vision(model_id)
-
-
-def price_per_token(model_id: str) -> tuple[float, float] | None:
-    """(input, output) USD per token from litellm's price data; None when it has no price
-    for the model (a local or unknown model: its cost is unknown, not zero)."""
-    return model_info.price_per_token(model_id)
 
 
 def _as_provider_error(exc: BaseException) -> ProviderError:

@@ -26,7 +26,6 @@ from evals.api.setup import (
     with_models,
 )
 from evals.execute.agent import agent_settings
-from evals.execute.cache import identity
 from evals.execute.cluster import ClusterError, ClusterPlan, check_address, cluster_runner
 from evals.execute.conversation import visitor_prompt_hash
 from evals.execute.endpoint import skip_reason
@@ -160,7 +159,7 @@ def visitor_settings(visitor: ChatModel) -> str:
     """A hash of what decides the visitor's replies besides its model id (listed apart) and
     its instructions: its transport's identity (endpoint, temperature, token cap, a local
     model file), which holds no key."""
-    return digest({k: v for k, v in identity(visitor).items() if k != "model"})
+    return digest({k: v for k, v in visitor.identity().items() if k != "model"})
 
 
 def visitor_for(settings: Settings, items: Sequence[EvalItem]) -> ChatModel | None:

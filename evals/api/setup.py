@@ -5,6 +5,7 @@ embedded model when any of them is it, and the run store."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
@@ -206,7 +207,8 @@ def with_models(options: RunOptions, items: Sequence[EvalItem], models: list[str
     try:
         with local_model_settings(settings, local) as settings:
             calibrate_new_judge(settings, items, options.judge, concurrency)
-            return run_closing(body(settings, _with(options, concurrency)))
+            return run_closing(body(settings, dataclasses.replace(options,
+                                                                  concurrency=concurrency)))
     except LocalModelError as exc:
         raise ApiError(f"local model: {exc}") from exc
     except (StoreError, JudgesFileError) as exc:
@@ -225,10 +227,6 @@ def rate_with_judge(judge_model: str | None, what: str,
             return model.model_id, run_closing(rate(model, settings.local_model_parallel))
     except (LocalModelError, ModelCallError) as exc:
         raise ApiError(str(exc)) from exc
-
-
-def _with(options: RunOptions, concurrency: int) -> RunOptions:
-    return RunOptions(**{**options.__dict__, "concurrency": concurrency})
 
 
 async def _closing(body: Coroutine[Any, Any, T]) -> T:

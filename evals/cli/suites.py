@@ -10,8 +10,9 @@ import datetime as dt
 import sys
 
 from app.chat.models import ChatModel
-from app.chat.openai_wire import OpenAICompatModel
 from app.settings import get_settings
+from evals.api.options import Endpoint
+from evals.api.runs import endpoint_model
 from evals.api.setup import rate_with_judge, run_closing
 from evals.calibration import gsm8k, mrbench
 from evals.calibration.calibrate import CalibrationError
@@ -23,7 +24,7 @@ from evals.record.results import CaseResult, Totals
 from evals.record.run import Models, RunRecord, RunSettings
 from evals.report.console import exit_code, print_report
 from evals.report.junit import write_junit
-from evals.settings import DEFAULT_CONCURRENCY, eval_settings
+from evals.settings import DEFAULT_CONCURRENCY
 
 SUITES = ("mrbench", "gsm8k")
 FILES = {"mrbench": "MRBench_V2.json", "gsm8k": "GSM8K's test.jsonl"}
@@ -50,11 +51,7 @@ def run_suite(args: argparse.Namespace) -> int:
 
 
 def _endpoint(args: argparse.Namespace) -> ChatModel:
-    key = eval_settings().endpoint_api_key
-    return OpenAICompatModel(f"openai/{args.endpoint_model}", api_base=args.endpoint,
-                             api_key=key.get_secret_value() if key else "none",
-                             timeout_s=get_settings().model_timeout_s,
-                             retries=get_settings().model_retries)
+    return endpoint_model(Endpoint(args.endpoint, args.endpoint_model), get_settings())
 
 
 def _finish(args: argparse.Namespace, started: dt.datetime, results: list[CaseResult],

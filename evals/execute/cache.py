@@ -113,12 +113,6 @@ def sample(repetition: int, attempt: int, run_id: str | None = None) -> Iterator
         _SAMPLE.reset(token)
 
 
-def identity(model: ChatModel) -> dict[str, Any]:
-    """What decides a model's replies beside the request, as the model declares it (a
-    wrapper declares the inner model's)."""
-    return dict(model.identity())
-
-
 _SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 
 
@@ -251,7 +245,7 @@ class Cached(Wrapping):
         self.policy = policy
         # the run's blob server: a constant in the keys and the kept replies
         self.blob_base = blob_base.rstrip("/") if blob_base else None
-        self._identity = identity(model)
+        self._identity = dict(model.identity())
         self._pinned = pinned(self._identity)
 
     async def complete(self, messages: list[dict[str, Any]],

@@ -1,5 +1,7 @@
 """Endpoint mode: send each case's conversation to any OpenAI-compatible endpoint (no app
-composition) and check the reply with the text assertions and the judge.
+composition) and check the reply with the text assertions and the judge. A run sends its
+items there as a version whose executor is "endpoint", skipping what `skip_reason` says
+(evals/api/runs.py).
 
 Cases that need the app's context (a tool page, an identity, a page path, the look-alike lab,
 photos, frozen tool responses) or whose checks need what an endpoint does not expose (the
@@ -10,15 +12,9 @@ check undecided too, never passed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from app.chat.models import ChatModel
 from evals.checks import CHECKS
 from evals.execute.executors import HIDDEN, HIDDEN_WHY
-from evals.execute.runner import Variant, run_variants
-from evals.judge.setup import JudgeSetup
 from evals.load.items import EvalItem
-from evals.record.results import CaseResult
 
 
 def skip_reason(item: EvalItem) -> str | None:
@@ -37,10 +33,3 @@ def skip_reason(item: EvalItem) -> str | None:
         return f"checks {', '.join(blind)}: {HIDDEN_WHY}"
     return None
 
-
-async def run_endpoint(items: Sequence[EvalItem], model: ChatModel, judge: JudgeSetup | None,
-                       *, concurrency: int) -> list[CaseResult]:
-    """Every case through the runner (retries, guard, classification) on the endpoint path."""
-    variant = Variant("endpoint", model, executor="endpoint", skip=skip_reason)
-    results = await run_variants(None, items, [variant], concurrency=concurrency, judge=judge)
-    return results["endpoint"]

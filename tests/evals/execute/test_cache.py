@@ -17,7 +17,6 @@ from evals.execute.cache import (
     Cached,
     CacheUse,
     call_key,
-    identity,
     pinned,
     reply_from,
     reply_json,
@@ -295,8 +294,8 @@ def test_only_a_real_sha256_pins_a_model():
                                  api_key="local-no-key", timeout_s=5, retries=0,
                                  file_sha256=sha)
 
-    assert pinned(identity(local("c" * 64)))
-    assert not pinned(identity(local("qwen2.5-coder-1.5b-instruct")))
+    assert pinned(local("c" * 64).identity())
+    assert not pinned(local("qwen2.5-coder-1.5b-instruct").identity())
 
 
 @pytest.mark.parametrize("finish", ["length", "content_filter"])
@@ -351,18 +350,18 @@ def test_a_local_model_is_known_by_its_file_not_its_port():
                                  api_key="local-no-key", timeout_s=5, retries=0,
                                  tool_calls_in_content=True, max_tokens=768, file_sha256=sha)
 
-    assert identity(local(5001)) == identity(local(6002))
-    assert identity(local(5001)) != identity(local(5001, "b" * 64))
-    assert identity(local(5001))["file_sha256"] == "a" * 64
-    assert "local-no-key" not in str(identity(local(5001)))
+    assert local(5001).identity() == local(6002).identity()
+    assert local(5001).identity() != local(5001, "b" * 64).identity()
+    assert local(5001).identity()["file_sha256"] == "a" * 64
+    assert "local-no-key" not in str(local(5001).identity())
     hosted = OpenAICompatModel("openai/gpt-4o", api_base="https://api.example/v1",
                                api_key="sk-secret", timeout_s=5, retries=0)
-    assert identity(hosted)["api_base"] == "https://api.example/v1"
-    assert "sk-secret" not in str(identity(hosted))
-    assert identity(ScriptedModel(model_id="scripted/x")) == {"model": "scripted/x"}
+    assert hosted.identity()["api_base"] == "https://api.example/v1"
+    assert "sk-secret" not in str(hosted.identity())
+    assert ScriptedModel(model_id="scripted/x").identity() == {"model": "scripted/x"}
     routed = LiteLLMModel("anthropic/claude-x", api_key="sk-ant-secret", timeout_s=5, retries=0)
-    assert identity(routed)["model"] == "anthropic/claude-x"
-    assert "sk-ant-secret" not in str(identity(routed))
+    assert routed.identity()["model"] == "anthropic/claude-x"
+    assert "sk-ant-secret" not in str(routed.identity())
 
 
 @pytest.mark.parametrize("policy", ["reuse", "refresh"])

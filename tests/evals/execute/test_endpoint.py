@@ -1,13 +1,21 @@
 from app.chat.models import LiteLLMModel
 from app.serving import serve_in_thread
 from app.web import create_app
-from evals.execute.endpoint import run_endpoint
+from evals.execute.endpoint import skip_reason
+from evals.execute.runner import Variant, run_variants
 from evals.judge.setup import JudgeSetup
 from evals.judge.trust import Trust
 from evals.load.cases import load_cases
 from tests.evals.helpers import select, verdict
 from tests.fake_openai import completion, fake_openai_server
 from tests.fakes import ScriptedModel, say
+
+
+async def run_endpoint(items, model, judge, *, concurrency):
+    """The items on the endpoint's path, as a run's endpoint version sends them."""
+    variant = Variant("endpoint", model, executor="endpoint", skip=skip_reason)
+    results = await run_variants(None, items, [variant], concurrency=concurrency, judge=judge)
+    return results["endpoint"]
 
 
 def endpoint_model(base):
@@ -48,7 +56,6 @@ async def test_endpoint_mode_against_this_apps_own_openai_endpoint(env):
 
 def test_a_case_with_frozen_tool_responses_needs_the_app(tmp_path):
     from app.capabilities import REGISTRY
-    from evals.execute.endpoint import skip_reason
 
     (tmp_path / "c.yaml").write_text(
         '- id: x\n  prompt: "Read https://a.example"\n  tool_responses:\n    read_page:\n'
