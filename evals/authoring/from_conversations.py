@@ -2,8 +2,8 @@
 the same records always give the same cases.
 
 Only conversations whose person recorded consent (set through /api/consent; the rule is the
-`conversation_consent` view: a signed-in person's decision covers every reference they have
-had) are read. Turns are sorted into kinds, in a fixed order (a turn where a tool
+`conversation_consent` view: a signed-in person's decision covers the conversations they held
+signed in; an anonymous one needs its own session's yes) are read. Turns are sorted into kinds, in a fixed order (a turn where a tool
 failed, a turn where the person corrects the assistant, a turn that asked for a machine the
 lab lacks, a turn with a photo, a staff action), and picked one kind at a time and, within a
 kind, one person at a time, so neither a kind nor a talkative person crowds out the rest.
