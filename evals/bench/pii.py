@@ -59,7 +59,8 @@ def measure(detectors: Detectors, path: Path, misses: bool) -> None:
     planted, hit, replaced, right = Counter[str](), Counter[str](), Counter[str](), Counter[str]()
     decoys_total, removed, missed, wrong = 0, [], [], []
     for turn in turns:
-        found = detectors.find(turn.text)
+        found = (detectors.find_arguments(turn.text) if turn.where == "tool_args"
+                 else detectors.find(turn.text))
         pii = spans(turn.text, turn.pii)
         for p in pii:
             planted[p.kind] += 1
