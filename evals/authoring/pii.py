@@ -359,11 +359,15 @@ def _persons(text: str, artifacts: NlpArtifacts) -> list[Found]:
                                score_threshold=_PERSON_SCORE, nlp_artifacts=artifacts)
     spans = [_whole_name(doc, r.start, r.end) for r in results]
     spans += [_group(token) for token in doc if _given_as_a_name(token)]
-    # A person's name has no digit, and is written with a capital: the small English model's
-    # lower-case or numbered PERSON spans are words ("mm", "resin cartridge RS-F2-...").
+    # A greeting before a name is not part of it ("Hola Pedro"), nor a name on its own
+    # ("Xin chào").
+    spans = [(pii_rules.after_greeting(text, start, end), end) for start, end in spans]
+    # A person's name has no digit, and begins with a capital: the small English model's
+    # lower-case or numbered PERSON spans are words ("mm", "resin cartridge RS-F2-...",
+    # "dritten Jahr" in a German sentence).
     return [Found(start, end, "name") for start, end in spans
-            if not any(c.isdigit() for c in text[start:end])
-            and any(c.isupper() for c in text[start:end])]
+            if end > start and not any(c.isdigit() for c in text[start:end])
+            and text[start].isupper()]
 
 
 def _proper(token: Token) -> bool:

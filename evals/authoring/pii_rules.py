@@ -88,12 +88,48 @@ _ARABIC = re.compile(rf"{_ARABIC_LETTERS}(?:[ \t]+{_ARABIC_LETTERS}){{0,2}}?"
                      r"(?=[ \t]*[،,.؟!]|[ \t]+و|$)")
 _LOWER_WORDS = re.compile(r"[^\W\d_][\w'’-]*(?:[ \t]+[^\W\d_][\w'’-]*)?")
 _JAPANESE_SUFFIX = re.compile(r"(?P<name>[\u3040-\u30ff\u3400-\u9fff]{2,8}?)と申します")
+# Cues a full name (two capitalised words at least) follows: German capitalises its nouns,
+# so "ich bin Student" is no name, "ich bin Lukas Becker" is.
+_WEAK_FULL = re.compile(r"(?<!\w)(?i:ich bin|ich heisse|reported by|report from|submitted by"
+                        r"|on behalf of|de la part de|im auftrag von|da parte di|en nombre de"
+                        r"|w imieniu)[ \t]*[,:]?[ \t]+")
+# A greeting with a name right after it, before a comma or "!" ("Hi Anna,", "Bonjour Marie!").
+_GREETING = re.compile(r"(?<!\w)(?i:hi|hello|hey|dear|bonjour|salut|hallo|liebe[r]?|hola"
+                       r"|ciao|buongiorno|olá|oi|cześć|dzień dobry|merhaba|xin chào|привет"
+                       r"|здравствуйте)[ \t]*,?[ \t]+")
+_GREETING_ALONE = re.compile(r"(?i:hi|hello|hey|bonjour|salut|hallo|hola|ciao|buongiorno|olá"
+                             r"|oi|cześć|merhaba|xin chào|привет|здравствуйте)[ \t,!.]*$")
+_NOT_GREETED = {"Team", "All", "There", "Everyone", "Everybody", "Staff", "Folks", "Guys",
+                "Lab", "Tout", "Alle", "Todos", "Tutti"}
+# A message that opens with a name and "here" ("Jamal Reid here,").
+_HERE = re.compile(r"^[ \t]*(?=\S)")
+# A name followed by the honorific that marks it in Chinese, Japanese, Korean and Turkish:
+# "李晓华同学", "田中さん", "김민준 씨", "Ayşe Hanım". Chinese runs have no spaces, so there
+# the name is a common family name and one or two characters.
+CHINESE_FAMILY_NAMES = ("王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田"
+                        "董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白"
+                        "邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤")
+_CHINESE_HONORIFIC = re.compile(rf"[{CHINESE_FAMILY_NAMES}][\u3400-\u9fff]{{1,2}}?"
+                                r"(?=同学|老师|先生|女士|教授|博士|师傅)")
+_CHINESE_AFTER_I_AM = re.compile(rf"我是(?P<name>[{CHINESE_FAMILY_NAMES}][\u3400-\u9fff]{{1,2}})"
+                                 r"(?=[，,。.!！\s]|$)")
+_JAPANESE_HONORIFIC = re.compile(r"[\u3400-\u9fff\u30a0-\u30ff]{1,6}(?=さん|様|さま|先生|くん|君)")
+_KOREAN_HONORIFIC = re.compile(r"(?<![\uac00-\ud7a3])[\uac00-\ud7a3]{2,4}(?=[ \t]?(?:씨|님|학생"
+                               r"|교수님|선생님))")
+_TURKISH_HONORIFIC = re.compile(r"(?P<name>(?:[A-ZÇĞİÖŞÜ][a-zçğıöşü]+[ \t]+){1,3})"
+                                r"(?=(?:Bey|Hanım|Hoca)\b)")
+# Two or three capitalised Cyrillic words inside a sentence are a person's full name far more
+# often than anything else ("передайте Ольге Смирновой").
+_CYRILLIC_FULL_NAME = re.compile(r"(?<=[а-яё,][ \t])[А-ЯЁ][а-яё]+(?:-[А-ЯЁ][а-яё]+)?"
+                                 r"(?:[ \t]+[А-ЯЁ][а-яё]+(?:-[А-ЯЁ][а-яё]+)?){1,2}")
 
 
 def cued_names(text: str) -> Iterator[tuple[int, int]]:
-    """The characters of every name a written rule finds: after a strong cue in any script,
-    after a weak cue or a title when written with capitals, after a sign-off that ends the
-    message, and a Vietnamese full name."""
+    """The characters of every name a written rule finds: after a strong cue in any script;
+    written with capitals after a weak cue, a title, a greeting or a sign-off that ends the
+    message, before "here" that opens it; before an honorific
+    (Chinese, Japanese, Korean, Turkish); a Vietnamese full name, a Cyrillic full name inside
+    a sentence."""
     for m in _STRONG.finditer(text):
         span = _name_after(text, m.end())
         if span is not None:
@@ -107,12 +143,42 @@ def cued_names(text: str) -> Iterator[tuple[int, int]]:
         end = capitalised_name(text, m.end())
         if end is not None and not text[end:].strip(" \t.!"):
             yield m.end(), end
+    for m in _WEAK_FULL.finditer(text):
+        end = capitalised_name(text, m.end(), least=2)
+        if end is not None:
+            yield m.end(), end
+    for m in _GREETING.finditer(text):
+        end = capitalised_name(text, m.end(), most=2)
+        if (end is not None and text[end:end + 1] in (",", "!")
+                and text[m.end():end].split()[0] not in _NOT_GREETED):
+            yield m.end(), end
+    for m in _HERE.finditer(text):
+        end = capitalised_name(text, m.end())
+        if end is not None and re.match(r"[ \t]+here\b", text[end:], re.IGNORECASE):
+            yield m.end(), end
     for m in _JAPANESE_SUFFIX.finditer(text):
         yield m.start("name"), m.end("name")
+    for m in _CHINESE_AFTER_I_AM.finditer(text):
+        yield m.start("name"), m.end("name")
+    for rule in (_CHINESE_HONORIFIC, _JAPANESE_HONORIFIC, _KOREAN_HONORIFIC,
+                 _CYRILLIC_FULL_NAME):
+        for m in rule.finditer(text):
+            yield m.start(), m.end()
+    for m in _TURKISH_HONORIFIC.finditer(text):
+        yield m.start("name"), m.start("name") + len(m.group("name").rstrip())
     for m in _VIETNAMESE.finditer(text):
         end = capitalised_name(text, m.start(), least=2)
         if end is not None:
             yield m.start(), end
+
+
+def after_greeting(text: str, start: int, end: int) -> int:
+    """Where a span that a greeting opens ("Hola Pedro", "Xin chào") really begins: after the
+    greeting, or at `end` when nothing follows it."""
+    m = _GREETING.match(text, start)
+    if m is None and _GREETING_ALONE.match(text, start, end):
+        return end
+    return min(m.end(), end) if m is not None else start
 
 
 def capitalised_name(text: str, at: int, *, least: int = 1, most: int = 4) -> int | None:

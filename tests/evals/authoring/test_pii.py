@@ -125,6 +125,20 @@ def test_a_tool_calls_arguments_are_read_value_by_value(detectors):
     ("Здравствуйте, меня зовут Ольга Смирнова.", "Ольга Смирнова"),
     ("你好，我叫李晓华，想预约激光切割机。", "李晓华"),
     ("my name is olivia brown, the cricut blade is dull", "olivia brown"),
+    ("Ich bin Lukas Becker und der Drucker ist kaputt.", "Lukas Becker"),
+    ("Hola Pedro, ¿está libre la Form 4?", "Pedro"),
+    ("请转告李晓华同学，激光切割机修好了。", "李晓华"),
+    ("김민준 씨가 예약했어요.", "김민준"),
+    ("Передайте это Ольге Смирновой, пожалуйста.", "Ольге Смирновой"),
+    ("Xin chào, báo cáo từ Trần Thị Mai nhé.", "Trần Thị Mai"),
 ])
 def test_a_name_given_in_another_language_or_script_is_found(detectors, text, name):
     assert [text[f.start:f.end] for f in detectors.find(text) if f.kind == "name"] == [name]
+
+
+@pytest.mark.parametrize("text", [
+    "Ich bin Student im dritten Jahr.", "Hi Team, is the Form 4 free?", "Москва большая.",
+    "I am looking for the Form 4.",
+])
+def test_a_cue_without_a_name_after_it_takes_nothing(detectors, text):
+    assert [text[f.start:f.end] for f in detectors.find(text) if f.kind == "name"] == []
