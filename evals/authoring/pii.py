@@ -77,10 +77,12 @@ EMAIL = re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+")
 # What no detector here can rule out, by kind: said in the summary, whatever was found.
 BLIND_SPOTS = {
     "name": "names the English model does not tag as a person (it tags some as an"
-            " organisation or a place): a lone or lower-case name, a name in another"
-            " language's sentence or in another script, 'Surname, Given', a nickname",
-    "address": "addresses outside the US and British forms (a street without a number, a"
-               " street abroad, a building or a room named as a place)",
+            " organisation or a place) and no cue gives: a lone or lower-case name, a name"
+            " in another language's sentence or in another script without a cue ('my name"
+            " is', 'je m'appelle', '我叫'...), 'Surname, Given', a nickname",
+    "address": "addresses outside the US and British forms and the written European and"
+               " Asian street forms (a street without a number, a flat or district written"
+               " around the street, a building or a room named as a place)",
     "phone": "numbers too short or too long for any country's plan, a local number without"
              " its area code, one written with words, a local number of a region not in"
              " EVAL_PII_PHONE_REGIONS",

@@ -1,5 +1,7 @@
 """Consent that lasts: a "no" reaches every conversation of the person who gave it, across a
-restart of the app, and across signing in from an anonymous session."""
+restart of the app, and across signing in from an anonymous session; and a yes reaches only
+the conversations it was given for: an anonymous session's own, never one a later sign-in on
+the same browser says yes after."""
 
 import httpx
 import pytest
