@@ -14,8 +14,8 @@ placeholders, for cases made from stored conversations (`python -m evals from-co
   plus the proper names the same parse shows given as a name ("I'm X", "called X", "the name
   X"), and the names in the lab's own records; plus the written rules of
   evals/authoring/pii_rules.py: a name a sentence gives in another language or script ("je
-  m'appelle X", "ich heiße X", "меня зовут X", "我叫X"), after a title or a closing sign-off,
-  and a Vietnamese full name;
+  m'appelle X", "ich heiße X", "меня зовут X", "我叫X"), after a title, a greeting or a
+  closing sign-off, before an honorific ("李晓华同学", "田中さん"), a Vietnamese full name;
 * street addresses: pyap2's US and British address rules (a full address with town and postal
   code, and a US street on its own, "12 Elm Street"), read with the e-mails, phone numbers
   and student ids already found blanked out (so a street right after a phone number is
@@ -73,6 +73,7 @@ def phone_regions(codes: str) -> tuple[tuple[str, str], ...]:
     regions = [c.strip().upper() for c in codes.split(",") if c.strip()]
     return tuple((r, "POSSIBLE" if i == 0 else "VALID") for i, r in enumerate(regions))
 
+
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+")
 # What no detector here can rule out, by kind: said in the summary, whatever was found.
 BLIND_SPOTS = {
@@ -107,13 +108,14 @@ class Detectors:
 
     def __init__(self, keep: Iterable[str] = (), names: Sequence[str] = (), *,
                  regions: str | None = None, student_id: str | None = None) -> None:
-        settings = eval_settings() if regions is None or student_id is None else None
+        if regions is None or student_id is None:  # EVAL_PII_PHONE_REGIONS, EVAL_PII_STUDENT_ID
+            settings = eval_settings()
+            regions = settings.pii_phone_regions if regions is None else regions
+            student_id = settings.pii_student_id if student_id is None else student_id
         self._keep = _phrases(keep)
         self._names = _phrases(names)
-        self._regions = phone_regions(regions if regions is not None
-                                      else settings.pii_phone_regions)  # type: ignore[union-attr]
-        self._student_id = re.compile(student_id if student_id is not None
-                                      else settings.pii_student_id)  # type: ignore[union-attr]
+        self._regions = phone_regions(regions)
+        self._student_id = re.compile(student_id)
 
     def find(self, text: str) -> list[Found]:
         """Every piece of personal data in the text, in order, none overlapping (the longer

@@ -1,8 +1,9 @@
 """The written rules of the personal-data detectors (evals/authoring/pii.py), for what the
 maintained libraries do not cover: a name a sentence gives in any of the languages the lab's
 visitors write ("my name is", "je m'appelle", "ich heiße", "меня зовут", "我叫", "제 이름은"),
-a name after a title or a sign-off, a Vietnamese full name, a street written the way Europe
-and Asia write one, and the keys of a tool call's arguments that hold a person's name.
+a name after a title, a greeting or a sign-off, a name before an honorific ("同学", "さん",
+"씨", "Hanım"), a Vietnamese or Cyrillic full name, a street written the way Europe and Asia
+write one, and the keys of a tool call's arguments that hold a person's name.
 
 Each rule is general (a cue, a form, a key), never a particular person's name. A strong cue
 the rules could not resolve into a name is what `unresolved_cues` reports: the case it is in
