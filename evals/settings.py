@@ -40,13 +40,15 @@ DEFAULT_MAX_PROMPT_CHARS = 20_000
 DEFAULT_MAX_CASE_FILE_BYTES = 1_000_000
 DAY_S = 86_400.0
 # The lab's country, then the regions whose local numbers its visitors were seen to write.
+# A student id's edges are digits and Latin letters, not \b: a word of another script may
+# follow it with no space ("U20231234입니다").
 DEFAULT_PII_PHONE_REGIONS = "US,GB,FR,IN,AU"
 DEFAULT_PII_STUDENT_ID = (
-    r"\b[Uu][ -]?\d{8}\b"
+    r"(?<![A-Za-z0-9])[Uu][ -]?\d{8}(?!\d)"
     r"|(?i:\bstudent\s*(?:id|number|no\.?|#)|\bmatric(?:ulation)?\s*(?:no\.?|number|#)"
     r"|\bmatrikel(?:nummer|nr\.?)|\bnum[ée]ro\s+(?:d['’])?[ée]tudiant"
     r"|\bn[uú]mero\s+de\s+(?:estudiante|aluno|matr[ií]cula)|\bmatricola|学号|학번|学籍番号)"
-    r"\W{0,3}(?P<id>\d{8})\b")
+    r"\W{0,3}(?P<id>\d{8})(?!\d)")
 DURATION_UNITS = {"d": DAY_S, "h": 3600.0, "m": 60.0, "s": 1.0}
 
 

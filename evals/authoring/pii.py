@@ -156,6 +156,8 @@ class Detectors:
                 found.append(Found(start, end, whole))
                 continue
             inner = self.find(value)
+            if pii_rules.THING_KEY.search(key):  # a machine's or a room's name is no person's
+                inner = [f for f in inner if f.kind != "name"]
             if len(value) == len(raw):
                 found += [Found(start + f.start, start + f.end, f.kind) for f in inner]
             elif inner:  # escapes shift the offsets: the whole value goes

@@ -250,8 +250,13 @@ def unresolved_cues(scrubbed: str) -> list[str]:
 NAME_KEY = re.compile(r"(?i)(?:^|_)(?:name|full_?name|first_?name|last_?name|surname|reporter"
                       r"|requester|requested_by|reported_by|contact|author|person|student"
                       r"|owner|assignee|on_behalf_of|signed_by|visitor|user_?name)(?:_|$)")
-NOT_A_PERSON_KEY = re.compile(r"(?i)machine|tool|file|part|material|room|project|course"
-                              r"|club|team|lab|group|slug|model|_id$|^id$|email|phone|address")
+# Keys whose value names a thing (a machine, a room, a file): never read for a person's name
+# (the English model takes "Glowforge Pro" alone for one).
+_THINGS = (r"machines?|tools?|files?|parts?|materials?|rooms?|projects?|courses?|slug|model"
+           r"|category|query|search")
+THING_KEY = re.compile(rf"(?i)(?:^|_)(?:{_THINGS})(?:_|$)")
+NOT_A_PERSON_KEY = re.compile(rf"(?i)(?:^|_)(?:{_THINGS}|club|team|lab|group|id|e?mail|phone"
+                              r"|address)(?:_|$)")
 ADDRESS_KEY = re.compile(r"(?i)(?:^|_)(?:address|street|home|postal_?address)(?:_|$)")
 STUDENT_ID_KEY = re.compile(r"(?i)(?:^|_)(?:student_?id|student_?number|matric\w*)(?:_|$)")
 

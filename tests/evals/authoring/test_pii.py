@@ -142,3 +142,15 @@ def test_a_name_given_in_another_language_or_script_is_found(detectors, text, na
 ])
 def test_a_cue_without_a_name_after_it_takes_nothing(detectors, text):
     assert [text[f.start:f.end] for f in detectors.find(text) if f.kind == "name"] == []
+
+
+def test_a_machines_name_in_a_tool_call_is_not_taken_for_a_person(detectors):
+    arguments = '{"machine": "Glowforge Pro", "reporter": "Giulia Bianchi"}'
+    assert [(arguments[f.start:f.end], f.kind) for f in detectors.find_arguments(arguments)] == [
+        ("Giulia Bianchi", "name")]
+
+
+def test_a_student_id_written_against_another_script_is_found(detectors):
+    text = "학번은 U20229012입니다."
+    assert [(text[f.start:f.end], f.kind) for f in detectors.find(text)] == [
+        ("U20229012", "student_id")]
