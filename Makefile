@@ -72,7 +72,7 @@ bench-catalog: $(STAMP)  ## catalogue search at 300 machines: latency of a searc
 bench-checks: $(STAMP)  ## what each check costs per labelled answer, and the parse in it
 	$(BIN)/python -m evals.bench.checks
 
-bench-pii: $(STAMP)  ## the personal-data scrubber on its two labelled sets (121 and 50 turns): recall, precision, decoys removed
+bench-pii: $(STAMP)  ## the personal-data scrubber on its two labelled sets (pii.yaml, pii-holdout.yaml, pii-blind.yaml): recall, precision, decoys removed
 	$(BIN)/python -m evals.bench.pii
 
 bench-evals: $(STAMP)  ## the runner on the real path against a fake 200 ms model, N=200 at C=50

@@ -94,7 +94,8 @@ async def set_consent(db: Database, ref: str, consent: bool, *,
                       person_id: int | None = None) -> None:
     """Record whether this person lets the lab turn their conversations into test cases. A
     signed-in person's decision (`person_id`) is theirs, whatever reference they use, and
-    decides for every reference linked to them; an anonymous one is kept under `ref`."""
+    decides for the conversations they held signed in; an anonymous one is kept under `ref`
+    and alone makes that session's conversations cases."""
     if person_id is None:
         await db.execute(
             "INSERT INTO research_consent (user_ref, consent) VALUES (%s, %s)"
@@ -128,5 +129,6 @@ _LINK = ("INSERT INTO person_refs (user_ref, person_id) VALUES (%s, %s)"
 
 async def link_ref(db: Database, ref: str, person_id: int) -> None:
     """Make `ref` (the person's own, or the anonymous session they signed in from) theirs:
-    their consent then decides for its conversations."""
+    their consent decides for the conversations they held signed in under it, and their no
+    for the anonymous ones too (the `conversation_consent` view)."""
     await db.execute(_LINK, (ref, person_id))

@@ -39,6 +39,16 @@ DEFAULT_WORKSPACE_PORT = 8010
 DEFAULT_MAX_PROMPT_CHARS = 20_000
 DEFAULT_MAX_CASE_FILE_BYTES = 1_000_000
 DAY_S = 86_400.0
+# The lab's country, then the regions whose local numbers its visitors were seen to write.
+# A student id's edges are digits and Latin letters, not \b: a word of another script may
+# follow it with no space ("U20231234입니다").
+DEFAULT_PII_PHONE_REGIONS = "US,GB,FR,IN,AU"
+DEFAULT_PII_STUDENT_ID = (
+    r"(?<![A-Za-z0-9])[Uu][ -]?\d{8}(?!\d)"
+    r"|(?i:\bstudent\s*(?:id|number|no\.?|#)|\bmatric(?:ulation)?\s*(?:no\.?|number|#)"
+    r"|\bmatrikel(?:nummer|nr\.?)|\bnum[ée]ro\s+(?:d['’])?[ée]tudiant"
+    r"|\bn[uú]mero\s+de\s+(?:estudiante|aluno|matr[ií]cula)|\bmatricola|学号|학번|学籍番号)"
+    r"\W{0,3}(?P<id>\d{8})(?!\d)")
 DURATION_UNITS = {"d": DAY_S, "h": 3600.0, "m": 60.0, "s": 1.0}
 
 
@@ -108,6 +118,17 @@ class EvalSettings(BaseSettings):
         "Calibrate a judge with no calibration record under its prompt on the shipped"
         " makerspace set at the start of the run that first uses it, and save the record"
         " (0 skips it: its items stay UNDECIDED)."))
+    pii_phone_regions: str = Field(default=DEFAULT_PII_PHONE_REGIONS, description=(
+        "How from-conversations reads a phone number written without its country code: a"
+        " comma list of regions (ISO 3166 codes), the lab's country first (a number possible"
+        " there counts), then the regions its visitors come from (a number valid there"
+        " counts)."))
+    pii_student_id: str = Field(default=DEFAULT_PII_STUDENT_ID, description=(
+        "The university's student ids, as a Python regular expression that from-conversations"
+        " replaces with `[student id]` (only the named group `id` when the pattern has one and"
+        " it matched, so a cue such as \"student id\" stays); the default is \"U\" and 8"
+        " digits (`U20231234`, `u-20231234`, `U 20231234`), or 8 digits after a cue such as"
+        " \"student id\" or \"matric no.\"."))
     ray_address: str | None = Field(default=None, description=(
         "Spread a run over a Ray cluster (`--ray`): `auto` joins the running cluster, an address"
         " (`host:port`, `ray://host:port`) joins that one, `local:N` starts a local instance with"
@@ -136,6 +157,29 @@ class EvalSettings(BaseSettings):
                                       "Input should be less than or equal to 100")
         return int(text)
 
+
+    @field_validator("pii_phone_regions")
+    @classmethod
+    def _regions(cls, value: str) -> str:
+        import phonenumbers
+
+        codes = [c.strip().upper() for c in value.split(",") if c.strip()]
+        unknown = [c for c in codes if c not in phonenumbers.SUPPORTED_REGIONS]
+        if not codes or unknown:
+            raise ValueError("a comma list of regions (ISO 3166 codes such as US,GB,FR)"
+                             + (f"; unknown: {', '.join(unknown)}" if unknown else ""))
+        return ",".join(dict.fromkeys(codes))
+
+    @field_validator("pii_student_id")
+    @classmethod
+    def _pattern(cls, value: str) -> str:
+        try:
+            pattern = re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"a Python regular expression ({exc})") from None
+        if pattern.search(""):
+            raise ValueError("a pattern that does not match empty text")
+        return value
 
     @field_validator("max_cost_increase", "max_p95_increase", mode="before")
     @classmethod

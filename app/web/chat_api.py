@@ -114,9 +114,9 @@ async def me(request: Request) -> JSONResponse:
 async def consent(request: Request) -> JSONResponse:
     """GET: whether this person (or anonymous session) lets the lab turn their conversations
     into test cases; POST {"consent": bool}: record it. A signed-in person's decision is
-    kept against them and covers every reference they have had (the anonymous session they
-    signed in from included); an anonymous one against the session's reference. Off until
-    they say yes."""
+    kept against them and covers the conversations they held signed in; an anonymous one is
+    kept against the session's reference, and only it makes that session's conversations
+    cases. Off until they say yes."""
     identity = await current_identity(request)
     ref = current_ref(request, identity)
     person_id = identity.person_id if identity is not None else None

@@ -106,7 +106,8 @@ def anonymous_ref(secret: bytes, anon: str) -> str:
 async def start_session(request: Request, person_id: int, *, demo: bool,
                         anon: str | None = None) -> None:
     """Sign `person_id` in. The anonymous session they signed in from (`anon`, else the one
-    in the cookie) becomes theirs: their consent decides for its conversations too."""
+    in the cookie) is linked to them: their no withdraws its conversations, but their yes
+    never reaches them (on a shared browser they may not be its visitor)."""
     anon = anon or request.session.get("anon")
     await end_session(request)
     sid = secrets.token_urlsafe(24)

@@ -2,22 +2,27 @@
 the same records always give the same cases.
 
 Only conversations whose person recorded consent (set through /api/consent; the rule is the
-`conversation_consent` view: a signed-in person's decision covers every reference they have
-had) are read. Turns are sorted into kinds, in a fixed order (a turn where a tool
-failed, a turn where the person corrects the assistant, a turn that asked for a machine the
-lab lacks, a turn with a photo, a staff action), and picked one kind at a time and, within a
-kind, one person at a time, so neither a kind nor a talkative person crowds out the rest.
-Each case keeps the conversation's earlier turns as `history` (the last 11 messages, each cut
-to 4,000 characters) and the turn's page and audience as its context; its checks and rubric
-come from the kind, never from the person's words. Personal data (names, phone numbers,
-street addresses, e-mail addresses) is found by the detectors of evals/authoring/pii.py and
-replaced with a placeholder of its kind, counted; what they cannot rule out is said.
+`conversation_consent` view: a signed-in person's decision covers the conversations they held
+signed in; an anonymous one needs its own session's yes) are read. Turns are sorted into kinds,
+in a fixed order (a turn where a tool failed, a turn where the person corrects the assistant, a
+turn that asked for a machine the lab lacks, a turn with a photo, a staff action), and picked
+one kind at a time and, within a kind, one person at a time, so neither a kind nor a talkative
+person crowds out the rest. Each case keeps the conversation's earlier turns as `history` (the
+last 11 messages, each cut to 4,000 characters) and the turn's page and audience as its
+context; its checks and rubric come from the kind, never from the person's words; the turn's
+tool calls are written beside it, for its reviewer, as comments. Personal data (names, phone
+numbers, street addresses, e-mail addresses, student ids), in the text and in the tool calls'
+arguments, is found by the detectors of evals/authoring/pii.py and replaced with a placeholder
+of its kind, counted; what they cannot rule out is said. A case where a name cue is left that
+no detector resolved ("my name is …", "je m'appelle …") is held back, never written, and said
+with the reason.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import io
+import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -30,6 +35,7 @@ from PIL import Image, UnidentifiedImageError
 from app.capabilities import REGISTRY
 from app.db import Database
 from evals.authoring.pii import BLIND_SPOTS, Detectors, catalogue_phrases
+from evals.authoring.pii_rules import unresolved_cues
 from evals.fixtures.catalog import fixtures_for
 from evals.load.cases import case_errors
 from evals.load.context import context_for
@@ -90,6 +96,10 @@ class Made:
     photos: dict[str, bytes] = field(default_factory=dict)  # file name -> bytes
     scrubbed: Counter[str] = field(default_factory=Counter)  # name / phone / ... -> count
     left_out: list[str] = field(default_factory=list)
+    # case id -> the turn's tool calls, `name {arguments}` with the arguments scrubbed
+    calls: dict[str, list[str]] = field(default_factory=dict)
+    # the cases not written because a name may be left in them: the turn, and why
+    held_back: list[str] = field(default_factory=list)
     # kind -> what the detectors could not rule out in it (said with the counts)
     unsure: dict[str, str] = field(default_factory=lambda: dict(BLIND_SPOTS))
 
@@ -100,6 +110,28 @@ def scrub(text: str, counts: Counter[str], names: Sequence[str] = (),
     [address], [email]), each counted: what the detectors find, and the names of people in
     the lab's records. The catalogue's machine names (and `keep`) stay."""
     return _detectors(tuple(names), tuple(keep)).scrub(text, counts)
+
+
+def scrub_calls(calls: list[dict[str, Any]], counts: Counter[str], names: Sequence[str] = (),
+                keep: Sequence[str] = ()) -> list[str]:
+    """Each tool call as `name {arguments}`, its arguments (the JSON the model sent) with
+    personal data replaced as `scrub` replaces it in text, each replacement counted."""
+    detectors = _detectors(tuple(names), tuple(keep))
+    out = []
+    for call in calls:
+        arguments = call.get("arguments")
+        text = arguments if isinstance(arguments, str) else json.dumps(
+            arguments if arguments is not None else {}, ensure_ascii=False, default=str)
+        out.append(f"{call.get('name')} {detectors.scrub_arguments(text, counts)}")
+    return out
+
+
+def name_cues_left(case: dict[str, Any], calls: list[str]) -> list[str]:
+    """The name cues in a scrubbed case (its prompt, history and tool calls) that no
+    placeholder follows, each once."""
+    texts = [case["prompt"], *(v for m in case.get("history", []) for v in m.values()),
+             *calls]
+    return list(dict.fromkeys(cue for text in texts for cue in unresolved_cues(text)))
 
 
 @lru_cache(maxsize=8)
@@ -309,11 +341,12 @@ async def make_cases(db: Database, count: int, since: dt.datetime | None = None)
             made.left_out.append(f"turn {turn.id} ({kind}): stored before turns recorded"
                                  " their page and audience")
             continue
+        counts: Counter[str] = Counter()  # the case's own, added once it is written
         case: dict[str, Any] = {"id": f"conversation-{kind}-{n}",
-                                "prompt": _cut(scrub(turn.user, made.scrubbed, names, keep))}
+                                "prompt": _cut(scrub(turn.user, counts, names, keep))}
         if context:
             case["context"] = context
-        past = history(turn, conversations[turn.conversation], made.scrubbed, names, keep)
+        past = history(turn, conversations[turn.conversation], counts, names, keep)
         if past:
             case["history"] = past
         photos: dict[str, bytes] = {}
@@ -343,6 +376,16 @@ async def make_cases(db: Database, count: int, since: dt.datetime | None = None)
             made.left_out.append(f"turn {turn.id} ({kind}): the case loader refuses it:"
                                  f" {reason}")
             continue
+        calls = scrub_calls(turn.tool_calls, counts, names, keep)
+        cues = name_cues_left(case, calls)
+        if cues:
+            made.held_back.append(
+                f"turn {turn.id} ({kind}): a name may follow "
+                + ", ".join(f"“{c}”" for c in cues) + " (no detector resolved it)")
+            continue
         made.photos.update(photos)
+        made.scrubbed.update(counts)
+        if calls:
+            made.calls[case["id"]] = calls
         made.cases.append((kind, case))
     return made

@@ -2,20 +2,35 @@
 placeholders, for cases made from stored conversations (`python -m evals from-conversations`).
 
 * phone numbers: Google's libphonenumber (`phonenumbers.PhoneNumberMatcher`), any common
-  format, read as the lab's region and Britain's (`REGIONS`: "617-555-0199", "555 867 5309",
-  "(617) 555-0199", "020 7946 0958") and, with a country code, as any ("+44 20 7946 0958");
+  format, read as the regions of EVAL_PII_PHONE_REGIONS (the lab's country first, a number
+  possible there; then the regions its visitors come from, a number valid there:
+  "617-555-0199", "555 867 5309", "020 7946 0958", "06 12 34 56 78") and, with a country
+  code, as any ("+44 20 7946 0958");
+* student ids: the university's pattern, EVAL_PII_STUDENT_ID ("U20231234", "matric no.
+  20231234");
 * person names: Microsoft Presidio's analyzer with its spaCy recogniser, on the English
   pipeline the checks already pin and sha256-check (evals/checks/_parse.py), with its named
   entities, so nothing is downloaded; each PERSON widened to the whole proper name around it;
   plus the proper names the same parse shows given as a name ("I'm X", "called X", "the name
-  X"), and the names in the lab's own records;
+  X"), and the names in the lab's own records; plus the written rules of
+  evals/authoring/pii_rules.py: a name a sentence gives in another language or script ("je
+  m'appelle X", "ich heiße X", "меня зовут X", "我叫X"), after a title, a greeting or a
+  closing sign-off, before an honorific ("李晓华同学", "田中さん"), a Vietnamese full name;
 * street addresses: pyap2's US and British address rules (a full address with town and postal
-  code, and a US street on its own, "12 Elm Street"); spaCy's English pipeline has no street
-  entity of its own, and Presidio ships no English address recogniser;
+  code, and a US street on its own, "12 Elm Street"), read with the e-mails, phone numbers
+  and student ids already found blanked out (so a street right after a phone number is
+  found); and streets as Europe and Asia write them (pii_rules.STREET_ABROAD: "12 rue de la
+  Paix, 75002 Paris", "Hauptstraße 5"); spaCy's English pipeline has no street entity of its
+  own, and Presidio ships no English address recogniser;
 * e-mail addresses: one pattern (Presidio's e-mail recogniser checks the domain with
   tldextract, which fetches the public suffix list from the network).
 
-Presidio's anonymizer replaces what was found: `[name]`, `[phone]`, `[address]`, `[email]`.
+A tool call's arguments (a JSON string) are read value by value (`find_arguments`), and a
+value under a key that names a person ("reporter", "contact_name") is a name whatever it looks
+like; one under an address, phone or student-id key is of that kind.
+
+Presidio's anonymizer replaces what was found: `[name]`, `[phone]`, `[address]`, `[email]`,
+`[student id]`.
 What overlaps a protected phrase (a catalogue machine's name or alias) is kept, as are
 ticket numbers, dates and times, which no detector here takes for a phone number.
 `BLIND_SPOTS` names what the detectors cannot rule out; the summary prints it.
@@ -24,6 +39,7 @@ Loading spaCy and Presidio takes a few seconds, so the detectors are built once,
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -31,7 +47,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from evals.authoring import pii_rules
 from evals.checks._parse import verified_pipeline
+from evals.settings import eval_settings
 
 if TYPE_CHECKING:
     from presidio_analyzer import AnalyzerEngine
@@ -41,23 +59,35 @@ if TYPE_CHECKING:
 
 # As written into a case (the form from-conversations has always used for e-mails and phones).
 PLACEHOLDERS = {"name": "[name]", "phone": "[phone]", "address": "[address]",
-                "email": "[email]"}
+                "email": "[email]", "student_id": "[student id]"}
 KINDS = tuple(PLACEHOLDERS)
-# How a number without a country code is read: as the lab's country's (the US) if its length
-# is possible there (made-up and 555 numbers are not VALID, and are typed all the same), then
-# as Britain's only if it is a valid British number ("020 7946 0958"): Britain's plan has
-# possible lengths so short that sizes and dates would pass.
-REGIONS = (("US", "POSSIBLE"), ("GB", "VALID"))
+# How a number without a country code is read (EVAL_PII_PHONE_REGIONS): as the lab's
+# country's (the first region) if its length is possible there (made-up and 555 numbers are
+# not VALID, and are typed all the same), then as each other region's only if it is a valid
+# number there ("020 7946 0958" in Britain): other plans have possible lengths so short that
+# sizes and dates would pass.
+
+
+def phone_regions(codes: str) -> tuple[tuple[str, str], ...]:
+    """(region, leniency) for each region of a comma list, the first one POSSIBLE."""
+    regions = [c.strip().upper() for c in codes.split(",") if c.strip()]
+    return tuple((r, "POSSIBLE" if i == 0 else "VALID") for i, r in enumerate(regions))
+
+
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+")
 # What no detector here can rule out, by kind: said in the summary, whatever was found.
 BLIND_SPOTS = {
     "name": "names the English model does not tag as a person (it tags some as an"
-            " organisation or a place): a lone or lower-case name, a name in another"
-            " language's sentence or in another script, 'Surname, Given', a nickname",
-    "address": "addresses outside the US and British forms (a street without a number, a"
-               " street abroad, a building or a room named as a place)",
+            " organisation or a place) and no cue gives: a lone or lower-case name, a name"
+            " in another language's sentence or in another script without a cue ('my name"
+            " is', 'je m'appelle', '我叫'...), 'Surname, Given', a nickname",
+    "address": "addresses outside the US and British forms and the written European and"
+               " Asian street forms (a street without a number, a flat or district written"
+               " around the street, a building or a room named as a place)",
     "phone": "numbers too short or too long for any country's plan, a local number without"
-             " its area code, one written with words",
+             " its area code, one written with words, a local number of a region not in"
+             " EVAL_PII_PHONE_REGIONS",
+    "student_id": "ids in another form than EVAL_PII_STUDENT_ID's",
     "email": "addresses written out in words ('jo at example dot org')",
 }
 _PERSON_SCORE = 0.5  # Presidio's spaCy recogniser scores a PERSON 0.85; lower ones are not kept
@@ -76,21 +106,70 @@ class Detectors:
     """The detectors for one batch of conversations: `keep` is what must survive (the
     catalogue's machine names and aliases), `names` the private names in the lab's records."""
 
-    def __init__(self, keep: Iterable[str] = (), names: Sequence[str] = ()) -> None:
+    def __init__(self, keep: Iterable[str] = (), names: Sequence[str] = (), *,
+                 regions: str | None = None, student_id: str | None = None) -> None:
+        if regions is None or student_id is None:  # EVAL_PII_PHONE_REGIONS, EVAL_PII_STUDENT_ID
+            settings = eval_settings()
+            regions = settings.pii_phone_regions if regions is None else regions
+            student_id = settings.pii_student_id if student_id is None else student_id
         self._keep = _phrases(keep)
         self._names = _phrases(names)
+        self._regions = phone_regions(regions)
+        self._student_id = re.compile(student_id)
 
     def find(self, text: str) -> list[Found]:
         """Every piece of personal data in the text, in order, none overlapping (the longer
         of two overlapping pieces of one kind wins, `_PRIORITY` between kinds), none
         overlapping a protected phrase."""
         artifacts = _analyzer().nlp_engine.process_text(text, "en")
-        found = [*_emails(text), *_phones(text), *_addresses(text, artifacts.tokens),
+        exact = [*_emails(text), *self._student_ids(text), *_phones(text, self._regions)]
+        # A street is read with what was found exactly blanked out, so one that follows a
+        # phone number ("555-0102, 12 Elm Street") is not read as starting on its digits.
+        blanked = list(text)
+        for f in exact:
+            blanked[f.start:f.end] = " " * (f.end - f.start)
+        found = [*exact, *_addresses("".join(blanked), artifacts.tokens),
                  *_persons(text, artifacts)]
+        found += [Found(s, e, "name") for s, e in pii_rules.cued_names(text)
+                  if not any(c.isdigit() for c in text[s:e])]
         found += [Found(m.start(), m.end(), "name") for m in self._names.finditer(text)]
         kept = [(m.start(), m.end()) for m in self._keep.finditer(text)]
         found = [f for f in found if not any(f.start < e and s < f.end for s, e in kept)]
         return _resolved(found)
+
+    def find_arguments(self, arguments: str) -> list[Found]:
+        """What `find` finds in a tool call's arguments (a JSON string), read one string
+        value at a time, with a value under a key that names a person taken as a name (an
+        address, phone or student-id key, as its kind) whatever it looks like. Text that is
+        not a JSON object is read as text."""
+        try:
+            json.loads(arguments)
+        except ValueError:
+            return self.find(arguments)
+        found: list[Found] = []
+        for m in _JSON_STRING_VALUE.finditer(arguments):
+            key, start, end = m.group("key"), m.start("value"), m.end("value")
+            raw = arguments[start:end]
+            value = json.loads(f'"{raw}"')
+            whole = _kind_of_key(key) if value.strip() else None
+            if whole is not None and not self._keep.fullmatch(value.strip()):
+                found.append(Found(start, end, whole))
+                continue
+            inner = self.find(value)
+            if pii_rules.THING_KEY.search(key):  # a machine's or a room's name is no person's
+                inner = [f for f in inner if f.kind != "name"]
+            if len(value) == len(raw):
+                found += [Found(start + f.start, start + f.end, f.kind) for f in inner]
+            elif inner:  # escapes shift the offsets: the whole value goes
+                found.append(Found(start, end, inner[0].kind))
+        return _resolved(found)
+
+    def _student_ids(self, text: str) -> list[Found]:
+        out = []
+        for m in self._student_id.finditer(text):
+            group = "id" if "id" in self._student_id.groupindex and m.group("id") else 0
+            out.append(Found(m.start(group), m.end(group), "student_id"))
+        return out
 
     def scrub(self, text: str, counts: Counter[str]) -> str:
         """The text with every piece of personal data replaced by its kind's placeholder,
@@ -108,6 +187,35 @@ class Detectors:
         counts.update(item.entity_type for item in out.items)
         return str(out.text)
 
+    def scrub_arguments(self, arguments: str, counts: Counter[str]) -> str:
+        """A tool call's arguments (a JSON string) with personal data replaced, as `scrub`
+        does for text; the placeholders keep the JSON valid."""
+        found = self.find_arguments(arguments)
+        out = arguments
+        for f in sorted(found, key=lambda f: -f.start):
+            out = out[:f.start] + PLACEHOLDERS[f.kind] + out[f.end:]
+        counts.update(f.kind for f in found)
+        return out
+
+
+# A JSON object's "key": "string value" pairs (at any depth), the value's raw characters.
+_JSON_STRING_VALUE = re.compile(r'"(?P<key>(?:[^"\\]|\\.)*)"\s*:\s*"(?P<value>(?:[^"\\]|\\.)*)"')
+
+
+def _kind_of_key(key: str) -> str | None:
+    """The kind every value under this argument key is, whatever it looks like, or None."""
+    if pii_rules.STUDENT_ID_KEY.search(key):
+        return "student_id"
+    if pii_rules.ADDRESS_KEY.search(key) and "email" not in key.lower():
+        return "address"
+    if re.search(r"(?i)(?:^|_)(?:phone|mobile|tel|telephone)(?:_|$)", key):
+        return "phone"
+    if re.search(r"(?i)(?:^|_)e?-?mail(?:_|$)", key):
+        return "email"
+    if pii_rules.NAME_KEY.search(key) and not pii_rules.NOT_A_PERSON_KEY.search(key):
+        return "name"
+    return None
+
 
 def _phrases(words: Iterable[str]) -> re.Pattern[str]:
     """One pattern for whole-word phrases, longest first; a pattern that matches nothing
@@ -123,7 +231,7 @@ def _phrases(words: Iterable[str]) -> re.Pattern[str]:
 # accepts) over the guessing ones, so a street rule that starts on a phone number's digits
 # ("555-0102 when ticket 5 is") gives way to the number, and a street named like a person
 # ("221B Baker Street") stays an address.
-_PRIORITY = {"email": 0, "phone": 1, "address": 2, "name": 3}
+_PRIORITY = {"email": 0, "student_id": 1, "phone": 2, "address": 3, "name": 4}
 
 
 def _resolved(found: list[Found]) -> list[Found]:
@@ -138,13 +246,41 @@ def _emails(text: str) -> list[Found]:
     return [Found(m.start(), m.end(), "email") for m in EMAIL.finditer(text)]
 
 
-def _phones(text: str) -> list[Found]:
+def _phones(text: str, regions: Sequence[tuple[str, str]]) -> list[Found]:
     import phonenumbers
 
-    return [Found(m.start, m.end, "phone") for region, leniency in REGIONS
-            for m in phonenumbers.PhoneNumberMatcher(
-                text, region, leniency=getattr(phonenumbers.Leniency, leniency))
-            if _a_number(m.raw_string, phonenumbers.is_valid_number(m.number))]
+    out = []
+    for i, (region, leniency) in enumerate(regions):
+        for m in phonenumbers.PhoneNumberMatcher(
+                text, region, leniency=getattr(phonenumbers.Leniency, leniency)):
+            valid = phonenumbers.is_valid_number(m.number)
+            if (_a_number(m.raw_string, valid) if i == 0
+                    else _written_as_there(m.raw_string, m.number)):
+                out.append(Found(m.start, m.end, "phone"))
+    return out
+
+
+def _written_as_there(raw: str, number: Any) -> bool:
+    """A number read as a visitor's region's counts when it has its country code, is
+    written in the digit groups that region writes it in, with or without its national
+    prefix ("06 12 34 56 78", "0412 345 678", "98765 43210"), or in groups that end on the
+    longest: an order or part number that happens to be valid somewhere ("4471-2093-55") is
+    not."""
+    import phonenumbers
+
+    if raw.lstrip().startswith("+"):
+        return True
+    national = phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.NATIONAL)
+    groups = [len(g) for g in re.findall(r"\d+", national)]
+    written = [len(g) for g in re.findall(r"\d+", raw)]
+    digits = "".join(re.findall(r"\d+", national))
+    prefix = len(digits) - len(str(number.national_number))
+    shorter = [groups[0] - prefix, *groups[1:]] if groups and prefix > 0 else groups
+    if written in (groups, shorter, [sum(groups)], [sum(groups) - prefix]):
+        return True
+    # People group their numbers their own way too ("04 1234 5678"), but a phone's groups
+    # end on the longest one, where a code's often end short ("4471-2093-55").
+    return len(written) > 1 and written[-1] >= max(written)
 
 
 # The digit groups a North American number is written in when the plan cannot vouch for it:
@@ -178,11 +314,24 @@ def _addresses(text: str, doc: Doc) -> list[Found]:
     plain = text.translate({ord(c): "-" for c in "‐‑‒–—―"})
     full_us, street_us, full_gb = _address_rules()
     found = [m for rules in (full_us, full_gb) for m in utils.finditer(rules, plain)]
-    found += [m for m in utils.finditer(street_us, plain) if _a_street(m.groupdict())]
     # The sentence's own punctuation after a street is not part of it ("12 Elm Street."); a
     # town the parse names right after it, is ("8 Maple Rd, Springfield").
     ends = [(m.start(), m.start() + len(m.group(0).rstrip(" .,;:!?\n"))) for m in found]
+    # A street on its own ends at its first street type: pyap's rule runs on to the last word
+    # it can read as one ("12 Elm Street if the Form 4 print is").
+    for m in utils.finditer(street_us, plain):
+        if _a_street(m.groupdict()):
+            first = _STREET_TYPE.search(plain, m.start(), m.end())
+            end = first.end() if first else m.start() + len(m.group(0).rstrip(" .,;:!?\n"))
+            # what pyap reads after the type stays: a direction, a flat or suite number
+            end = max([end, *(m.end(k) for k, v in m.groupdict().items() if v and k.startswith(
+                ("post_direction", "occupancy", "floor", "building")))])
+            ends.append((m.start(), end))
     towns = {e.start_char: e.end_char for e in doc.ents if e.label_ == "GPE"}
+    for m in pii_rules.STREET_ABROAD.finditer(text):
+        end = m.end()
+        town = pii_rules.POSTCODE_TOWN.match(text, end)
+        ends.append((m.start(), town.end() if town else end))
     out = []
     for start, end in ends:
         after = end + len(text[end:]) - len(text[end:].lstrip(", "))
@@ -191,6 +340,12 @@ def _addresses(text: str, doc: Doc) -> list[Found]:
         if end > start:
             out.append(Found(start, end, "address"))
     return out
+
+
+_STREET_TYPE = re.compile(
+    r"\b(?:Street|St|Avenue|Ave|Road|Rd|Drive|Dr|Lane|Ln|Boulevard|Blvd|Court|Ct|Place|Pl"
+    r"|Way|Terrace|Ter|Circle|Cir|Parkway|Pkwy|Highway|Hwy|Close|Crescent|Cres|Square|Sq"
+    r"|Trail|Row|Walk)\b")
 
 
 def _a_street(parts: dict[str, str | None]) -> bool:
@@ -210,11 +365,15 @@ def _persons(text: str, artifacts: NlpArtifacts) -> list[Found]:
                                score_threshold=_PERSON_SCORE, nlp_artifacts=artifacts)
     spans = [_whole_name(doc, r.start, r.end) for r in results]
     spans += [_group(token) for token in doc if _given_as_a_name(token)]
-    # A person's name has no digit, and is written with a capital: the small English model's
-    # lower-case or numbered PERSON spans are words ("mm", "resin cartridge RS-F2-...").
+    # A greeting before a name is not part of it ("Hola Pedro"), nor a name on its own
+    # ("Xin chào").
+    spans = [(pii_rules.after_greeting(text, start, end), end) for start, end in spans]
+    # A person's name has no digit, and begins with a capital: the small English model's
+    # lower-case or numbered PERSON spans are words ("mm", "resin cartridge RS-F2-...",
+    # "dritten Jahr" in a German sentence).
     return [Found(start, end, "name") for start, end in spans
-            if not any(c.isdigit() for c in text[start:end])
-            and any(c.isupper() for c in text[start:end])]
+            if end > start and not any(c.isdigit() for c in text[start:end])
+            and text[start].isupper()]
 
 
 def _proper(token: Token) -> bool:

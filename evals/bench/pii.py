@@ -1,11 +1,12 @@
 """The personal-data scrubber of `from-conversations` against the labelled turns
-(evals/calibration/pii.yaml): recall and precision per kind and overall, and every decoy
+(evals/calibration/pii*.yaml): recall and precision per kind and overall, and every decoy
 (a machine, room, ticket, date, time, part or measure) it removed.
 
     python -m evals.bench.pii [--set FILE] [--misses]       (make bench-pii)
 
 It measures pii.yaml, the set the scrubber was adjusted on, then pii-holdout.yaml, written
-before the adjustments and never used for them.
+before the adjustments and never used for them, then pii-blind.yaml, written blind in several
+languages (with tool-call arguments and student ids) and measured before any change.
 
 A planted item counts as found when every letter and digit of it is inside what was replaced
 (a surname left behind is a miss), whatever kind it was replaced as; a replacement counts as
@@ -22,7 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 from evals.authoring.pii import KINDS, Detectors, Found, catalogue_phrases
-from evals.calibration.pii_set import PII_HOLDOUT, PII_SET, Span, load_turns, spans
+from evals.calibration.pii_set import PII_SETS, Span, load_turns, spans
 
 TARGET_RECALL = 0.98
 
@@ -39,14 +40,14 @@ def overlaps(span: Span | Found, found: list[Found]) -> list[Found]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evals.bench.pii")
     parser.add_argument("--set", type=Path, action="append",
-                        help="a labelled set (default: pii.yaml, then pii-holdout.yaml)")
+                        help="a labelled set (default: pii.yaml, pii-holdout.yaml, pii-blind.yaml)")
     parser.add_argument("--misses", action="store_true", help="also list every miss")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     detectors = Detectors(keep=catalogue_phrases())
     detectors.find("Warm-up, Jordan Rivera.")  # loads spaCy and Presidio
     print(f"detectors loaded in {time.perf_counter() - started:.1f} s")
-    for path in args.set or [PII_SET, PII_HOLDOUT]:
+    for path in args.set or PII_SETS:
         measure(detectors, path, args.misses)
     return 0
 
@@ -58,7 +59,8 @@ def measure(detectors: Detectors, path: Path, misses: bool) -> None:
     planted, hit, replaced, right = Counter[str](), Counter[str](), Counter[str](), Counter[str]()
     decoys_total, removed, missed, wrong = 0, [], [], []
     for turn in turns:
-        found = detectors.find(turn.text)
+        found = (detectors.find_arguments(turn.text) if turn.where == "tool_args"
+                 else detectors.find(turn.text))
         pii = spans(turn.text, turn.pii)
         for p in pii:
             planted[p.kind] += 1
@@ -83,15 +85,15 @@ def measure(detectors: Detectors, path: Path, misses: bool) -> None:
     elapsed = time.perf_counter() - started
     print(f"\n{path.name}: {len(turns)} turns, {sum(planted.values())} planted items,"
           f" {decoys_total} decoys, scanned in {elapsed:.2f} s")
-    print(f"{'kind':8} {'planted':>7} {'found':>5} {'recall':>7} {'replaced':>8} {'right':>5}"
+    print(f"{'kind':10} {'planted':>7} {'found':>5} {'recall':>7} {'replaced':>8} {'right':>5}"
           f" {'precision':>9}")
 
     def row(name: str, n: int, h: int, r: int, ok: int) -> None:
         recall = f"{h / n:.3f}" if n else "—"
         precision = f"{ok / r:.3f}" if r else "—"
-        print(f"{name:8} {n:>7} {h:>5} {recall:>7} {r:>8} {ok:>5} {precision:>9}")
+        print(f"{name:10} {n:>7} {h:>5} {recall:>7} {r:>8} {ok:>5} {precision:>9}")
 
-    for kind in KINDS:
+    for kind in [*KINDS, *sorted(set(planted) - set(KINDS))]:
         row(kind, planted[kind], hit[kind], replaced[kind], right[kind])
     row("overall", sum(planted.values()), sum(hit.values()), sum(replaced.values()),
         sum(right.values()))

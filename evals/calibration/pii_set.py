@@ -1,6 +1,8 @@
-"""The labelled conversation turns for the personal-data scrubber (evals/calibration/pii.yaml
-and pii-holdout.yaml):
-each turn with the personal data planted in it, by kind, and the decoys that must survive.
+"""The labelled conversation turns for the personal-data scrubber (evals/calibration/pii.yaml,
+pii-holdout.yaml and pii-blind.yaml): each turn with the personal data planted in it, by kind,
+and the decoys that must survive. A turn may say its language (`lang`, default `en`) and where
+it stands (`where`: `visitor`, what a person typed, the default; or `tool_args`, a tool call's
+JSON arguments string, scrubbed as from-conversations scrubs a call's arguments).
 
 A label's `text` stands for every place it occurs in its turn.
 """
@@ -18,6 +20,10 @@ from evals.load.yamlfile import field_errors, line_of, read_list
 PII_SET = Path(__file__).parent / "pii.yaml"
 # Written later, in the same form, and never used to adjust the scrubber.
 PII_HOLDOUT = Path(__file__).parent / "pii-holdout.yaml"
+# Written blind (by someone who had seen neither the detectors nor the other sets), in several
+# languages, with tool-call arguments and student ids; measured before any change made for it.
+PII_BLIND = Path(__file__).parent / "pii-blind.yaml"
+PII_SETS = (PII_SET, PII_HOLDOUT, PII_BLIND)
 
 
 class PiiSetError(ValueError):
@@ -26,7 +32,7 @@ class PiiSetError(ValueError):
 
 class Planted(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    kind: Literal["name", "phone", "email", "address"]
+    kind: Literal["name", "phone", "email", "address", "student_id"]
     text: str = Field(min_length=1)
 
 
@@ -39,6 +45,8 @@ class Decoy(BaseModel):
 class Turn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     id: str
+    lang: str = Field(default="en", pattern=r"^[a-z]{2,3}$")
+    where: Literal["visitor", "tool_args"] = "visitor"
     text: str = Field(min_length=1)
     pii: list[Planted] = []
     keep: list[Decoy] = []

@@ -205,7 +205,10 @@ def from_conversations(args: argparse.Namespace) -> int:
                                  " be written beside the cases")
         text = ("# Cases from stored conversations (people who consented); review each, then"
                 " move it to evals/cases/.\n"
-                + "".join(f"\n# kind: {kind}\n" + yaml.safe_dump(
+                + "".join(f"\n# kind: {kind}\n"
+                          + "".join(f"# tool call: {' '.join(line.splitlines())}\n"
+                                    for line in made.calls.get(case["id"], []))
+                          + yaml.safe_dump(
                     [case], allow_unicode=True, sort_keys=False, width=100)
                     for kind, case in made.cases))
         if args.out is not None:
@@ -227,6 +230,12 @@ def from_conversations(args: argparse.Namespace) -> int:
             print(f"could not rule out ({what}): {why}; review the cases", file=sys.stderr)
         for line in made.left_out:
             print(f"left out: {line}", file=sys.stderr)
+        if made.held_back:
+            print(f"held back for review: {len(made.held_back)} case(s) where a name may be"
+                  " left that no detector resolved; none of them was written",
+                  file=sys.stderr)
+        for line in made.held_back:
+            print(f"held back: {line}", file=sys.stderr)
         return 0
 
     return run_closing(body())

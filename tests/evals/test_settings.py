@@ -34,6 +34,8 @@ SAMPLES = {
     "advisory_judge": ("1", True),
     "auto_calibrate": ("0", False),
     "ray_address": ("local:2", "local:2"),
+    "pii_phone_regions": ("us, de,US", "US,DE"),
+    "pii_student_id": (r"\bS\d{7}\b", r"\bS\d{7}\b"),
 }
 SECRET = "sk-endpoint-do-not-show-42"
 
@@ -94,6 +96,14 @@ def test_the_workspace_port_and_the_endpoint_key_are_read_without_the_prefix_too
      "EVAL_MAX_COST_INCREASE='a lot': Value error, a percentage of 0 or more (25% or 25)"),
     ("EVAL_MAX_P95_INCREASE", "-5%",
      "EVAL_MAX_P95_INCREASE='-5%': Value error, a percentage of 0 or more (25% or 25)"),
+    ("EVAL_PII_PHONE_REGIONS", "US,XX",
+     "EVAL_PII_PHONE_REGIONS='US,XX': Value error, a comma list of regions (ISO 3166 codes"
+     " such as US,GB,FR); unknown: XX"),
+    ("EVAL_PII_PHONE_REGIONS", " , ", "EVAL_PII_PHONE_REGIONS=' , ': Value error, a comma list"),
+    ("EVAL_PII_STUDENT_ID", "U(\\d{8}", "EVAL_PII_STUDENT_ID='U(\\\\d{8}': Value error, a Python"
+     " regular expression (missing ), unterminated subpattern"),
+    ("EVAL_PII_STUDENT_ID", "\\d*", "EVAL_PII_STUDENT_ID='\\\\d*': Value error, a pattern that does"
+     " not match empty text"),
 ])
 def test_a_bad_value_is_refused_naming_the_variable_and_the_value(environ, variable, value,
                                                                    said):

@@ -241,5 +241,34 @@ def test_numbers_in_any_format_addresses_and_names_go_and_machines_stay(detector
 async def test_the_summary_names_what_the_detectors_cannot_rule_out(records, db,
                                                                      detectors_loaded):
     made = await make_cases(db, 3)
-    assert set(made.unsure) == {"name", "address", "phone", "email"}
+    assert set(made.unsure) == {"name", "address", "phone", "email", "student_id"}
     assert "lower-case" in made.unsure["name"] and "another language" in made.unsure["name"]
+
+
+async def test_a_tool_calls_arguments_are_written_scrubbed(db, detectors_loaded):
+    r = Records(db)
+    cid = await r.conversation("u_reporter", True)
+    await r.turn(cid, "the resin tank on the form 4 is cracked", calls=[
+        {"name": "report_issue", "outcome": "error", "result": {"error": "x"},
+         "arguments": {"machine": "form-4", "reporter": "dana whitfield",
+                       "details": "tank cracked, call 617-555-0199"}}])
+    made = await make_cases(db, 5)
+    [(kind, case)] = made.cases
+    [call] = made.calls[case["id"]]
+    assert kind == "tool-error" and "dana" not in call and "617" not in call
+    assert json.loads(call.removeprefix("report_issue ")) == {
+        "machine": "form-4", "reporter": "[name]", "details": "tank cracked, call [phone]"}
+    assert made.scrubbed == {"name": 1, "phone": 1}
+
+
+async def test_a_name_cue_no_detector_resolved_holds_the_case_back(db, detectors_loaded):
+    r = Records(db)
+    cid = await r.conversation("u_cue", True)
+    await r.turn(cid, "is unit 3 free?", calls=[failed()])
+    other = await r.conversation("u_other", True)
+    await r.turn(other, "is unit 4 free? my name is 4real btw", calls=[failed()])
+    made = await make_cases(db, 5)
+    assert [case["prompt"] for _, case in made.cases] == ["is unit 3 free?"]
+    [held] = made.held_back
+    assert "“my name is”" in held and "no detector resolved it" in held
+    assert made.scrubbed == {}  # nothing counted for a case that was not written

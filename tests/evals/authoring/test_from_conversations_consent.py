@@ -1,5 +1,7 @@
 """Consent that lasts: a "no" reaches every conversation of the person who gave it, across a
-restart of the app, and across signing in from an anonymous session."""
+restart of the app, and across signing in from an anonymous session; and a yes reaches only
+the conversations it was given for: an anonymous session's own, never one a later sign-in on
+the same browser says yes after."""
 
 import httpx
 import pytest
@@ -138,3 +140,83 @@ async def test_a_tampered_sign_in_cookie_signs_nobody_in(db, settings, caplog):
             me = (await browser.get("/api/me")).json()
     assert r.status_code == 400 and me["signed_in"] is None
     assert [rec.exc_info for rec in caplog.records if rec.levelname == "WARNING"] == [None]
+
+
+THEIRS = "is the haas free this afternoon?"
+LATER = "is the shopbot free this afternoon?"
+
+
+class Browser:
+    """One browser shared by several people, with the sign-in the app offers (the demo
+    sign-in or the university's provider)."""
+
+    def __init__(self, client: httpx.AsyncClient, provider, way: str) -> None:
+        self.client, self.provider, self.way = client, provider, way
+
+    async def sign_in(self) -> None:
+        if self.way == "demo":
+            r = await self.client.post("/api/session", json={"role": "student"})
+            assert r.status_code == 200, r.text
+        else:
+            assert (await sign_in(self.client, self.provider, SAM)).status_code == 303
+
+    async def sign_out(self) -> None:
+        if self.way == "demo":
+            r = await self.client.post("/api/session", json={"role": None})
+        else:
+            r = await self.client.post("/auth/logout")
+        assert r.status_code in (200, 303), r.text
+        assert (await self.client.get("/api/me")).json()["signed_in"] is None
+
+    async def answer(self, consent: bool) -> None:
+        r = await self.client.post("/api/consent", json={"consent": consent})
+        assert r.json() == {"consent": consent}
+
+
+def shared_browser(db, settings, provider, way: str) -> Browser:
+    extra = {"demo_signin": True} if way == "demo" else oidc(provider)
+    return Browser(start(db, settings, **extra), provider, way)
+
+
+@pytest.mark.parametrize("way", ["demo", "oidc"])
+async def test_signing_in_does_not_turn_an_anonymous_visitors_silence_into_a_yes(
+        db, settings, way):
+    """A visitor chats without answering the consent question; the next person signs in on
+    the same browser and says yes: their own conversations become cases, the visitor's do
+    not."""
+    await control_person(db, settings)
+    with fake_oidc_provider() as provider:
+        browser = shared_browser(db, settings, provider, way)
+        async with browser.client:
+            await corrected(browser.client, MINE)  # anonymous, never asked
+            await browser.sign_in()
+            await browser.answer(True)
+            await corrected(browser.client, THEIRS)
+    assert sorted(await prompts_of_cases(db)) == sorted([CONTROL, THEIRS])
+
+
+@pytest.mark.parametrize("way", ["demo", "oidc"])
+@pytest.mark.parametrize("first_answer", [True, False, None],
+                         ids=["yes-in-session", "explicit-no", "silent"])
+async def test_an_anonymous_conversation_is_a_case_only_on_its_own_sessions_yes(
+        db, settings, way, first_answer):
+    """Two anonymous sessions on one browser, a person signing in after each and saying yes:
+    the first session's conversation is a case only when its visitor said yes in it, the
+    second's (whose visitor never answered) never, and the person's own always."""
+    await control_person(db, settings)
+    with fake_oidc_provider() as provider:
+        browser = shared_browser(db, settings, provider, way)
+        async with browser.client:
+            if first_answer is not None:
+                await browser.answer(first_answer)
+            await corrected(browser.client, MINE)
+            await browser.sign_in()
+            await browser.answer(True)
+            await corrected(browser.client, THEIRS)
+            await browser.sign_out()
+            assert (await browser.client.get("/api/consent")).json() == {"consent": False}
+            await corrected(browser.client, LATER)  # a new anonymous session, never asked
+            await browser.sign_in()
+            assert (await browser.client.get("/api/consent")).json() == {"consent": True}
+    expected = [CONTROL, THEIRS] + ([MINE] if first_answer else [])
+    assert sorted(await prompts_of_cases(db)) == sorted(expected)

@@ -1,6 +1,6 @@
 import pytest
 
-from evals.calibration.pii_set import PiiSetError, load_turns, spans
+from evals.calibration.pii_set import PII_BLIND, PiiSetError, load_turns, spans
 
 
 def test_the_labelled_set_has_every_kind_and_its_labels_are_in_their_turns():
@@ -10,6 +10,16 @@ def test_the_labelled_set_has_every_kind_and_its_labels_are_in_their_turns():
     assert {"machine", "room", "ticket", "date", "time", "part", "measure"} <= {
         d.kind for t in turns for d in t.keep}
     assert all(spans(t.text, t.pii + t.keep) or not (t.pii or t.keep) for t in turns)
+
+
+def test_the_blind_set_says_each_turns_language_and_where_it_stands():
+    turns = load_turns(PII_BLIND)
+    assert len(turns) >= 60 and len({t.lang for t in turns}) >= 5
+    assert {t.where for t in turns} == {"visitor", "tool_args"}
+    assert {p.kind for t in turns for p in t.pii} == {
+        "name", "phone", "email", "address", "student_id"}
+    assert {t.lang for t in load_turns()} == {"en"} and {t.where for t in load_turns()} == {
+        "visitor"}
 
 
 def test_a_label_every_place_it_occurs():
@@ -24,6 +34,8 @@ def test_a_label_every_place_it_occurs():
     ("- id: a\n  text: hi Bob\n- id: a\n  text: hi Ann\n", "pii.yaml:3: duplicate id 'a'"),
     ("- id: a\n  text: hi Bob\n  pii: [{kind: nickname, text: Bob}]\n", "pii.yaml:3: pii.0.kind"),
     ("{}\n", "pii.yaml:1: a list of labelled turns"),
+    ("- id: a\n  where: email\n  text: hi Bob\n", "pii.yaml:2: where"),
+    ("- id: a\n  lang: French\n  text: hi Bob\n", "pii.yaml:2: lang"),
 ])
 def test_a_wrong_set_is_refused_with_its_line(tmp_path, body, message):
     path = tmp_path / "pii.yaml"

@@ -36,6 +36,36 @@ async def test_from_conversations_counts_each_kind_and_says_what_it_cannot_rule_
     assert "[name], [phone], [address]: is the Form 4 free?" in written
 
 
+
+async def test_from_conversations_writes_scrubbed_tool_calls_and_says_what_it_held_back(
+        db, tmp_path, monkeypatch, capsys):
+    import asyncio
+
+    from evals.cli import main
+    from tests.evals.authoring.test_from_conversations import Records
+    from tests.evals.helpers import cli_environment
+
+    r = Records(db)
+    cid = await r.conversation("u_reporter", True)
+    await r.turn(cid, "the form 4 tank is cracked", calls=[
+        {"name": "report_issue", "outcome": "error", "result": {"error": "x"},
+         "arguments": {"machine": "form-4", "reporter": "dana whitfield"}}])
+    other = await r.conversation("u_cue", True)
+    await r.turn(other, "is unit 4 free? je m'appelle 4real", calls=[
+        {"name": "get_unit_status", "arguments": {}, "result": {"error": "x"},
+         "outcome": "error"}])
+    out = tmp_path / "cases.yaml"
+    with cli_environment(monkeypatch, {"DATABASE_URL": db.conninfo, "DATA_DIR": str(tmp_path)}):
+        code = await asyncio.to_thread(main, ["from-conversations", "--out", str(out)])
+    err = capsys.readouterr().err
+    written = out.read_text()
+    assert code == 0 and "1 case(s) · personal data replaced: 1 name" in err
+    assert ('# tool call: report_issue {"machine": "form-4", "reporter": "[name]"}\n'
+            in written) and "dana" not in written and "4real" not in written
+    assert "held back for review: 1 case(s) where a name may be left" in err
+    assert "held back: turn 2 (tool-error): a name may follow “je m'appelle”" in err
+
+
 async def test_drafting_twice_with_the_same_model_makes_its_call_once(
         server_conninfo, store_template, tmp_path, monkeypatch):
     import asyncio
