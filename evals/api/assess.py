@@ -31,7 +31,7 @@ from evals.load.items import EvalItem
 from evals.load.plan import harness_hash
 from evals.load.selection import select_items
 from evals.record.artifact import ARTIFACT, ArtifactError, read_run
-from evals.record.assessment import AssessedCase, Assessment, save_assessment
+from evals.record.assessment import AssessedCase, Assessment, save_assessment, unlike_stored
 from evals.record.fingerprint import Selection
 from evals.record.results import CaseResult
 from evals.record.run import RunRecord
@@ -95,7 +95,8 @@ def _a_path(ref: str) -> bool:
 
 def _keep_rescore(done: Rescored) -> Rescored:
     """The rescore stored beside the run's results as an assessment, when the store holds
-    the run."""
+    the run and the record's answers are the ones it holds (an artifact's are compared with
+    the stored run's, case by case)."""
     record = done.record
     if not record.run_id:
         return Rescored(record, done.results, done.load_errors,
@@ -105,8 +106,11 @@ def _keep_rescore(done: Rescored) -> Rescored:
                             harness=harness_hash(),
                             cases=[AssessedCase.of(r) for r in done.results])
 
-    async def keep(settings: Settings) -> list[str]:
+    async def keep(settings: Settings) -> list[str] | str:
         async with open_store(settings) as store:
+            unlike = unlike_stored(record, await store.load_run(assessment.run_id))
+            if unlike is not None:
+                return unlike
             return await save_assessment(store, assessment)
 
     try:
@@ -116,6 +120,8 @@ def _keep_rescore(done: Rescored) -> Rescored:
                         store_down=True)
     except StoreError as exc:
         return Rescored(record, done.results, done.load_errors, not_stored=str(exc))
+    if isinstance(missing, str):  # not the stored run's answers
+        return Rescored(record, done.results, done.load_errors, not_stored=missing)
     return Rescored(record, done.results, done.load_errors, assessment_id=assessment.id,
                     missing=missing)
 

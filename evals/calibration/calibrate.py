@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.redact import redact
 from evals.record.artifact import ArtifactError, read_record
 from evals.record.run import RunRecord
 
@@ -170,8 +171,9 @@ def render(c: Calibration, title: str = "") -> str:
                       ("labels with no result (left out)", c.labels_without_result)):
         if ids:
             lines.append(f"{name}: {', '.join(ids)}")
-    return "\n".join(lines)
+    return redact("\n".join(lines))  # a judge's reason may quote what it judged
 
 
 def to_json(c: Calibration) -> str:
-    return json.dumps(asdict(c), indent=2)
+    """The calibration as JSON, redacted as the report is."""
+    return redact(json.dumps(asdict(c), indent=2))

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from app.chat.compose import user_message
+from app.redact import redact
 from evals.calibration.calibrate import VERDICTS, Calibration, Rated, calibrate
 from evals.checks import CHECKS, CheckSpec, run_checks
 from evals.execute.cache import CacheUse, cached, sample
@@ -246,7 +247,7 @@ def render(result: Rejudging, record: RunRecord) -> str:
         lines.append(f"left out: {left.id} #{left.repetition} ({left.reason})")
     lines.append(f"judge calls: {judge.calls_made} made, {judge.calls_replayed} replayed from"
                  " the call cache")
-    return "\n".join(lines)
+    return redact("\n".join(lines))  # a judge's reason may quote what it judged
 
 
 def _moves(moved: list[tuple[str, int, Status, Status]]) -> list[str]:

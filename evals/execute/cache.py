@@ -5,13 +5,28 @@ The key is a hash of what decides the reply:
 - the model as resolved: its transport's identity (evals: `identity()` of app/chat's models; the
   embedded model by its file's sha256, never by the port its server happens to have);
 - the full request: messages, tools, tool choice, response format and sampling settings,
-  with the run's own blob server written as one constant address (BLOB_BASE): a manual's
-  address is in what the model reads (search results, attached manuals), and the port it is
-  served on is the run's, not the request's;
+  with the run's own blob server written as one marker (BLOB_MARK): a manual's address is in
+  what the model reads (search results, attached manuals), and the port it is served on is the
+  run's, not the request's;
 - the sample index: the repetition and the attempt (and which time this same request comes in
   that sample), so repeats and retries stay independent samples.
 Tools still run on a replay and checks always re-run on the transcript: whatever changes what
 the model is asked misses the cache; whatever does not is free.
+
+A replay gives back exactly what was kept. The one thing written into a reply on its way back
+is the replaying run's blob server, where the kept reply holds BLOB_MARK: a marker with NUL
+characters, which no text can hold where it matters. A request or a reply that holds a NUL
+itself is never kept (the call is made), so every BLOB_MARK in a kept reply is one the cache
+wrote, and a reply that holds any address at all as text, the cache's old placeholder
+included, comes back as the model gave it. (Writing the address as ordinary text, as key
+version 2 did, let text that a visitor or a case author controls become the run's address on
+a replay.)
+
+Nothing is kept that the run's records would redact (app/redact.py): a reply holding a secret,
+or a piece of one, is made again on every run instead. Kept, it would outlive the secret's
+variable, and a later run that does not know the value as a secret would replay it into
+evidence that is never removed; kept redacted, its replay would differ from what the model
+said. Such replies are rare, and each is said once.
 
 Each sample's calls are tallied (made, replayed, the replayed ones' tokens and runs): the
 runner records them on the attempt, counted apart from what was spent. An entry keeps what its
@@ -40,16 +55,21 @@ from app.chat.model_info import price_per_token
 from app.chat.models import ChatModel
 from app.chat.reply import ModelReply, ToolCallRequest, Usage
 from app.db import Database
+from app.redact import redact, secret_values
 from evals.record.call_cache import CachedReply, CallCache, Entry
 from evals.settings import Policy, eval_settings
 
 # Bumped when what goes into a key, or what an entry holds, changes. 2: a reply is kept with
-# the run's blob server written as BLOB_BASE (before, a reply that cited a manual kept its
+# the run's blob server written as a placeholder (before, a reply that cited a manual kept its
 # run's own port, and replayed in a run served on another it cited a page no result held).
-KEY_VERSION = 2
-# The run's blob server as a key sees it, whatever port it has. Not a version bump: a key of a
-# request that names no manual is unchanged, and one that does could only miss, never collide.
-BLOB_BASE = "http://eval-blob-server.invalid/blobs"
+# 3: the placeholder is BLOB_MARK, which no text holds (version 2's was an address any text
+# could hold, and a replay rewrote it); entries of version 2 are misses, made again once.
+KEY_VERSION = 3
+# The run's blob server as a key and a kept reply hold it, whatever port it has: NUL
+# characters, which a request or reply that the cache keeps never holds (see the module's
+# docstring), so it is told from any text.
+NUL = "\x00"
+BLOB_MARK = f"{NUL}blob-server{NUL}"
 # The key of an entry's latency (ms), beside the reply's own. Not a version bump: an entry
 # without it is replayed as before (its latency unknown), and a reader that knows no latency
 # reads the reply without it.
@@ -130,16 +150,17 @@ def _hash(value: Any) -> str:
 
 def request_of(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
                kw: dict[str, Any], blob_base: str | None = None) -> dict[str, Any]:
-    """The request as its key sees it: `blob_base` (the run's blob server) as BLOB_BASE, in a
-    copy (what is sent to the model is not changed)."""
+    """The request as its key sees it: `blob_base` (the run's blob server) as BLOB_MARK, in a
+    copy (what is sent to the model is not changed). A request that holds a NUL has no key
+    (`keyable`)."""
     request = {"messages": messages, "tools": tools or None,
                **{k: kw.get(k) for k in ("temperature", "tool_choice", "response_format")}}
-    return _replaced(request, blob_base.rstrip("/"), BLOB_BASE) if blob_base else request
+    return _replaced(request, blob_base.rstrip("/"), BLOB_MARK) if blob_base else request
 
 
 def _replaced(value: Any, old: str, new: str) -> Any:
     """`value` with `old` written as `new` in every string in it: the run's blob server as
-    BLOB_BASE in a key or a kept reply, and BLOB_BASE as the replaying run's in a replay. A
+    BLOB_MARK in a key or a kept reply, and BLOB_MARK as the replaying run's in a replay. A
     tool result is JSON text inside a message: the address is in it as it is (json.dumps
     escapes no character of an http URL), so a replacement in every string finds it."""
     if isinstance(value, str):
@@ -149,6 +170,36 @@ def _replaced(value: Any, old: str, new: str) -> Any:
     if isinstance(value, list | tuple):
         return [_replaced(v, old, new) for v in value]
     return value
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a request or a reply, its keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(k)
+            yield from _strings(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _strings(v)
+
+
+def keyable(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+            kw: dict[str, Any]) -> bool:
+    """Whether a request can have a key: it holds no NUL, so BLOB_MARK in its key is the run's
+    blob server and nothing else."""
+    return not any(NUL in s for s in _strings([messages, tools, kw]))
+
+
+def unkept(data: dict[str, Any], secrets: dict[str, str]) -> str | None:
+    """Why a reply is not kept (it holds a NUL, or what redaction removes), or None."""
+    texts = list(_strings(data))
+    if any(NUL in s for s in texts):
+        return "nul"
+    if any(redact(s, secrets) != s for s in texts):
+        return "secret"
+    return None
 
 
 def call_key(ident: dict[str, Any], request: dict[str, Any], repetition: int, attempt: int,
@@ -231,6 +282,13 @@ def reply_from(data: dict[str, Any]) -> ModelReply:
     return ModelReply(content=content, tool_calls=calls, usage=usage, finish_reason=finish)
 
 
+_UNKEPT = {
+    "nul": "a reply holding a NUL character is not kept: such calls are made each run",
+    "secret": "a reply holding a secret (or a piece of one) is not kept: such calls are made"
+              " each run, and the run's records hold it redacted",
+}
+
+
 class Cached(Wrapping):
     """A model (any ChatModel, usually a guard) whose calls go through the call cache: the
     same interface. A replay costs no model call, no concurrency slot and no cost."""
@@ -247,11 +305,18 @@ class Cached(Wrapping):
         self.blob_base = blob_base.rstrip("/") if blob_base else None
         self._identity = dict(model.identity())
         self._pinned = pinned(self._identity)
+        self._secrets = secret_values()  # what a kept reply may not hold (read once)
 
     async def complete(self, messages: list[dict[str, Any]],
                        tools: list[dict[str, Any]] | None = None, **kw: Any) -> Any:
         current = _SAMPLE.get()
         tally = current.tally if current is not None else Tally()
+        if not keyable(messages, tools, kw):
+            self.cache.warn("nul request", "a request holding a NUL character is neither looked"
+                                           " up nor kept: such calls are made each run")
+            made_now = await self.model.complete(messages, tools, **kw)
+            tally.made += 1
+            return made_now
         request = request_of(messages, tools, kw, self.blob_base)
         asked = _hash(request)
         occurrence = tally.seen.get(asked, 0)
@@ -279,11 +344,16 @@ class Cached(Wrapping):
                 del self.cache.inflight[key]
         took_ms = int((time.perf_counter() - started) * 1000)
         tally.made += 1
+        data = reply_json(reply)
+        why = unkept(data, self._secrets)
+        if why is not None:
+            self.cache.warn(why, _UNKEPT[why])
+            made.set_result(None)  # whoever waits for it makes the call
+            return reply
         # Kept without this run's blob address, as its key is: a replay in a run whose
         # manuals are served on another port cites that run's pages (see _replayed).
-        data = reply_json(reply)
         if self.blob_base:
-            data = _replaced(data, self.blob_base, BLOB_BASE)
+            data = _replaced(data, self.blob_base, BLOB_MARK)
         data[LATENCY_KEY] = took_ms
         data[COST_KEY] = call_cost(self.model_id, reply)
         run_id = (current.run_id if current is not None else None) or self.run_id
@@ -313,8 +383,10 @@ class Cached(Wrapping):
         """The kept reply as this run's, tallied with its tokens and what its call took (less
         `waited_ms`, the time spent here waiting for it in flight, which the attempt's own
         measured time holds)."""
-        data = _replaced(hit.reply, BLOB_BASE, self.blob_base) if self.blob_base else hit.reply
+        data = _replaced(hit.reply, BLOB_MARK, self.blob_base) if self.blob_base else hit.reply
         try:
+            if any(NUL in s for s in _strings(data)):  # a blob server this run does not have
+                raise ValueError("it holds a blob server's address and this run has none")
             reply = reply_from(data)
         except ValueError:
             self.cache.warn("shape", f"entry {key[:12]} is not a reply of the shape kept now:"

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.redact import redact
 from evals.record.results import CaseResult, CheckResult, Status
+from evals.record.run import RunRecord
 from evals.record.store import RunStore, StoreError
 
 AssessmentKind = Literal["rescore", "rejudge"]
@@ -110,6 +111,25 @@ class Assessment(BaseModel):
     judge: AssessmentJudge | None = None  # a re-judging's
     left_out: list[LeftOut] = []
     cases: list[AssessedCase] = []
+
+
+def unlike_stored(record: RunRecord, stored: RunRecord) -> str | None:
+    """Why a run's record (an artifact's) is not the stored run's evidence, or None: its models,
+    or any case the store holds under another result (answers, checks, status), differ. An
+    assessment is of the answers the store holds, never of an artifact's own: a file that
+    names a stored run and holds other answers is rescored, not kept as that run's. A case the
+    store does not hold is no difference (it is left out of what is stored)."""
+    where = f"run {stored.run_id} as the store holds it"
+    if record.models != stored.models:
+        return f"the artifact's models differ from {where}"
+    held = {(c.id, c.repetition): c for c in stored.cases}
+    differ = [f"{c.id}#{c.repetition}" for c in record.cases
+              if (c.id, c.repetition) in held and held[(c.id, c.repetition)] != c]
+    if differ:
+        return (f"{len(differ)} case(s) of the artifact differ from {where}"
+                f" ({', '.join(differ[:5])}{', …' if len(differ) > 5 else ''}); a rescore is"
+                " stored only of the answers the store holds")
+    return None
 
 
 def _jsonb(model: BaseModel, exclude: set[str] | None = None) -> Jsonb:

@@ -51,3 +51,49 @@ def test_the_secrets_read_once_redact_as_the_environment_does():
     text = f"key {SECRET} and postgres://u:pw@h"
     assert redact(text, secrets) == redact(text, ENV | {"DATABASE_URL": "postgres://u:pw@h"}) \
         == "key [redacted] and [redacted]"
+
+
+# A key as providers issue them: random letters and digits behind a known prefix.
+KEY = "sk-proj-Xa9fB2kLmQ7rT4vWyZ3cD8eF"
+KEYS = {"OPENAI_API_KEY": KEY}
+
+
+def test_a_piece_of_a_secret_inside_a_sentence_is_removed():
+    # As a judge's reason paraphrases it: a piece of the key mid-sentence, at no quote's edge.
+    reason = f"The answer gives the visitor the key {KEY[8:24]} and should not."
+    assert redact(reason, KEYS) == "The answer gives the visitor the key [redacted] and should not."
+    assert redact(f"it begins {KEY[:18]} then", KEYS) == "it begins [redacted] then"
+
+
+def test_a_secret_split_into_words_lowercased_or_without_its_underscores_is_removed():
+    # As the catalogue search's note lists the words no record has (lowercased, sorted).
+    words = ", ".join(sorted(w.lower() for w in KEY.split("-")))
+    note = f"No catalogue record mentions: {words}. The catalogue lists 2 machines."
+    redacted = redact(note, KEYS)
+    assert KEY[8:].lower() not in redacted and "[redacted]" in redacted
+    assert redacted.startswith("No catalogue record mentions: ") and \
+        redacted.endswith(". The catalogue lists 2 machines.")
+    # As a check quotes an answer whose markup dropped a key's underscores.
+    underscored = "tok_Xa9fB2kL_mQ7rT4vW_yZ3cD8eF"
+    assert redact("does not name Form 4: “your token is tokXa9fB2kLmQ7rT4vWyZ3cD8eF, keep it”",
+                  {"SERVICE_TOKEN": underscored}) == \
+        "does not name Form 4: “your token is [redacted], keep it”"
+    # The words of a secret split by spaces, in JSON as the artifact writes it.
+    text = json.dumps({"unknown_words": ["xa9fb2klmq7rt4vwyz3cd8ef", "proj", "sk"]})
+    assert json.loads(redact(text, KEYS)) == {"unknown_words": ["[redacted]", "proj", "sk"]}
+
+
+def test_pieces_never_join_across_json_strings_nor_break_the_json():
+    text = json.dumps({"a": KEY[8:16], "b": KEY[16:24]})  # two halves, each too short alone
+    assert json.loads(redact(text, KEYS)) == {"a": KEY[8:16], "b": KEY[16:24]}
+
+
+def test_ordinary_text_and_an_address_s_public_parts_stay():
+    url = "postgresql://evals:Xa9fB2kLmQ7rT4vW@localhost:5432/evals"
+    env = {"DATABASE_URL": url}
+    # A URL's password is its secret: the scheme, host and port are in every error message.
+    assert redact("the store (PostgreSQL on localhost:5432) is down", env) == \
+        "the store (PostgreSQL on localhost:5432) is down"
+    assert redact("password Xa9fB2kLmQ7rT4vW leaked", env) == "password [redacted] leaked"
+    # Nine letters or digits of a key are too few to tell from ordinary text.
+    assert redact(f"part {KEY[8:17]} only", KEYS) == f"part {KEY[8:17]} only"

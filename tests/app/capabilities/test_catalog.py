@@ -2,6 +2,8 @@
 from and never call a partial list the whole lab; list_machines gives the catalogue by
 category; a large catalogue is not listed whole in the prompt."""
 
+import json
+
 import pytest
 
 from app import catalog
@@ -79,3 +81,17 @@ async def test_a_small_catalogue_is_listed_whole_and_a_large_one_by_category(db)
     text = _prompt(large)
     assert f"The lab has {LISTED + 1} machines in 3 categories" in text
     assert "Machine 1" not in text and "search_catalog" in text and "list_machines" in text
+
+
+async def test_a_key_searched_for_leaves_no_piece_of_it_in_the_redacted_result(ctx):
+    # The note lists the request's words no record has, lowercased: the key's pieces, which
+    # redaction (as every record of a run is stored) removes as it removes the key itself.
+    from app.redact import redact
+
+    key = "sk-proj-Xa9fB2kLmQ7rT4vWyZ3cD8eF"
+    result = await _search(ctx, f"my key is {key} please")
+    text = json.dumps(result)
+    assert "xa9fb2klmq7rt4vwyz3cd8ef" in text.lower().replace(key.lower(), "")  # it is there
+    redacted = redact(text, {"OPENAI_API_KEY": key})
+    assert "xa9fb2klmq7rt4vwyz3cd8ef" not in redacted.lower()
+    assert "[redacted]" in json.loads(redacted)["note"]

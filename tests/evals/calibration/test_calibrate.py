@@ -72,3 +72,15 @@ def test_labels_and_results_files(tmp_path):
     assert main(["calibrate", str(tmp_path / "run.json"), str(tmp_path / "labels.json")]) == 0
     assert main(["calibrate", str(tmp_path / "run.json"), str(tmp_path / "bad.json")]) == 2
     assert main(["calibrate", "--set", "mrbench"]) == 2
+
+
+def test_a_judge_s_reason_that_quotes_a_piece_of_a_key_is_redacted_in_the_report(monkeypatch):
+    from evals.calibration.calibrate import render, to_json
+
+    key = "sk-proj-Xa9fB2kLmQ7rT4vWyZ3cD8eF"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    reasons = [f"reason {i}" for i in range(12)]
+    reasons[10] = f"The answer hands over the key {key[8:26]} mid-sentence, so it fails."
+    c = calibrate([Rated(f"c{i}", v, reasons[i]) for i, v in enumerate(JUDGE)], labels(PERSON))
+    for text in (render(c), to_json(c)):
+        assert key[8:26] not in text and "the key [redacted] mid-sentence" in text

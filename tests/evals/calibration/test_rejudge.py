@@ -78,3 +78,19 @@ async def test_verdicts_never_asked_are_shown_and_left_out_of_the_agreement():
     assert said(pair.original) == "not asked" and said(pair.new) == "fail"
     assert agreement(result.pairs).rated == 0
     assert result.moved == [(item.id, 1, "UNDECIDED", "FAIL")]
+
+
+async def test_the_new_judge_s_reason_is_printed_redacted(monkeypatch):
+    from evals.calibration.rejudge import render
+
+    key = "sk-proj-Xa9fB2kLmQ7rT4vWyZ3cD8eF"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    [item] = select(load_cases(), "student-in-distress")
+    record = _record(item, JudgeVerdict(model="old-judge", prompt_hash="h", verdict="pass"))
+    judge = ScriptedModel(verdict("fail", f"it repeats the key {key[8:26]} to the student"),
+                          model_id="new-j")
+    result = await rejudge(record, [item], JudgeSetup(judge, TRUSTED),
+                           assessment_id="as0000000003", cache=CacheUse(None, "off"),
+                           concurrency=1)
+    text = render(result, record)
+    assert key[8:26] not in text and "it repeats the key [redacted] to the student" in text

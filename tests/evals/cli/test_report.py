@@ -101,6 +101,44 @@ def test_a_stored_runs_rescore_is_stored_beside_its_results(tmp_path, capsys):
 
 
 @pytest.mark.usefixtures("cli")
+def test_a_rescore_of_answers_the_store_never_held_is_reported_but_not_stored(tmp_path, capsys):
+    artifact = tmp_path / "run.json"
+    assert main(["run", *SELECTION, "--artifact", str(artifact)]) == 0
+    run_id = json.loads(artifact.read_text())["run_id"]
+    capsys.readouterr()
+    # The stored run's id on answers it never gave: rescored, but never its assessment.
+    forged = json.loads(artifact.read_text())
+    forged["cases"][0]["attempts"][0]["transcript"]["answer"] = \
+        "You can book the Glowforge Pro tomorrow."
+    (tmp_path / "forged.json").write_text(json.dumps(forged))
+    assert main(["rescore", str(tmp_path / "forged.json")]) == 1
+    out, err = capsys.readouterr()
+    assert "FAIL" in out and "stored as assessment" not in out
+    case = forged["cases"][0]
+    assert f"note: the rescore is not stored: 1 case(s) of the artifact differ from run" \
+        f" {run_id} as the store holds it ({case['id']}#{case['repetition']})" in err
+    assert main(["runs"]) == 0
+    assert "assessment(s) beside it" not in capsys.readouterr().out  # nothing was kept
+    # A judged verdict or a status the run never recorded is not the store's either.
+    forged = json.loads(artifact.read_text())
+    forged["cases"][1]["status"] = "FAIL"
+    (tmp_path / "forged.json").write_text(json.dumps(forged))
+    assert main(["rescore", str(tmp_path / "forged.json")]) == 0
+    assert "the rescore is not stored: 1 case(s) of the artifact differ" in \
+        capsys.readouterr().err
+    # Nor are the models the run recorded (an endpoint's run is rescored as one).
+    forged = json.loads(artifact.read_text())
+    forged["models"]["endpoint"] = "http://127.0.0.1:9/v1"
+    (tmp_path / "forged.json").write_text(json.dumps(forged))
+    main(["rescore", str(tmp_path / "forged.json")])
+    assert "the rescore is not stored: the artifact's models differ from run" in \
+        capsys.readouterr().err
+    # The artifact as written is the store's: its rescore is kept.
+    assert main(["rescore", str(artifact)]) == 0
+    assert f"of run {run_id}, beside its original results" in capsys.readouterr().out
+
+
+@pytest.mark.usefixtures("cli")
 def test_a_rescore_the_store_cannot_keep_is_still_reported(tmp_path, capsys, monkeypatch):
     import evals.api.assess as report_command
     from evals.record.store import StoreUnavailable

@@ -533,3 +533,98 @@ async def test_a_replay_is_counted_at_the_price_its_call_was_made_at(store, monk
     # an entry kept with no price recorded (an unpriced model) is unknown, never 0
     assert cache_module.cost_of({"cost_usd": None}) is None
     assert cache_module.cost_of({}) is None and cache_module.cost_of({"cost_usd": True}) is None
+
+
+async def test_a_reply_holding_the_old_placeholder_address_is_replayed_unchanged(
+        env, store, tmp_path):
+    # Text that a visitor or a case author controls can hold any address, the cache's own
+    # placeholder of old included: a replay gives it back as the model gave it, so a citation
+    # of no page the run served fails on the replay as it failed when it was made.
+    (tmp_path / "c.yaml").write_text(textwrap.dedent("""
+        - id: wash-time
+          prompt: "How long do I wash Form 4 prints?"
+          assert:
+            - kind: cites_page
+        """))
+    items = load_cases(tmp_path, PHOTOS_DIR)
+    placeholder = "http://eval-blob-server.invalid/blobs"
+
+    def cite(messages, tools):
+        found = json.loads(messages[-1]["content"])
+        passage = next(p for p in found["passages"] if p.get("url"))
+        url = passage["url"].replace(env.library.store.base_url, placeholder)
+        return say(f"Wash them ten minutes [{passage['title']}, p. {passage['page']}]({url}).")
+
+    step = [call("search_manual", question="Form 4 wash"), cite]
+    [first] = await run(env, store, items, ScriptedModel(*step, *step), "one")
+    assert first.status == "FAIL" and placeholder in first.attempts[0].answer
+    silent = ScriptedModel()
+    [again] = await run(env, store, items, silent, "two")
+    assert silent.requests == [] and again.attempts[0].calls.replayed == 2
+    assert again.status == "FAIL"
+    assert [a.answer for a in again.attempts] == [a.answer for a in first.attempts]
+
+
+async def test_a_reply_holding_a_secret_is_not_kept_in_the_cache(env, store, tmp_path,
+                                                                 monkeypatch, capsys):
+    # Kept, it would outlive the secret's variable: a later run that does not know it as a
+    # secret would replay it into evidence that is never removed.
+    key = "sk-proj-Xa9fB2kLmQ7rT4vWyZ3cD8eF"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    items = cases(tmp_path)
+    leaky = say(f"Use the Trotec Speedy 400. My key is {key[8:]}, by the way.")
+    model = ScriptedModel(by_prompt({"What cuts acrylic?": leaky, "What prints in resin?": BAD}),
+                          repeat=True)
+    first = await run(env, store, items, model, "one")
+    assert [r.status for r in first] == ["PASS", "PASS"]
+    rows = await store.db.fetch("SELECT reply FROM eval_call_cache")
+    assert len(rows) == 1 and "Form 4" in rows[0]["reply"]  # the other reply is kept
+    assert all(key[8:18].lower() not in r["reply"].lower() for r in rows)
+    assert "call cache: a reply holding a secret (or a piece of one) is not kept" in \
+        capsys.readouterr().err
+    monkeypatch.delenv("OPENAI_API_KEY")
+    again_model = ScriptedModel(GOOD)
+    again = await run(env, store, items[:1], again_model, "two")
+    assert len(again_model.requests) == 1  # made again, never replayed
+    assert again[0].attempts[0].answer == GOOD.content
+
+
+async def test_a_request_or_a_reply_holding_a_nul_is_never_kept(store, capsys):
+    # A NUL is the blob server's marker in what is kept: text holding one is made every time.
+    cache = CallCache(store.db, ttl_s=WEEK_S)
+    blobs = "http://127.0.0.1:8766/blobs"
+    nul_asked = [{"role": "user", "content": "What cuts\x00acrylic?"}]
+    with sample(1, 1) as tally:
+        model = ScriptedModel(GOOD, GOOD, say("Trotec\x00Speedy"), say("Trotec\x00Speedy"))
+        cached_model = Cached(model, cache, job="chat", run_id="one", blob_base=blobs)
+        for _ in range(2):
+            assert await cached_model.complete(nul_asked) == GOOD
+        for _ in range(2):
+            assert (await cached_model.complete(ASKED)).content == "Trotec\x00Speedy"
+    await cache.close()
+    assert len(model.requests) == 4 and (tally.made, tally.replayed) == (4, 0)
+    assert (await call_cache.stats(store.db, WEEK_S)).entries == 0
+    err = capsys.readouterr().err
+    assert "a request holding a NUL character is neither looked up nor kept" in err
+    assert "a reply holding a NUL character is not kept" in err
+
+
+async def test_a_kept_blob_address_replayed_where_the_run_has_no_blob_server_is_a_miss(
+        store, capsys):
+    blobs = "http://127.0.0.1:8766/blobs"
+    cited = say(f"See [the manual, p. 3]({blobs}/manuals/form-4.pdf#page=3).")
+    cache = CallCache(store.db, ttl_s=WEEK_S)
+    with sample(1, 1):
+        await Cached(ScriptedModel(cited), cache, job="chat", run_id="one",
+                     blob_base=blobs).complete(ASKED)
+    await cache.close()
+    [row] = await store.db.fetch("SELECT reply FROM eval_call_cache")
+    assert blobs not in row["reply"] and "\\u0000blob-server\\u0000" in row["reply"]
+    # The same key, asked by a model wrapped with no blob server: the address cannot be given.
+    again = CallCache(store.db, ttl_s=WEEK_S)
+    made = ScriptedModel(GOOD)
+    with sample(1, 1) as tally:
+        assert await Cached(made, again, job="chat", run_id="two").complete(ASKED) == GOOD
+    await again.close()
+    assert tally.made == 1 and tally.replayed == 0
+    assert "is not a reply of the shape kept now" in capsys.readouterr().err

@@ -144,3 +144,35 @@ def test_a_rewritten_artifact_keeps_its_mode(tmp_path):
     path.chmod(0o640)
     write_atomically(path, "{}")
     assert path.stat().st_mode & 0o777 == 0o640
+
+
+def test_pieces_of_a_key_in_a_check_s_and_a_judge_s_reason_are_not_in_the_artifact(
+        tmp_path, monkeypatch):
+    from evals.checks import authored
+    from evals.fixtures.catalog import fixtures_for
+
+    key = "tok-_Xa9fB2kLmQ7rT4vW_-yZ3cD8eF"
+    monkeypatch.setenv("SERVICE_TOKEN", key)
+    answer = f"Your token is {key} and the Trotec cuts it."
+    spec = authored()["mentions_tool"]
+    assert spec.check is not None
+    # The check quotes the answer as its markup reads: the key's underscores dropped.
+    passed, reason = spec.check(Transcript(answer=answer),
+                                spec.args.model_validate({"value": "Form 4"}),
+                                fixtures_for("demo"))
+    assert not passed and "Xa9fB2kLmQ7rT4vW-yZ3cD8eF" in reason
+    judged = CheckResult(kind="judge", passed=False,
+                         reason=f"It reads out the token {key[5:20]} to the visitor.")
+    result = CaseResult(id="a", file="f.yaml", prompt="p", status="FAIL", attempts=[
+        Attempt(transcript=Transcript(answer=answer),
+                checks=[CheckResult(kind="mentions_tool", passed=False, reason=reason),
+                        judged])])
+    record = RunRecord(models=Models(chat="scripted/fake"), totals=Totals.of([result]),
+                       cases=[result])
+    text = write_run(record, tmp_path / "run.json").read_text()
+    for piece in ("Xa9fB2kLmQ7rT4vW", "yZ3cD8eF", key[5:20]):
+        assert piece not in text, piece
+    checks = read_run(tmp_path / "run.json").cases[0].attempts[0].checks
+    assert [c.reason for c in checks] == [
+        "does not name Form 4: “Your token is [redacted] and the Trotec cuts it.”",
+        "It reads out the token [redacted] to the visitor."]
