@@ -90,6 +90,12 @@ async def execute_tool(tools: dict[str, Tool], call_id: str, name: str, raw_args
         return ToolCallRecord(call_id, name, storable(raw_args),
                               {"error": f"arguments are not JSON: {exc}"},
                               error="bad_json", kind=tool.kind if tool else None)
+    if tool is None:  # a name no tool has, perhaps one that is not even text
+        return ToolCallRecord(
+            call_id, storable(name), storable(parsed_json),
+            {"error": f"no tool named {name!r}; available: {', '.join(sorted(tools))}"},
+            error="unknown_tool",
+        )
     if hit := found_in(parsed_json, SURROGATE):
         # JSON can write half a UTF-16 pair ("\ud800"); no text holds one, so no tool is run
         # on it and the call is kept (and answered) without it.
@@ -97,13 +103,7 @@ async def execute_tool(tools: dict[str, Tool], call_id: str, name: str, raw_args
         return ToolCallRecord(call_id, name, storable(parsed_json),
                               {"error": f"invalid arguments: {where}: holds the"
                                         f" {control_named(hit[1])}, which is not text"},
-                              error="bad_args", kind=tool.kind if tool else None)
-    if tool is None:
-        return ToolCallRecord(
-            call_id, name, parsed_json,
-            {"error": f"no tool named {name!r}; available: {', '.join(sorted(tools))}"},
-            error="unknown_tool",
-        )
+                              error="bad_args", kind=tool.kind)
     try:
         args = tool.args.model_validate(parsed_json)
     except ValidationError as exc:

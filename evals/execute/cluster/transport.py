@@ -131,7 +131,8 @@ class RayTransport:
             with suppress(Exception):
                 ray.shutdown()
             _restore(kept)
-            signal.raise_signal(signal.SIGTERM)  # for the run's handler, as if it came now
+            if kept:  # the main thread's: the run's handler takes it, as if it came now
+                signal.raise_signal(signal.SIGTERM)
             raise RayStartStopped("SIGTERM while Ray was starting: the run stops before any"
                                   " item is sent") from None
         except BaseException:

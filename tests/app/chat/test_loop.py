@@ -70,3 +70,12 @@ async def test_arguments_holding_a_lone_surrogate_are_refused_not_run(db, settin
     assert json.loads(echoed["function"]["arguments"]) == {"slug": "form-4"}
     json.dumps(sent, ensure_ascii=False).encode()  # what the model is sent is text
     json.dumps(result.to_dict(), ensure_ascii=False, default=str).encode()
+
+
+async def test_an_unknown_tool_s_name_and_arguments_are_kept_as_text(db, settings):
+    model = ScriptedModel(call("no_such_tool\ud800", "call_1", slug="x\udc00"), say("Sorry."))
+    result = await one_turn(db, settings, model, "Tell me about the Form 4")
+    [record] = result.tool_calls
+    assert record.error == "unknown_tool"
+    assert (record.name, record.arguments) == ("no_such_tool", {"slug": "x"})
+    json.dumps(result.to_dict(), ensure_ascii=False, default=str).encode()
