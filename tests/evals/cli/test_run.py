@@ -288,7 +288,7 @@ def test_a_stopped_ray_run_is_interrupted_and_leaves_nothing_running(
             finally:
                 child.kill()
                 shutil.rmtree(ray_dir, ignore_errors=True)
-        assert child.returncode == 128 + int(sig), err
+        assert child.returncode == 128 + int(sig), (child.returncode, err)
         assert f"{sig.name}: stopping" in err and "python -m evals resume" in err
         record = json.loads(artifact.read_text())
         assert record["status"] == "interrupted" and record["unfinished"]
