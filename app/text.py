@@ -8,13 +8,19 @@ import re
 from typing import Any
 
 UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+# Half of a UTF-16 pair: JSON and YAML escapes can write one ("\ud800"), but no text holds it
+# (UTF-8 cannot encode it), so nothing that must be written or sent on may.
+SURROGATE = re.compile(r"[\ud800-\udfff]")
 # What a hand-written file (a case, a label, a frozen response) may not hold: the C0 controls
 # but tab, line feed and carriage return, and DEL.
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def control_named(char: str) -> str:
-    """A refused character as every refusal names it: "control character U+0007"."""
+    """A refused character as every refusal names it: "control character U+0007", or "lone
+    surrogate U+D800" for half of a UTF-16 pair."""
+    if SURROGATE.fullmatch(char):
+        return f"lone surrogate U+{ord(char):04X}"
     return f"control character U+{ord(char):04X}"
 
 

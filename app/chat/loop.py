@@ -15,7 +15,7 @@ from app.capabilities import Tool, ToolContext, ToolError
 from app.chat.compose import ComposedChat
 from app.chat.models import ChatModel
 from app.chat.reply import ModelReply, Usage
-from app.text import storable
+from app.text import SURROGATE, control_named, found_in, storable
 
 STEP_LIMIT_NOTE = (
     "You have used every tool step this turn allows. Answer now from what you have, without"
@@ -87,14 +87,23 @@ async def execute_tool(tools: dict[str, Tool], call_id: str, name: str, raw_args
     try:
         parsed_json = json.loads(raw_args or "{}")
     except json.JSONDecodeError as exc:
-        return ToolCallRecord(call_id, name, raw_args, {"error": f"arguments are not JSON: {exc}"},
+        return ToolCallRecord(call_id, name, storable(raw_args),
+                              {"error": f"arguments are not JSON: {exc}"},
                               error="bad_json", kind=tool.kind if tool else None)
-    if tool is None:
+    if tool is None:  # a name no tool has, perhaps one that is not even text
         return ToolCallRecord(
-            call_id, name, parsed_json,
+            call_id, storable(name), storable(parsed_json),
             {"error": f"no tool named {name!r}; available: {', '.join(sorted(tools))}"},
             error="unknown_tool",
         )
+    if hit := found_in(parsed_json, SURROGATE):
+        # JSON can write half a UTF-16 pair ("\ud800"); no text holds one, so no tool is run
+        # on it and the call is kept (and answered) without it.
+        where = ".".join(str(p) for p in hit[0]) or "(root)"
+        return ToolCallRecord(call_id, name, storable(parsed_json),
+                              {"error": f"invalid arguments: {where}: holds the"
+                                        f" {control_named(hit[1])}, which is not text"},
+                              error="bad_args", kind=tool.kind)
     try:
         args = tool.args.model_validate(parsed_json)
     except ValidationError as exc:
@@ -118,12 +127,22 @@ async def execute_tool(tools: dict[str, Tool], call_id: str, name: str, raw_args
     return ToolCallRecord(call_id, name, parsed_json, storable(result), kind=tool.kind)
 
 
+def _as_text(arguments: str) -> str:
+    """A tool call's arguments as the model is sent them back: JSON that writes half a UTF-16
+    pair ("\\ud800"), which no text holds, written again without it."""
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return storable(arguments)  # answered as not JSON
+    return json.dumps(storable(parsed)) if found_in(parsed, SURROGATE) else arguments
+
+
 def _assistant_message(reply: ModelReply) -> dict[str, Any]:
     msg: dict[str, Any] = {"role": "assistant", "content": reply.content or ""}
     if reply.tool_calls:
         msg["tool_calls"] = [
             {"id": c.id, "type": "function",
-             "function": {"name": c.name, "arguments": c.arguments}}
+             "function": {"name": c.name, "arguments": _as_text(c.arguments)}}
             for c in reply.tool_calls
         ]
     return msg

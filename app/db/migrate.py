@@ -52,14 +52,16 @@ async def migrate(conn: psycopg.AsyncConnection, directory: Path = MIGRATIONS_DI
         raise MigrationError(f"migration table name {table!r} must be lower-case letters")
     migrations = discover(directory)
     await conn.set_autocommit(True)
-    await conn.execute(
-        f"CREATE TABLE IF NOT EXISTS {table} ("
-        " version integer PRIMARY KEY, name text NOT NULL,"
-        " applied_at timestamptz NOT NULL DEFAULT now())"
-    )
+    # The lock comes before anything is created, the bookkeeping table too: two migrators of a
+    # blank database would otherwise both create it, and the second fail with UniqueViolation.
     await conn.execute("SELECT pg_advisory_lock(%s)", (_LOCK_KEY,))
     applied: list[int] = []
     try:
+        await conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {table} ("
+            " version integer PRIMARY KEY, name text NOT NULL,"
+            " applied_at timestamptz NOT NULL DEFAULT now())"
+        )
         async with conn.cursor(row_factory=tuple_row) as cur:
             await cur.execute(f"SELECT version FROM {table}")
             done = {row[0] for row in await cur.fetchall()}

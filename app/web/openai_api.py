@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from app.chat.models import ModelCallError
 from app.conversations import user_ref
 from app.web.errors import ClientError, model_call_failed
-from app.web.requests import PhotoIn, decode_photos, read_json, turn_input
+from app.web.requests import PhotoIn, PlainText, decode_photos, read_json, turn_input
 from app.web.turns import serve_turn
 
 ASSISTANT_MODEL_NAME = "makerlab-assistant"
@@ -54,7 +54,7 @@ class MessageIn(BaseModel):
 
 class CompletionIn(BaseModel):
     model_config = ConfigDict(extra="allow")  # OpenAI clients send many optional fields
-    model: str = ASSISTANT_MODEL_NAME
+    model: PlainText = ASSISTANT_MODEL_NAME  # echoed in the reply: text, no control character
     messages: list[MessageIn] = Field(min_length=1, max_length=200)
     stream: bool = False
 

@@ -18,9 +18,10 @@ from evals.api.setup import in_store, open_store, with_models
 from evals.execute.agent import as_recorded
 from evals.load.cases import CaseFileError
 from evals.load.selection import select_items
+from evals.record.artifact import ARTIFACT, ArtifactError, read_run
 from evals.record.fingerprint import Selection
 from evals.record.run import RunRecord
-from evals.record.store import RunLocked
+from evals.record.store import RunLocked, RunStore, StoreError
 from evals.settings import eval_settings
 
 
@@ -30,8 +31,13 @@ def resume(run: str | None = None, *, concurrency: int | None = None,
            progress: bool = True) -> RunResult:
     """Run what an interrupted run left, into the same run (`run`: its id or a unique prefix;
     default the newest unfinished one), under its plan, with the agent it began with. The run
-    is locked in the store while this runs it: a second resume is refused."""
-    record = in_store(lambda settings: _resumable(settings, run))
+    is locked in the store while this runs it: a second resume is refused. The cases of the
+    run that its artifact (`artifact`, the one this resume writes) holds and the store lacks
+    (a store that failed mid-run) are put in the store first, as `runs --import` does: they
+    are kept, not run again."""
+    path = artifact or ARTIFACT
+    written = _artifact_run(path)
+    record = in_store(lambda settings: _resumable(settings, run, written, path))
     try:
         return _resume_locked(record, concurrency, artifact, fail_on_skip, max_cost, ray,
                               progress)
@@ -140,9 +146,11 @@ def judge_of(run: RunRecord, advisory: bool = False, auto_calibrate: bool = True
                        run.settings.advisory_judge or advisory, auto_calibrate)
 
 
-async def _resumable(settings: Settings, ref: str | None) -> RunRecord:
+async def _resumable(settings: Settings, ref: str | None, written: RunRecord | None,
+                     artifact: Path) -> RunRecord:
     """The run to resume, locked for this process: the lock is taken before the run is read,
-    so two resumes cannot both see it unfinished."""
+    so two resumes cannot both see it unfinished. What its artifact holds (`written`, read
+    from `artifact`) and the store lacks is merged into the store first."""
     async with open_store(settings) as store:
         if ref is None:
             rows = [r for r in await store.list_runs(200) if r.status != "complete"]
@@ -155,7 +163,12 @@ async def _resumable(settings: Settings, ref: str | None) -> RunRecord:
         except RunLocked as exc:
             raise ApiError(f"cannot resume: {exc}") from exc
         try:
+            if written is not None and written.run_id == run_id:
+                await _merge_artifact(store, written, artifact)
             run = await store.load_run(run_id)
+            done = {f"{c.id}#{c.repetition}" for c in run.cases}  # merged ones included
+            run = run.model_copy(update={"unfinished": [u for u in run.unfinished
+                                                        if u not in done]})
             pid = run.settings.pid
             alive = pid is not None and pid != os.getpid() and psutil.pid_exists(pid)
             if run.status == "complete" or (run.status == "running" and alive):
@@ -166,6 +179,33 @@ async def _resumable(settings: Settings, ref: str | None) -> RunRecord:
             await store.unlock_run(run_id)
             raise
     return run
+
+
+def _artifact_run(artifact: Path) -> RunRecord | None:
+    """The run an artifact holds, if it can be read (one that cannot is said, and left to be
+    rewritten)."""
+    if not artifact.exists():
+        return None
+    try:
+        return read_run(artifact)
+    except ArtifactError as exc:
+        print(f"warning: {artifact} is not read ({exc}): nothing of it is merged into the"
+              " store, and the resume rewrites it", file=sys.stderr)
+        return None
+
+
+async def _merge_artifact(store: RunStore, written: RunRecord, artifact: Path) -> None:
+    """Put the cases of the run that its artifact holds and the store lacks into the store
+    (the run's lock is held): a run whose store failed partway has them in its artifact
+    alone, and the resume rewrites the artifact from the store. An artifact that differs from
+    the store refuses the resume, nothing written."""
+    try:
+        fresh, _ = await store.merge_cases(written)
+    except StoreError as exc:
+        raise ApiError(f"cannot resume: {exc}") from exc
+    if fresh:
+        print(f"resume: {fresh} finished case(s) of run {written.run_id} that the store lacked"
+              f" are put in it from {artifact}, not run again")
 
 
 async def _unlock(settings: Settings, run_id: str) -> None:

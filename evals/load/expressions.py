@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel, JsonValue
 from pydantic_core import to_jsonable_python
 
-from app.text import CONTROL, control_named
+from app.text import CONTROL, SURROGATE, control_named
 
 # `{{ ... }}`, shortest first, so two expressions in one text are two.
 _EXPRESSION = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
@@ -80,7 +80,7 @@ def _literal(text: str, body: str) -> JsonValue:
     if value is ... or isinstance(value, dict | list):
         raise ExpressionError(f"{{{{{body}}}}}: default({text}) is not a literal (text in"
                               " quotes, a number, true, false or null)")
-    if isinstance(value, str) and (bad := CONTROL.search(value)):
+    if isinstance(value, str) and (bad := CONTROL.search(value) or SURROGATE.search(value)):
         raise ExpressionError(f"{{{{{body}}}}}: default({text}) holds the"
                               f" {control_named(bad.group())}")
     return value  # type: ignore[no-any-return]

@@ -2,9 +2,9 @@
 a `file:line: message` error, found quickly and in little memory.
 
 Refused with a clear error, never a traceback: a file over EVAL_MAX_CASE_FILE_BYTES, bytes that
-are not UTF-8, NUL and other control characters, anchors and aliases (`&a`, `*a`: one alias can
-expand to gigabytes) and merge keys (`<<`), nesting deeper than MAX_DEPTH, a mapping key that is not
-a plain scalar, and duplicate keys.
+are not UTF-8, NUL and other control characters, a lone surrogate written as an escape, anchors
+and aliases (`&a`, `*a`: one alias can expand to gigabytes) and merge keys (`<<`), nesting deeper
+than MAX_DEPTH, a mapping key that is not a plain scalar, and duplicate keys.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from app.text import CONTROL, control_named
+from app.text import CONTROL, SURROGATE, control_named
 from evals.settings import eval_settings
 
 MAX_DEPTH = 32
@@ -79,9 +79,12 @@ class _LineLoader(yaml.SafeLoader):
 
     def construct_scalar(self, node: yaml.ScalarNode) -> Any:
         # The file's text is checked for control characters, but a double-quoted scalar can
-        # write one as an escape ("\0", "\x07"): the value is checked too.
+        # write one as an escape ("\0", "\x07"), and half a UTF-16 pair too ("\ud800", which
+        # no text holds: the case could be neither fingerprinted nor stored): the value is
+        # checked too.
         value = super().construct_scalar(node)  # type: ignore[no-untyped-call]
-        bad = CONTROL.search(value) if isinstance(value, str) else None
+        bad = (CONTROL.search(value) or SURROGATE.search(value)) \
+            if isinstance(value, str) else None
         if bad:
             raise _Refused(None, None, f"{control_named(bad.group())} (written as an escape);"
                            " a case file is plain text", node.start_mark)

@@ -6,9 +6,11 @@ process uses), so a distributed run has the same plan, records and report.
 Faults: a worker that cannot start is named and left out (the run fails only when none
 starts); a worker that dies mid-shard has the shard's unfinished items run again by another,
 and an item is counted once whatever comes back twice; a stop (Ctrl-C, SIGTERM) halts every
-worker, keeps what finished and leaves the rest to `resume`. Nothing is left running: each
-worker closes its harness and is killed, and a local Ray instance the driver started is shut
-down. The driver reaches Ray through a transport (transport.py) alone.
+worker, keeps what finished and leaves the rest to `resume`; one while Ray starts ends the
+run before any item is sent (the transport keeps the run's own signal handlers, never Ray's).
+Nothing is left running: each worker closes its harness and is killed, and a local Ray instance
+the driver started is shut down. The driver reaches Ray through a transport (transport.py)
+alone.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +30,7 @@ from evals.execute.cache import CacheUse
 from evals.execute.cluster.plan import ClusterError, ClusterPlan
 from evals.execute.cluster.shards import SHARDS_PER_WORKER, Shard, shards_of
 from evals.execute.cluster.spend import Budget
-from evals.execute.cluster.transport import Actor, RayTransport, Transport
+from evals.execute.cluster.transport import Actor, RayStartStopped, RayTransport, Transport
 from evals.execute.cluster.worker import JudgeSpec, ShardWorker, VariantSpec, WorkerSpec
 from evals.execute.env import EvalEnv
 from evals.execute.runner import OnDone, Variant
@@ -96,7 +99,13 @@ async def run_on_cluster(
         concurrency=concurrency, vision=vision, repeat=repeat, rule=rule,
         cache=cache.policy if cache is not None and cache.cache is not None else "off",
         max_cost_usd=max_cost_usd, embedder=plan.embedder)
-    with carrier.connected(plan):
+    with ExitStack() as joined:
+        try:
+            joined.enter_context(carrier.connected(plan))
+        except RayStartStopped as exc:  # stopped before a worker was asked for: nothing ran
+            print(f"ray: {exc}", file=sys.stderr)
+            stop.set()
+            return {v.label: [] for v in variants}
         budget: Actor | None = None
         actors: list[tuple[str, Actor]] = []
         try:

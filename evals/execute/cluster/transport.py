@@ -7,8 +7,10 @@ carries it (the tests' transport runs the workers in the driver's process)."""
 
 from __future__ import annotations
 
+import signal
+import threading
 from collections.abc import AsyncIterator, Awaitable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -54,6 +56,26 @@ class Transport(Protocol):
         ...
 
 
+class RayStartStopped(ClusterError):
+    """A stop (SIGTERM) came while Ray was starting: the run ends before any item is sent."""
+
+
+_STOPS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _handlers() -> dict[signal.Signals, Any]:
+    """The process's handlers of Ctrl-C and SIGTERM (the main thread's alone can be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.getsignal(sig) for sig in _STOPS}
+
+
+def _restore(kept: dict[signal.Signals, Any]) -> None:
+    for sig, handler in kept.items():
+        if handler is not None:  # None: set outside Python, nothing to put back
+            signal.signal(sig, handler)
+
+
 @dataclass(frozen=True)
 class RayActor:
     """A Ray actor's handle (picklable: a worker is handed the budget's)."""
@@ -97,6 +119,34 @@ class RayTransport:
         if ray.is_initialized():  # joined already (the tests', a caller's): left as it is
             yield
             return
+        # ray.init installs a SIGTERM handler of Ray's that exits at once (and, for a local
+        # instance, one that kills its processes first): a run stopped that way was aborted,
+        # left `running`, its database and blob folder behind. The run's own handlers (Ctrl-C
+        # and SIGTERM stop it gracefully) are put back as soon as Ray has started.
+        kept = _handlers()
+        try:
+            self._init(plan)
+        except SystemExit:
+            # Nothing in ray.init exits but Ray's SIGTERM handler: a stop while it started.
+            with suppress(Exception):
+                ray.shutdown()
+            _restore(kept)
+            if kept:  # the main thread's: the run's handler takes it, as if it came now
+                signal.raise_signal(signal.SIGTERM)
+            raise RayStartStopped("SIGTERM while Ray was starting: the run stops before any"
+                                  " item is sent") from None
+        except BaseException:
+            _restore(kept)
+            raise
+        _restore(kept)
+        try:
+            yield
+        finally:
+            ray.shutdown()
+            _restore(kept)
+
+    def _init(self, plan: ClusterPlan) -> None:
+        ray = self.ray
         local = plan.local_workers
         if local is not None:
             ray.init(num_cpus=local, include_dashboard=False, log_to_driver=True,
@@ -108,10 +158,6 @@ class RayTransport:
             except (ConnectionError, RuntimeError) as exc:
                 raise ClusterError(f"--ray {plan.address}: no Ray cluster there ({exc})"
                                    ) from exc
-        try:
-            yield
-        finally:
-            ray.shutdown()
 
     def places(self, plan: ClusterPlan) -> list[tuple[str, Any]]:
         """N workers on a local instance, else one on every live node. No CPU reserved: a

@@ -55,3 +55,27 @@ async def test_step_limit_forces_a_final_answer_without_tools(db, settings):
     assert model.requests[-1]["tools"] is None
     assert model.requests[-1]["messages"][-1]["content"] == STEP_LIMIT_NOTE
     assert len(result.tool_calls) == 2
+
+
+async def test_arguments_holding_a_lone_surrogate_are_refused_not_run(db, settings):
+    # JSON can carry half a UTF-16 pair ("\\ud800"); no text holds one, so neither a tool
+    # nor the reply could: the model is told, as for any invalid arguments.
+    model = ScriptedModel(call("get_machine_details", slug="form-4\ud800"), say("Sorry."))
+    result = await one_turn(db, settings, model, "Tell me about the Form 4")
+    [record] = result.tool_calls
+    assert record.error == "bad_args" and record.arguments == {"slug": "form-4"}
+    assert "slug: holds the lone surrogate U+D800" in _tool_results(model)[0]["error"]
+    sent = model.requests[-1]["messages"]
+    echoed = next(m for m in sent if m.get("tool_calls"))["tool_calls"][0]
+    assert json.loads(echoed["function"]["arguments"]) == {"slug": "form-4"}
+    json.dumps(sent, ensure_ascii=False).encode()  # what the model is sent is text
+    json.dumps(result.to_dict(), ensure_ascii=False, default=str).encode()
+
+
+async def test_an_unknown_tool_s_name_and_arguments_are_kept_as_text(db, settings):
+    model = ScriptedModel(call("no_such_tool\ud800", "call_1", slug="x\udc00"), say("Sorry."))
+    result = await one_turn(db, settings, model, "Tell me about the Form 4")
+    [record] = result.tool_calls
+    assert record.error == "unknown_tool"
+    assert (record.name, record.arguments) == ("no_such_tool", {"slug": "x"})
+    json.dumps(result.to_dict(), ensure_ascii=False, default=str).encode()

@@ -35,3 +35,20 @@ async def test_failing_migration_names_the_file_and_leaves_nothing(db: Database,
             await migrate(conn, tmp_path)
     tables = {r["tablename"] for r in await db.fetch("SELECT tablename FROM pg_tables")}
     assert "mig_ok" in tables and "mig_half" not in tables
+
+
+async def test_two_migrations_racing_on_a_blank_database_both_succeed(server_conninfo):
+    import psycopg
+
+    from app.db import scratch_database
+    from tests.migration_race import race
+
+    async with scratch_database(server_conninfo, prefix="test_migrace") as info:
+
+        async def migrator():
+            async with await psycopg.AsyncConnection.connect(info) as conn:
+                return await migrate(conn)
+
+        first, second = await race(info, migrator)
+    assert first == [m.version for m in discover()]
+    assert second == []  # it waited for the first and found everything applied

@@ -5,6 +5,8 @@ import json
 import logging
 import time
 
+import pytest
+
 from tests.app.web.payloads import LEAK, png
 from tests.fakes import call, say
 
@@ -32,6 +34,21 @@ async def test_chat_end_to_end_records_the_turn(make_client, db):
     assert turn["tool_calls"][0]["name"] == "search_catalog"
     conv = await db.fetchone("SELECT user_ref FROM conversations")
     assert conv["user_ref"].startswith("u_")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_tool_call_holding_a_lone_surrogate_is_refused_and_the_turn_answers(
+        make_client, db, stream):
+    client, _ = make_client(call("search_catalog", query="acrylic\ud800"), say("Try again?"))
+    async with client:
+        r = await client.post("/api/chat", json={"message": "cut acrylic?", "stream": stream})
+    assert r.status_code == 200, r.text
+    turn = json.loads(r.text.splitlines()[-1]) if stream else r.json()
+    assert turn["answer"] == "Try again?"
+    assert turn["tool_calls"][0]["arguments"] == {"query": "acrylic"}
+    assert "lone surrogate U+D800" in json.dumps(turn["tool_calls"][0]["result"])
+    stored = await db.fetchone("SELECT tool_calls FROM turns")
+    assert stored["tool_calls"][0]["arguments"] == {"query": "acrylic"}
 
 
 async def test_stream_sends_tool_calls_then_the_turn(make_client):

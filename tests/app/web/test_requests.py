@@ -172,12 +172,17 @@ async def test_a_wide_body_is_refused_before_it_is_parsed(make):
     assert model.requests == []
 
 
-@pytest.mark.parametrize("route", ["/api/chat", "/v1/chat/completions"])
-async def test_a_lone_surrogate_is_refused_before_the_model_is_called(make, route):
+@pytest.mark.parametrize(("route", "body"), [
+    ("/api/chat", {"message": "hi\ud800"}),
+    ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi\ud800"}]}),
+    ("/v1/chat/completions", {"messages": [{"role": "user", "content": "a\ud800"},
+                                           {"role": "assistant", "content": "b"},
+                                           {"role": "user", "content": "hi"}]}),
+    ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}],
+                              "model": "makerlab\ud800"}),  # echoed in the reply
+])
+async def test_a_lone_surrogate_is_refused_before_the_model_is_called(make, route, body):
     client, model = make()
-    text = "hi\ud800"
-    body = {"message": text} if route == "/api/chat" else {
-        "messages": [{"role": "user", "content": text}]}
     async with client:
         r = await client.post(route, content=json.dumps(body).encode(),
                               headers={"content-type": "application/json"})

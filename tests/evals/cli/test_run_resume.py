@@ -112,3 +112,62 @@ def test_a_run_is_not_resumed_by_an_agent_told_otherwise(cli, capsys, tmp_path, 
     assert stored(lambda store: store.load_run(run_id)).status == "interrupted"
     assert json.loads(artifact.read_text())["status"] == "interrupted"
     assert stored(lambda store: store.run_lock(run_id)) is None
+
+
+def test_a_resume_after_a_store_outage_keeps_what_only_the_artifact_held(cli, capsys, tmp_path,
+                                                                       monkeypatch):
+    import psycopg
+
+    from evals.record.store import writer
+
+    artifact = tmp_path / "run.json"
+    real_write = writer.CaseWriter._write
+
+    async def down_for_one_case(self, batch):
+        # the store takes every case but no-cnc-router's: its write fails as a lost server's
+        await real_write(self, [(run, r) for run, r in batch if r.id != "no-cnc-router"])
+        if any(r.id == "no-cnc-router" for _, r in batch):
+            raise psycopg.OperationalError("server closed the connection unexpectedly")
+        return []
+
+    with monkeypatch.context() as m:
+        m.setattr(writer.CaseWriter, "_write", down_for_one_case)
+        m.setattr(writer, "FLUSH_TIMEOUT_S", 0.5)
+        assert main(["run", *SELECTION, "--artifact", str(artifact)]) == 1
+    run_id = json.loads(artifact.read_text())["run_id"]
+    kept = {c["id"]: c for c in json.loads(artifact.read_text())["cases"]}
+    assert sorted(kept) == ["no-cnc-router", "no-glowforge"]
+    assert [c.id for c in stored(lambda store: store.load_run(run_id)).cases] == \
+        ["no-glowforge"]
+    capsys.readouterr()
+    cli.clear()
+    assert main(["resume", run_id, "--artifact", str(artifact)]) == 0  # no runs --import first
+    out = capsys.readouterr().out
+    assert f"resume: 1 finished case(s) of run {run_id} that the store lacked are put in it" \
+        f" from {artifact}, not run again" in out
+    assert cli == []  # nothing the artifact held was asked of the model again
+    run = stored(lambda store: store.load_run(run_id))
+    assert run.status == "complete" and sorted(c.id for c in run.cases) == sorted(kept)
+    # the result kept is the one the run made, in the store and in the rewritten artifact
+    again = {c["id"]: c for c in json.loads(artifact.read_text())["cases"]}
+    assert again["no-cnc-router"] == kept["no-cnc-router"]
+    assert json.loads(next(c for c in run.cases if c.id == "no-cnc-router").model_dump_json()) \
+        == kept["no-cnc-router"]
+
+
+def test_a_resume_whose_artifact_differs_from_the_store_is_refused_writing_nothing(
+        capsys, tmp_path, cli):
+    artifact, run_id = interrupted_run(tmp_path)
+    record = json.loads(artifact.read_text())
+    record["run_id"] = run_id
+    record["cases"][0]["attempts"][0]["transcript"]["answer"] = "Another answer."
+    artifact.write_text(json.dumps(record))
+    cli.clear()
+    capsys.readouterr()
+    assert main(["resume", run_id, "--artifact", str(artifact)]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot resume: run {run_id}: 1 case(s) of the artifact differ from the stored" \
+        " ones" in err
+    assert cli == []
+    assert len(stored(lambda store: store.load_run(run_id)).cases) == 2
+    assert stored(lambda store: store.run_lock(run_id)) is None

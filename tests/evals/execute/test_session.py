@@ -279,3 +279,21 @@ async def test_a_run_is_resumed_only_where_its_agent_is_told_as_it_began(
     assert (done.run_id, done.status, done.unfinished) == (run_id, "complete", [])
     asked = {str(r["messages"][-1]["content"]) for r in model.requests}
     assert asked == {"Which of the Trotec lasers is the smaller one? I only cut A4 sheets."}
+
+
+async def test_a_tool_call_holding_a_lone_surrogate_is_recorded_and_stored(env, store, settings):
+    # the model's arguments write half a UTF-16 pair, which no text holds: the call is refused
+    # as invalid arguments, and the case is recorded, written and stored like any other
+    from tests.fakes import call
+
+    cs = cases("no-glowforge")
+    model = ScriptedModel(call("search_catalog", query="glowforge\ud800"),
+                          say("We don't have a Glowforge."))
+    records = await run(Prepared(env, store, settings), cs, [Version("current", model)],
+                        plan(cs))
+    record = records["current"]
+    [result] = record.cases
+    [tool_call] = result.attempts[0].transcript.tool_calls
+    assert result.status == "PASS" and tool_call.outcome == "invalid_arguments"
+    assert tool_call.arguments == {"query": "glowforge"}
+    assert (await store.load_run(record.run_id)).cases == record.cases

@@ -45,6 +45,11 @@ def test_a_control_character_in_a_default_is_named_by_its_code_point():
         parse(' args.slug | default("\\u0007bell") ')
 
 
+def test_a_lone_surrogate_in_a_default_is_refused_by_its_code_point():
+    with pytest.raises(ExpressionError, match=r"holds the lone surrogate U\+D800"):
+        parse(' args.slug | default("\\ud800") ')
+
+
 def test_a_whole_string_keeps_the_arguments_json_type_and_text_gets_it_written_in():
     response = {"ticket_id": "{{ args.ticket_id }}", "resolved": "{{args.done}}",
                 "title": "Ticket {{ args.ticket_id }} ({{ args.done }}) for {{ args.slug }}",

@@ -123,6 +123,12 @@ def test_the_plan_holds_a_cases_frozen_responses_and_qr_codes(tmp_path):
     (f"    list_open_tickets:\n      contract: {TICKETS}\n"
      "      response: {error: \"timed\\0 out\"}",
      "c.yaml:7: control character U+0000 (written as an escape)"),
+    (f"    list_open_tickets:\n      contract: {TICKETS}\n"
+     "      response: {error: \"timed\\ud800 out\"}",
+     "c.yaml:7: lone surrogate U+D800 (written as an escape)"),
+    (f"    list_open_tickets:\n      contract: {TICKETS}\n"
+     "      response: {error: '{{ args.slug | default(\"\\ud800\") }}'}",
+     "c.yaml:7: list_open_tickets response 1: error:"),
 ])
 def test_an_unknown_key_or_a_nul_in_a_frozen_response_is_refused(tmp_path, frozen, expected):
     errors = case_errors(tmp_path, frozen)

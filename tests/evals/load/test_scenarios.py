@@ -14,6 +14,8 @@ READ_PAGE = REGISTRY.tool("read_page").contract()
     (MINIMAL.replace("to find a printer}", "to find a printer}\n  styles: [grumpy]"),
      "s.yaml:3: unknown style 'grumpy'"),
     (MINIMAL + "  max_turns: 40\n", "s.yaml:5: max_turns: Input should be less than or equal"),
+    (MINIMAL.replace("to find a printer", '"to find a printer\\ud800"'),
+     "s.yaml:2: lone surrogate U+D800 (written as an escape)"),
     (MINIMAL + "  expect_actions:\n    - tool: launch_rocket\n",
      "expect_actions: 'launch_rocket' is not a tool offered here"),
     (MINIMAL + "  expect_actions:\n    - tool: update_ticket\n",

@@ -18,6 +18,12 @@ GOOD = '- id: ok\n  prompt: "p"\n  assert:\n    - kind: no_unknown_tools\n'
      "c.yaml:2: control character U+0000 (written as an escape)"),
     (b"- id: x\n  prompt: p\n  group: \"g\\x07\"\n",
      "c.yaml:3: control character U+0007 (written as an escape)"),
+    # half of a UTF-16 pair, which no text holds: refused where it is written, not a
+    # traceback when the case is fingerprinted
+    (b"- id: x\n  prompt: \"a\\ud800b\"\n",
+     "c.yaml:2: lone surrogate U+D800 (written as an escape)"),
+    (b"- id: x\n  prompt: p\n  \"k\\udfff\": 1\n",
+     "c.yaml:3: lone surrogate U+DFFF (written as an escape)"),
     # values PyYAML cannot build: a plain error from its constructors, never a traceback
     (b"- id: x\n  prompt: 2024-13-45\n", "c.yaml:2: timestamp value that cannot be read"),
     (b"- id: x\n  prompt: !!int abc\n", "c.yaml:2: int value that cannot be read"),
