@@ -119,6 +119,9 @@ class Attempt(BaseModel):
     lost_to: list[str] = []  # earlier tries of this same attempt, lost to provider errors
     # What the provider asked to wait before the next try (Retry-After), for the runner only.
     _retry_after_s: float | None = PrivateAttr(default=None)
+    # Lost to a judge's or visitor's call that was already tried again in place (its tries are
+    # spent): the runner does not run the attempt again for it.
+    _tries_spent: bool = PrivateAttr(default=False)
 
     @property
     def lost_to_provider(self) -> bool:
