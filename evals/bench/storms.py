@@ -13,8 +13,8 @@ short (it ends within the tries), then one that outlasts every try.
 
 It prints, per storm, the statuses against the fault-free run's, the flips (a verdict that
 changed; in a storm that outlasts the tries, ERROR is what is expected and is not a flip) and
-the chat model's requests per item (a judge's or visitor's lost call must not make the chat
-model answer again).
+the chat model's requests against the fault-free run's (a judge's or visitor's lost call must
+not make the chat model answer again).
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def visitor(body: dict[str, Any]) -> tuple[Any, ...]:
 async def one_run(cases: list[EvalItem], talks: list[EvalItem], *, role: str | None,
                   storm: Storm | None, trusted: bool, retries: int) -> dict[str, Any]:
     """Every item once, with `role`'s server in `storm`: statuses by item id, the chat
-    model's requests per item."""
+    model's requests, the wall time and the ERRORs' reasons."""
     handlers: dict[str, Handler] = {"chat": chat, "judge": judge, "visitor": visitor}
     if role is not None and storm is not None:
         handlers[role] = storm.around(handlers[role])

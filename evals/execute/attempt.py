@@ -59,7 +59,6 @@ async def attempt(item: EvalItem, setup: Setup, judge: JudgeSetup | None = None,
                                               *measure_checks(item.checks, done)]})
 
 
-
 def _with_losses(done: Attempt, lost: Losses) -> Attempt:
     """The attempt with the judge's and visitor's calls lost to the provider: each try asked
     again in `lost_to`; one still lost after its tries makes the attempt lost to the provider
