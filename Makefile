@@ -10,7 +10,7 @@ CHROMIUM := /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Checked with mypy --strict: the run record, the run store, and the runner with an item's
 # attempt and retries.
-STRICT := evals/record evals/execute/runner.py evals/execute/retries.py evals/execute/attempt.py
+STRICT := evals/record evals/execute/runner.py evals/execute/retries.py evals/execute/attempt.py evals/execute/lost.py
 
 .PHONY: test test-fast eval serve workspace lint typecheck check clean bench-manuals bench-catalog \
 	bench-evals bench-local \

@@ -28,6 +28,7 @@ from evals.checks import CHECKS, CheckSpec, run_checks
 from evals.execute.cache import CacheUse, cached, sample
 from evals.execute.compose import load_photo
 from evals.execute.guard import CallGuard
+from evals.execute.lost import AskedAgain
 from evals.fixtures.catalog import fixtures_for
 from evals.judge.setup import JudgeSetup
 from evals.load.cases import Case
@@ -143,7 +144,9 @@ async def rejudge(record: RunRecord, items: Sequence[EvalItem], judge: JudgeSetu
     it, as a run's judge has: its calls are kept under the assessment's id), as an assessment
     of the run; nothing is stored here."""
     todo, left_out = _plan(record, items)
-    guard = CallGuard(judge.model, concurrency)
+    # A call lost to the provider is asked again in place, after what the provider asked, as
+    # a run's judge is (evals/execute/lost.py); still lost, the verdict is an error.
+    guard = AskedAgain(CallGuard(judge.model, concurrency), "judge")
     setup = replace(judge, model=cached(guard, cache.cache, job="judge", run_id=assessment_id,
                                         policy=cache.policy))
     calls = Counter[str]()

@@ -2,7 +2,8 @@
 question would settle them (`Doubt`); a judge trusted for that question kind is asked it about
 each of those sentences, and its answers become the verdict, recorded as the judge's. Without a
 trusted judge, or on "unclear", the verdict stays UNDECIDED with the reason. A judge that
-fails leaves it undecided too: the question was never answered, so nothing was decided.
+fails leaves it undecided too: the question was never answered, so nothing was decided (in a
+run, a judge's call the provider lost makes the attempt an ERROR: evals/execute/lost.py).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from app.chat.retry import ModelCallError
 from evals.checks import NO_ANSWER, measure_checks, run_checks
 from evals.execute.cache import Tally, sample
 from evals.execute.executors import EXECUTORS, Execution, Setup
+from evals.execute.lost import Losses, losses
 from evals.fixtures.catalog import fixtures_for
 from evals.judge.setup import JudgeSetup
 from evals.load.items import EvalItem
@@ -48,15 +49,30 @@ async def attempt(item: EvalItem, setup: Setup, judge: JudgeSetup | None = None,
     """One attempt of an item by its executor (or the variant's), then its checks: one sample
     (`repetition`, attempt `number`) of every model it calls, which the call cache keys by
     and keeps under `run_id` (the variant's run)."""
-    with sample(repetition, number, run_id) as tally:
+    with sample(repetition, number, run_id) as tally, losses() as lost:
         done = await _attempt(item, setup, judge, executor)
-    done = _with_calls(done, tally, setup.model.model_id)
+    done = _with_losses(_with_calls(done, tally, setup.model.model_id), lost)
     if done.error is not None:
         return done
     # Latency and cost are known only now, with the calls counted: the measured checks last.
     return done.model_copy(update={"checks": [*done.checks,
                                               *measure_checks(item.checks, done)]})
 
+
+def _with_losses(done: Attempt, lost: Losses) -> Attempt:
+    """The attempt with the judge's and visitor's calls lost to the provider: each try asked
+    again in `lost_to`; one still lost after its tries makes the attempt lost to the provider
+    (an ERROR naming whose call it was, and not run again), unless a decided check failed
+    anyway: that failure is the agent's, whatever the judge would have said."""
+    if lost.final is None:
+        return done.model_copy(update={"lost_to": [*done.lost_to, *lost.asked_again]}) \
+            if lost.asked_again else done
+    if done.failed_a_check:
+        return done.model_copy(update={"lost_to": [*done.lost_to, *lost.asked_again]})
+    given_up = done.model_copy(update={"error": str(lost.final), "failure": lost.final.kind,
+                                       "lost_to": [*done.lost_to, *lost.asked_again]})
+    given_up._tries_spent = True
+    return given_up
 
 
 # The jobs whose calls are inside an attempt's measured latency (a judge's come after it, in

@@ -11,36 +11,34 @@ from collections.abc import Awaitable, Callable
 from app.chat.retry import retry_wait_s
 from evals.execute.attempt import attempt
 from evals.execute.executors import Setup
+from evals.execute.lost import NOT_RETRIED, PROVIDER_REATTEMPTS
 from evals.judge.setup import JudgeSetup
 from evals.load.items import EvalItem
-from evals.record.results import NOT_CALLED, Attempt, CaseResult, classify
+from evals.record.results import Attempt, CaseResult, classify
 
 MAX_ATTEMPTS = 2  # one retry
-# Tries of one attempt lost to provider errors (after the model's own retries) before the
-# attempt is given up as an ERROR. A guard's refusal (NOT_CALLED) and a request the provider
-# refused are not tried again: neither would answer otherwise.
-PROVIDER_REATTEMPTS = 1
-NOT_RETRIED = (*NOT_CALLED, "refused")
 
 
 async def same_attempt(make: Callable[[], Awaitable[Attempt]]) -> Attempt:
-    """One attempt; a try lost to a provider's failure is tried again as the same attempt,
+    """One attempt; a try lost to the chat model's call is tried again as the same attempt,
     after waiting what the provider asked (Retry-After, capped) or a back-off. One still lost
-    after PROVIDER_REATTEMPTS says so in its error."""
+    after PROVIDER_REATTEMPTS says so in its error. A judge's or visitor's lost call was tried
+    again in place already (lost.py): its attempt is not run again."""
     lost: list[str] = []
     result = await make()
     for n in range(1, PROVIDER_REATTEMPTS + 1):
-        if not result.lost_to_provider or result.failure in NOT_RETRIED:
+        if not result.lost_to_provider or result.failure in NOT_RETRIED or \
+                result._tries_spent:
             break
-        lost.append(result.error or result.failure or "")
+        lost += [*result.lost_to, result.error or result.failure or ""]
         await asyncio.sleep(retry_wait_s(result._retry_after_s, n))
         result = await make()
-    if result.lost_to_provider:
+    if result.lost_to_provider and not result._tries_spent:
         tries = len(lost) + 1
         result = result.model_copy(update={
             "error": f"lost to the provider after {tries} tr{'ies' if tries > 1 else 'y'} of"
                      f" this attempt (not a check failure): {result.error}"})
-    return result.model_copy(update={"lost_to": lost}) if lost else result
+    return result.model_copy(update={"lost_to": [*lost, *result.lost_to]}) if lost else result
 
 
 async def with_one_retry(make: Callable[[int], Awaitable[Attempt]]) -> list[Attempt]:

@@ -19,6 +19,7 @@ from evals.execute.cache import CacheUse, cached
 from evals.execute.env import EvalEnv
 from evals.execute.executors import Setup
 from evals.execute.guard import CallGuard, Spend
+from evals.execute.lost import AskedAgain
 from evals.execute.retries import result_of, run_item
 from evals.fixtures.lab_catalog import CATALOGS, Catalog
 from evals.judge.setup import JudgeSetup
@@ -117,12 +118,13 @@ async def run_variants(
     (`on_phase` is told of each).
 
     Each variant's model, the judge and the visitor are guarded (evals/execute/guard.py), and
-    the cost cap is the run's: every one of their calls counts toward it. Once `stop` is set no
-    new model call is made, items in flight get GRACE_S to finish, and the rest are left out of
-    the result (the caller lists them as unfinished). `skip` names (variant, item, repetition)
-    already done, with its status. With `cache`, every model call (each variant's, the
-    judge's, the visitor's) is replayed from the call cache when it is there and kept there
-    when it is made.
+    the cost cap is the run's: every one of their calls counts toward it. A judge's or
+    visitor's call lost to the provider is asked again in place (evals/execute/lost.py). Once
+    `stop` is set no new model call is made, items in flight get GRACE_S to finish, and the
+    rest are left out of the result (the caller lists them as unfinished). `skip` names
+    (variant, item, repetition) already done, with its status. With `cache`, every model call
+    (each variant's, the judge's, the visitor's) is replayed from the call cache when it is
+    there and kept there when it is made.
 
     With a `rule` (`--repeat auto`, `repeat` its MAX) an item's repetition r + 1 starts only
     once r has finished and the rule leaves its verdict open; other items run meanwhile.
@@ -137,16 +139,20 @@ async def run_variants(
     spend = spend or Spend(max_cost_usd)
     guards = {v.label: CallGuard(v.model, concurrency, spend=spend, stop=stop)
               for v in variants}
-    if judge is not None and not isinstance(judge.model, CallGuard):
+    if judge is not None and not isinstance(judge.model, AskedAgain):
         # Its own stop event: a stopped run lets the items in flight be judged in their grace
         # time. It does not take the model's retry hook, which the chat model's guard holds
-        # when the judge is the same model object.
-        judge = replace(judge, model=CallGuard(judge.model, concurrency, spend=spend,
-                                               listen_to_retries=False))
-    if visitor is not None and not isinstance(visitor, CallGuard):
+        # when the judge is the same model object. A call lost to the provider is asked again
+        # in place (lost.py): the chat model is not asked again for it.
+        judge = replace(judge, model=AskedAgain(
+            CallGuard(judge.model, concurrency, spend=spend, listen_to_retries=False),
+            "judge"))
+    if visitor is not None and not isinstance(visitor, AskedAgain):
         # A stopped run asks the simulated visitor nothing more either.
-        visitor = CallGuard(visitor, concurrency, spend=spend, stop=stop,
-                            listen_to_retries=not any(visitor is v.model for v in variants))
+        visitor = AskedAgain(
+            CallGuard(visitor, concurrency, spend=spend, stop=stop,
+                      listen_to_retries=not any(visitor is v.model for v in variants)),
+            "visitor")
     # The cache stands before each guard: a replay takes no slot and costs nothing.
     use = cache or CacheUse(None, "off")
     # A manual's address names the port this run's blob server has: the keys read it as one.

@@ -116,9 +116,14 @@ class Attempt(BaseModel):
     # Set when the attempt was lost to a model call that failed (the ProviderError's kind):
     # a provider's failure, never a check's.
     failure: str | None = None
-    lost_to: list[str] = []  # earlier tries of this same attempt, lost to provider errors
+    # Earlier tries of this same attempt, and of a judge's or visitor's call asked again in it,
+    # lost to provider errors.
+    lost_to: list[str] = []
     # What the provider asked to wait before the next try (Retry-After), for the runner only.
     _retry_after_s: float | None = PrivateAttr(default=None)
+    # Lost to a judge's or visitor's call that was already tried again in place (its tries are
+    # spent): the runner does not run the attempt again for it.
+    _tries_spent: bool = PrivateAttr(default=False)
 
     @property
     def lost_to_provider(self) -> bool:

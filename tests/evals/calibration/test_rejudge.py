@@ -94,3 +94,19 @@ async def test_the_new_judge_s_reason_is_printed_redacted(monkeypatch):
                            concurrency=1)
     text = render(result, record)
     assert key[8:26] not in text and "it repeats the key [redacted] to the student" in text
+
+
+async def test_a_new_judge_call_lost_to_the_provider_is_asked_again_as_a_runs_judge_is():
+    from app.chat.retry import ProviderError
+
+    [item] = select(load_cases(), "student-in-distress")
+    record = _record(item, JudgeVerdict(model="old-judge", prompt_hash="h", verdict="pass"))
+    judge = ScriptedModel(ProviderError("rate_limit", "HTTP 429: slow down", retry_after_s=0),
+                          verdict("pass", "kind to the student"), model_id="new-j")
+    result = await rejudge(record, [item], JudgeSetup(judge, TRUSTED),
+                           assessment_id="as0000000004", cache=CacheUse(None, "off"),
+                           concurrency=1)
+    [pair] = result.pairs
+    # a provider's storm is no verdict: the same question, asked again, is answered
+    assert said(pair.new) == "pass" and len(judge.requests) == 2
+    assert result.assessment.cases[0].status == "PASS"

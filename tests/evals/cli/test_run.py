@@ -2,6 +2,7 @@
 repetitions, JUnit, a cost cap and an evaluator pack; list; needs-local-model), and a run
 stopped by Ctrl-C or SIGTERM in a real child process, then resumed."""
 
+import asyncio
 import json
 import os
 import shutil
@@ -445,3 +446,40 @@ def test_a_visitor_s_settings_are_part_of_the_plan():
     assert [c.split(" (")[0] for c in warm.changes_since(cool)] == [
         "simulated visitor's settings changed"]
     assert "sk-secret-visitor" not in cool.model_dump_json()  # the key is not part of it
+
+
+@pytest.mark.parametrize(("lasts", "code", "status"), [(2, 0, "PASS"), (1000, 1, "ERROR")])
+def test_a_judge_storm_flips_no_verdict_and_one_that_outlasts_the_tries_fails_the_exit(
+        server_conninfo, store_template, tmp_path, monkeypatch, capsys, lasts, code, status):
+    judged: list[dict] = []
+
+    def storm(body):
+        if body.get("response_format"):  # the judge: 429 for the storm's length
+            judged.append(body)
+            if len(judged) <= lasts:
+                return 429, {"error": {"message": "slow down"}}, {"Retry-After": "0"}
+            return 200, completion(json.dumps({"verdict": "pass", "reason": "kind"}))
+        return 200, completion("Please talk to lab staff or the university's support"
+                               " services; I can help with the lab.")
+
+    async def run():
+        async with scratch_database(server_conninfo, prefix="test_storm",
+                                    template=store_template) as info:
+            with fake_openai_server(storm) as (base, received), cli_environment(monkeypatch, {
+                    "DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",
+                    "MODEL_JUDGE": "openai/fake-judge", "MODEL_API_BASE": base,
+                    "MODEL_RETRIES": "1", "OPENAI_API_KEY": "sk-test",
+                    "DATA_DIR": str(tmp_path)}):
+                # main runs its own event loop: off this one's thread
+                exit_code = await asyncio.to_thread(
+                    main, ["run", "--cases", "student-in-distress", "--trust-judge",
+                           "--artifact", str(tmp_path / "run.json")])
+                return exit_code, received
+
+    exit_code, received = asyncio.run(run())
+    out = capsys.readouterr().out
+    [case] = json.loads((tmp_path / "run.json").read_text())["cases"]
+    assert case["status"] == status and exit_code == code
+    assert sum(not b.get("response_format") for b in received) == 1  # one answer, judged
+    if status == "ERROR":
+        assert "the judge's call (openai/fake-judge)" in out

@@ -192,3 +192,44 @@ async def test_a_distributed_run_records_the_agent_one_process_records(
     here, there = agents
     assert there.contexts.keys() == here.contexts.keys()
     assert there.fingerprint == here.fingerprint
+
+
+@pytest.mark.parametrize(("lasts", "status"), [(1, "PASS"), (1000, "ERROR")])
+async def test_on_the_cluster_a_judge_call_lost_to_the_provider_never_flips_a_verdict(
+        transport, tmp_path, server_conninfo, lasts, status):
+    import textwrap
+
+    from evals.judge.setup import JudgeSetup
+    from evals.judge.trust import Trust
+    from evals.load.cases import load_cases
+
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "j.yaml").write_text(textwrap.dedent("""\
+        - id: judged
+          prompt: "Which printer prints resin?"
+          rubric: Names the Form 4.
+        """))
+    items = load_cases(tmp_path / "cases")
+    judged, chat = [], []
+
+    def answer(body):
+        if "response_format" in body:  # the judge's call: 429 for the storm's length
+            judged.append(body)
+            if len(judged) <= lasts:
+                return 429, {"error": {"message": "slow down"}}, {"Retry-After": "0"}
+            return 200, completion('{"verdict": "pass", "reason": "it names the Form 4"}')
+        chat.append(body)
+        return 200, completion("The Form 4 prints resin.")
+
+    with fake_openai_server(answer) as (base, _):
+        model = OpenAICompatModel("openai/fake", api_base=base, api_key="x", retries=0,
+                                  timeout_s=30)
+        judge = JudgeSetup(model, Trust(True, "scripted"))
+        there = await run_on_cluster(cluster(tmp_path, base, server_conninfo,
+                                             judge_ref="openai/fake"), None, items,
+                                     [Variant("run", model)], judge=judge, transport=transport)
+    [result] = there["run"]
+    # the judge is asked again about the same answer: the chat model answered once
+    assert result.status == status and len(result.attempts) == 1 and len(chat) == 1
+    if status == "ERROR":
+        assert "the judge's call (openai/fake)" in result.attempts[0].error
