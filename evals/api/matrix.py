@@ -28,7 +28,7 @@ from evals.load.items import EvalItem
 from evals.record.fingerprint import Point, Selection
 from evals.record.matrix import Matrix
 from evals.record.run import RunRecord
-from evals.report.matrix import build
+from evals.report.matrix import build, plan_differs
 
 
 @dataclass(frozen=True)
@@ -106,16 +106,9 @@ def matrix_runs(run_ids: Sequence[str], *, baseline: str | None = None) -> Matri
 async def _stored(settings: Settings, ids: list[str], base: str) -> Matrixed:
     async with open_store(settings) as store:
         records = {rid: await store.load_run(rid) for rid in ids}
-    first = records[ids[0]]
-    for rid, r in records.items():
-        if r.plan is None or first.plan is None or r.plan.fingerprint != first.plan.fingerprint:
-            changes = r.plan.changes_since(first.plan) if r.plan and first.plan else []
-            raise plan_refused(f"runs {ids[0]} and {rid} ran different plans; a changed plan"
-                               " is never a difference between versions:", changes)
-        if r.models.visitor != first.models.visitor:
-            raise plan_refused(f"runs {ids[0]} and {rid} ran different plans:",
-                               [f"simulated visitor's model changed: {first.models.visitor}"
-                                f" -> {r.models.visitor}"])
+    refused = plan_differs(records)
+    if refused:
+        raise ApiError("\n".join(refused))
     refs = {rid: f"{r.models.chat or '?'}" for rid, r in records.items()}
     return Matrixed(build(records, refs, base), records)
 

@@ -12,12 +12,12 @@ import html
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from evals.record.assessment import Assessment
 from evals.record.comparison import Comparison
-from evals.record.matrix import Matrix
+from evals.record.matrix import Matrix, Row
 from evals.record.results import CHANNELS, Attempt, CaseResult, CheckResult, Status
 from evals.record.run import RunRecord
 from evals.record.transcript import Turn
@@ -27,7 +27,7 @@ from evals.report.attribution import headline
 from evals.report.compare import by_item, reasons, statuses
 from evals.report.console import totals_line
 from evals.report.diff import diff_lines
-from evals.report.matrix import cell_text, money, seconds, share
+from evals.report.matrix import calls, cell_text, money, seconds
 
 # A check's reason quotes what it is about between curly quotes (“…”) or plain ones.
 _QUOTED = re.compile(r"“([^”]{3,})”|\"([^\"]{3,})\"")
@@ -306,41 +306,56 @@ def render_comparison(cid: str, result: Comparison, baseline: RunRecord, current
                 BAR_STYLE)
 
 
-def matrix_body(m: Matrix, records: Mapping[str, RunRecord]) -> str:
-    """The matrix: a row per item and a cell per version (each a link to that item's evidence
-    in its column's run, below), the columns' figures, and each column against the baseline."""
+def item_anchor(item_id: str, repetition: int = 1, scope: str = "") -> str:
+    """The id of an item's evidence in a run's body (`run_body`)."""
+    return f"{scope}{_slug(item_id)}-r{repetition}"
+
+
+def matrix_table(m: Matrix, href: Callable[[str, str], str],
+                 rows: Sequence[Row] | None = None) -> str:
+    """The matrix's rows (all, or `rows`), a cell per version, each a link to `href(label,
+    item id)`: that item's evidence in that column's run."""
     labels = m.labels
-    scopes = {label: f"c{i}-" for i, label in enumerate(labels)}
     head = "".join(f"<th>{_e(label)}{' (baseline)' if label == m.baseline else ''}</th>"
                    for label in labels)
-    rows = []
-    for row in m.rows:
+    out = []
+    for row in m.rows if rows is None else rows:
         cells = []
         for label in labels:
             c = row.cells.get(label)
-            if c is None:
-                cells.append("<td>—</td>")
-                continue
-            anchor = f"{scopes[label]}{_slug(row.id)}-r1"
-            cells.append(f'<td><a class="badge {_e(c.status)}" href="#{anchor}">'
-                         f"{_e(cell_text(c))}</a></td>")
-        rows.append(f'<tr><td class="id">{_e(row.id)}</td><td class="file">{_e(row.file)}'
-                    f"</td>{''.join(cells)}</tr>")
+            cells.append("<td>—</td>" if c is None else
+                         f'<td><a class="badge {_e(c.status)}" href="{_e(href(label, row.id))}"'
+                         f' title="{_e(" ".join(c.statuses))}">{_e(cell_text(c))}</a></td>')
+        out.append(f'<tr><td class="id">{_e(row.id)}</td><td class="file">{_e(row.file)}'
+                   f"</td>{''.join(cells)}</tr>")
+    return (f'<table class="grid matrix"><tr><th>item</th><th>file</th>{head}</tr>'
+            f"{''.join(out)}</table>")
+
+
+def matrix_figures(m: Matrix) -> str:
+    """Each column's figures, then each column against the baseline."""
     figures = "".join(
         f"<tr><td>{_e(c.label)}</td><td>{_e(c.ref)}</td><td>{c.totals['PASS']}</td>"
         f"<td>{c.totals['FAIL']}</td><td>{_e(seconds(c.spend.p50_s))}</td>"
         f"<td>{_e(seconds(c.spend.p95_s))}</td><td>{_e(money(c.cost_usd))}</td>"
-        f"<td>{_e(share(c.replayed_share))}</td></tr>" for c in m.columns)
-    versus = "".join(f"<p>{_e(v.label)} vs {_e(m.baseline)}: {outcome_bar(v.counts)}"
-                     f"{_e(v.verdict)}</p>" for v in m.versus)
-    runs = "".join(f"<h2>{_e(label)}: {_e(run_title(records[label]))}</h2>"
-                   + run_body(records[label], scope=scopes[label]) for label in labels
-                   if label in records)
-    return (f'<table class="grid"><tr><th>item</th><th>file</th>{head}</tr>{"".join(rows)}'
-            "</table><h2>Columns</h2><table class=\"grid\"><tr><th>version</th><th>runs</th>"
+        f"<td>{_e(calls(c))}</td></tr>" for c in m.columns)
+    versus = "".join(f'<div class="versus"><p>{_e(v.label)} vs {_e(m.baseline)}:'
+                     f" {' · '.join(f'{n} {o}' for o, n in v.counts.items())}</p>"
+                     f"{outcome_bar(v.counts)}<p>{_e(v.verdict)}</p></div>" for v in m.versus)
+    return ('<h2>Columns</h2><table class="grid"><tr><th>version</th><th>runs</th>'
             "<th>passed</th><th>failed</th><th>p50</th><th>p95</th><th>cost</th>"
-            f"<th>replayed</th></tr>{figures}</table><h2>Against the baseline</h2>{versus}"
-            + runs)
+            f"<th>calls</th></tr>{figures}</table><h2>Against the baseline</h2>{versus}")
+
+
+def matrix_body(m: Matrix, records: Mapping[str, RunRecord]) -> str:
+    """The matrix with every cell a link to that item's evidence in its column's run, below;
+    the columns' figures; each column against the baseline; then each column's run."""
+    scopes = {label: f"c{i}-" for i, label in enumerate(m.labels)}
+    runs = "".join(f"<h2>{_e(label)}: {_e(run_title(records[label]))}</h2>"
+                   + run_body(records[label], scope=scopes[label]) for label in m.labels
+                   if label in records)
+    return (matrix_table(m, lambda label, cid: "#" + item_anchor(cid, scope=scopes[label]))
+            + matrix_figures(m) + runs)
 
 
 def render_matrix(m: Matrix, records: Mapping[str, RunRecord]) -> str:

@@ -73,6 +73,25 @@ def verdict(improved: int, regressed: int, p: float | None, p_holm: float | None
     return f"{said}: not distinguishable from the baseline at this size"
 
 
+def plan_differs(records: dict[str, RunRecord]) -> list[str]:
+    """Why these runs cannot be one matrix (they ran different plans, or a different simulated
+    visitor), in lines for a person; empty when they can."""
+    labels = list(records)
+    first = records[labels[0]]
+    for label in labels[1:]:
+        r = records[label]
+        if r.plan is None or first.plan is None or r.plan.fingerprint != first.plan.fingerprint:
+            changes = r.plan.changes_since(first.plan) if r.plan and first.plan else \
+                ["(a run has no plan)"]
+            return [f"runs {labels[0]} and {label} ran different plans; a changed plan is"
+                    " never a difference between versions:", *(f"  {c}" for c in changes)]
+        if r.models.visitor != first.models.visitor:
+            return [f"runs {labels[0]} and {label} ran different plans:",
+                    f"  simulated visitor's model changed: {first.models.visitor} ->"
+                    f" {r.models.visitor}"]
+    return []
+
+
 def build(records: dict[str, RunRecord], refs: dict[str, str], baseline: str) -> Matrix:
     """The matrix of runs of one plan, keyed by column label in column order; `baseline` is
     one of the labels."""

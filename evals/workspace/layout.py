@@ -12,7 +12,8 @@ from starlette.responses import HTMLResponse
 from evals.report.html import BAR_STYLE, STYLE
 
 TABS = (("overview", "/", "Overview"), ("results", "/results", "Results"),
-        ("tests", "/tests", "Tests"), ("labels", "/labels", "Labels"))
+        ("matrix", "/matrix", "Matrix"), ("tests", "/tests", "Tests"),
+        ("labels", "/labels", "Labels"))
 HEADERS = {"content-security-policy": "default-src 'none'; style-src 'unsafe-inline';"
                                       " script-src 'self'; img-src 'self'; form-action 'self';"
                                       " frame-ancestors 'none'; base-uri 'none'",
