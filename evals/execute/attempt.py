@@ -12,6 +12,7 @@ from app.chat.model_info import price_per_token
 from app.chat.reply import Usage as ReplyUsage
 from app.chat.retry import ModelCallError
 from evals.checks import NO_ANSWER, measure_checks, run_checks
+from evals.checks.visitor import check_visitor
 from evals.execute.cache import Tally, sample
 from evals.execute.executors import EXECUTORS, Execution, Setup
 from evals.fixtures.catalog import fixtures_for
@@ -146,8 +147,10 @@ async def _attempt(item: EvalItem, setup: Setup, judge: JudgeSetup | None,
         kept["turns"] = []
     transcript = transcript.model_copy(update=kept)
     usage = _usage(execution)
+    # A conversation's visitor is checked too: one that failed makes it UNDECIDED.
+    visitor = None if item.single_turn else check_visitor(transcript.turns, None)
     return Attempt(
-        transcript=transcript, checks=checks, timings=execution.timings,
+        transcript=transcript, checks=checks, timings=execution.timings, visitor=visitor,
         latency_ms=execution.latency_ms or _elapsed_ms(started), usage=usage,
         cost_usd=attempt_cost(setup.model.model_id, usage.prompt_tokens,
                               usage.completion_tokens))

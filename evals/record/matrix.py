@@ -52,6 +52,8 @@ class Column(BaseModel):
     cost_usd: float | None  # the column's whole chat cost (None: some attempt had no price)
     calls_made: int
     calls_replayed: int
+    # Items whose simulated visitor failed (UNDECIDED for that, not for the assistant).
+    visitor_failed: int = 0
 
     @property
     def replayed_share(self) -> float | None:

@@ -159,6 +159,9 @@ def _attempt(result: CaseResult, n: int, attempt: Attempt, scope: str = "") -> s
         f'{_e(json.dumps(c.result, ensure_ascii=False)[:2000])}</div>'
         for i, c in enumerate(attempt.tool_calls))
     error = f'<p class="check failed">error: {_e(attempt.error)}</p>' if attempt.error else ""
+    if attempt.visitor_failed and attempt.visitor is not None:
+        error += (f'<p class="check undecided">undecided: {_e(attempt.visitor.describe())}'
+                  " (the checks below measured the simulator as much as the assistant)</p>")
     head = f"<h3>Attempt {n}</h3>" if len(result.attempts) > 1 else ""
     return (f"{head}{error}<h3>Conversation</h3>{shown}"
             + (f"<h3>Tool calls</h3>{calls}" if calls else "")

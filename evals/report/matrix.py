@@ -59,7 +59,9 @@ def column(label: str, ref: str, record: RunRecord) -> Column:
                   cost_usd=None if None in costs else sum(c for c in costs if c is not None),
                   calls_made=sum(a.calls.made for r in record.cases for a in r.attempts),
                   calls_replayed=sum(a.calls.replayed for r in record.cases
-                                     for a in r.attempts))
+                                     for a in r.attempts),
+                  visitor_failed=sum(1 for r in record.cases
+                                     if any(a.visitor_failed for a in r.attempts)))
 
 
 def verdict(improved: int, regressed: int, p: float | None, p_holm: float | None) -> str:
@@ -178,7 +180,9 @@ def render(m: Matrix) -> str:
         lines.append(f"  {t['PASS']} passed · {t['FLAKY']} flaky · {t['FAIL']} failed ·"
                      f" {t['UNDECIDED']} undecided · {t['ERROR']} errored ·"
                      f" {t['SKIPPED']} skipped · p50 {seconds(c.spend.p50_s)} · p95"
-                     f" {seconds(c.spend.p95_s)} · cost {money(c.cost_usd)} · {calls(c)}")
+                     f" {seconds(c.spend.p95_s)} · cost {money(c.cost_usd)} · {calls(c)}"
+                     + (f" · the simulated visitor failed in {c.visitor_failed} (undecided,"
+                        " not counted against the agent)" if c.visitor_failed else ""))
     lines.append("")
     for v in m.versus:
         n = v.counts

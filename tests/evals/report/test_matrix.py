@@ -5,6 +5,8 @@ import pytest
 
 from evals.record.results import Attempt, Calls, CheckResult
 from evals.record.run import RunRecord
+from evals.record.visitor import VisitorCheck, VisitorFailure
+from evals.report.html import render_run
 from evals.report.matrix import build, cell, cell_text, holm, render
 from tests.evals.report.helpers import result
 
@@ -67,6 +69,20 @@ def test_columns_and_the_baseline_pairing():
     assert "a (baseline): model-a · run r-a" in text
     assert "b vs a: 0 improved · 8 regressed" in text and "regressed: c0, c1" in text
     assert "cost $0.2000" in text and "replayed 100% of 20 calls" in text
+
+
+def test_the_simulated_visitors_failures_are_counted_apart():
+    failed = VisitorCheck(kinds=["leaked"], failures=[VisitorFailure(kind="leaked", turn=1,
+                                                                     reason="“simulated”")])
+    r = result("talk@calm", "UNDECIDED")
+    r.attempts = [Attempt(checks=[CheckResult(kind="k", passed=False, reason="")],
+                          visitor=failed)]
+    m = build({"a": RunRecord(run_id="r", cases=[r])}, {}, "a")
+    assert m.columns[0].visitor_failed == 1
+    assert "the simulated visitor failed in 1 (undecided, not counted against the agent)" \
+        in render(m)
+    page = render_run(RunRecord(run_id="r", cases=[r]))
+    assert "undecided: the visitor leaked its instructions at turn 1" in page
 
 
 def test_an_unpriced_attempt_makes_the_column_cost_unknown_and_the_baseline_must_be_a_column():
