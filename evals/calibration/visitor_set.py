@@ -17,13 +17,18 @@ assistant's real verdict, a miss leaves a simulator error standing.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from app.chat.models import ChatModel, ModelCallError
+from evals.calibration.calibrate import Rated
 from evals.checks.visitor import check_visitor
+from evals.judge import UnreadableVerdict
+from evals.judge.visitor import VisitorQuestion, ask_visitor
 from evals.load.yamlfile import field_errors, line_of, read_list
 from evals.record.transcript import Turn
 from evals.record.visitor import KINDS, FailureKind, VisitorCheck
@@ -184,3 +189,26 @@ def render(m: Measured) -> str:
               f" ({', '.join(m.false_flags) or 'none'})",
               "kinds not checked need a reader; nothing is claimed of them"]
     return "\n".join(lines)
+
+
+async def rate_visitor(question: VisitorQuestion, transcripts: list[Transcript],
+                       model: ChatModel, concurrency: int = 2
+                       ) -> tuple[list[Rated], dict[str, str]]:
+    """The judge's answer to one kind's question about each labelled transcript, read as a
+    verdict on the visitor ("fail": it failed that way), and the labels; an unclear or
+    unreadable answer, or a failed call, is left unrated."""
+    limit = asyncio.Semaphore(concurrency)
+
+    async def one(t: Transcript) -> Rated:
+        async with limit:
+            try:
+                answer, _, why = await ask_visitor(model, question, t.visitor.model_dump(),
+                                                   t.as_turns())
+            except (UnreadableVerdict, ModelCallError) as exc:
+                return Rated(t.id, None, str(exc))
+        return Rated(t.id, {"yes": "fail", "no": "pass"}.get(answer), why)
+
+    rated = await asyncio.gather(*(one(t) for t in transcripts))
+    labels = {t.id: "fail" if any(f.kind == question.kind for f in t.failures) else "pass"
+              for t in transcripts}
+    return list(rated), labels

@@ -18,22 +18,29 @@ A conversation whose visitor failed is UNDECIDED, with the failure and its turn 
 broke role at turn 3"), never FAIL or PASS: its checks measured the simulator as much as the
 assistant.
 
-What is found here is found structurally, by the phrases above, in English visitor messages:
-the first two kinds. Whether a goal was reached and whether an agreement broke an instruction
-need a reader; no pattern here decides them, so these two kinds are left to a reader (`kinds`
-says what was checked). A message in another language is not read (lingua, as the answer
-checks read languages, evals/checks/_language.py): it is named in `unread`, and nothing is
-claimed of it.
+The first two kinds are found structurally, by the phrases above, in English visitor messages.
+A message in another language is not read by them (lingua, as the answer checks read
+languages, evals/checks/_language.py): it is named in `unread`, and nothing is claimed of it.
+Whether a goal was reached and whether an agreement broke an instruction need a reader: a
+judge trusted for that kind's question (evals/judge/visitor.py, calibrated on the labelled
+transcripts) is asked it, about the whole conversation and the visitor's instructions; any
+kind's question it is trusted for is asked, so it also reads what the phrases cannot. A kind
+no trusted judge answered (none trusted, an unclear or unreadable answer, a failed call) is
+not checked, and `kinds` says so.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from app.chat.models import ModelCallError
 from evals.checks._language import unreadable
+from evals.judge import UnreadableVerdict
+from evals.judge.setup import JudgeSetup
+from evals.judge.visitor import VISITOR_QUESTIONS, ask_visitor
 from evals.record.transcript import Turn
-from evals.record.visitor import FailureKind, VisitorCheck, VisitorFailure
+from evals.record.visitor import KINDS, FailureKind, VisitorCheck, VisitorFailure
 
 STRUCTURAL: tuple[FailureKind, ...] = ("broke_role", "leaked")
 
@@ -104,3 +111,30 @@ def check_visitor(turns: Sequence[Turn], stop: str | None) -> VisitorCheck:
             if hit is not None:
                 failures.append(VisitorFailure(kind=kind, turn=n, reason=f"“{hit}”"))
     return VisitorCheck(kinds=list(STRUCTURAL), failures=failures, unread=unread)
+
+
+async def judge_visitor(found: VisitorCheck, instructions: Mapping[str, str | None],
+                        turns: Sequence[Turn], judge: JudgeSetup | None) -> VisitorCheck:
+    """`found` (the structural checks) with each kind's question asked of a judge trusted
+    for it: a yes is a failure at the turn it names, a no makes the kind checked; a kind the
+    phrases already found is not asked again."""
+    if judge is None:
+        return found
+    kinds, failures = set(found.kinds), list(found.failures)
+    visitor_turns = sum(t.role == "user" for t in turns)
+    for question in VISITOR_QUESTIONS.values():
+        kind = question.kind
+        if not judge.settles(question.key).trusted or any(f.kind == kind for f in failures):
+            continue
+        try:
+            answer, turn, why = await ask_visitor(judge.model, question, instructions, turns)
+        except (UnreadableVerdict, ModelCallError):
+            continue  # never answered: the kind stays as the phrases left it
+        if answer == "unclear":
+            continue
+        kinds.add(kind)
+        if answer == "yes":
+            at = min(max(turn or visitor_turns, 1), max(visitor_turns, 1))
+            failures.append(VisitorFailure(kind=kind, turn=at, reason=why, by="judge"))
+    return VisitorCheck(kinds=[k for k in KINDS if k in kinds], failures=failures,
+                        unread=found.unread)
