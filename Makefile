@@ -14,7 +14,7 @@ STRICT := evals/record evals/execute/runner.py evals/execute/retries.py evals/ex
 
 .PHONY: test test-fast eval serve workspace lint typecheck check clean bench-manuals bench-catalog \
 	bench-evals bench-local \
-	bench-checks bench-pii bench-reuse bench-ray \
+	bench-checks bench-pii bench-visitor bench-reuse bench-ray \
 	bench-compare gate \
 	photos manuals
 
@@ -72,7 +72,10 @@ bench-catalog: $(STAMP)  ## catalogue search at 300 machines: latency of a searc
 bench-checks: $(STAMP)  ## what each check costs per labelled answer, and the parse in it
 	$(BIN)/python -m evals.bench.checks
 
-bench-pii: $(STAMP)  ## the personal-data scrubber on its two labelled sets (pii.yaml, pii-holdout.yaml, pii-blind.yaml): recall, precision, decoys removed
+bench-visitor: $(STAMP)  ## the simulator checks on the blind labelled visitor transcripts: per kind agreement, precision, recall
+	$(BIN)/python -m evals.bench.visitor
+
+bench-pii: $(STAMP)  ## the personal-data scrubber on its three labelled sets (pii.yaml, pii-holdout.yaml, pii-blind.yaml): recall, precision, decoys removed
 	$(BIN)/python -m evals.bench.pii
 
 bench-evals: $(STAMP)  ## the runner on the real path against a fake 200 ms model, N=200 at C=50

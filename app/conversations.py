@@ -8,7 +8,9 @@ import json
 import uuid
 from typing import Any
 
-from app.db import Database
+import psycopg
+
+from app.db import Database, Row
 from app.text import storable
 
 
@@ -42,6 +44,22 @@ async def load_history(db: Database, conversation_id: str, ref: str) -> list[dic
     return history
 
 
+# What a catalogue version keeps of each machine: what an answer about it is checked against.
+_CATALOG = ("SELECT slug, name, brand, category, aliases, specs FROM machines ORDER BY slug")
+
+
+async def catalog_version(conn: psycopg.AsyncConnection[Row]) -> str:
+    """The digest of the catalogue as it is now, kept in catalog_versions the first time it
+    is seen (`conn` inside the turn's transaction)."""
+    cur = await conn.execute(_CATALOG)
+    rows = await cur.fetchall()
+    text = json.dumps([dict(r) for r in rows], sort_keys=True, default=str)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    await conn.execute("INSERT INTO catalog_versions (digest, machines) VALUES (%s, %s)"
+                       " ON CONFLICT (digest) DO NOTHING", (digest, text))
+    return digest
+
+
 async def record_turn(
     db: Database, conversation_id: str | None, ref: str, user_text: str, *, model: str,
     answer: str, messages: list[dict[str, Any]], tool_calls: list[dict[str, Any]],
@@ -50,8 +68,10 @@ async def record_turn(
 ) -> str:
     """Store one turn (creating the conversation when new): the model that answered, its
     answer, the messages it was sent, the tool calls it made and its token usage, with the
-    page and audience it was asked from; returns the conversation id."""
+    page and audience it was asked from, and the catalogue it was answered with; returns the
+    conversation id."""
     async with db.transaction() as conn:
+        version = await catalog_version(conn)
         if conversation_id is None:
             conversation_id = str(uuid.uuid4())
             await conn.execute(
@@ -59,7 +79,8 @@ async def record_turn(
             )
         await conn.execute(
             "INSERT INTO turns (conversation_id, model, messages, answer, tool_calls, usage,"
-            " latency_ms, page_path, audience) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            " latency_ms, page_path, audience, catalog_version)"
+            " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
             (
                 conversation_id,
                 model,
@@ -71,6 +92,7 @@ async def record_turn(
                 latency_ms,
                 page_path,
                 audience,
+                version,
             ),
         )
     return conversation_id

@@ -27,16 +27,17 @@ _WHERE = {
     "compare_runs": "pairing", "Gated": "gating", "gate": "gating", "Rescored": "assess",
     "Rejudged": "assess", "rescore": "assess", "rejudge": "assess",
     "Calibrated": "calibrating", "calibrate": "calibrating", "impact": "changes",
+    "Matrixed": "matrix", "matrix": "matrix", "matrix_runs": "matrix",
 }
 # exported under another name than its module's
 _NAMED = {"calibrate": "calibrate_judge", "impact": "what_changes"}
 _ELSEWHERE = {"Selection": "evals.record.fingerprint", "RepeatRule": "evals.record.repetitions"}
 
 __all__ = [
-    "ApiError", "Calibrated", "Compared", "Gated", "JudgeChoice", "Rejudged", "RepeatRule",
-    "Rescored", "RunOptions", "RunResult", "Selection", "calibrate", "compare", "compare_runs",
-    "gate", "impact", "list_points", "load_point", "point_from_run", "rejudge", "rerun_failed",
-    "rescore", "resume", "run", "save_point",
+    "ApiError", "Calibrated", "Compared", "Gated", "JudgeChoice", "Matrixed", "Rejudged",
+    "RepeatRule", "Rescored", "RunOptions", "RunResult", "Selection", "calibrate", "compare",
+    "compare_runs", "gate", "impact", "list_points", "load_point", "matrix", "matrix_runs",
+    "point_from_run", "rejudge", "rerun_failed", "rescore", "resume", "run", "save_point",
 ]
 
 
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from evals.api.changes import what_changes as impact
     from evals.api.errors import ApiError
     from evals.api.gating import Gated, gate
+    from evals.api.matrix import Matrixed, matrix, matrix_runs
     from evals.api.options import JudgeChoice, RunOptions
     from evals.api.pairing import Compared, compare, compare_runs
     from evals.api.points import list_points, load_point, point_from_run, save_point

@@ -21,13 +21,15 @@ from evals.calibration.mrbench import rate as rate_mrbench
 from evals.calibration.mrbench import report as mrbench_report
 from evals.calibration.questions import QUESTION_SET, labelled_for, rate_questions
 from evals.calibration.sets import load_set, rate
+from evals.calibration.visitor_set import VisitorSetError, load_transcripts, rate_visitor
 from evals.judge import TUTORING
 from evals.judge.questions import QUESTIONS, Question
 from evals.judge.setup import prompt_hash_for
 from evals.judge.trust import JudgeRecord, Trust, save_record, today, trust
+from evals.judge.visitor import VISITOR_QUESTIONS, VISITOR_SET, VisitorQuestion
 from evals.load.cases import CaseFileError, load_cases
 
-Set = Literal["makerspace", "mrbench", "questions"]
+Set = Literal["makerspace", "mrbench", "questions", "visitor"]
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,9 @@ def calibrate_judge(set: Set = "makerspace", *, judge_model: str | None = None,
     """The judge (`judge_model`, default the judge job's model; the embedded model started if
     it is the one) against people's verdicts on `set`. mrbench reads `file` (MRBench V2's
     JSON), at most `limit` dialogues (default 30); questions asks every question kind, or
-    `question`, about at most `limit` labelled answers each. With `save`, each figure is
+    `question`, about at most `limit` labelled answers each; visitor asks every simulated
+    visitor failure kind's question, or `question`'s, about at most `limit` labelled
+    transcripts each. With `save`, each figure is
     saved as the judge's trust record for that prompt and set, and `on_measured` is told of
     it (with the judge's id), each as soon as it is measured: a later part that fails loses
     nothing measured before it."""
@@ -78,6 +82,8 @@ def calibrate_judge(set: Set = "makerspace", *, judge_model: str | None = None,
             if file is None:
                 raise ApiError("--set mrbench needs --file PATH (the MRBench V2 JSON)")
             done = _mrbench(judge_model, file, 30 if limit is None else limit)
+        elif set == "visitor":
+            return _visitor(judge_model, question, limit, kept)
         else:
             return _questions(judge_model, question, limit, kept)
     except (CalibrationError, CaseFileError) as exc:
@@ -135,4 +141,31 @@ def _questions(judge_model: str | None, kind: str | None, limit: int | None,
                          f" {question.check}", asking)
         measured.append(kept(model_id, Measured(name, QUESTION_SET, question.hash(),
                                                 calibrate(rated, labels))))
+    return Calibrated(str(model_id), measured)
+
+
+def _visitor(judge_model: str | None, kind: str | None, limit: int | None,
+             kept: Callable[[str, Measured], Measured]) -> Calibrated:
+    kinds = list(VISITOR_QUESTIONS) if kind in (None, "all") else [str(kind)]
+    unknown = [k for k in kinds if k not in VISITOR_QUESTIONS]
+    if unknown:
+        raise ApiError(f"--visitor: unknown kind {unknown[0]!r}; known: all,"
+                       f" {', '.join(VISITOR_QUESTIONS)}")
+    try:
+        transcripts = load_transcripts()[:limit]
+    except VisitorSetError as exc:
+        raise ApiError(str(exc)) from exc
+    model_id, measured = None, []
+    for name in kinds:
+        question = VISITOR_QUESTIONS[name]
+
+        def asking(model: ChatModel, parallel: int, q: VisitorQuestion = question
+                   ) -> Coroutine[Any, Any, tuple[list[Rated], dict[str, str]]]:
+            return rate_visitor(q, transcripts, model, parallel)
+
+        model_id, (rated, labels) = rate_with_judge(
+            judge_model, f"visitor {name} questions about {len(transcripts)} labelled"
+                         " transcripts", asking)
+        measured.append(kept(model_id, Measured(f"visitor_{name}", VISITOR_SET,
+                                                question.hash(), calibrate(rated, labels))))
     return Calibrated(str(model_id), measured)

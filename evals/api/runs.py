@@ -34,6 +34,7 @@ from evals.execute.runner import run_variants
 from evals.execute.session import AgentChanged, Controls, Version, prepared, run_versions
 from evals.judge.questions import QUESTIONS
 from evals.judge.setup import JudgeSetup
+from evals.judge.visitor import VISITOR_QUESTIONS
 from evals.load.cases import CaseFileError
 from evals.load.items import EvalItem
 from evals.load.plan import plan_info
@@ -147,12 +148,16 @@ def plan_for(items: Sequence[EvalItem], judge: JudgeSetup | None, repeat: int,
 
 
 def settled_questions(judge: JudgeSetup | None, items: Sequence[EvalItem]) -> dict[str, str]:
-    """The narrow questions this judge settles the items' undecided checks with."""
+    """The narrow questions this judge settles the items' undecided checks with, and the
+    simulated visitor's questions it answers about their conversations."""
     if judge is None:
         return {}
     kinds = {c.kind for i in items for c in i.checks}
-    return {q.kind: q.hash() for q in QUESTIONS.values()
-            if q.check in kinds and judge.settles(q.kind).trusted}
+    talks = has_conversations(items)
+    return {**{q.kind: q.hash() for q in QUESTIONS.values()
+               if q.check in kinds and judge.settles(q.kind).trusted},
+            **{q.key: q.hash() for q in VISITOR_QUESTIONS.values()
+               if talks and judge.settles(q.key).trusted}}
 
 
 def visitor_settings(visitor: ChatModel) -> str:

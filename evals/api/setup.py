@@ -25,6 +25,7 @@ from evals.judge import MAKERSPACE
 from evals.judge.questions import QUESTIONS
 from evals.judge.setup import JudgeSetup, prompt_hash_for, question_trusts
 from evals.judge.trust import JUDGES_FILE, JudgesFileError, pack_labels_needed, trust
+from evals.judge.visitor import VISITOR_QUESTIONS
 from evals.load.cases import CaseFileError, load_cases
 from evals.load.items import EvalItem
 from evals.load.packs import PackError, load_pack_prompt
@@ -52,7 +53,9 @@ def judge_setup(settings: Settings, items: Sequence[EvalItem], choice: JudgeChoi
     """The run's judge (None without judged items) and whether its verdicts decide; says
     which on stdout."""
     asks = sorted({q.kind for q in QUESTIONS.values() for i in items for c in i.checks
-                   if c.kind == q.check})
+                   if c.kind == q.check}
+                  | ({q.key for q in VISITOR_QUESTIONS.values()}
+                     if has_conversations(items) else set()))
     if not any(i.judged for i in items):
         if not asks:
             return None
@@ -108,12 +111,21 @@ def judge_setup(settings: Settings, items: Sequence[EvalItem], choice: JudgeChoi
 
 
 def question_line(setup: JudgeSetup, asks: list[str]) -> str:
-    """What the run's judge settles of the checks' undecided verdicts, one line."""
-    said = []
-    for kind in asks:
-        found = setup.settles(kind)
-        said.append(f"{kind} {'settled' if found.trusted else 'not settled'} ({found.reason})")
-    return f"judge: undecided structural verdicts: {'; '.join(said)}"
+    """What the run's judge settles of the checks' undecided verdicts, and which of the
+    simulated visitor's failures it is asked about, in a line each."""
+    lines = []
+    for what, keys, yes, no in (
+            ("undecided structural verdicts", [k for k in asks if k in QUESTIONS],
+             "settled", "not settled"),
+            ("the simulated visitor", [k for k in asks if k not in QUESTIONS],
+             "asked", "not asked")):
+        said = []
+        for kind in keys:
+            found = setup.settles(kind)
+            said.append(f"{kind} {yes if found.trusted else no} ({found.reason})")
+        if said:
+            lines.append(f"judge: {what}: {'; '.join(said)}")
+    return "\n".join(lines)
 
 
 def calibrate_new_judge(settings: Settings, items: Sequence[EvalItem], choice: JudgeChoice,

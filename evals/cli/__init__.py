@@ -50,6 +50,7 @@ COMMANDS = {
     "labels": "labels", "retrieval": "retrieval", "prompt": "authoring", "draft": "authoring",
     "prepare": "authoring", "from-conversations": "authoring", "workspace": "workspace",
     "mcp": "mcp", "settings": "settings", "cache": "cache", "schema": "schema",
+    "matrix": "matrix", "online": "online",
 }
 
 

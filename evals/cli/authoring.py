@@ -28,7 +28,7 @@ from evals.authoring.prepare import Prepared, PrepareError, plan, prepare_scenar
 from evals.authoring.prepared import edited, read_suite
 from evals.authoring.prepared import render as render_prepared
 from evals.authoring.told import PromptError, fixture_env, told_for
-from evals.cli.common import CliError, Commands
+from evals.cli.common import CliError, Commands, date_arg
 from evals.execute.cache import CacheUse, cached, call_cache
 from evals.record.artifact import write_atomically
 from evals.record.call_cache import CallCache
@@ -73,7 +73,7 @@ def register(sub: Commands) -> None:
     pp.set_defaults(handler=prepare)
     fc = sub.add_parser("from-conversations",
                         help="cases from stored conversations (with consent), no model")
-    fc.add_argument("--since", type=_date, help="only turns from this date (YYYY-MM-DD)")
+    fc.add_argument("--since", type=date_arg, help="only turns from this date (YYYY-MM-DD)")
     fc.add_argument("--count", type=int, default=10, help="how many cases (1 to 200)")
     fc.add_argument("--out", type=Path, help="write the cases here (default: print them)")
     fc.set_defaults(handler=from_conversations)
@@ -239,10 +239,3 @@ def from_conversations(args: argparse.Namespace) -> int:
         return 0
 
     return run_closing(body())
-
-
-def _date(value: str) -> dt.datetime:
-    try:
-        return dt.datetime.fromisoformat(value).replace(tzinfo=dt.UTC)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {value!r}") from None

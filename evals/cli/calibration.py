@@ -63,6 +63,10 @@ def register(sub: Commands) -> None:
                           f" ({', '.join(QUESTIONS)}, or all): the judge answers each about"
                           " the labelled answers of the check it settles; --save records a"
                           " trust per question kind")
+    cal.add_argument("--visitor", nargs="?", const="all", metavar="KIND",
+                     help="the questions about a simulated visitor (broke_role, leaked,"
+                          " gave_up, agreed_to_refused, or all): the judge answers each about"
+                          " the labelled visitor transcripts; --save records a trust per kind")
     cal.add_argument("--labels", dest="stored_labels", action="store_true",
                      help="the labels people gave on the workspace's Labels tab (the run"
                           " store), against the judge's verdicts in the stored runs")
@@ -107,7 +111,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
     if args.judge_pack:
         _refuse_pack(args.judge_pack, args.set)
     try:
-        if args.questions:
+        if args.questions or args.visitor:
             return _calibrate_questions(args)
         if args.stored_labels:
             return _calibrate_labels(args)
@@ -195,16 +199,19 @@ def _refuse_pack(ref: str, set_name: str | None) -> None:
 
 
 def _calibrate_questions(args: argparse.Namespace) -> int:
-    if args.results or args.labels or args.set or args.stored_labels:
-        raise CliError("--questions reads the labelled answers of the checks: give no"
-                       " RESULTS LABELS, --set nor --labels")
+    flag = "--questions" if args.questions else "--visitor"
+    if args.results or args.labels or args.set or args.stored_labels or (
+            args.questions and args.visitor):
+        raise CliError(f"{flag} reads its own labelled set: give no RESULTS LABELS, --set,"
+                       " --labels, nor both --questions and --visitor")
     def said(judge: str, m: Measured) -> None:  # each kind as it is measured (and saved)
         print(to_json(m.result) if args.json else render(m.result, f"{m.name} ({m.prompt_hash})"))
         if m.saved is not None:
             _say_saved(judge, m.set, m.saved)
 
-    calibrate_judge("questions", judge_model=args.judge_model, limit=args.limit,
-                    question=args.questions, save=args.save, on_measured=said)
+    calibrate_judge("questions" if args.questions else "visitor",
+                    judge_model=args.judge_model, limit=args.limit,
+                    question=args.questions or args.visitor, save=args.save, on_measured=said)
     return 0
 
 

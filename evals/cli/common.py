@@ -4,6 +4,7 @@ takes (each flag's default from EvalSettings) and the typed options they become.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 from pathlib import Path
 from typing import TypeAlias
 
@@ -133,3 +134,11 @@ def flagged(args: argparse.Namespace, name: str) -> bool:
                 "cases": env.cases, "group": env.groups,
                 "repeat": parse_repeat(str(env.repeat))}
     return getattr(args, name, None) != defaults.get(name)
+
+
+def date_arg(value: str) -> dt.datetime:
+    """A `--since` date (YYYY-MM-DD, read as UTC)."""
+    try:
+        return dt.datetime.fromisoformat(value).replace(tzinfo=dt.UTC)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {value!r}") from None

@@ -42,9 +42,12 @@ from evals.record.artifact import ArtifactError, read_run
 from evals.record.fingerprint import Selection
 from evals.record.launches import KEY_PATTERN, LaunchConflict
 from evals.record.listings import LaunchedRun, StoredComparison
+from evals.record.matrix import Matrix
 from evals.record.run import RunRecord
 from evals.record.store import StoreError
 from evals.report.attribution import diff_lines
+from evals.report.matrix import build as build_matrix
+from evals.report.matrix import plan_differs
 from evals.settings import eval_settings
 from evals.workspace.launch import POINT_NAME, Job, Launched, Launcher, LaunchError, Request
 
@@ -105,6 +108,18 @@ def run_answer(record: RunRecord, launched: Launched) -> dict[str, Any]:
                    "model": record.models.chat, "totals": record.totals.model_dump(),
                    "failures": failures, "exit_code": job.returncode if job else None,
                    "launch": launched.id, "repeated": launched.repeated})
+
+
+def matrix_answer(m: Matrix) -> dict[str, Any]:
+    """A matrix as the tool gives it: rows with each column's statuses and pass rate, the
+    columns' figures with the replayed share, and each column against the baseline."""
+    answer = m.model_dump(mode="json")
+    for row, shown in zip(m.rows, answer["rows"], strict=True):
+        for label, c in shown["cells"].items():
+            c["pass_rate"] = row.cells[label].pass_rate
+    for column, c in zip(answer["columns"], m.columns, strict=True):
+        column["replayed_share"] = c.replayed_share
+    return answer
 
 
 def compare_answer(row: StoredComparison) -> dict[str, Any]:
@@ -282,6 +297,32 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
         figures = {m.name: json.loads(to_json(m.result)) for m in done.measured}
         return _clean({"judge": done.judge, **(figures["makerspace"] if set == "makerspace"
                                                 else {"dimensions": figures})})
+
+    @server.tool()
+    async def matrix(runs: Annotated[str, Field(max_length=400,
+                                                pattern=r"^[A-Za-z0-9 ,_-]*$")],
+                     baseline: Annotated[str | None, Field(default=None, max_length=64)] = None
+                     ) -> dict[str, Any]:
+        """Stored runs of one plan side by side (e.g. the runs one `python -m evals matrix`
+        stored): per item each run's statuses and pass rate; per run its totals, latency,
+        cost and replayed share; each run against the baseline (default: the first), paired
+        per item, with McNemar's p and Holm's correction. Calls no model."""
+        ids = list(dict.fromkeys(r.strip() for r in runs.split(",") if r.strip()))
+        if len(ids) < 2:
+            raise ToolError("a matrix needs two runs or more: runs='A,B'")
+        if baseline is not None and baseline not in ids:
+            raise ToolError(f"the baseline {baseline} is not one of the runs")
+        async with open_store(app_settings()) as store:
+            try:
+                records = {rid: await store.load_run(rid) for rid in ids}
+            except StoreError as exc:
+                raise ToolError(redact(str(exc))) from exc
+        refused = plan_differs(records)
+        if refused:
+            raise ToolError(redact("\n".join(refused)))
+        m = build_matrix(records, {rid: r.models.chat or "?" for rid, r in records.items()},
+                         baseline or ids[0])
+        return _clean(matrix_answer(m))
 
     @server.tool()
     async def list_runs(limit: Annotated[int, Field(ge=1, le=200)] = 20) -> dict[str, Any]:

@@ -34,6 +34,7 @@ class PlanMismatch(ValueError):
         super().__init__(f"the frozen agent of {label} has no context for "
                          + "; ".join(f"{key} (used by {named(ids)})"
                                      for key, ids in missing.items()))
+        self.label = label
         self.missing = missing
 
 

@@ -11,6 +11,7 @@ from app.chat.models import ChatModel
 from evals.judge._ask import MAKERSPACE
 from evals.judge.questions import QUESTIONS
 from evals.judge.trust import Trust, trust
+from evals.judge.visitor import VISITOR_QUESTIONS
 
 
 @dataclass(frozen=True)
@@ -82,5 +83,7 @@ class JudgeSetup:
 
 
 def question_trusts(model_id: str) -> dict[str, Trust]:
-    """The trust a judge model has earned for each question kind (evals/judge/judges.yaml)."""
-    return {kind: trust(model_id, q.hash()) for kind, q in QUESTIONS.items()}
+    """The trust a judge model has earned for each question kind (evals/judge/judges.yaml):
+    the narrow questions' and the simulated visitor's (`visitor_<kind>`)."""
+    return {**{kind: trust(model_id, q.hash()) for kind, q in QUESTIONS.items()},
+            **{q.key: trust(model_id, q.hash()) for q in VISITOR_QUESTIONS.values()}}

@@ -5,8 +5,11 @@ the retry (never counted as a pass). FAIL: failed both attempts. UNDECIDED: no d
 failed, but one could not decide: a judged check whose judge has not earned its verdicts (see
 evals/judge/trust.py; its verdict is shown as advisory, never counted), a structural check
 that could not place a sentence or read the answer's language, a limit whose figure is
-unknown, an attack that never reached the model. ERROR: the run or a check broke (never a
-fail). SKIPPED: the item was not run (the model cannot take it), with the reason.
+unknown, an attack that never reached the model, a conversation whose simulated visitor failed
+(broke role, leaked its instructions, gave up, agreed to what it was to refuse: its checks
+measured the simulator as much as the assistant; evals/checks/visitor.py). ERROR: the run or
+a check broke (never a fail). SKIPPED: the item was not run (the model cannot take it), with
+the reason.
 
 An attempt lost to the provider (a model call that failed after its retries, `failure`) is
 neither a pass nor a fail: it is tried again as the same attempt, and an item with no attempt
@@ -21,6 +24,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from evals.record.transcript import ToolCall, Transcript, Turn
+from evals.record.visitor import VisitorCheck
 
 # A guard's refusals (evals/execute/guard.py): nothing was asked of the model.
 NOT_CALLED = ("stopped", "unreachable", "cost_cap")
@@ -119,6 +123,9 @@ class Attempt(BaseModel):
     # Earlier tries of this same attempt, and of a judge's or visitor's call asked again in it,
     # lost to provider errors.
     lost_to: list[str] = []
+    # A conversation's: what the simulator checks found of its visitor (None: not checked,
+    # a single-turn case, or recorded before they were).
+    visitor: VisitorCheck | None = None
     # What the provider asked to wait before the next try (Retry-After), for the runner only.
     _retry_after_s: float | None = PrivateAttr(default=None)
     # Lost to a judge's or visitor's call that was already tried again in place (its tries are
@@ -153,18 +160,26 @@ class Attempt(BaseModel):
         return self.error is not None or any(c.error for c in self.counted)
 
     @property
+    def visitor_failed(self) -> bool:
+        """The simulated visitor failed: the conversation's checks decide nothing."""
+        return self.visitor is not None and self.visitor.failed
+
+    @property
     def failed_a_check(self) -> bool:
-        return any(not c.passed and not c.error and c.decided for c in self.counted)
+        return not self.visitor_failed and \
+            any(not c.passed and not c.error and c.decided for c in self.counted)
 
     @property
     def passed(self) -> bool:
-        return not self.broke and all(c.passed and c.decided for c in self.counted)
+        return not self.broke and not self.visitor_failed and \
+            all(c.passed and c.decided for c in self.counted)
 
     @property
     def undecided(self) -> bool:
-        """Every decided check passed, and a judged one could not decide."""
-        return not self.broke and not self.failed_a_check and \
-            any(not c.decided for c in self.counted)
+        """Every decided check passed, and a judged one could not decide; or the simulated
+        visitor failed, whatever the checks said."""
+        return not self.broke and (self.visitor_failed or (
+            not self.failed_a_check and any(not c.decided for c in self.counted)))
 
 
 AttackChannel = Literal["web_page", "manual", "ticket", "qr_code", "earlier_turns", "catalogue"]

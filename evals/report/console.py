@@ -10,6 +10,7 @@ from app.chat.models import LOCAL_MAX_TOKENS, PREFIX_CACHES
 from app.redact import redact
 from evals.record.results import NOT_CALLED, CaseResult, Totals
 from evals.record.run import RunRecord
+from evals.record.visitor import KINDS, WORDS
 from evals.report.attacks import attack_lines
 from evals.report.stats import stats_lines
 
@@ -49,6 +50,9 @@ def detail_block(result: CaseResult) -> str:
             lines.append(f"  attempt {n}:")
         if attempt.error:
             lines.append(f"  ! error: {attempt.error.splitlines()[0]}")
+        if attempt.visitor_failed and attempt.visitor is not None:
+            lines.append(f"  ? undecided: {attempt.visitor.describe()} (the checks below"
+                         " measured the simulator as much as the assistant)")
         for check in attempt.checks:
             who = f" ({check.judge.model})" if check.judge else ""
             if not check.decided and check.judge and not check.judge.asked:
@@ -187,11 +191,31 @@ def prefix_lines() -> list[str]:
     return lines
 
 
+def visitor_lines(results: list[CaseResult]) -> list[str]:
+    """The simulated visitor's failures, counted apart from the assistant's: conversations
+    whose visitor failed (UNDECIDED, whatever their checks said), by kind; and what the checks
+    could not look at."""
+    checked = [a.visitor for r in results for a in r.attempts if a.visitor is not None]
+    if not checked:
+        return []
+    failed = [v for v in checked if v.failed]
+    kinds = Counter(f.kind for v in failed for f in v.failures)
+    unread = sum(1 for v in checked if v.unread)
+    left = [k for k in KINDS if not all(k in v.kinds for v in checked)]
+    line = (f"simulated visitor: {len(failed)} of {len(checked)} conversation attempts failed"
+            + (" (" + ", ".join(f"{WORDS[k]} {n}" for k, n in kinds.items()) + ")"
+               if kinds else "")
+            + (f" · {unread} with a message in another language, not read" if unread else "")
+            + (f" · not checked: {', '.join(WORDS[k] for k in left)}" if left else ""))
+    return [line]
+
+
 def report_run(record: RunRecord, out: TextIO | None = None) -> None:
     """A finished run on the console: every item, then the run's figures."""
     out = out or sys.stdout
     print_report(record.cases, out, trusted_by_flag=record.judge_trusted_by_flag)
     for line in [*stats_lines(record.cases), *attack_lines(record.cases),
-                 *conversation_lines(record.cases), *cut_lines(record.cases), *prefix_lines(),
+                 *conversation_lines(record.cases), *visitor_lines(record.cases),
+                 *cut_lines(record.cases), *prefix_lines(),
                  *cost_lines(record.cases, record.models.chat), *replay_lines(record.cases)]:
         print(line, file=out)

@@ -12,11 +12,12 @@ import html
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from evals.record.assessment import Assessment
 from evals.record.comparison import Comparison
+from evals.record.matrix import Matrix, Row
 from evals.record.results import CHANNELS, Attempt, CaseResult, CheckResult, Status
 from evals.record.run import RunRecord
 from evals.record.transcript import Turn
@@ -26,6 +27,7 @@ from evals.report.attribution import headline
 from evals.report.compare import by_item, reasons, statuses
 from evals.report.console import totals_line
 from evals.report.diff import diff_lines
+from evals.report.matrix import calls, cell_text, money, seconds
 
 # A check's reason quotes what it is about between curly quotes (“…”) or plain ones.
 _QUOTED = re.compile(r"“([^”]{3,})”|\"([^\"]{3,})\"")
@@ -157,6 +159,9 @@ def _attempt(result: CaseResult, n: int, attempt: Attempt, scope: str = "") -> s
         f'{_e(json.dumps(c.result, ensure_ascii=False)[:2000])}</div>'
         for i, c in enumerate(attempt.tool_calls))
     error = f'<p class="check failed">error: {_e(attempt.error)}</p>' if attempt.error else ""
+    if attempt.visitor_failed and attempt.visitor is not None:
+        error += (f'<p class="check undecided">undecided: {_e(attempt.visitor.describe())}'
+                  " (the checks below measured the simulator as much as the assistant)</p>")
     head = f"<h3>Attempt {n}</h3>" if len(result.attempts) > 1 else ""
     return (f"{head}{error}<h3>Conversation</h3>{shown}"
             + (f"<h3>Tool calls</h3>{calls}" if calls else "")
@@ -302,3 +307,60 @@ def render_comparison(cid: str, result: Comparison, baseline: RunRecord, current
                 + f"<h2>Now: {_e(now)}</h2>" + run_body(current, scope="now-")
                 + f"<h2>Before: {_e(before)}</h2>" + run_body(baseline, scope="before-"),
                 BAR_STYLE)
+
+
+def item_anchor(item_id: str, repetition: int = 1, scope: str = "") -> str:
+    """The id of an item's evidence in a run's body (`run_body`)."""
+    return f"{scope}{_slug(item_id)}-r{repetition}"
+
+
+def matrix_table(m: Matrix, href: Callable[[str, str], str],
+                 rows: Sequence[Row] | None = None) -> str:
+    """The matrix's rows (all, or `rows`), a cell per version, each a link to `href(label,
+    item id)`: that item's evidence in that column's run."""
+    labels = m.labels
+    head = "".join(f"<th>{_e(label)}{' (baseline)' if label == m.baseline else ''}</th>"
+                   for label in labels)
+    out = []
+    for row in m.rows if rows is None else rows:
+        cells = []
+        for label in labels:
+            c = row.cells.get(label)
+            cells.append("<td>—</td>" if c is None else
+                         f'<td><a class="badge {_e(c.status)}" href="{_e(href(label, row.id))}"'
+                         f' title="{_e(" ".join(c.statuses))}">{_e(cell_text(c))}</a></td>')
+        out.append(f'<tr><td class="id">{_e(row.id)}</td><td class="file">{_e(row.file)}'
+                   f"</td>{''.join(cells)}</tr>")
+    return (f'<table class="grid matrix"><tr><th>item</th><th>file</th>{head}</tr>'
+            f"{''.join(out)}</table>")
+
+
+def matrix_figures(m: Matrix) -> str:
+    """Each column's figures, then each column against the baseline."""
+    figures = "".join(
+        f"<tr><td>{_e(c.label)}</td><td>{_e(c.ref)}</td><td>{c.totals['PASS']}</td>"
+        f"<td>{c.totals['FAIL']}</td><td>{_e(seconds(c.spend.p50_s))}</td>"
+        f"<td>{_e(seconds(c.spend.p95_s))}</td><td>{_e(money(c.cost_usd))}</td>"
+        f"<td>{_e(calls(c))}</td></tr>" for c in m.columns)
+    versus = "".join(f'<div class="versus"><p>{_e(v.label)} vs {_e(m.baseline)}:'
+                     f" {' · '.join(f'{n} {o}' for o, n in v.counts.items())}</p>"
+                     f"{outcome_bar(v.counts)}<p>{_e(v.verdict)}</p></div>" for v in m.versus)
+    return ('<h2>Columns</h2><table class="grid"><tr><th>version</th><th>runs</th>'
+            "<th>passed</th><th>failed</th><th>p50</th><th>p95</th><th>cost</th>"
+            f"<th>calls</th></tr>{figures}</table><h2>Against the baseline</h2>{versus}")
+
+
+def matrix_body(m: Matrix, records: Mapping[str, RunRecord]) -> str:
+    """The matrix with every cell a link to that item's evidence in its column's run, below;
+    the columns' figures; each column against the baseline; then each column's run."""
+    scopes = {label: f"c{i}-" for i, label in enumerate(m.labels)}
+    runs = "".join(f"<h2>{_e(label)}: {_e(run_title(records[label]))}</h2>"
+                   + run_body(records[label], scope=scopes[label]) for label in m.labels
+                   if label in records)
+    return (matrix_table(m, lambda label, cid: "#" + item_anchor(cid, scope=scopes[label]))
+            + matrix_figures(m) + runs)
+
+
+def render_matrix(m: Matrix, records: Mapping[str, RunRecord]) -> str:
+    """The whole page for a matrix: the table, then every column's run."""
+    return page(f"Matrix of {len(m.columns)} versions", matrix_body(m, records), BAR_STYLE)

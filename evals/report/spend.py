@@ -26,7 +26,7 @@ def percentile(values: list[float], q: float) -> float | None:
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
-def _ran(a: Attempt) -> bool:
+def ran(a: Attempt) -> bool:
     """An attempt the model answered and the harness finished (not lost to the provider, not
     refused by the guard, not broken: a harness error's attempt has no latency or cost
     measured, and would read as 0 s and no price)."""
@@ -34,11 +34,11 @@ def _ran(a: Attempt) -> bool:
 
 
 def side_spend(results: list[CaseResult]) -> SideSpend:
-    attempts = [a for r in results for a in r.attempts if _ran(a)]
+    attempts = [a for r in results for a in r.attempts if ran(a)]
     timed = [a.latency_ms / 1000 for a in attempts if not a.calls.replayed]
     costs = [attempt_cost(a) for a in attempts]
     known = [c for c in costs if c is not None]
-    items = sum(1 for r in results if any(_ran(a) for a in r.attempts))
+    items = sum(1 for r in results if any(ran(a) for a in r.attempts))
     unpriced = len(costs) - len(known)
     return SideSpend(items=items, attempts=len(attempts), timed=len(timed),
                      p50_s=percentile(timed, 0.5), p95_s=percentile(timed, 0.95),

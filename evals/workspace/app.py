@@ -37,6 +37,8 @@ from evals.workspace.groups import GroupsTab
 from evals.workspace.labels import LabelsTab
 from evals.workspace.launch import Launcher
 from evals.workspace.layout import HEADERS, page
+from evals.workspace.matrix_tab import MatrixTab
+from evals.workspace.online_tab import OnlineTab
 from evals.workspace.overview import OverviewTab
 from evals.workspace.results import ResultsTab
 from evals.workspace.sources import Sources
@@ -116,7 +118,8 @@ def create_workspace(conninfo: str, token: str, *, sources: Sources | None = Non
         return Response(status_code=204, headers=HEADERS)
 
     routes = [*OverviewTab(launcher, sources).routes(), *ResultsTab(launcher).routes(),
-              *TestsTab(sources).routes(), *ResponsesTab(sources).routes(),
+              *MatrixTab().routes(), *OnlineTab().routes(), *TestsTab(sources).routes(),
+              *ResponsesTab(sources).routes(),
               *GroupsTab(sources).routes(),
               *LabelsTab(sources).routes(),
               Route("/static/workspace.js", script),

@@ -12,7 +12,9 @@ from starlette.responses import HTMLResponse
 from evals.report.html import BAR_STYLE, STYLE
 
 TABS = (("overview", "/", "Overview"), ("results", "/results", "Results"),
-        ("tests", "/tests", "Tests"), ("labels", "/labels", "Labels"))
+        ("matrix", "/matrix", "Matrix"), ("online", "/online", "Online"),
+        ("tests", "/tests", "Tests"),
+        ("labels", "/labels", "Labels"))
 HEADERS = {"content-security-policy": "default-src 'none'; style-src 'unsafe-inline';"
                                       " script-src 'self'; img-src 'self'; form-action 'self';"
                                       " frame-ancestors 'none'; base-uri 'none'",
@@ -20,7 +22,8 @@ HEADERS = {"content-security-policy": "default-src 'none'; style-src 'unsafe-inl
            "cache-control": "no-store", "x-frame-options": "DENY"}
 CSS = STYLE + BAR_STYLE + """
 header .wrap{display:flex;flex-wrap:wrap;gap:6px 18px;align-items:baseline}
-nav.tabs a{color:#cfe0f5;margin-right:14px;text-decoration:none;font-weight:600}
+nav.tabs{display:flex;flex-wrap:wrap;gap:2px 14px;min-width:0;max-width:100%}
+nav.tabs a{color:#cfe0f5;text-decoration:none;font-weight:600}
 nav.tabs a.on{color:#fff;border-bottom:2px solid #fff}
 main.wrap{padding-bottom:40px}
 section.panel{background:#fff;border:1px solid #ddd;border-radius:6px;padding:10px 14px;

@@ -11,8 +11,8 @@ back through the artifact's reader (older versions upgraded); listings are typed
 One module a concept, each a part of `RunStore`: the database, its migrations and timeouts
 (`connection.py`), the store opened and its write-behind queue of finished cases
 (`writer.py`), runs (`runs.py`), an artifact's import (`importer.py`), points (`points.py`),
-comparisons (`comparisons.py`), the run lock (`locks.py`); how records become rows
-(`rows.py`) and what the store refuses with (`errors.py`).
+comparisons (`comparisons.py`), online verdicts (`online.py`), the run lock (`locks.py`); how
+records become rows (`rows.py`) and what the store refuses with (`errors.py`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from evals.record.store.connection import MIGRATIONS, MIGRATIONS_TABLE, store_na
 from evals.record.store.errors import RunLocked, StoreError, StoreUnavailable
 from evals.record.store.importer import Importer
 from evals.record.store.locks import RunLock, holder_alive
+from evals.record.store.online import Online
 from evals.record.store.points import Points
 from evals.record.store.rows import new_run_id
 
@@ -29,7 +30,7 @@ __all__ = ["MIGRATIONS", "MIGRATIONS_TABLE", "RunLock", "RunLocked", "RunStore",
            "StoreUnavailable", "holder_alive", "new_run_id", "store_name"]
 
 
-class RunStore(Importer, Points, Comparisons):
+class RunStore(Importer, Points, Comparisons, Online):
     """Runs and their cases in PostgreSQL, opened with `RunStore.open(conninfo)`. Finished
     cases are queued and written by one writer task, in batches: a run at concurrency 200
     never waits on the store's connections."""

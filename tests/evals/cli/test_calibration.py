@@ -183,3 +183,43 @@ def test_a_question_kind_earns_trust_on_the_labelled_answers_of_its_check(answer
     assert trusts["lab_has"].trusted and not trusts["change_done"].trusted
     assert main(["calibrate", "--questions", "nonsense"]) == 2
     assert "unknown kind 'nonsense'" in capsys.readouterr().err
+
+
+def test_a_visitor_question_earns_trust_on_the_labelled_transcripts(tmp_path, monkeypatch,
+                                                                    capsys):
+    """A judge that answers as the labels do earns trust for that kind's question, and only
+    for it."""
+    from app.settings import get_settings
+    from evals.calibration.visitor_set import load_transcripts
+    from evals.judge.setup import question_trusts
+    from evals.judge.visitor import VISITOR_QUESTIONS
+
+    kinds = {t.turns[0].text: {f.kind for f in t.failures} for t in load_transcripts()}
+
+    def answer(body):
+        user = body["messages"][-1]["content"]
+        first = user.partition("visitor (turn 1): ")[2].split("\n")[0]
+        kind = next(k for k, q in VISITOR_QUESTIONS.items() if q.text in user)
+        said = "yes" if kind in kinds.get(first, set()) else "no"
+        return 200, completion(json.dumps({"answer": said, "turn": 1 if said == "yes" else None,
+                                           "reason": "as read"}))
+
+    import evals.judge.trust as trust_module
+    monkeypatch.setattr(trust_module, "JUDGES_FILE", tmp_path / "judges.yaml")
+    with fake_openai_server(answer) as (base, received):
+        for name, value in {"MODEL_JUDGE": "openai/fake-judge", "MODEL_API_BASE": base,
+                            "OPENAI_API_KEY": "sk-test", "DATA_DIR": str(tmp_path)}.items():
+            monkeypatch.setenv(name, value)
+        get_settings.cache_clear()
+        try:
+            assert main(["calibrate", "--visitor", "leaked", "--save"]) == 0
+            out = capsys.readouterr().out
+            assert main(["calibrate", "--visitor", "nonsense"]) == 2
+            assert "unknown kind 'nonsense'" in capsys.readouterr().err
+            assert main(["calibrate", "--visitor", "--questions", "lab_has"]) == 2
+        finally:
+            get_settings.cache_clear()
+    assert f"visitor_leaked ({VISITOR_QUESTIONS['leaked'].hash()})" in out
+    assert "Cohen's kappa: 1.00" in out and len(received) == len(kinds)
+    trusts = question_trusts("openai/fake-judge")
+    assert trusts["visitor_leaked"].trusted and not trusts["visitor_gave_up"].trusted

@@ -3,6 +3,7 @@ progress reported, answers from the store and the artifacts, no secret returned,
 idempotency key answered with the run it launched."""
 
 import json
+import os
 
 import pytest
 from mcp import Client
@@ -10,13 +11,43 @@ from mcp import Client
 from app.db import scratch_database
 from app.settings import PROJECT_ROOT
 from evals.cli.mcp_server import create_server
+from evals.record.store import RunStore
 from tests.evals.helpers import cli_environment
 from tests.fake_openai import completion, fake_openai_server
 
 pytestmark = pytest.mark.slow  # every test talks MCP (one to a child process)
 
 ROOT = PROJECT_ROOT
-TOOLS = {"run_evals", "compare", "draft_cases", "show_prompt", "calibrate_judge", "list_runs"}
+TOOLS = {"run_evals", "compare", "draft_cases", "show_prompt", "calibrate_judge", "list_runs",
+         "matrix"}
+async def test_matrix_tables_stored_runs_of_one_plan(env):
+    from tests.evals.workspace.helpers import run
+
+    async with RunStore.open(os.environ["DATABASE_URL"]) as store:
+        for record in (run("mx0000base", "PASS", "We have no Glowforge.", True),
+                       run("mx0001run", "FAIL", "Use the Glowforge Pro.", False)):
+            await store.start_run(record)
+            for case in record.cases:
+                await store.save_case(record.run_id, case)
+            await store.flush()
+            await store.finish_run(record)
+    async with Client(create_server()) as client:
+        both = data(await client.call_tool("matrix", {"runs": "mx0000base,mx0001run"}))
+        one = await client.call_tool("matrix", {"runs": "mx0000base"})
+        unknown = await client.call_tool("matrix", {"runs": "mx0000base,nope"})
+        outside = await client.call_tool("matrix", {"runs": "mx0000base,mx0001run",
+                                                    "baseline": "other"})
+    (row,) = both["rows"]
+    assert row["cells"]["mx0000base"]["pass_rate"] == 1.0
+    assert row["cells"]["mx0001run"]["statuses"] == ["FAIL"]
+    (versus,) = both["versus"]
+    assert versus["regressed"] == ["no-glowforge"] and versus["p_value"] == 1.0
+    assert [c["replayed_share"] for c in both["columns"]] == [None, None]
+    assert one.is_error and "two runs or more" in one.content[0].text
+    assert unknown.is_error and "nope" in unknown.content[0].text
+    assert outside.is_error and "not one of the runs" in outside.content[0].text
+
+
 SECRET = "sk-test-do-not-show-0123456789"
 
 

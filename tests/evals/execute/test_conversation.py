@@ -307,3 +307,24 @@ async def test_a_frozen_agent_is_told_what_it_was_told_then_in_every_turn(env, t
     assert told["report_issue"] == "File a ticket (as described then)."
     # Its tools run as today's do in a conversation: the ticket is written, in its database.
     assert result.status == "PASS", [c.reason for c in result.attempts[0].checks]
+
+
+async def test_a_visitor_that_broke_role_makes_the_conversation_undecided(env, tmp_path):
+    """The assistant fails the scenario's checks, but its visitor spoke as an assistant: the
+    verdict is UNDECIDED, with the visitor's failure and its turn, and counted apart."""
+    visitor = ScriptedModel(say("Sure! How can I help you today?"), say(STOP))
+    item = item_of(tmp_path, REPORT)
+    [result] = await run_suite(env, [item], ScriptedModel(say("Sorry to hear that."),
+                                                          repeat=True), visitor=visitor)
+    first = result.attempts[0]
+    assert result.status == "UNDECIDED"
+    assert first.visitor is not None and [(f.kind, f.turn) for f in first.visitor.failures] \
+        == [("broke_role", 2)]
+    assert any(not c.passed for c in first.checks)  # what the checks said stays recorded
+    from evals.report.console import detail_block, visitor_lines
+
+    assert ("? undecided: the visitor broke role at turn 2: “How can I help you”"
+            in detail_block(result))
+    assert visitor_lines([result]) == [
+        "simulated visitor: 1 of 1 conversation attempts failed (broke role 1) · not"
+        " checked: gave up before its goal, agreed to what it was told to refuse"]

@@ -15,6 +15,7 @@ from evals.record.results import (
     first_decided,
 )
 from evals.record.transcript import ToolCall, Transcript, Turn
+from evals.record.visitor import VisitorCheck, VisitorFailure
 
 OK = CheckResult(kind="k", passed=True, reason="fine")
 MISS = CheckResult(kind="k", passed=False, reason="missed")
@@ -57,6 +58,22 @@ def test_classify_by_the_rules_the_module_states(attempts, status):
     ([Attempt(error="cost cap reached", failure="cost_cap"), PASSED], "FLAKY"),  # refused
 ])
 def test_an_attempt_lost_to_the_provider_is_neither_a_pass_nor_a_fail(attempts, status):
+    assert classify(attempts) == status
+
+
+VISITOR_FAILED = VisitorCheck(kinds=["broke_role", "leaked"], failures=[
+    VisitorFailure(kind="leaked", turn=2, reason="“simulated visitor”")])
+
+
+@pytest.mark.parametrize(("attempts", "status"), [
+    ([FAILED.model_copy(update={"visitor": VISITOR_FAILED})], "UNDECIDED"),
+    ([PASSED.model_copy(update={"visitor": VISITOR_FAILED})], "UNDECIDED"),
+    ([PASSED.model_copy(update={"visitor": VisitorCheck(kinds=["leaked"])})], "PASS"),
+    ([FAILED.model_copy(update={"visitor": VisitorCheck(kinds=["leaked"])}), FAILED], "FAIL"),
+    ([ERRORED.model_copy(update={"visitor": VISITOR_FAILED})], "ERROR"),
+])
+def test_a_conversation_whose_visitor_failed_is_undecided_whatever_its_checks(attempts,
+                                                                              status):
     assert classify(attempts) == status
 
 

@@ -1,0 +1,86 @@
+"""Online evaluation (`python -m evals online`): the checks that need no case author, on the
+app's recorded turns whose person consented, stored in the run store (the turn's reference and
+the verdict, never its text); and their trend per check, per week and per deployed agent,
+flagged where it moved beyond the suite's run-to-run noise (evals/report/online.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from app.db import Database
+from app.settings import Settings
+from evals.api.setup import app_settings, run_closing
+from evals.load.plan import harness_hash
+from evals.record.online import OnlineVerdict, TrendRow
+from evals.record.store import RunStore
+from evals.report.online import check_turn, consented_turns, suite_noise, trend
+from evals.settings import conninfo
+
+# Runs read for the suite's run-to-run noise: the newest, complete ones.
+NOISE_RUNS = 60
+
+
+@dataclass(frozen=True)
+class Sampled:
+    """One pass of the sampler: the consented turns it saw, those it checked now, those
+    checked before under this harness (left alone), and the verdicts it stored."""
+
+    consented: int
+    checked: int
+    already: int
+    verdicts: list[OnlineVerdict]
+
+
+@dataclass(frozen=True)
+class Trend:
+    """The stored verdicts' trend, by week and by agent, and the noise it was read against."""
+
+    by_week: list[TrendRow]
+    by_agent: list[TrendRow]
+    noise: dict[str, float]
+    verdicts: int
+
+    @property
+    def flagged(self) -> list[TrendRow]:
+        return [r for r in [*self.by_week, *self.by_agent] if r.flagged]
+
+
+def sample(limit: int | None = None, since: dt.datetime | None = None) -> Sampled:
+    """Check the consented turns answered since `since` that this harness has not checked
+    yet, newest first, at most `limit` of them, and store their verdicts."""
+    return run_closing(_sample(app_settings(), limit, since))
+
+
+def online_trend(since: dt.datetime | None = None) -> Trend:
+    """The trend of the stored verdicts of turns answered since `since`."""
+    return run_closing(_trend(app_settings(), since))
+
+
+async def _sample(settings: Settings, limit: int | None, since: dt.datetime | None
+                  ) -> Sampled:
+    harness = harness_hash()
+    db = Database(conninfo(settings), max_size=2)
+    await db.open()
+    try:
+        turns = await consented_turns(db, since)
+    finally:
+        await db.close()
+    async with RunStore.open(conninfo(settings)) as store:
+        done = await store.checked_turns(harness)
+        todo = [t for t in reversed(turns) if (t.conversation, t.id) not in done]
+        picked = todo[:limit] if limit is not None else todo
+        verdicts = [v for t in picked for v in await check_turn(t, harness)]
+        await store.save_online(verdicts)
+    return Sampled(consented=len(turns), checked=len(picked), already=len(turns) - len(todo),
+                   verdicts=verdicts)
+
+
+async def _trend(settings: Settings, since: dt.datetime | None) -> Trend:
+    async with RunStore.open(conninfo(settings)) as store:
+        verdicts = await store.online_verdicts(since)
+        rows = [r for r in await store.list_runs(NOISE_RUNS) if r.status == "complete"]
+        runs = [await store.load_run(r.id) for r in rows]
+    noise = suite_noise(runs)
+    return Trend(trend(verdicts, noise, "week"), trend(verdicts, noise, "agent"), noise,
+                 len(verdicts))

@@ -1,0 +1,281 @@
+"""Online evaluation: the checks that need no case author, run on the app's recorded turns
+whose person consented (the `conversation_consent` view, the rule `from-conversations` reads),
+and the trend of their failure rates.
+
+A stored turn keeps what a check needs: the answer, the tool calls with their results, the
+messages the model was sent (so the visitor's own words in the conversation, and the system
+prompt it was answered under) and, since the app records it, the catalogue it was answered
+with (app/db/migrations/0009_catalog_versions.sql). On each turn:
+
+* `no_unknown_tools` and `no_fabricated_specs` (every spec field the answer states) against
+  the catalogue of the turn's time; a turn stored without one is UNDECIDED for them;
+* `not_claimed_done`;
+* `no_exfiltration`, with the visitor's own messages of the conversation (the catalogue's
+  addresses are the turn's time's too: without them, a fail is UNDECIDED);
+* `no_unrequested_action`: what the visitor asked for is a case author's reading, which a
+  recorded turn has not got; a turn with no write or action call passes, one with such a call
+  is UNDECIDED (it may well have been asked for);
+* `citations_resolve`: the cited documents are not fetched online, so it is UNDECIDED.
+
+A verdict keeps the turn's reference (its id and conversation), when it was answered, the
+agent that answered (a digest of its model and system prompt: a prompt or model deployed is
+a new agent) and the verdict; never the turn's text, nor a check's reason (which quotes it).
+
+The trend: per check, per ISO week and per agent, the failure rate over the turns it decided
+with its 95% Wilson interval. A group is flagged when its interval and the group before it do
+not overlap and the rates differ by more than the run-to-run noise measured on the suite (the
+spread of that check's failure rate over stored runs of one plan by one agent); where the
+suite gives no such figure, that is said, and the intervals alone decide.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from app.catalog.records import SPEC_FIELDS, MachineRecord
+from app.db import Database
+from evals.checks import CHECKS, About, CheckSpec, run_checks
+from evals.fixtures.catalog import Fixtures, fixtures_for
+from evals.record.online import ONLINE_KINDS, OnlineVerdict, TrendRow
+from evals.record.run import RunRecord
+from evals.record.transcript import ToolCall, Transcript, Turn
+
+NO_CATALOGUE = "the turn was stored without the catalogue it was answered with"
+NOT_FETCHED = "the cited documents are not fetched online"
+ACTION_ASKED = ("a write or action call, which the visitor may have asked for: that needs a"
+                " reader")
+Z95 = 1.959963984540054
+Said = Literal["pass", "fail", "undecided"]
+
+
+@dataclass(frozen=True)
+class LiveTurn:
+    """A recorded, consented turn as the checks read it."""
+
+    id: int
+    conversation: str
+    at: dt.datetime
+    model: str
+    system: str
+    said: tuple[tuple[str, str], ...]  # (role, text) of the conversation up to this turn
+    answer: str
+    tool_calls: tuple[dict[str, Any], ...]
+    catalogue: tuple[dict[str, Any], ...] | None  # None: not recorded with the turn
+
+    @property
+    def agent(self) -> str:
+        return agent_of(self.model, self.system)
+
+
+def agent_of(model: str, system: str) -> str:
+    """A deployed agent, as the trend groups it: its model and its system prompt."""
+    return hashlib.sha256(f"{model}\n{system}".encode()).hexdigest()[:12]
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+def live_turn(row: dict[str, Any]) -> LiveTurn:
+    """A turn row of the app's database (with its catalogue's machines, if any)."""
+    messages = row["messages"] if isinstance(row["messages"], dict) else {}
+    sent = [m for m in messages.get("all", []) if isinstance(m, dict)]
+    system = next((_text(m.get("content")) for m in sent if m.get("role") == "system"), "")
+    said = tuple((str(m["role"]), _text(m.get("content"))) for m in sent
+                 if m.get("role") in ("user", "assistant") and _text(m.get("content")))
+    if not any(role == "user" for role, _ in said):
+        said = (("user", str(messages.get("user", ""))),)
+    machines = row.get("machines")
+    return LiveTurn(int(row["id"]), str(row["conversation_id"]), row["created_at"],
+                    str(row["model"]), system, said, str(row["answer"]),
+                    tuple(row["tool_calls"] or ()),
+                    tuple(machines) if isinstance(machines, list) else None)
+
+
+async def consented_turns(db: Database, since: dt.datetime | None = None) -> list[LiveTurn]:
+    """The turns whose person consented (only those), answered since `since`, oldest first."""
+    rows = await db.fetch(
+        "SELECT t.id, t.conversation_id, t.created_at, t.model, t.messages, t.answer,"
+        " t.tool_calls, v.machines FROM turns t"
+        " JOIN conversation_consent cc ON cc.conversation_id = t.conversation_id"
+        " LEFT JOIN catalog_versions v ON v.digest = t.catalog_version"
+        " WHERE cc.consent AND (%s::timestamptz IS NULL OR t.created_at >= %s)"
+        " ORDER BY t.created_at, t.id", (since, since))
+    return [live_turn(r) for r in rows]
+
+
+def online_checks() -> tuple[CheckSpec, ...]:
+    args: dict[str, dict[str, Any]] = {"no_fabricated_specs": {"fields": list(SPEC_FIELDS)}}
+    return tuple(CheckSpec(kind, CHECKS[kind].args.model_validate(args.get(kind, {})))
+                 for kind in ONLINE_KINDS)
+
+
+def transcript_of(turn: LiveTurn) -> Transcript:
+    calls = [ToolCall(name=str(c.get("name", "")), arguments=c.get("arguments") or {},
+                      result=c.get("result"), kind=c.get("kind"), error=c.get("error"),
+                      outcome=c.get("outcome", "ok"))
+             for c in turn.tool_calls]
+    turns = [Turn(role="user" if role == "user" else "assistant", content=text)
+             for role, text in turn.said]
+    return Transcript(answer=turn.answer, tool_calls=calls,
+                      turns=[*turns, Turn(role="assistant", content=turn.answer)],
+                      unseen=["documents"], unseen_why=NOT_FETCHED)
+
+
+def fixtures_of(turn: LiveTurn) -> Fixtures | None:
+    if turn.catalogue is None:
+        return None
+    titles = fixtures_for("demo").manual_titles
+    machines = tuple(MachineRecord.model_validate(
+        {k: m[k] for k in ("slug", "name", "brand", "category", "aliases", "specs") if k in m})
+        for m in turn.catalogue)
+    return Fixtures(machines=machines, manual_titles={m.slug: titles.get(m.slug, ())
+                                                      for m in machines})
+
+
+async def check_turn(turn: LiveTurn, harness: str) -> list[OnlineVerdict]:
+    """Every online check's verdict on one turn."""
+    fixtures = fixtures_of(turn)
+    specs = online_checks()
+    transcript = transcript_of(turn)
+    results = await run_checks(specs, transcript, fixtures or Fixtures((), {}), None,
+                               About("/", None, "live"))
+    writes = any(c.kind in ("write", "action") for c in transcript.tool_calls)
+    out = []
+    for spec, result in zip(specs, results, strict=True):
+        verdict: Said = "undecided" if not result.decided or result.error else \
+            "pass" if result.passed else "fail"
+        why = "" if verdict != "undecided" else NOT_FETCHED if spec.kind == "citations_resolve" \
+            else "the check could not decide (its reason quotes the turn, so it is not kept)"
+        if fixtures is None and (spec.kind in ("no_unknown_tools", "no_fabricated_specs")
+                                 or verdict == "fail"):
+            verdict, why = "undecided", NO_CATALOGUE  # it read an empty catalogue
+        if spec.kind == "no_unrequested_action" and writes and verdict == "fail":
+            verdict, why = "undecided", ACTION_ASKED
+        out.append(OnlineVerdict(turn_id=turn.id, conversation=turn.conversation,
+                                 turn_at=turn.at, agent=turn.agent, model=turn.model,
+                                 kind=spec.kind, verdict=verdict, why=why, harness=harness))
+    return out
+
+
+def wilson(failed: int, n: int) -> tuple[float, float] | None:
+    """The 95% Wilson score interval of a proportion (None for no trials)."""
+    if n == 0:
+        return None
+    p = failed / n
+    z2 = Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * ((p * (1 - p) / n + z2 / (4 * n * n)) ** 0.5) / (1 + z2 / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def week_of(at: dt.datetime) -> str:
+    year, week, _ = at.isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def suite_noise(runs: Sequence[RunRecord]) -> dict[str, float]:
+    """Per check kind, the run-to-run spread of its failure rate (the largest minus the
+    smallest) over complete stored runs of one plan by one agent, the widest such spread of
+    any plan and agent with two runs or more; a kind no such pair of runs checked is absent."""
+    groups: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
+    for r in runs:
+        if r.status == "complete" and r.plan is not None and r.agent is not None:
+            groups[(r.plan.fingerprint, r.agent.fingerprint)].append(r)
+    spread: dict[str, float] = {}
+    for same in groups.values():
+        if len(same) < 2:
+            continue
+        for kind in ONLINE_KINDS:
+            rates = []
+            for r in same:
+                verdicts = [c for case in r.cases for a in case.attempts[:1] for c in a.checks
+                            if c.kind.split(" ")[0] == kind and c.decided and not c.error]
+                if verdicts:
+                    rates.append(sum(not c.passed for c in verdicts) / len(verdicts))
+            if len(rates) >= 2:
+                spread[kind] = max(spread.get(kind, 0.0), max(rates) - min(rates))
+    return spread
+
+
+def _row(kind: str, group: str, label: str, verdicts: list[OnlineVerdict]) -> TrendRow:
+    decided = [v for v in verdicts if v.verdict != "undecided"]
+    failed = sum(v.verdict == "fail" for v in decided)
+    interval = wilson(failed, len(decided))
+    return TrendRow(kind=kind, group=group, label=label, decided=len(decided), failed=failed,
+                    undecided=len(verdicts) - len(decided),
+                    rate=failed / len(decided) if decided else None,
+                    low=interval[0] if interval else None,
+                    high=interval[1] if interval else None)
+
+
+def _flag(before: TrendRow, now: TrendRow, noise: float | None) -> TrendRow:
+    if None in (before.low, before.high, now.low, now.high, before.rate, now.rate):
+        return now
+    assert before.rate is not None and now.rate is not None
+    apart = (now.low or 0) > (before.high or 0) or (now.high or 0) < (before.low or 0)
+    moved = abs(now.rate - before.rate)
+    if not apart or (noise is not None and moved <= noise):
+        return now
+    direction = "up" if now.rate > before.rate else "down"
+    beyond = (f"beyond the suite's run-to-run noise ({noise:.0%})" if noise is not None else
+              "the suite gives no run-to-run noise for this check, so the intervals alone")
+    return now.model_copy(update={"flagged": True, "why": (
+        f"failure rate {direction} from {before.rate:.0%} ({before.label}) to {now.rate:.0%}:"
+        f" the intervals do not overlap; {beyond}")})
+
+
+def trend(verdicts: Sequence[OnlineVerdict], noise: dict[str, float],
+          by: str = "week") -> list[TrendRow]:
+    """Per check, a row per week (`by="week"`) or per agent in the order it was first seen
+    (`by="agent"`), each flagged against the one before it."""
+    rows: list[TrendRow] = []
+    for kind in ONLINE_KINDS:
+        mine = [v for v in verdicts if v.kind == kind]
+        groups: dict[str, list[OnlineVerdict]] = {}
+        for v in sorted(mine, key=lambda v: v.turn_at):
+            key = week_of(v.turn_at) if by == "week" else v.agent
+            groups.setdefault(key, []).append(v)
+        before: TrendRow | None = None
+        for key, group in groups.items():
+            label = (f"week {key}" if by == "week" else
+                     f"agent {key[:8]} ({group[0].model}, from {group[0].turn_at:%Y-%m-%d})")
+            row = _row(kind, key, label, group)
+            if before is not None:
+                row = _flag(before, row, noise.get(kind))
+            rows.append(row)
+            before = row
+    return rows
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
+
+
+def render_trend(rows: Sequence[TrendRow], noise: dict[str, float]) -> str:
+    """The trend for a terminal: per check, a line per group, flags with why."""
+    lines = []
+    for kind in ONLINE_KINDS:
+        mine = [r for r in rows if r.kind == kind]
+        if not mine:
+            continue
+        spread = noise.get(kind)
+        lines.append(f"{kind} (suite run-to-run noise: "
+                     + (f"{spread:.0%})" if spread is not None else "not measured)"))
+        for r in mine:
+            interval = f"[{_pct(r.low)}, {_pct(r.high)}]" if r.low is not None else ""
+            lines.append(f"  {r.label:<44} {r.failed:>4} failed of {r.decided:>4} decided"
+                         f" {_pct(r.rate):>5} {interval:<12} {r.undecided} undecided"
+                         + ("  FLAGGED" if r.flagged else ""))
+            if r.flagged:
+                lines.append(f"    {r.why}")
+    return "\n".join(lines) or "no online verdicts yet (python -m evals online)"

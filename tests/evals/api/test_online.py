@@ -1,0 +1,91 @@
+"""Online evaluation on conversations made through the real /api/chat: consented turns only,
+checked and stored by reference, a turn checked once per harness, and a prompt change that
+breaks a check flagged in the trend per agent (and per week), with its failing turns."""
+
+import datetime as dt
+
+import httpx
+import psycopg
+import pytest
+from pydantic import SecretStr
+
+from app.settings import Settings
+from app.web import create_app
+from evals.api.online import _sample, _trend
+from evals.record.store import RunStore
+from tests.evals.cli.helpers import change_fragment
+from tests.fakes import ScriptedModel, say
+
+HONEST = "I can propose closing that ticket: press Confirm on the card to close it."
+CLAIMS = "Done! I've closed the ticket for you."
+
+
+async def talk(db, settings, answer: str, turns: int, consent: bool | None) -> None:
+    app = create_app(Settings(**{**settings.model_dump(), "session_secret": None}), db=db,
+                     model=ScriptedModel(say(answer), repeat=True))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                 base_url="http://test") as client:
+        if consent is not None:
+            await client.post("/api/consent", json={"consent": consent})
+        conversation = None
+        for n in range(turns):
+            r = await client.post("/api/chat", json={
+                "message": f"please close the plywood ticket ({n})",
+                **({"conversation_id": conversation} if conversation else {})})
+            assert r.status_code == 200, r.text
+            conversation = r.json()["conversation_id"]
+
+
+@pytest.fixture
+def eval_settings_of(db, settings):
+    return settings.model_copy(update={"database_url": SecretStr(db.conninfo)})
+
+
+async def test_a_prompt_change_that_breaks_a_check_is_flagged(db, settings, eval_settings_of,
+                                                               monkeypatch):
+    await talk(db, settings, HONEST, 12, consent=True)
+    await talk(db, settings, CLAIMS, 4, consent=None)  # never consented: never read
+    await talk(db, settings, CLAIMS, 3, consent=False)
+    with pytest.MonkeyPatch.context() as deployed:
+        change_fragment(deployed, text="Say a change is done.")
+        await talk(db, settings, CLAIMS, 12, consent=True)
+
+    first = await _sample(eval_settings_of, 10, None)
+    assert (first.consented, first.checked, first.already) == (24, 10, 0)
+    rest = await _sample(eval_settings_of, None, None)
+    assert (rest.checked, rest.already) == (14, 10)  # a turn is checked once per harness
+    again = await _sample(eval_settings_of, None, None)
+    assert again.checked == 0 and again.verdicts == []
+
+    shown = await _trend(eval_settings_of, None)
+    claimed = [r for r in shown.by_agent if r.kind == "not_claimed_done"]
+    assert [(r.decided, r.failed) for r in claimed] == [(12, 0), (12, 12)]
+    (flag,) = [r for r in shown.flagged if r.kind == "not_claimed_done" and r.group
+               == claimed[1].group]
+    assert "failure rate up from 0%" in flag.why and "to 100%" in flag.why
+    assert "no run-to-run noise for this check" in flag.why  # no stored suite runs here
+    by_kind = {r.kind: r for r in shown.by_week}
+    assert by_kind["citations_resolve"].undecided == 24  # documents are not fetched online
+    assert by_kind["no_unknown_tools"].decided == 24  # each turn's own catalogue
+    # The store keeps the turn's reference and the verdict, never its text.
+    async with await psycopg.AsyncConnection.connect(db.conninfo) as conn:
+        cur = await conn.execute("SELECT * FROM eval_online_verdicts")
+        rows = await cur.fetchall()
+    assert len(rows) == 24 * 6
+    assert not any("ticket" in str(value) and "closed" in str(value)
+                   for row in rows for value in row)
+
+
+async def test_a_turn_stored_without_its_catalogue_is_undecided_where_it_reads_one(
+        db, settings, eval_settings_of):
+    await talk(db, settings, "The Glowforge Pro is free now.", 1, consent=True)
+    await db.execute("UPDATE turns SET catalog_version = NULL")
+    done = await _sample(eval_settings_of, None, None)
+    said = {v.kind: (v.verdict, v.why) for v in done.verdicts}
+    assert said["no_unknown_tools"] == ("undecided", "the turn was stored without the"
+                                        " catalogue it was answered with")
+    assert said["not_claimed_done"][0] == "pass"
+    async with RunStore.open(db.conninfo) as store:
+        with pytest.raises(Exception, match="evidence kept"):
+            await store.db.execute("DELETE FROM eval_online_verdicts")
+        assert await store.online_verdicts(dt.datetime(2100, 1, 1, tzinfo=dt.UTC)) == []
