@@ -128,8 +128,9 @@ async def run_variants(
     once r has finished and the rule leaves its verdict open; other items run meanwhile.
 
     `limit` and `spend`, when given, are shared with other calls (a worker running several
-    shards at once: evals/execute/cluster/); otherwise this call has its own, of `concurrency`
-    items and `max_cost_usd`."""
+    shards at once: evals/execute/cluster/; a command's budget, which a calibration before the
+    run drew on too); otherwise this call has its own, of `concurrency` items and
+    `max_cost_usd`."""
     _freeze_what_lives()
     stop = stop or asyncio.Event()
     limit = limit or asyncio.Semaphore(concurrency)
@@ -142,11 +143,12 @@ async def run_variants(
         # time. It does not take the model's retry hook, which the chat model's guard holds
         # when the judge is the same model object.
         judge = replace(judge, model=CallGuard(judge.model, concurrency, spend=spend,
-                                               listen_to_retries=False))
+                                               listen_to_retries=False, job="judge"))
     if visitor is not None and not isinstance(visitor, CallGuard):
         # A stopped run asks the simulated visitor nothing more either.
         visitor = CallGuard(visitor, concurrency, spend=spend, stop=stop,
-                            listen_to_retries=not any(visitor is v.model for v in variants))
+                            listen_to_retries=not any(visitor is v.model for v in variants),
+                            job="visitor")
     # The cache stands before each guard: a replay takes no slot and costs nothing.
     use = cache or CacheUse(None, "off")
     # A manual's address names the port this run's blob server has: the keys read it as one.
