@@ -127,8 +127,8 @@ def calibrate_new_judge(settings: Settings, items: Sequence[EvalItem], choice: J
     is said, and the pack stays untrusted. A calibration that fails leaves the judge untrusted
     and says why; the run goes on. Called with the embedded model already started if the judge
     is it. Its calls draw on `spend`, the command's budget, under "calibration": a cap it
-    reaches leaves the judge uncalibrated (nothing saved), and the run after it calls nothing
-    more."""
+    reaches leaves the judge uncalibrated (nothing saved), and the run goes on under what is
+    left of the cap."""
     if not choice.auto_calibrate or not any(i.judged for i in items):
         return
     try:
