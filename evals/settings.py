@@ -83,7 +83,12 @@ class EvalSettings(BaseSettings):
     fail_on_skip: bool | None = Field(default=None, description=(
         "A skipped item fails the run (default: on when a model is named)."))
     max_cost: float | None = Field(default=None, gt=0, description=(
-        "Stop making model calls once the run has cost this many USD."))
+        "The most a command's model calls may cost, in USD, every job's (chat, judge, visitor,"
+        " calibration, drafting): no call is made that could pass it."))
+    allow_unpriced: bool = Field(default=False, description=(
+        "Under EVAL_MAX_COST, call a model with no known price anyway (its calls are not"
+        " counted, so the cap does not hold for them); by default it is refused before any"
+        " call."))
     max_cost_increase: float | None = Field(default=None, ge=0, description=(
         "The gate fails when the cost per item rose more than this against the comparison"
         " point (`25%` or 25), or cannot be checked (a model without a price)."))

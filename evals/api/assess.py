@@ -8,9 +8,11 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.chat.models import model_id_for
 from app.localmodel import local_model_settings, uses_local_model
 from app.localmodel.server import LocalModelError
 from app.settings import Settings
+from evals.api.budget import budget
 from evals.api.errors import ApiError
 from evals.api.options import JudgeChoice
 from evals.api.setup import (
@@ -25,6 +27,7 @@ from evals.calibration.rejudge import Rejudging
 from evals.calibration.rejudge import rejudge as rejudge_run
 from evals.checks import CHECKS
 from evals.execute.cache import CacheUse, call_cache
+from evals.execute.guard import Spend
 from evals.judge.setup import JudgeSetup
 from evals.load.cases import CaseFileError, load_cases_by_file
 from evals.load.items import EvalItem
@@ -138,23 +141,35 @@ class Rejudged:
     record: RunRecord
     result: Rejudging
     missing: list[str] = field(default_factory=list)  # items the store does not hold
+    spend: Spend = field(default_factory=Spend)  # what the command spent, calibration included
+
+    @property
+    def exit_code(self) -> int:
+        """1 when the cost cap kept verdicts from being asked (the rest are stored)."""
+        return 1 if self.spend.calls_refused else 0
 
 
 def rejudge(run: str, judge: JudgeChoice, *, cache: Policy = "reuse",
-            concurrency: int | None = None) -> Rejudged:
+            concurrency: int | None = None, max_cost: float | None = None,
+            allow_unpriced: bool = False) -> Rejudged:
     """A stored run's recorded replies judged again by `judge` (calibrated first when it has
     no record, as a run's judge is), stored as a new assessment beside the run's own verdicts,
-    which never change."""
+    which never change. Every judge call, the calibration's too, stays under `max_cost` (USD);
+    a judge with no known price is refused under it before any call, unless
+    `allow_unpriced`."""
     record = in_store(lambda settings: _stored_run(settings, run))
     items = judged_items(record)
     settings = app_settings()
+    spend = budget(max_cost, [("judge", model_id_for(settings, "judge", judge.model))],
+                   allow_unpriced=allow_unpriced)
     local = uses_local_model(settings, judge.model, "judge")
     concurrency = concurrency or (settings.local_model_parallel if local
                                   else DEFAULT_CONCURRENCY)
     try:
         with local_model_settings(settings, local) as settings:
-            calibrate_new_judge(settings, items, judge, concurrency)
-            return run_closing(_rejudge(settings, record, items, judge, cache, concurrency))
+            calibrate_new_judge(settings, items, judge, concurrency, spend)
+            return run_closing(_rejudge(settings, record, items, judge, cache, concurrency,
+                                        spend))
     except LocalModelError as exc:
         raise ApiError(f"local model: {exc}") from exc
     except StoreError as exc:
@@ -193,7 +208,8 @@ def asked_anything(judge: JudgeSetup, items: list[EvalItem]) -> bool:
 
 
 async def _rejudge(settings: Settings, record: RunRecord, items: list[EvalItem],
-                   choice: JudgeChoice, policy: Policy, concurrency: int) -> Rejudged:
+                   choice: JudgeChoice, policy: Policy, concurrency: int,
+                   spend: Spend) -> Rejudged:
     _, judge = start_models(settings, items, choice)
     assert judge is not None  # the items are judged ones
     if not asked_anything(judge, items):
@@ -211,7 +227,8 @@ async def _rejudge(settings: Settings, record: RunRecord, items: list[EvalItem],
         calls = call_cache(store.db, policy)
         try:
             result = await rejudge_run(record, items, judge, assessment_id=new_run_id(),
-                                       cache=CacheUse(calls, policy), concurrency=concurrency)
+                                       cache=CacheUse(calls, policy), concurrency=concurrency,
+                                       spend=spend)
         finally:
             if calls is not None:
                 await calls.close()
@@ -221,4 +238,4 @@ async def _rejudge(settings: Settings, record: RunRecord, items: list[EvalItem],
                                f"  {left.id} #{left.repetition}: {left.reason}"
                                for left in result.assessment.left_out))
         missing = await save_assessment(store, result.assessment)
-    return Rejudged(record, result, missing)
+    return Rejudged(record, result, missing, spend)

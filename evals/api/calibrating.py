@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from app.chat.models import ChatModel
+from app.chat.models import ChatModel, model_id_for
+from app.settings import get_settings
+from evals.api.budget import budget, capped_line
 from evals.api.errors import ApiError
 from evals.api.setup import rate_with_judge
 from evals.calibration.accuracy import LabelledItem
@@ -22,6 +24,7 @@ from evals.calibration.mrbench import report as mrbench_report
 from evals.calibration.questions import QUESTION_SET, labelled_for, rate_questions
 from evals.calibration.sets import load_set, rate
 from evals.calibration.visitor_set import VisitorSetError, load_transcripts, rate_visitor
+from evals.execute.guard import Spend
 from evals.judge import TUTORING
 from evals.judge.questions import QUESTIONS, Question
 from evals.judge.setup import prompt_hash_for
@@ -49,12 +52,14 @@ class Calibrated:
 
     judge: str  # the judge model's id
     measured: list[Measured] = field(default_factory=list)
+    spend: Spend = field(default_factory=Spend)  # what its judge calls cost
 
 
 def calibrate_judge(set: Set = "makerspace", *, judge_model: str | None = None,
                     file: Path | None = None, limit: int | None = None,
                     question: str | None = None, save: bool = False,
-                    on_measured: Callable[[str, Measured], None] | None = None
+                    on_measured: Callable[[str, Measured], None] | None = None,
+                    max_cost: float | None = None, allow_unpriced: bool = False
                     ) -> Calibrated:
     """The judge (`judge_model`, default the judge job's model; the embedded model started if
     it is the one) against people's verdicts on `set`. mrbench reads `file` (MRBench V2's
@@ -64,10 +69,17 @@ def calibrate_judge(set: Set = "makerspace", *, judge_model: str | None = None,
     transcripts each. With `save`, each figure is
     saved as the judge's trust record for that prompt and set, and `on_measured` is told of
     it (with the judge's id), each as soon as it is measured: a later part that fails loses
-    nothing measured before it."""
+    nothing measured before it. Every judge call stays under `max_cost` (USD): a judge with no
+    known price is refused under it before any call, unless `allow_unpriced`; a measurement
+    the cap cut short is not saved, and the calibration stops there (ApiError)."""
     if limit is not None and limit < 1:
         raise ApiError("--limit must be at least 1")
+    spend = judge_budget(judge_model, max_cost, allow_unpriced)
+
     def kept(judge: str, m: Measured) -> Measured:
+        if spend.calls_refused:  # measured on fewer items than asked: no record of it
+            raise ApiError(f"{capped_line(spend)}: {m.name} was rated on only part of its"
+                           " set, so nothing of it is saved or shown")
         if save:
             m = Measured(m.name, m.set, m.prompt_hash, m.result,
                          save_trust(judge, m.prompt_hash, m.set, m.result))
@@ -77,18 +89,25 @@ def calibrate_judge(set: Set = "makerspace", *, judge_model: str | None = None,
 
     try:
         if set == "makerspace":
-            done = _makerspace(judge_model)
+            done = _makerspace(judge_model, spend)
         elif set == "mrbench":
             if file is None:
                 raise ApiError("--set mrbench needs --file PATH (the MRBench V2 JSON)")
-            done = _mrbench(judge_model, file, 30 if limit is None else limit)
+            done = _mrbench(judge_model, file, 30 if limit is None else limit, spend)
         elif set == "visitor":
-            return _visitor(judge_model, question, limit, kept)
+            return _visitor(judge_model, question, limit, kept, spend)
         else:
-            return _questions(judge_model, question, limit, kept)
+            return _questions(judge_model, question, limit, kept, spend)
     except (CalibrationError, CaseFileError) as exc:
         raise ApiError(str(exc)) from exc
-    return Calibrated(done.judge, [kept(done.judge, m) for m in done.measured])
+    return Calibrated(done.judge, [kept(done.judge, m) for m in done.measured], spend)
+
+
+def judge_budget(judge_model: str | None, max_cost: float | None,
+                 allow_unpriced: bool) -> Spend:
+    """A judge-only command's budget (calibrate): the judge priced before any call."""
+    return budget(max_cost, [("judge", model_id_for(get_settings(), "judge", judge_model))],
+                  allow_unpriced=allow_unpriced)
 
 
 def save_trust(model: str, prompt_hash: str, set_name: str, result: Calibration,
@@ -100,27 +119,27 @@ def save_trust(model: str, prompt_hash: str, set_name: str, result: Calibration,
     return trust(model, prompt_hash, pack=pack)
 
 
-def _makerspace(judge_model: str | None) -> Calibrated:
+def _makerspace(judge_model: str | None, spend: Spend) -> Calibrated:
     items = load_set(load_cases())
     model_id, (verdicts, labels) = rate_with_judge(
         judge_model,
         f"{len(items)} labelled replies to {len({i.case.id for i in items})} judged cases",
-        lambda model, parallel: rate(items, model, parallel))
+        lambda model, parallel: rate(items, model, parallel), spend)
     return Calibrated(model_id, [Measured("makerspace", "makerspace", prompt_hash_for(None),
                                           calibrate(verdicts, labels))])
 
 
-def _mrbench(judge_model: str | None, file: Path, limit: int) -> Calibrated:
+def _mrbench(judge_model: str | None, file: Path, limit: int, spend: Spend) -> Calibrated:
     items = load_mrbench_items(file, limit)
     model_id, ratings = rate_with_judge(
         judge_model, f"{len(items)} tutor replies × {len(DIMENSIONS)} dimensions",
-        lambda model, parallel: rate_mrbench(items, DIMENSIONS, model, parallel))
+        lambda model, parallel: rate_mrbench(items, DIMENSIONS, model, parallel), spend)
     return Calibrated(model_id, [Measured(name, f"mrbench:{name}", TUTORING.hash(), c)
                                  for name, c in mrbench_report(ratings).items()])
 
 
 def _questions(judge_model: str | None, kind: str | None, limit: int | None,
-               kept: Callable[[str, Measured], Measured]) -> Calibrated:
+               kept: Callable[[str, Measured], Measured], spend: Spend) -> Calibrated:
     kinds = list(QUESTIONS) if kind in (None, "all") else [str(kind)]
     unknown = [k for k in kinds if k not in QUESTIONS]
     if unknown:
@@ -138,14 +157,14 @@ def _questions(judge_model: str | None, kind: str | None, limit: int | None,
 
         model_id, (rated, labels) = rate_with_judge(
             judge_model, f"{name} questions about {len(items)} labelled answers of"
-                         f" {question.check}", asking)
+                         f" {question.check}", asking, spend)
         measured.append(kept(model_id, Measured(name, QUESTION_SET, question.hash(),
                                                 calibrate(rated, labels))))
-    return Calibrated(str(model_id), measured)
+    return Calibrated(str(model_id), measured, spend)
 
 
 def _visitor(judge_model: str | None, kind: str | None, limit: int | None,
-             kept: Callable[[str, Measured], Measured]) -> Calibrated:
+             kept: Callable[[str, Measured], Measured], spend: Spend) -> Calibrated:
     kinds = list(VISITOR_QUESTIONS) if kind in (None, "all") else [str(kind)]
     unknown = [k for k in kinds if k not in VISITOR_QUESTIONS]
     if unknown:
@@ -165,7 +184,7 @@ def _visitor(judge_model: str | None, kind: str | None, limit: int | None,
 
         model_id, (rated, labels) = rate_with_judge(
             judge_model, f"visitor {name} questions about {len(transcripts)} labelled"
-                         " transcripts", asking)
+                         " transcripts", asking, spend)
         measured.append(kept(model_id, Measured(f"visitor_{name}", VISITOR_SET,
                                                 question.hash(), calibrate(rated, labels))))
-    return Calibrated(str(model_id), measured)
+    return Calibrated(str(model_id), measured, spend)

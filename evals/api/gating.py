@@ -12,9 +12,17 @@ from evals.api.options import RunOptions
 from evals.api.pairing import frozen_model, plan_refused, tool_steps
 from evals.api.points import load_point
 from evals.api.progress import progress_bar
-from evals.api.runs import plan_for, print_start, run_settings, select, visitor_for
+from evals.api.runs import (
+    plan_for,
+    print_start,
+    run_controls,
+    run_settings,
+    select,
+    visitor_for,
+)
 from evals.api.setup import asked_model, start_models, with_models
 from evals.execute.agent import PlanMismatch
+from evals.execute.guard import Spend
 from evals.execute.session import Version, prepared, run_versions
 from evals.load.cases import CaseFileError
 from evals.load.items import EvalItem
@@ -40,8 +48,13 @@ class Gated:
     store_failed: str | None = None
 
     @property
+    def capped(self) -> bool:
+        """The cost cap kept items from running: the gate did not see them."""
+        return bool(self.record.capped)
+
+    @property
     def exit_code(self) -> int:
-        return 1 if self.store_failed else self.result.exit_code
+        return 1 if self.store_failed or self.capped else self.result.exit_code
 
 
 def gate(options: RunOptions | None = None, *, against: str | None = None,
@@ -58,7 +71,8 @@ def gate(options: RunOptions | None = None, *, against: str | None = None,
     models = [options.model] + ([point.agent.ref] if point else [])
     limits = (max_cost_increase, max_p95_increase)
     return with_models(options, items, models,
-                       lambda s, opts: _gate(s, items, opts, point, held, limits, progress))
+                       lambda s, opts, spend: _gate(s, items, opts, point, held, limits,
+                                                    progress, spend))
 
 
 def hard_files(hard: tuple[str, ...] | None) -> tuple[str, ...]:
@@ -79,10 +93,12 @@ def hard_files(hard: tuple[str, ...] | None) -> tuple[str, ...]:
 
 async def _gate(settings: Settings, items: list[EvalItem], options: RunOptions,
                 against: Point | None, hard: tuple[str, ...],
-                limits: tuple[float | None, float | None], progress: bool) -> Gated:
+                limits: tuple[float | None, float | None], progress: bool,
+                spend: Spend) -> Gated:
     # The baseline's model is made once its point is known (named, or found below).
     (model,), judge = start_models(settings, items, options.judge, options.model)
     visitor = visitor_for(settings, items)
+    controls = run_controls(options, spend, [model], judge, visitor)
     plan = plan_for(items, judge, 2, options.selection, visitor=visitor)
     tick = progress_bar(len(items) * 2 * (2 if against else 1)) if progress else None
     run, run_models = run_settings(options, judge, visitor, gate=True)
@@ -111,7 +127,7 @@ async def _gate(settings: Settings, items: list[EvalItem], options: RunOptions,
                                          models=run_models, vision=options.vision, judge=judge,
                                          visitor=visitor, progress=tick,
                                          point=against.name if against else None,
-                                         cache=options.cache)
+                                         cache=options.cache, controls=controls)
         except PlanMismatch as exc:
             raise ApiError(str(exc)) from exc
         finally:

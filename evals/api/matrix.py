@@ -5,8 +5,10 @@ with a baseline column (evals/report/matrix.py). A stored matrix is its runs: `m
 makes the table again from their ids, calling no model.
 
 With the call cache on (`options.cache`), a column already run under this plan replays its
-calls, so adding a column costs that column alone. A point whose plan differs from today's is
-refused, as `compare` refuses it: a changed plan is never a difference between versions."""
+calls, so adding a column costs that column alone. Every call of every column draws on the
+command's one budget (`options.max_cost`), as any command's does. A point whose plan differs
+from today's is refused, as `compare` refuses it: a changed plan is never a difference between
+versions."""
 
 from __future__ import annotations
 
@@ -20,9 +22,17 @@ from evals.api.options import RunOptions
 from evals.api.pairing import _unfrozen, frozen_model, plan_refused, point_items, tool_steps
 from evals.api.points import load_point
 from evals.api.progress import progress_bar
-from evals.api.runs import plan_for, print_start, run_settings, select, visitor_for
+from evals.api.runs import (
+    plan_for,
+    print_start,
+    run_controls,
+    run_settings,
+    select,
+    visitor_for,
+)
 from evals.api.setup import in_store, open_store, start_models, with_models
 from evals.execute.agent import FrozenAgentError, PlanMismatch
+from evals.execute.guard import Spend
 from evals.execute.session import Version, prepared, run_versions, validate_versions
 from evals.load.items import EvalItem
 from evals.record.fingerprint import Point, Selection
@@ -40,8 +50,13 @@ class Matrixed:
     store_failed: str | None = None
 
     @property
+    def capped(self) -> bool:
+        """The cost cap left items unrun in some column."""
+        return any(r.capped for r in self.records.values())
+
+    @property
     def exit_code(self) -> int:
-        return 1 if self.store_failed else 0
+        return 1 if self.store_failed or self.capped else 0
 
 
 def labels_of(models: Sequence[str], points: Sequence[str]) -> list[str]:
@@ -92,8 +107,8 @@ def matrix(models: Sequence[str] = (), points: Sequence[str] = (),
     items = point_items(loaded[0], False)[1] if loaded else select(selection)
     options = dataclasses.replace(options, selection=selection)
     refs: list[str | None] = [*models, *(p.agent.ref for p in loaded)]
-    return with_models(options, items, refs, lambda s, opts: _run(
-        s, list(models), loaded, items, opts, base, progress))
+    return with_models(options, items, refs, lambda s, opts, spend: _run(
+        s, list(models), loaded, items, opts, base, progress, spend))
 
 
 def matrix_runs(run_ids: Sequence[str], *, baseline: str | None = None) -> Matrixed:
@@ -115,13 +130,14 @@ async def _stored(settings: Settings, ids: list[str], base: str) -> Matrixed:
 
 async def _run(settings: Settings, models: list[str], points: list[Point],
                items: list[EvalItem], options: RunOptions, base: str,
-               progress: bool) -> Matrixed:
+               progress: bool, spend: Spend) -> Matrixed:
     chat, judge = start_models(settings, items, options.judge, *models)
     visitor = visitor_for(settings, items)
-    selection = options.selection
+    frozen = [frozen_model(settings, p) for p in points]
+    controls = run_controls(options, spend, [*chat, *frozen], judge, visitor)
     plan = plan_for(items, judge, points[0].plan.repeat if points else options.repeat,
-                    selection if points else options.selection,
-                    points[0].plan.repeat_rule if points else options.rule, visitor)
+                    options.selection, points[0].plan.repeat_rule if points else options.rule,
+                    visitor)
     versions = [Version(ref, model, ref=ref) for ref, model in zip(models, chat, strict=True)]
     for p in points:
         if plan.fingerprint != p.plan.fingerprint:
@@ -130,7 +146,7 @@ async def _run(settings: Settings, models: list[str], points: list[Point],
                                plan.changes_since(p.plan),
                                f"compare --adopt-plan {p.name} saves a point of that agent"
                                " under today's plan")
-        versions.append(Version(p.name, frozen_model(settings, p), p.agent))
+    versions += [Version(p.name, model, p.agent) for p, model in zip(points, frozen, strict=True)]
     try:
         validate_versions(items, versions)
     except PlanMismatch as exc:
@@ -147,7 +163,7 @@ async def _run(settings: Settings, models: list[str], points: list[Point],
             records = await run_versions(
                 prep, items, versions, plan, settings=run, models=kept_models,
                 vision=options.vision, judge=judge, visitor=visitor, progress=tick,
-                cache=options.cache)
+                cache=options.cache, controls=controls)
             failed = prep.store_failed
     except (PlanMismatch, FrozenAgentError) as exc:
         raise ApiError(f"a point can no longer run: {exc}") from exc

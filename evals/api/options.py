@@ -44,7 +44,8 @@ class RunOptions:
     repeat: int = 1  # with `rule`, the most repetitions it may run
     rule: RepeatRule | None = None  # `--repeat auto[:MAX]`
     fail_on_skip: bool | None = None
-    max_cost: float | None = None
+    max_cost: float | None = None  # USD: the command's model calls, every job's, stay under it
+    allow_unpriced: bool = False  # under a cap, call a model with no known price anyway
     vision: bool | None = None
     artifact: Path = ARTIFACT
     junit: Path | None = None
@@ -65,7 +66,8 @@ class RunOptions:
             judge=JudgeChoice(env.judge_model, None, env.trust_judge, env.advisory_judge,
                               env.auto_calibrate),
             concurrency=env.concurrency, repeat=rule.max if rule else repeat, rule=rule,
-            fail_on_skip=env.fail_on_skip, max_cost=env.max_cost, vision=env.vision,
+            fail_on_skip=env.fail_on_skip, max_cost=env.max_cost,
+            allow_unpriced=env.allow_unpriced, vision=env.vision,
             cache=env.cache, ray=env.ray_address)
         return cls(**{**values, **fields})  # type: ignore[arg-type]
 

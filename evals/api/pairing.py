@@ -14,9 +14,17 @@ from evals.api.errors import ApiError
 from evals.api.options import RunOptions
 from evals.api.points import load_point
 from evals.api.progress import progress_bar
-from evals.api.runs import plan_for, print_start, run_settings, select, visitor_for
+from evals.api.runs import (
+    plan_for,
+    print_start,
+    run_controls,
+    run_settings,
+    select,
+    visitor_for,
+)
 from evals.api.setup import asked_model, in_store, open_store, start_models, with_models
 from evals.execute.agent import FrozenAgentError, PlanMismatch, as_recorded, named
+from evals.execute.guard import Spend
 from evals.execute.session import Version, prepared, run_versions, validate_versions
 from evals.load.cases import CaseFileError
 from evals.load.items import EvalItem
@@ -39,8 +47,13 @@ class Compared:
     store_failed: str | None = None
 
     @property
+    def capped(self) -> bool:
+        """The cost cap kept items from running on either side."""
+        return any(r.capped for r in (self.baseline, self.current))
+
+    @property
     def exit_code(self) -> int:
-        return 1 if self.comparison_id is None else 0
+        return 1 if self.comparison_id is None or self.capped else 0
 
 
 def compare(point: str, options: RunOptions | None = None, *, adopt_plan: bool = False,
@@ -54,8 +67,8 @@ def compare(point: str, options: RunOptions | None = None, *, adopt_plan: bool =
     planned, items = point_items(loaded, adopt_plan)
     options = dataclasses.replace(options, selection=point_selection(loaded))
     return with_models(options, items, [options.model, loaded.agent.ref],
-                       lambda s, opts: _compare_point(s, loaded, items, opts, adopt_plan,
-                                                      planned, progress))
+                       lambda s, opts, spend: _compare_point(s, loaded, items, opts, adopt_plan,
+                                                             planned, progress, spend))
 
 
 def compare_runs(baseline: str, current: str) -> Compared:
@@ -172,10 +185,11 @@ async def _compare_stored(settings: Settings, a: str, b: str) -> Compared:
 
 async def _compare_point(settings: Settings, p: Point, items: list[EvalItem],
                          options: RunOptions, adopt_plan: bool,
-                         planned: Selection | None, progress: bool) -> Compared:
+                         planned: Selection | None, progress: bool, spend: Spend) -> Compared:
     (current_model,), judge = start_models(settings, items, options.judge, options.model)
     baseline_model = frozen_model(settings, p)
     visitor = visitor_for(settings, items)
+    controls = run_controls(options, spend, [baseline_model, current_model], judge, visitor)
     plan = plan_for(items, judge, p.plan.repeat, planned, p.plan.repeat_rule, visitor)
     asked = p.name
     versions = [Version("baseline", baseline_model, p.agent),
@@ -208,7 +222,7 @@ async def _compare_point(settings: Settings, p: Point, items: list[EvalItem],
             records = await run_versions(
                 prep, items, versions, plan, settings=run, models=models,
                 vision=options.vision, judge=judge, visitor=visitor, progress=tick,
-                point=p.name, cache=options.cache)
+                point=p.name, cache=options.cache, controls=controls)
             result = pair_runs(records["baseline"], records["current"])
             failed = prep.store_failed
             cid = None if failed else await prep.store.save_comparison(

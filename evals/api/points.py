@@ -23,7 +23,7 @@ def save_point(name: str, options: RunOptions | None = None) -> Point:
     options = options or RunOptions()
     items = select(options.selection)
     return with_models(options, items, [options.model],
-                       lambda s, opts: _save_point(s, items, name, opts))
+                       lambda s, opts, _: _save_point(s, items, name, opts))
 
 
 def point_from_run(name: str, run: str) -> Point:

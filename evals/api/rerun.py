@@ -28,7 +28,7 @@ from evals.settings import eval_settings
 def resume(run: str | None = None, *, concurrency: int | None = None,
            artifact: Path | None = None, fail_on_skip: bool | None = None,
            max_cost: float | None = None, ray: str | None = None,
-           progress: bool = True) -> RunResult:
+           progress: bool = True, allow_unpriced: bool = False) -> RunResult:
     """Run what an interrupted run left, into the same run (`run`: its id or a unique prefix;
     default the newest unfinished one), under its plan, with the agent it began with. The run
     is locked in the store while this runs it: a second resume is refused. The cases of the
@@ -40,7 +40,7 @@ def resume(run: str | None = None, *, concurrency: int | None = None,
     record = in_store(lambda settings: _resumable(settings, run, written, path))
     try:
         return _resume_locked(record, concurrency, artifact, fail_on_skip, max_cost, ray,
-                              progress)
+                              progress, allow_unpriced)
     finally:
         try:
             in_store(lambda settings: _unlock(settings, record.run_id or ""))
@@ -52,7 +52,7 @@ def resume(run: str | None = None, *, concurrency: int | None = None,
 
 def _resume_locked(run: RunRecord, concurrency: int | None, artifact: Path | None,
                    fail_on_skip: bool | None, max_cost: float | None, ray: str | None,
-                   progress: bool) -> RunResult:
+                   progress: bool, allow_unpriced: bool = False) -> RunResult:
     if run.plan is None or run.agent is None:
         raise ApiError(f"run {run.run_id} has no plan or agent: it cannot be resumed")
     if run.models.endpoint:
@@ -64,6 +64,7 @@ def _resume_locked(run: RunRecord, concurrency: int | None, artifact: Path | Non
         judge=judge_of(run, auto_calibrate=eval_settings().auto_calibrate),
         concurrency=concurrency, repeat=run.plan.repeat,
         rule=run.plan.repeat_rule, fail_on_skip=fail_on_skip, max_cost=max_cost,
+        allow_unpriced=allow_unpriced,
         vision=eval_settings().vision, cache=run.settings.cache or eval_settings().cache,
         ray=ray)
     if artifact is not None:
@@ -74,8 +75,9 @@ def _resume_locked(run: RunRecord, concurrency: int | None, artifact: Path | Non
         raise ApiError(f"the run's cases no longer load: {exc}") from exc
     print(f"resuming run {run.run_id}: {len(run.cases)} finished, {len(run.unfinished)} to run")
     began = run.agent.settings  # a resumed run finishes with the agent it began with
-    return with_models(options, items, [options.model], lambda settings, opts: run_once(
-        items, opts, as_recorded(settings, began), resume=run, progress=progress))
+    return with_models(options, items, [options.model], lambda settings, opts, spend: run_once(
+        items, opts, as_recorded(settings, began), resume=run, progress=progress,
+        spend=spend))
 
 
 def rerun_failed(run: str = "last", options: RunOptions | None = None, *,
@@ -119,8 +121,8 @@ def rerun_failed(run: str = "last", options: RunOptions | None = None, *,
         judge=judge_of(source, options.judge.advisory, options.judge.auto_calibrate),
         repeat=source.plan.repeat, rule=source.plan.repeat_rule,
         model=options.model or (source.agent.ref if source.agent else None))
-    return with_models(options, items, [options.model], lambda settings, opts: run_once(
-        items, opts, settings, rerun_of=source.run_id, progress=progress))
+    return with_models(options, items, [options.model], lambda settings, opts, spend: run_once(
+        items, opts, settings, rerun_of=source.run_id, progress=progress, spend=spend))
 
 
 def failed_ids(run: RunRecord) -> list[str]:

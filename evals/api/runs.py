@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.chat.model_info import price_per_token
 from app.chat.models import ChatModel, model_for_job
 from app.chat.openai_wire import OpenAICompatModel
 from app.settings import Settings
+from evals.api.budget import Called, budget
 from evals.api.errors import ApiError
 from evals.api.options import Endpoint, RunOptions
 from evals.api.progress import progress_bar, received, stop_on_signals
@@ -29,6 +29,7 @@ from evals.execute.agent import agent_settings
 from evals.execute.cluster import ClusterError, ClusterPlan, check_address, cluster_runner
 from evals.execute.conversation import visitor_prompt_hash
 from evals.execute.endpoint import skip_reason
+from evals.execute.guard import Spend
 from evals.execute.retries import MAX_ATTEMPTS
 from evals.execute.runner import run_variants
 from evals.execute.session import AgentChanged, Controls, Version, prepared, run_versions
@@ -64,8 +65,7 @@ class RunResult:
     @property
     def capped(self) -> list[CaseResult]:
         """The items the cost cap left unrun."""
-        return [r for r in self.record.cases
-                if (r.skipped_reason or "").startswith("cost cap")]
+        return self.record.capped
 
     @property
     def exit_code(self) -> int:
@@ -98,8 +98,8 @@ def run(options: RunOptions | None = None, *, progress: bool = True) -> RunResul
     if options.endpoint is not None:
         return run_endpoint(options, progress=progress)
     items = select(options.selection)
-    return with_models(options, items, [options.model], lambda settings, opts: run_once(
-        items, opts, settings, progress=progress))
+    return with_models(options, items, [options.model], lambda settings, opts, spend: run_once(
+        items, opts, settings, progress=progress, spend=spend))
 
 
 def run_endpoint(options: RunOptions, *, progress: bool = True) -> RunResult:
@@ -119,8 +119,8 @@ def run_endpoint(options: RunOptions, *, progress: bool = True) -> RunResult:
     options = dataclasses.replace(
         options, selection=options.selection.model_copy(update={"only": "cases"}))
     items = select(options.selection)
-    return with_models(options, items, [], lambda settings, opts: run_once(
-        items, opts, settings, progress=progress))
+    return with_models(options, items, [], lambda settings, opts, spend: run_once(
+        items, opts, settings, progress=progress, spend=spend))
 
 
 def endpoint_model(endpoint: Endpoint, settings: Settings) -> ChatModel:
@@ -192,17 +192,30 @@ def print_start(model_id: str, items: Sequence[EvalItem], repeat: int, settings:
           " (every turn, tool step and retry; the visitor's and judge's calls apart)")
 
 
-def cost_controls(cap: float | None, called: list[tuple[str, str]]) -> Controls:
-    """The run's cost cap. Every model the run calls counts toward it (the chat model, the
-    judge, the simulated visitor), so each must have a known price."""
-    if cap is None:
-        return Controls()
-    for role, called_id in called:
-        if price_per_token(called_id) is None:
-            raise ApiError(f"cannot start: --max-cost: the price of {called_id} (the {role}) is"
-                           " unknown, so a cost cap cannot be kept; leave it out for this"
-                           " model")
-    return Controls(max_cost_usd=cap)
+def cost_controls(cap: float | None, called: list[Called], *, allow_unpriced: bool = False,
+                  spend: Spend | None = None) -> Controls:
+    """The run's stop and budget: `spend` (the command's, which a calibration may have drawn
+    on) or a new one of `cap`. Every model the run calls counts toward the cap (the chat
+    model, the judge, the simulated visitor), so each must have a known price, unless
+    `allow_unpriced` (evals/api/budget.py)."""
+    known = spend.unpriced if spend is not None else set()
+    checked = budget(cap, [c for c in called if c[1] not in known],
+                     allow_unpriced=allow_unpriced)
+    if spend is None:
+        return Controls(spend=checked)
+    spend.unpriced |= checked.unpriced
+    return Controls(spend=spend)
+
+
+def run_controls(options: RunOptions, spend: Spend, chat: Sequence[ChatModel],
+                 judge: JudgeSetup | None, visitor: ChatModel | None) -> Controls:
+    """A run's stop and the command's budget, every model it calls checked for a price under a
+    cap (the judge may be one set up for the checks' questions alone)."""
+    called = [("chat model", m.model_id) for m in chat]
+    called += [("judge", judge.model.model_id)] if judge else []
+    called += [("visitor", visitor.model_id)] if visitor else []
+    return cost_controls(options.max_cost, called, allow_unpriced=options.allow_unpriced,
+                         spend=spend)
 
 
 def run_settings(options: RunOptions, judge: JudgeSetup | None, visitor: ChatModel | None,
@@ -219,8 +232,9 @@ def run_settings(options: RunOptions, judge: JudgeSetup | None, visitor: ChatMod
 
 async def run_once(items: list[EvalItem], options: RunOptions, settings: Settings, *,
                    resume: RunRecord | None = None, rerun_of: str | None = None,
-                   progress: bool = True) -> RunResult:
-    """One run of today's agent (or the rest of `resume`), stored as it goes."""
+                   progress: bool = True, spend: Spend | None = None) -> RunResult:
+    """One run of today's agent (or the rest of `resume`), stored as it goes, its model calls
+    drawn on `spend` (the command's budget; default a new one of `options.max_cost`)."""
     endpoint = options.endpoint
     if endpoint is None:
         (model,), judge = start_models(settings, items, options.judge, options.model)
@@ -231,10 +245,7 @@ async def run_once(items: list[EvalItem], options: RunOptions, settings: Setting
         version = Version("current", model, ref=f"{endpoint.model} at {endpoint.url}",
                           executor="endpoint", skip=skip_reason)
     visitor = visitor_for(settings, items)
-    called = [("chat model", model.model_id)]
-    called += [("judge", judge.model.model_id)] if judge else []
-    called += [("visitor", visitor.model_id)] if visitor else []
-    controls = cost_controls(options.max_cost, called)
+    controls = run_controls(options, spend or Spend(options.max_cost), [model], judge, visitor)
     plan = plan_for(items, judge, options.repeat, options.selection, options.rule, visitor)
     if resume is not None:
         if resume.plan is None or resume.plan.fingerprint != plan.fingerprint:

@@ -16,11 +16,13 @@ from app.chat.openai_wire import close_clients
 from app.localmodel import local_model_settings, uses_local_model
 from app.localmodel.server import LocalModelError
 from app.settings import Settings, get_settings
+from evals.api.budget import Called, budget, guarded
 from evals.api.errors import ApiError
 from evals.api.options import JudgeChoice, RunOptions
 from evals.calibration.auto import calibrate_first, prompts_asked, unrecorded
 from evals.calibration.calibrate import CalibrationError
 from evals.calibration.sets import load_set
+from evals.execute.guard import Spend
 from evals.judge import MAKERSPACE
 from evals.judge.questions import QUESTIONS
 from evals.judge.setup import JudgeSetup, prompt_hash_for, question_trusts
@@ -129,14 +131,16 @@ def question_line(setup: JudgeSetup, asks: list[str]) -> str:
 
 
 def calibrate_new_judge(settings: Settings, items: Sequence[EvalItem], choice: JudgeChoice,
-                        concurrency: int) -> None:
+                        concurrency: int, spend: Spend | None = None) -> None:
     """Before a run: a judge with no calibration record under the base prompt, which the run
     asks it with, rates the shipped makerspace set, and the record is saved
     (evals/calibration/auto.py); says the figures on stdout. An evaluator pack's prompt with no
     record is not calibrated on it (its labels were given under each case's own rubric): that
     is said, and the pack stays untrusted. A calibration that fails leaves the judge untrusted
     and says why; the run goes on. Called with the embedded model already started if the judge
-    is it."""
+    is it. Its calls draw on `spend`, the command's budget, under "calibration": a cap it
+    reaches leaves the judge uncalibrated (nothing saved), and the run goes on under what is
+    left of the cap."""
     if not choice.auto_calibrate or not any(i.judged for i in items):
         return
     try:
@@ -165,7 +169,9 @@ def calibrate_new_judge(settings: Settings, items: Sequence[EvalItem], choice: J
           f" ({prompt_hash_for(None)}): calibrating it first on the makerspace set"
           f" ({len(labelled)} labelled replies; --no-auto-calibrate skips this)")
     try:
-        record, now = run_closing(calibrate_first(model, labelled, concurrency))
+        record, now = run_closing(calibrate_first(
+            guarded(model, spend or Spend(), "calibration", concurrency), labelled,
+            concurrency))
     except ModelCallError as exc:
         print(f"judge: calibrating {model.model_id} failed, so it stays untrusted (nothing"
               f" saved; the next run tries again): {exc}")
@@ -198,11 +204,29 @@ def asked_model(settings: Settings, model: str | None) -> str:
     return str(model or settings.model_for("chat"))
 
 
+def called_models(settings: Settings, options: RunOptions, items: Sequence[EvalItem],
+                  models: Sequence[str | None]) -> list[Called]:
+    """What a run of these items calls, by role, before anything is started: these chat
+    models (or the endpoint), the judge of judged items, the visitor of conversations."""
+    called = [("chat model", model_id_for(settings, "chat", ref)) for ref in models]
+    if options.endpoint is not None:
+        called.append(("endpoint", f"openai/{options.endpoint.model}"))
+    if any(i.judged for i in items):
+        called.append(("judge", model_id_for(settings, "judge", options.judge.model)))
+    if has_conversations(items):
+        called.append(("visitor", model_id_for(settings, "sim_user")))
+    return called
+
+
 def with_models(options: RunOptions, items: Sequence[EvalItem], models: list[str | None],
-                body: Callable[[Settings, RunOptions], Coroutine[Any, Any, T]]) -> T:
+                body: Callable[[Settings, RunOptions, Spend], Coroutine[Any, Any, T]]) -> T:
     """Start the embedded model if any of these chat models, the judge or the visitor is it,
-    then run; a local model runs one item per server slot unless told otherwise."""
+    then run; a local model runs one item per server slot unless told otherwise. The body is
+    given the command's budget (`options.max_cost`), which a first-use calibration of the
+    judge has drawn on already; a model it cannot price under a cap is refused first."""
     settings = app_settings()
+    spend = budget(options.max_cost, called_models(settings, options, items, models),
+                   allow_unpriced=options.allow_unpriced)
     # Asked before the server starts: once it runs, the settings name its URL, and a model
     # served there no longer counts as the embedded one.
     chat_is_local = any(uses_local_model(settings, m) for m in models)
@@ -218,9 +242,9 @@ def with_models(options: RunOptions, items: Sequence[EvalItem], models: list[str
         local = False
     try:
         with local_model_settings(settings, local) as settings:
-            calibrate_new_judge(settings, items, options.judge, concurrency)
-            return run_closing(body(settings, dataclasses.replace(options,
-                                                                  concurrency=concurrency)))
+            calibrate_new_judge(settings, items, options.judge, concurrency, spend)
+            return run_closing(body(settings, dataclasses.replace(
+                options, concurrency=concurrency), spend))
     except LocalModelError as exc:
         raise ApiError(f"local model: {exc}") from exc
     except (StoreError, JudgesFileError) as exc:
@@ -228,15 +252,19 @@ def with_models(options: RunOptions, items: Sequence[EvalItem], models: list[str
 
 
 def rate_with_judge(judge_model: str | None, what: str,
-                    rate: Callable[[ChatModel, int], Coroutine[Any, Any, T]]) -> tuple[str, T]:
-    """Have the judge (the embedded model started if it is the one) rate a set."""
+                    rate: Callable[[ChatModel, int], Coroutine[Any, Any, T]],
+                    spend: Spend | None = None) -> tuple[str, T]:
+    """Have the judge (the embedded model started if it is the one) rate a set, each of its
+    calls drawn on `spend` (the command's budget) under "calibration"."""
     settings = get_settings()
     try:
         with local_model_settings(settings, uses_local_model(settings, judge_model,
                                                              "judge")) as settings:
             model = model_for_job(settings, "judge", judge_model)
             print(f"judge: {model.model_id} · {what}")
-            return model.model_id, run_closing(rate(model, settings.local_model_parallel))
+            parallel = settings.local_model_parallel
+            return model.model_id, run_closing(rate(
+                guarded(model, spend or Spend(), "calibration", parallel), parallel))
     except (LocalModelError, ModelCallError) as exc:
         raise ApiError(str(exc)) from exc
 

@@ -27,7 +27,7 @@ from evals.calibration.calibrate import VERDICTS, Calibration, Rated, calibrate
 from evals.checks import CHECKS, CheckSpec, run_checks
 from evals.execute.cache import CacheUse, cached, sample
 from evals.execute.compose import load_photo
-from evals.execute.guard import CallGuard
+from evals.execute.guard import CallGuard, Spend
 from evals.execute.lost import AskedAgain
 from evals.fixtures.catalog import fixtures_for
 from evals.judge.setup import JudgeSetup
@@ -139,14 +139,15 @@ def _plan(record: RunRecord, items: Sequence[EvalItem]
 
 
 async def rejudge(record: RunRecord, items: Sequence[EvalItem], judge: JudgeSetup, *,
-                  assessment_id: str, cache: CacheUse, concurrency: int) -> Rejudging:
+                  assessment_id: str, cache: CacheUse, concurrency: int,
+                  spend: Spend | None = None) -> Rejudging:
     """Judge the run's judged verdicts again with `judge` (a guard and the call cache before
-    it, as a run's judge has: its calls are kept under the assessment's id), as an assessment
-    of the run; nothing is stored here."""
+    it, as a run's judge has: its calls are kept under the assessment's id, and drawn on
+    `spend`, the command's budget), as an assessment of the run; nothing is stored here."""
     todo, left_out = _plan(record, items)
     # A call lost to the provider is asked again in place, after what the provider asked, as
     # a run's judge is (evals/execute/lost.py); still lost, the verdict is an error.
-    guard = AskedAgain(CallGuard(judge.model, concurrency), "judge")
+    guard = AskedAgain(CallGuard(judge.model, concurrency, spend=spend, job="judge"), "judge")
     setup = replace(judge, model=cached(guard, cache.cache, job="judge", run_id=assessment_id,
                                         policy=cache.policy))
     calls = Counter[str]()

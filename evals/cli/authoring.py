@@ -14,12 +14,14 @@ from typing import Any, TypeVar
 
 import yaml
 
-from app.chat.models import ModelCallError, model_for_job
+from app.chat.models import ChatModel, ModelCallError, model_for_job, model_id_for
 from app.db import Database
 from app.localmodel import local_model_settings, uses_local_model
 from app.localmodel.server import LocalModelError
 from app.settings import Settings
+from evals.api.budget import budget, guarded, say_spent
 from evals.api.setup import app_settings, open_store, run_closing
+from evals.authoring.draft import CONCURRENCY as DRAFT_CONCURRENCY
 from evals.authoring.draft import DraftError, draft_for, kinds_for, render
 from evals.authoring.from_conversations import NoConversations, make_cases
 from evals.authoring.pii import KINDS as PII_KINDS
@@ -28,8 +30,9 @@ from evals.authoring.prepare import Prepared, PrepareError, plan, prepare_scenar
 from evals.authoring.prepared import edited, read_suite
 from evals.authoring.prepared import render as render_prepared
 from evals.authoring.told import PromptError, fixture_env, told_for
-from evals.cli.common import CliError, Commands, date_arg
+from evals.cli.common import CliError, Commands, add_spend_flags, date_arg
 from evals.execute.cache import CacheUse, cached, call_cache
+from evals.execute.guard import Spend
 from evals.record.artifact import write_atomically
 from evals.record.call_cache import CallCache
 from evals.settings import POLICIES, SCENARIOS_DIR, Policy, conninfo, eval_settings
@@ -55,6 +58,7 @@ def register(sub: Commands) -> None:
     dr.add_argument("--cache", choices=POLICIES, default=eval_settings().cache,
                     help="the model-call cache (EVAL_CACHE): reuse gives the drafts of the"
                          " same request again; refresh asks the model anew")
+    add_spend_flags(dr)
     dr.set_defaults(handler=draft)
     pp = sub.add_parser("prepare", help="prepare scenarios with the draft model, for review")
     pp.add_argument("--capability", help="only this capability's scenarios (default: every"
@@ -70,6 +74,7 @@ def register(sub: Commands) -> None:
                                              " evals/scenarios/ (default: print them)")
     pp.add_argument("--cache", choices=POLICIES, default=eval_settings().cache,
                     help="the model-call cache (EVAL_CACHE), as for draft")
+    add_spend_flags(pp)
     pp.set_defaults(handler=prepare)
     fc = sub.add_parser("from-conversations",
                         help="cases from stored conversations (with consent), no model")
@@ -98,8 +103,9 @@ def draft(args: argparse.Namespace) -> int:
         kinds_for(args.count, [])  # the count, before anything starts
     except DraftError as exc:
         raise CliError(str(exc)) from exc
-    what, result = _drafting(app_settings(), args.cache, lambda s, calls: draft_for(
-        s, args.as_, args.page, args.count, args.capability, calls=CacheUse(calls, args.cache)))
+    (what, result), spend = _drafting(app_settings(), args, lambda s, calls, model: draft_for(
+        s, args.as_, args.page, args.count, args.capability, model,
+        calls=CacheUse(calls, args.cache)))
     text = render(result, what, dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
     if args.out:
         write_atomically(args.out, text)
@@ -108,19 +114,28 @@ def draft(args: argparse.Namespace) -> int:
         print(text)
     print(f"{len(result.cases)} valid · {len(result.rejected)} rejected · missing:"
           f" {', '.join(result.missing) or 'none'}", file=sys.stderr)
-    return 0
+    return _spent(spend)
 
 
-def _drafting(settings: Settings, policy: Policy,
-              work: Callable[[Settings, CallCache | None], Coroutine[Any, Any, T]]) -> T:
-    """A drafting job (draft, prepare): the embedded model's server when the draft job is
-    it, and the call cache in the run store, closed however the job ends; a failure a person
-    can act on is a CliError."""
+def _drafting(settings: Settings, args: argparse.Namespace,
+              work: Callable[[Settings, CallCache | None, ChatModel], Coroutine[Any, Any, T]]
+              ) -> tuple[T, Spend]:
+    """A drafting job (draft, prepare) and what it spent: the embedded model's server when
+    the draft job is it, the draft model guarded by the command's budget (`--max-cost`: a
+    model with no known price refused under it before any call, unless `--allow-unpriced`),
+    and the call cache in the run store, closed however the job ends; a failure a person can
+    act on is a CliError."""
+    policy: Policy = args.cache
+    spend = budget(args.max_cost, [("draft model", model_id_for(settings, "draft"))],
+                   allow_unpriced=args.allow_unpriced)
+
     async def body(s: Settings) -> T:
         async with open_store(s) as store:
             calls = call_cache(store.db, policy)
             try:
-                return await work(s, calls)
+                model = guarded(model_for_job(s, "draft"), spend, "draft",
+                                DRAFT_CONCURRENCY)
+                return await work(s, calls, model)
             except (PromptError, DraftError, ModelCallError) as exc:
                 raise CliError(str(exc)) from exc
             finally:
@@ -129,7 +144,7 @@ def _drafting(settings: Settings, policy: Policy,
 
     try:
         with local_model_settings(settings, uses_local_model(settings, None, "draft")) as s:
-            return run_closing(body(s))
+            return run_closing(body(s)), spend
     except LocalModelError as exc:
         raise CliError(f"local model: {exc}") from exc
 
@@ -145,16 +160,15 @@ def prepare(args: argparse.Namespace) -> int:
                                             args.page)
     except PrepareError as exc:
         raise CliError(str(exc)) from exc
-    async def work(s: Settings, calls: CallCache | None) -> Prepared:
-        chosen = model_for_job(s, "draft")
+    async def work(s: Settings, calls: CallCache | None, chosen: ChatModel) -> Prepared:
         async with fixture_env(s) as env:
             # As `draft`: the fixtures' blob server is a constant in the keys.
             model = cached(chosen, calls, job="draft", policy=args.cache,
                            blob_base=env.library.store.base_url)
             return await prepare_scenarios(model, env, targets, suite)
 
-    result = _drafting(app_settings(), args.cache, work) if targets else \
-        Prepared(model="(no model asked)")
+    result, spend = _drafting(app_settings(), args, work) if targets else \
+        (Prepared(model="(no model asked)"), None)
     text = render_prepared(result.scenarios, result.rejected, result.missing, in_suite,
                            unoffered, result.model,
                            dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
@@ -166,7 +180,15 @@ def prepare(args: argparse.Namespace) -> int:
     print(f"{len(result.scenarios)} valid · {len(result.rejected)} rejected · {len(in_suite)}"
           f" in the suite already · missing: {', '.join(result.missing) or 'none'}",
           file=sys.stderr)
-    return 0
+    return _spent(spend)
+
+
+def _spent(spend: Spend | None) -> int:
+    """What a drafting job spent, on stderr; 1 when its cap kept drafts from being asked."""
+    if spend is None:
+        return 0
+    say_spent(spend)
+    return 1 if spend.calls_refused else 0
 
 
 def _refuse_out(out: Path) -> None:

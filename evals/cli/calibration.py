@@ -10,7 +10,14 @@ import sys
 from pathlib import Path
 
 from app.settings import Settings
-from evals.api.calibrating import Calibrated, Measured, calibrate_judge, save_trust
+from evals.api.budget import capped_line, say_spent
+from evals.api.calibrating import (
+    Calibrated,
+    Measured,
+    calibrate_judge,
+    judge_budget,
+    save_trust,
+)
 from evals.api.setup import in_store, open_store, rate_with_judge
 from evals.calibration.accuracy import LABELLED_DIR, load_sets, measure, report
 from evals.calibration.calibrate import (
@@ -26,7 +33,7 @@ from evals.calibration.essays import SETS as ESSAY_SETS
 from evals.calibration.essays import load_essays, rate_essays
 from evals.calibration.labels import LABELS_SET, LabelCalibration, from_labels, render_extra
 from evals.calibration.scores import calibrate_scores, render_scores, scores_json
-from evals.cli.common import CliError, Commands
+from evals.cli.common import CliError, Commands, add_spend_flags
 from evals.judge import ESSAY
 from evals.judge.questions import QUESTIONS
 from evals.judge.trust import (
@@ -88,6 +95,7 @@ def register(sub: Commands) -> None:
     cal.add_argument("--limit", type=int, default=None,
                      help="tutor replies (mrbench) or essays (asap2, ellipse) to rate")
     cal.add_argument("--json", action="store_true", help="print JSON")
+    add_spend_flags(cal)
     cal.set_defaults(handler=calibrate_command)
 
 
@@ -209,22 +217,28 @@ def _calibrate_questions(args: argparse.Namespace) -> int:
         if m.saved is not None:
             _say_saved(judge, m.set, m.saved)
 
-    calibrate_judge("questions" if args.questions else "visitor",
-                    judge_model=args.judge_model, limit=args.limit,
-                    question=args.questions or args.visitor, save=args.save, on_measured=said)
+    done = calibrate_judge("questions" if args.questions else "visitor",
+                           judge_model=args.judge_model, limit=args.limit,
+                           question=args.questions or args.visitor, save=args.save,
+                           on_measured=said, max_cost=args.max_cost,
+                           allow_unpriced=args.allow_unpriced)
+    say_spent(done.spend)
     return 0
 
 
 def _calibrate_makerspace(args: argparse.Namespace) -> int:
-    done = calibrate_judge("makerspace", judge_model=args.judge_model, save=args.save)
+    done = calibrate_judge("makerspace", judge_model=args.judge_model, save=args.save,
+                           max_cost=args.max_cost, allow_unpriced=args.allow_unpriced)
     print(to_json(done.measured[0].result) if args.json else render(done.measured[0].result))
     _said_saved(done)
+    say_spent(done.spend)
     return 0
 
 
 def _calibrate_mrbench(args: argparse.Namespace) -> int:
     done = calibrate_judge("mrbench", judge_model=args.judge_model, file=args.file,
-                           limit=args.limit, save=args.save)
+                           limit=args.limit, save=args.save, max_cost=args.max_cost,
+                           allow_unpriced=args.allow_unpriced)
     if args.json:
         print(json.dumps({m.name: json.loads(to_json(m.result)) for m in done.measured},
                          indent=2))
@@ -233,6 +247,7 @@ def _calibrate_mrbench(args: argparse.Namespace) -> int:
             print(render(m.result, f"== {m.name}"))
             print()
     _said_saved(done)
+    say_spent(done.spend)
     return 0
 
 
@@ -250,10 +265,14 @@ def _calibrate_essays(args: argparse.Namespace) -> int:
                        " given with a score: there is no trust record to --save")
     essay_set = ESSAY_SETS[args.set]
     essays, traits = load_essays(args.file, essay_set, args.limit)
+    spend = judge_budget(args.judge_model, args.max_cost, args.allow_unpriced)
     model_id, scored = rate_with_judge(
         args.judge_model, f"{len(essays)} essays × {len(traits)} rubric(s)"
         f" ({', '.join(t.column for t in traits)}) from {args.file.name}",
-        lambda model, parallel: rate_essays(essays, traits, essay_set, model, parallel))
+        lambda model, parallel: rate_essays(essays, traits, essay_set, model, parallel), spend)
+    if spend.calls_refused:
+        raise CliError(f"{capped_line(spend)}: the essays were scored only in part, so no"
+                       " figure is shown")
     results = {name: calibrate_scores(s, essay_set.scale) for name, s in scored.items()}
     if args.json:
         print(json.dumps({"judge": model_id, "prompt_hash": ESSAY.hash(),
@@ -263,4 +282,5 @@ def _calibrate_essays(args: argparse.Namespace) -> int:
         for name, c in results.items():
             print(render_scores(c, f"== {name}"))
             print()
+    say_spent(spend)
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import sys
 from pathlib import Path
 from typing import TypeAlias
 
@@ -13,6 +14,7 @@ from evals.api.options import JudgeChoice, RunOptions
 from evals.record.artifact import ARTIFACT
 from evals.record.fingerprint import Selection
 from evals.record.repetitions import RepeatRule, parse_repeat
+from evals.record.run import RunRecord
 from evals.settings import DEFAULT_CONCURRENCY, POLICIES, eval_settings
 
 # What a command group's `register` is given: the subcommands of `python -m evals`.
@@ -95,6 +97,22 @@ def add_run_flags(p: argparse.ArgumentParser, *, model_help: str) -> None:
     p.add_argument("--artifact", type=Path, default=ARTIFACT)
 
 
+def add_spend_flags(p: argparse.ArgumentParser, *, default: bool = True) -> None:
+    """`--max-cost USD` and `--allow-unpriced`: the command's one budget, every model call it
+    makes drawn on it (EVAL_MAX_COST, EVAL_ALLOW_UNPRICED unless `default` is False)."""
+    env = eval_settings()
+    p.add_argument("--max-cost", type=float, default=env.max_cost if default else None,
+                   metavar="USD",
+                   help="the most this command's model calls may cost, every job's (chat,"
+                        " judge, visitor, calibration, drafting): no call is made that could"
+                        " pass it; what it left undone is said (EVAL_MAX_COST)")
+    p.add_argument("--allow-unpriced", action="store_true",
+                   default=env.allow_unpriced if default else False,
+                   help="under --max-cost, call a model with no known price anyway, its calls"
+                        " not counted (EVAL_ALLOW_UNPRICED; by default it is refused before"
+                        " any call)")
+
+
 def add_ray_flag(p: argparse.ArgumentParser) -> None:
     """`--ray [ADDRESS]`: the run over a Ray cluster (EVAL_RAY_ADDRESS)."""
     p.add_argument("--ray", nargs="?", const="auto", default=eval_settings().ray_address,
@@ -121,9 +139,23 @@ def run_options(args: argparse.Namespace, selection: Selection | None = None) ->
                           bool(getattr(args, "auto_calibrate", True))),
         concurrency=args.concurrency, repeat=rule.max if rule else asked, rule=rule,
         fail_on_skip=args.fail_on_skip, max_cost=getattr(args, "max_cost", None),
+        allow_unpriced=bool(getattr(args, "allow_unpriced", False)),
         vision=eval_settings().vision, artifact=args.artifact,
         junit=getattr(args, "junit", None), cache=getattr(args, "cache", "reuse"),
         ray=getattr(args, "ray", None))
+
+
+def say_capped(*records: RunRecord) -> None:
+    """On stderr, when the cost cap cut the command short: how many items it left unrun and
+    what the command spent, each job's part, of its cap (the records share one spend)."""
+    left = sum(len(r.capped) for r in records)
+    spend = records[-1].spend if records else None
+    if spend is None or spend.max_cost_usd is None or not (left or spend.refused):
+        return
+    parts = ", ".join(f"{job} ${usd:.4f}" for job, usd in spend.parts().items() if usd)
+    print(f"cost cap reached: {left} item(s) not run, {spend.refused} model call(s) not made;"
+          f" spent ${spend.total:.4f}{f' ({parts})' if parts else ''} of"
+          f" ${spend.max_cost_usd:.4f}", file=sys.stderr)
 
 
 def flagged(args: argparse.Namespace, name: str) -> bool:

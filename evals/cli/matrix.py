@@ -12,9 +12,11 @@ from evals.cli.common import (
     Commands,
     add_item_flags,
     add_run_flags,
+    add_spend_flags,
     flagged,
     repetitions,
     run_options,
+    say_capped,
 )
 from evals.record.artifact import write_atomically
 from evals.report.html import render_matrix
@@ -36,6 +38,7 @@ def register(sub: Commands) -> None:
                                       " or run as given; default: the first)")
     p.add_argument("--html", type=Path, help="also write the matrix as a page")
     add_run_flags(p, model_help="not for a matrix: use --models")
+    add_spend_flags(p)
     add_item_flags(p)
     p.add_argument("--repeat", type=repetitions, default=eval_settings().repeat,
                    metavar="K|auto[:MAX]")
@@ -60,6 +63,7 @@ def _say(result: Matrixed, html: Path | None) -> int:
     if html is not None:
         write_atomically(html, render_matrix(result.result, result.records))
         print(f"report: {html}")
+    say_capped(*result.records.values())
     if result.store_failed:
         print(f"error: {result.store_failed}; the runs are not all stored")
     return result.exit_code

@@ -7,9 +7,10 @@ from __future__ import annotations
 import argparse
 
 from evals.api.assess import rejudge
+from evals.api.budget import say_spent
 from evals.api.options import JudgeChoice
 from evals.calibration.rejudge import render
-from evals.cli.common import Commands, positive
+from evals.cli.common import Commands, add_spend_flags, positive
 from evals.settings import POLICIES, eval_settings
 
 
@@ -39,17 +40,20 @@ def register(sub: Commands) -> None:
                         " judge gave already, refresh asks again")
     p.add_argument("--concurrency", type=positive, default=env.concurrency,
                    help="verdicts asked at once (EVAL_CONCURRENCY)")
+    add_spend_flags(p)
     p.set_defaults(handler=rejudge_command)
 
 
 def rejudge_command(args: argparse.Namespace) -> int:
     choice = JudgeChoice(args.judge_model, args.pack, bool(args.trust_judge),
                          bool(args.advisory_judge), bool(args.auto_calibrate))
-    done = rejudge(args.run, choice, cache=args.cache, concurrency=args.concurrency)
+    done = rejudge(args.run, choice, cache=args.cache, concurrency=args.concurrency,
+                   max_cost=args.max_cost, allow_unpriced=args.allow_unpriced)
     result, record, missing = done.result, done.record, done.missing
     print(render(result, record))
     print(f"stored as assessment {result.assessment.id} of run {record.run_id}, beside its"
           " original verdicts (unchanged)"
           + (f"; {len(missing)} item(s) the store does not hold left out: {', '.join(missing)}"
              if missing else ""))
-    return 0
+    say_spent(done.spend)
+    return done.exit_code

@@ -20,10 +20,12 @@ from evals.cli.common import (
     add_item_flags,
     add_ray_flag,
     add_run_flags,
+    add_spend_flags,
     flagged,
     positive,
     repetitions,
     run_options,
+    say_capped,
 )
 from evals.cli.suites import SUITES, run_suite
 from evals.load.cases import CaseFileError, load_cases
@@ -61,16 +63,14 @@ def register(sub: Commands) -> None:
     run.add_argument("--junit", type=Path, help="also write JUnit XML for CI systems")
     add_item_flags(run)
     add_ray_flag(run)
-    run.add_argument("--max-cost", type=float, default=env.max_cost,
-                     help="stop issuing model calls once the run's cost reaches this many USD"
-                          " (EVAL_MAX_COST); unstarted cases are SKIPPED and the exit is 1")
+    add_spend_flags(run)  # unstarted cases are SKIPPED and the exit is 1
     run.set_defaults(handler=run_command)
     res = sub.add_parser("resume", help="run what an interrupted run left, into that run")
     res.add_argument("run", nargs="?", help="the run id (default: the newest interrupted one)")
     res.add_argument("--concurrency", type=positive, default=env.concurrency)
     res.add_argument("--artifact", type=Path, default=None)
     res.add_argument("--fail-on-skip", action=argparse.BooleanOptionalAction, default=None)
-    res.add_argument("--max-cost", type=float, default=None)
+    add_spend_flags(res, default=False)
     add_ray_flag(res)
     res.set_defaults(handler=resume_command)
     runs_ = sub.add_parser("runs", help="list the stored runs")
@@ -120,8 +120,8 @@ def finished(result: RunResult) -> int:
     if record.status == "interrupted":
         print(f"interrupted: {len(record.cases)} finished, {len(record.unfinished)} not run;"
               f" python -m evals resume {record.run_id} runs the rest", file=sys.stderr)
-    elif result.capped:
-        print(f"cost cap reached: {len(result.capped)} case(s) not run", file=sys.stderr)
+    else:
+        say_capped(record)
     return result.exit_code
 
 
@@ -155,6 +155,7 @@ def resume_command(args: argparse.Namespace) -> int:
     """`python -m evals resume [RUN]`: run what an interrupted run left, into the same run."""
     return finished(resume(args.run, concurrency=args.concurrency, artifact=args.artifact,
                            fail_on_skip=args.fail_on_skip, max_cost=args.max_cost,
+                           allow_unpriced=args.allow_unpriced,
                            ray=args.ray))
 
 

@@ -14,8 +14,10 @@ from evals.cli.common import (
     Commands,
     add_item_flags,
     add_run_flags,
+    add_spend_flags,
     repetitions,
     run_options,
+    say_capped,
 )
 from evals.report.compare import render
 from evals.report.console import report_run
@@ -47,9 +49,11 @@ def register(sub: Commands) -> None:
                       help="when the plan changed: save a new point with the old agent and"
                            " the new plan, and compare under it")
     add_run_flags(cmp_, model_help="today's side runs this model instead (a model switch)")
+    add_spend_flags(cmp_)
     cmp_.set_defaults(handler=compare_command)
     gate_ = sub.add_parser("gate", help="the gate for a model switch or a prompt change")
     add_run_flags(gate_, model_help="the model to gate (EVAL_MODEL)")
+    add_spend_flags(gate_)
     add_item_flags(gate_)
     gate_.add_argument("--against", help="a comparison point to list regressions against")
     gate_.add_argument("--hard", default=env.hard_files,
@@ -121,6 +125,7 @@ def compare_command(args: argparse.Namespace) -> int:
     print(render(result.result, f"point {p.name} ({p.agent.model}, agent"
                                 f" {p.agent.fingerprint[:8]}, run {result.baseline.run_id})",
                  f"today ({result.current.models.chat}, run {result.current.run_id})"))
+    say_capped(result.baseline, result.current)
     return _stored(result)
 
 
@@ -142,6 +147,7 @@ def gate_command(args: argparse.Namespace) -> int:
     report_run(result.record)
     print()
     print(render_gate(result.result))
+    say_capped(result.record)
     if result.store_failed:
         print(f"error: {result.store_failed}; the artifact has the run: python -m evals runs"
               f" --import {result.artifact} puts it there", file=sys.stderr)

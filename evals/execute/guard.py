@@ -14,6 +14,10 @@ interrupted run.
   and is refused once nothing is in flight to free room: the spend never passes the cap, calls
   in flight included.
 - Once the run is told to stop (Ctrl-C, SIGTERM), no new call is made.
+
+One Spend is a command's budget: every guard of the command draws on it (the chat models',
+the judge's, the visitor's, a first-use calibration's before the run, a drafting model's), and
+it keeps what each job spent.
 """
 
 from __future__ import annotations
@@ -94,14 +98,22 @@ class AdaptiveLimit:
             self._wake()
 
 
+# The jobs a command's spend is kept under: the chat model under test, the judge, the
+# simulated visitor, a judge's calibration, a drafting model.
+Job = str
+
+
 class Spend:
-    """A run's cost so far, shared by every guard of the run (the chat models', the visitors'
-    and the judge's), the worst-case cost of the calls in flight, and the cap that the two
-    together must stay under."""
+    """A command's cost so far, shared by every guard of the command (the chat models', the
+    visitor's, the judge's, a calibration's), what each job spent (`parts`), the worst-case
+    cost of the calls in flight, and the cap that the two together must stay under."""
 
     def __init__(self, max_cost_usd: float | None = None) -> None:
         self.max_cost_usd = max_cost_usd
         self.cost_usd = 0.0
+        self.parts: dict[Job, float] = {}
+        self.calls_refused = 0  # calls the cap kept from being made
+        self.unpriced: set[str] = set()  # models called at no known price: counted as nothing
         self.reserved_usd = 0.0
         self.in_flight = 0
         self.refused = False  # a call's worst case found no room, with nothing in flight
@@ -137,17 +149,28 @@ class Spend:
         self.in_flight += 1
         return True
 
-    def add(self, cost_usd: float) -> None:
+    def add(self, cost_usd: float, job: Job = "chat") -> None:
         """The cost of a call that reserved nothing (its model has no price bound)."""
         self.cost_usd += cost_usd
+        self.count(job, cost_usd)
 
-    def settle(self, worst_usd: float, cost_usd: float) -> None:
+    def settle(self, worst_usd: float, cost_usd: float, job: Job = "chat") -> None:
         """A reserved call is over: its reservation is released and its real cost counted."""
         self.reserved_usd = max(0.0, self.reserved_usd - worst_usd)
         self.in_flight -= 1
         self.cost_usd += cost_usd
+        self.count(job, cost_usd)
         if self._settled is not None:
             self._settled.set()
+
+    def count(self, job: Job, cost_usd: float) -> None:
+        """What `job` spent, kept apart from the other jobs'."""
+        self.parts[job] = self.parts.get(job, 0.0) + cost_usd
+
+    def said(self) -> str:
+        """What was spent, each job's part named: `$0.8200 (chat $0.4500, judge $0.3700)`."""
+        parts = ", ".join(f"{job} ${usd:.4f}" for job, usd in self.parts.items() if usd)
+        return f"${self.cost_usd:.4f}" + (f" ({parts})" if parts else "")
 
 
 def max_output_tokens(model: ChatModel) -> int | None:
@@ -193,8 +216,10 @@ class CallGuard(Wrapping):
 
     def __init__(self, model: ChatModel, concurrency: int, *, max_cost_usd: float | None = None,
                  spend: Spend | None = None, stop: asyncio.Event | None = None,
-                 breaker_after: int = BREAKER_AFTER, listen_to_retries: bool = True) -> None:
+                 breaker_after: int = BREAKER_AFTER, listen_to_retries: bool = True,
+                 job: Job = "chat") -> None:
         self.model = model
+        self.job = job  # what its spend is kept under
         self.model_id: str = model.model_id
         self.limit = AdaptiveLimit(concurrency)
         self.spend = spend or Spend(max_cost_usd)
@@ -253,20 +278,25 @@ class CallGuard(Wrapping):
                                      f" more than the ${max(0.0, cap - spend.cost_usd):.4f}"
                                      f" left of ${cap:.4f} (${spend.cost_usd:.4f} spent)")
 
+    def _refused(self, refusal: NotCalled) -> NotCalled:
+        if refusal.kind == "cost_cap":
+            self.spend.calls_refused += 1
+        return refusal
+
     async def complete(self, messages: list[dict[str, Any]],
                        tools: list[dict[str, Any]] | None = None, **kw: Any) -> Any:
         refused = self.refusal()
         if refused is not None:
-            raise refused
+            raise self._refused(refused)
         async with self.limit:
             refused = self.refusal()  # it may have changed while this call waited
             if refused is not None:
-                raise refused
+                raise self._refused(refused)
             worst = self.worst_case_usd(messages, tools) \
                 if self.max_cost_usd is not None else None
             if worst is not None and not await self.spend.reserve(worst, self.stop):
                 stopped = self.refusal() if self.stop.is_set() else None
-                raise stopped or self._cap_refusal(worst)
+                raise stopped or self._refused(self._cap_refusal(worst))
             cost = 0.0
             try:
                 reply = await self.model.complete(messages, tools, **kw)
@@ -281,9 +311,9 @@ class CallGuard(Wrapping):
                 raise
             finally:
                 if worst is not None:
-                    self.spend.settle(worst, cost)
+                    self.spend.settle(worst, cost, self.job)
                 elif cost:
-                    self.spend.add(cost)
+                    self.spend.add(cost, self.job)
                 self.cost_usd += cost
         self.connection_failures = 0
         await self.limit.grow()
@@ -292,5 +322,6 @@ class CallGuard(Wrapping):
     def _cost(self, reply: Any) -> float:
         prices = price_per_token(self.model_id)
         if prices is None:
+            self.spend.unpriced.add(self.model_id)
             return 0.0
         return reply.usage.prompt_tokens * prices[0] + reply.usage.completion_tokens * prices[1]

@@ -130,8 +130,9 @@ async def run_variants(
     once r has finished and the rule leaves its verdict open; other items run meanwhile.
 
     `limit` and `spend`, when given, are shared with other calls (a worker running several
-    shards at once: evals/execute/cluster/); otherwise this call has its own, of `concurrency`
-    items and `max_cost_usd`."""
+    shards at once: evals/execute/cluster/; a command's budget, which a calibration before the
+    run drew on too); otherwise this call has its own, of `concurrency` items and
+    `max_cost_usd`."""
     _freeze_what_lives()
     stop = stop or asyncio.Event()
     limit = limit or asyncio.Semaphore(concurrency)
@@ -145,14 +146,14 @@ async def run_variants(
         # when the judge is the same model object. A call lost to the provider is asked again
         # in place (lost.py): the chat model is not asked again for it.
         judge = replace(judge, model=AskedAgain(
-            CallGuard(judge.model, concurrency, spend=spend, listen_to_retries=False),
-            "judge"))
+            CallGuard(judge.model, concurrency, spend=spend, listen_to_retries=False,
+                      job="judge"), "judge"))
     if visitor is not None and not isinstance(visitor, AskedAgain):
         # A stopped run asks the simulated visitor nothing more either.
         visitor = AskedAgain(
             CallGuard(visitor, concurrency, spend=spend, stop=stop,
-                      listen_to_retries=not any(visitor is v.model for v in variants)),
-            "visitor")
+                      listen_to_retries=not any(visitor is v.model for v in variants),
+                      job="visitor"), "visitor")
     # The cache stands before each guard: a replay takes no slot and costs nothing.
     use = cache or CacheUse(None, "off")
     # A manual's address names the port this run's blob server has: the keys read it as one.

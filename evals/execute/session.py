@@ -29,6 +29,7 @@ from evals.execute.agent import (
 )
 from evals.execute.cache import CacheUse, call_cache
 from evals.execute.env import ENV_TIMEOUT_S, EvalEnv, clean_stale, eval_env
+from evals.execute.guard import Spend
 from evals.execute.runner import Variant, run_variants
 from evals.fixtures.lab_catalog import Catalog
 from evals.judge.setup import JudgeSetup
@@ -36,7 +37,7 @@ from evals.load.items import EvalItem
 from evals.record.artifact import RunArtifact
 from evals.record.fingerprint import AgentInfo, FrozenContext, PlanInfo
 from evals.record.results import CaseResult, Totals, counted_status
-from evals.record.run import Models, RunRecord, RunSettings
+from evals.record.run import Models, RunRecord, RunSettings, Spent
 from evals.record.store import RunStore, StoreUnavailable, new_run_id, store_name
 from evals.settings import DEFAULT_CONCURRENCY, Policy, conninfo
 
@@ -104,6 +105,16 @@ async def watch_database(conninfo: str, stop: asyncio.Event) -> None:
                 stop.set()
 
 
+def spent(spend: Spend) -> Spent:
+    """A command's budget as its runs record it: each job's part, its cap, the models it
+    called at no known price."""
+    parts = spend.parts
+    return Spent(chat=parts.get("chat", 0.0), judge=parts.get("judge", 0.0),
+                 visitor=parts.get("visitor", 0.0),
+                 calibration=parts.get("calibration", 0.0), max_cost_usd=spend.max_cost_usd,
+                 unpriced=sorted(spend.unpriced), refused=spend.calls_refused)
+
+
 def owed(plan: PlanInfo, done: dict[int, str]) -> list[int]:
     """The repetitions of an item still to run, given the statuses of those done: every
     missing one, or under an auto rule the next one while the rule leaves the verdict open."""
@@ -141,10 +152,15 @@ class Version:
 
 @dataclass
 class Controls:
-    """How a run may be cut short: a stop (Ctrl-C, SIGTERM) and a cost cap."""
+    """How a run may be cut short: a stop (Ctrl-C, SIGTERM) and the command's budget (its
+    cost cap, and what the command spent before the run, a calibration's)."""
 
     stop: asyncio.Event = field(default_factory=asyncio.Event)
-    max_cost_usd: float | None = None
+    spend: Spend = field(default_factory=Spend)
+
+    @property
+    def max_cost_usd(self) -> float | None:
+        return self.spend.max_cost_usd
 
 
 class AgentChanged(ValueError):
@@ -285,6 +301,7 @@ async def run_versions(
                                      vision=vision, judge=judge, visitor=visitor, on_done=done,
                                      repeat=plan.repeat, on_phase=on_phase, stop=controls.stop,
                                      max_cost_usd=controls.max_cost_usd, skip=done_before,
+                                     spend=controls.spend,
                                      cache=CacheUse(calls, cache),
                                      rule=plan.repeat_rule)
     except (psycopg.Error, TimeoutError) as exc:
@@ -315,7 +332,8 @@ async def run_versions(
         agent = record.agent if resume is not None and record.agent else agent_of(v)
         record = record.model_copy(update={
             "cases": merged, "totals": Totals.of(merged), "ended": ended, "agent": agent,
-            "status": "interrupted" if unfinished else "complete", "unfinished": unfinished})
+            "status": "interrupted" if unfinished else "complete", "unfinished": unfinished,
+            "spend": spent(controls.spend).plus(resume.spend if resume else None)})
         records[v.label] = record
         if prep.store_failed is None:
             try:

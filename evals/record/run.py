@@ -47,6 +47,42 @@ class RunSettings(BaseModel):
     rerun_of: str | None = None  # the run whose items that did not pass this one ran again
 
 
+class Spent(BaseModel):
+    """What the command that made a run spent on model calls (USD, at litellm's prices), each
+    job's part apart: the chat model's, the judge's, the simulated visitor's and a first-use
+    calibration's of the judge. A comparison's or a gate's runs were made by one command: each
+    holds the command's whole spend. A resumed run's adds what its resume spent."""
+
+    model_config = ConfigDict(extra="forbid")
+    chat: float = 0.0
+    judge: float = 0.0
+    visitor: float = 0.0
+    calibration: float = 0.0
+    max_cost_usd: float | None = None  # the cap it ran under (the last one, when resumed)
+    unpriced: list[str] = []  # models it called at no known price: their calls are not counted
+    refused: int = 0  # model calls the cap kept from being made
+
+    @property
+    def total(self) -> float:
+        return self.chat + self.judge + self.visitor + self.calibration
+
+    def parts(self) -> dict[str, float]:
+        """Each job's spend, in the order the report names them."""
+        return {"chat": self.chat, "judge": self.judge, "visitor": self.visitor,
+                "calibration": self.calibration}
+
+    def plus(self, other: Spent | None) -> Spent:
+        """This spend and an earlier one's (a resumed run's before)."""
+        if other is None:
+            return self
+        return Spent(chat=self.chat + other.chat, judge=self.judge + other.judge,
+                     visitor=self.visitor + other.visitor,
+                     calibration=self.calibration + other.calibration,
+                     max_cost_usd=self.max_cost_usd,
+                     unpriced=sorted({*self.unpriced, *other.unpriced}),
+                     refused=self.refused + other.refused)
+
+
 class RunRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
     version: Literal[3] = ARTIFACT_VERSION
@@ -63,3 +99,11 @@ class RunRecord(BaseModel):
     totals: Totals = Field(default_factory=Totals)
     cases: list[CaseResult] = []
     unfinished: list[str] = []  # "item-id#repetition" not run when the run was interrupted
+    # What its command spent on model calls, every job's; None: a record written before it
+    # was kept (its report counts its chat model's attempts only).
+    spend: Spent | None = None
+
+    @property
+    def capped(self) -> list[CaseResult]:
+        """The items the cost cap left unrun."""
+        return [r for r in self.cases if (r.skipped_reason or "").startswith("cost cap")]

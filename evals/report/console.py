@@ -9,7 +9,7 @@ from typing import TextIO
 from app.chat.models import LOCAL_MAX_TOKENS, PREFIX_CACHES
 from app.redact import redact
 from evals.record.results import NOT_CALLED, CaseResult, Totals
-from evals.record.run import RunRecord
+from evals.record.run import RunRecord, Spent
 from evals.record.visitor import KINDS, WORDS
 from evals.report.attacks import attack_lines
 from evals.report.stats import stats_lines
@@ -139,10 +139,15 @@ def cut_lines(results: list[CaseResult]) -> list[str]:
             f" tokens): {', '.join(ids[:8])}{' …' if len(ids) > 8 else ''}"]
 
 
-def cost_lines(results: list[CaseResult], model: str | None) -> list[str]:
-    """The run's known cost. An attempt whose price is unknown is counted apart (never as 0);
-    one a guard refused (the cost cap, a stop, a dead endpoint) called no model and cost
-    nothing, so it is not one of them: it is counted as refused."""
+def cost_lines(results: list[CaseResult], model: str | None,
+               spend: Spent | None = None) -> list[str]:
+    """The run's known cost: with `spend` (the record's), every job's, each part named; a
+    record written before spend was kept has its chat model's attempts only. An attempt whose
+    price is unknown is counted apart (never as 0); one a guard refused (the cost cap, a
+    stop, a dead endpoint) called no model and cost nothing, so it is not one of them: it is
+    counted as refused."""
+    if spend is not None:
+        return [spend_line(results, spend)]
     attempts = [a for r in results for a in r.attempts]
     refused = [a for a in attempts if a.failure in NOT_CALLED and not a.cost_usd]
     priced = [a for a in attempts if a not in refused]
@@ -160,6 +165,22 @@ def cost_lines(results: list[CaseResult], model: str | None) -> list[str]:
     else:
         return []
     return [line + (f" ({'; '.join(notes)})" if notes else "")]
+
+
+def spend_line(results: list[CaseResult], spend: Spent) -> str:
+    """`cost: $0.8200 (chat $0.4500, judge $0.3000, visitor $0.0500, calibration $0.0200)`,
+    then what the cap did and which models were called at no known price."""
+    parts = ", ".join(f"{job} ${usd:.4f}" for job, usd in spend.parts().items() if usd)
+    capped = sum(1 for r in results for a in r.attempts
+                 if a.failure == "cost_cap" and not a.cost_usd) + \
+        sum(1 for r in results if (r.skipped_reason or "").startswith("cost cap"))
+    notes = ([f"of a ${spend.max_cost_usd:.4f} cap"] if spend.max_cost_usd is not None
+             else []) + \
+        ([f"{capped} item(s) or attempt(s) refused by the cost cap"] if capped else []) + \
+        ([f"not counted: {', '.join(spend.unpriced)}, at no known price"]
+         if spend.unpriced else [])
+    return f"cost: ${spend.total:.4f}" + (f" ({parts})" if parts else "") + \
+        (f"; {'; '.join(notes)}" if notes else "")
 
 
 def replay_lines(results: list[CaseResult]) -> list[str]:
@@ -217,5 +238,6 @@ def report_run(record: RunRecord, out: TextIO | None = None) -> None:
     for line in [*stats_lines(record.cases), *attack_lines(record.cases),
                  *conversation_lines(record.cases), *visitor_lines(record.cases),
                  *cut_lines(record.cases), *prefix_lines(),
-                 *cost_lines(record.cases, record.models.chat), *replay_lines(record.cases)]:
+                 *cost_lines(record.cases, record.models.chat, record.spend),
+                 *replay_lines(record.cases)]:
         print(line, file=out)

@@ -25,7 +25,7 @@ from evals.report.assessments import assessments_html
 from evals.report.attacks import attack_counts
 from evals.report.attribution import headline
 from evals.report.compare import by_item, reasons, statuses
-from evals.report.console import totals_line
+from evals.report.console import cost_lines, totals_line
 from evals.report.diff import diff_lines
 from evals.report.matrix import calls, cell_text, money, seconds
 
@@ -198,7 +198,12 @@ def run_body(record: RunRecord, cases: list[CaseResult] | None = None, scope: st
                 f'</summary><div class="body">{body}</div></details>')
         sections.append(f'<h2 id="{scope}{status}">{status} ({counts[status]})</h2>'
                         + "".join(items))
-    return (f'<p class="totals">{_e(totals_line(record.cases))}</p>'
+    # What the command spent, each job's part; a record written before it was kept shows
+    # its page as it always did.
+    costs = "".join(f'<p class="totals">{_e(line)}</p>'
+                    for line in cost_lines(record.cases, record.models.chat, record.spend)
+                    ) if record.spend is not None else ""
+    return (f'<p class="totals">{_e(totals_line(record.cases))}</p>{costs}'
             f'{_attacks(record.cases)}'
             f'<nav class="filter">{filters}</nav>{"".join(sections)}')
 

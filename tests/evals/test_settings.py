@@ -21,6 +21,7 @@ SAMPLES = {
     "trust_judge": ("1", True),
     "fail_on_skip": ("true", True),
     "max_cost": ("2.5", 2.5),
+    "allow_unpriced": ("1", True),
     "max_cost_increase": ("25%", 25.0),
     "max_p95_increase": ("50", 50.0),
     "hard_files": ("honest-absence", "honest-absence"),

@@ -33,6 +33,7 @@ from evals.execute.cluster.spend import Budget
 from evals.execute.cluster.transport import Actor, RayStartStopped, RayTransport, Transport
 from evals.execute.cluster.worker import JudgeSpec, ShardWorker, VariantSpec, WorkerSpec
 from evals.execute.env import EvalEnv
+from evals.execute.guard import Spend
 from evals.execute.runner import OnDone, Variant
 from evals.fixtures.lab_catalog import CATALOGS, Catalog
 from evals.judge.setup import JudgeSetup
@@ -79,11 +80,13 @@ async def run_on_cluster(
     stop: asyncio.Event | None = None, max_cost_usd: float | None = None,
     skip: Mapping[tuple[str, str, int], str] | None = None, rule: RepeatRule | None = None,
     cache: CacheUse | None = None, figures: Figures | None = None,
-    transport: Transport | None = None,
+    transport: Transport | None = None, spend: Spend | None = None,
 ) -> dict[str, list[CaseResult]]:
     """`run_variants` over a Ray cluster (the same arguments; `env` is the driver's, used by
     `on_phase` alone): every item, `repeat` times, for every variant, each finished item
-    handed to `on_done` once, as it streams back. `transport` carries it (Ray's by default)."""
+    handed to `on_done` once, as it streams back. `transport` carries it (Ray's by default).
+    With `spend` (the command's budget), the workers draw on one Budget actor that starts from
+    what it holds, and what they spent is added to it at the end."""
     carrier: Transport = transport or RayTransport()
     stop = stop or asyncio.Event()
     figures = figures or Figures()
@@ -109,8 +112,12 @@ async def run_on_cluster(
         budget: Actor | None = None
         actors: list[tuple[str, Actor]] = []
         try:
-            if max_cost_usd is not None:
-                budget = carrier.spawn(Budget, max_cost_usd)
+            if spend is not None:
+                max_cost_usd = spend.max_cost_usd
+                spec = dataclasses.replace(spec, max_cost_usd=max_cost_usd)
+            if max_cost_usd is not None or spend is not None:
+                budget = carrier.spawn(Budget, max_cost_usd,
+                                       spend.cost_usd if spend is not None else 0.0)
                 spec = dataclasses.replace(spec, budget=budget)
             actors = _place(carrier, plan, spec)
             workers = await _start(actors)
@@ -146,6 +153,8 @@ async def run_on_cluster(
                     except Exception:  # a worker lost at the very end: its figures are gone
                         pass
         finally:
+            if spend is not None and budget is not None:
+                await _spent_on_workers(budget, spend)
             await _close(actors, budget)
             figures.driver_peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {label: [results[(label, i.id, r)] for i in items for r in range(1, repeat + 1)
@@ -260,6 +269,18 @@ async def _phase(transport: Transport, workers: dict[str, tuple[str, Actor]],
     finally:
         halting.cancel()
         await asyncio.gather(halting, return_exceptions=True)
+
+
+async def _spent_on_workers(budget: Actor, spend: Spend) -> None:
+    """Add what the workers spent, job by job, to the command's budget."""
+    try:
+        parts = await asyncio.wait_for(budget.call("spent"), CLOSE_S)
+    except Exception as exc:  # the budget actor was lost: its figures are gone, and said so
+        print(f"warning: what the workers spent is not known ({type(exc).__name__}: {exc})",
+              file=sys.stderr)
+        return
+    for job, usd in parts.items():
+        spend.add(usd, job)
 
 
 async def _close(actors: list[tuple[str, Actor]], budget: Actor | None) -> None:

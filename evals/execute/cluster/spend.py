@@ -16,8 +16,9 @@ class Budget:
     """The run's one Spend (made an actor by the driver): a reservation waits here, in
     one place, for the calls in flight on every worker."""
 
-    def __init__(self, max_cost_usd: float | None) -> None:
+    def __init__(self, max_cost_usd: float | None, spent: float = 0.0) -> None:
         self.spend = Spend(max_cost_usd)
+        self.spend.cost_usd = spent  # what the command spent before the run (a calibration)
         self.stop = asyncio.Event()
         self.held: dict[str, Counter[float]] = {}  # each worker's reservations in flight
 
@@ -27,19 +28,24 @@ class Budget:
             self.held.setdefault(owner, Counter())[worst_usd] += 1
         return fits, self.spend.cost_usd, self.spend.refused
 
-    async def settle(self, owner: str, worst_usd: float, cost_usd: float) -> float:
+    async def settle(self, owner: str, worst_usd: float, cost_usd: float,
+                     job: str = "chat") -> float:
         held = self.held.get(owner, Counter())
         if held[worst_usd] > 0:
             held[worst_usd] -= 1
-            self.spend.settle(worst_usd, cost_usd)
+            self.spend.settle(worst_usd, cost_usd, job)
         else:  # given back already (its worker was lost): count the cost all the same
-            self.spend.cost_usd += cost_usd
+            self.spend.add(cost_usd, job)
         return self.spend.cost_usd
 
-    async def add(self, cost_usd: float) -> float:
+    async def add(self, cost_usd: float, job: str = "chat") -> float:
         """A call with no worst case to reserve (no price, or no cap on it) still costs."""
-        self.spend.cost_usd += cost_usd
+        self.spend.add(cost_usd, job)
         return self.spend.cost_usd
+
+    async def spent(self) -> dict[str, float]:
+        """What each job spent on the workers (the spend before the run apart)."""
+        return dict(self.spend.parts)
 
     async def release(self, owner: str) -> None:
         """Give back every reservation of a lost worker: its calls will never settle."""
@@ -72,12 +78,14 @@ class SharedSpend(Spend):
             self.in_flight += 1
         return bool(fits)
 
-    def settle(self, worst_usd: float, cost_usd: float) -> None:
+    def settle(self, worst_usd: float, cost_usd: float, job: str = "chat") -> None:
         self.in_flight -= 1
-        self._tell(self.budget.call("settle", self.owner, worst_usd, cost_usd), cost_usd)
+        self.count(job, cost_usd)
+        self._tell(self.budget.call("settle", self.owner, worst_usd, cost_usd, job), cost_usd)
 
-    def add(self, cost_usd: float) -> None:
-        self._tell(self.budget.call("add", cost_usd), cost_usd)
+    def add(self, cost_usd: float, job: str = "chat") -> None:
+        self.count(job, cost_usd)
+        self._tell(self.budget.call("add", cost_usd, job), cost_usd)
 
     def _tell(self, answer: Any, cost_usd: float) -> None:
         self.cost_usd += cost_usd  # until the budget's answer says the whole run's

@@ -73,7 +73,7 @@ def test_a_local_model_runs_one_item_per_slot(monkeypatch, chat, asked, concurre
     monkeypatch.setattr(common, "local_model_settings", started)
     seen = []
 
-    async def body(settings, options):
+    async def body(settings, options, spend):
         seen.append(options.concurrency)
         return 0
 

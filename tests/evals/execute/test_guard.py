@@ -290,3 +290,23 @@ async def test_a_priced_model_with_no_output_limit_is_never_called_under_a_cap()
     with pytest.raises(Exception, match="no output token limit for openai/gpt-4o"):
         await guard.complete([{"role": "user", "content": "hi"}])
     assert model.requests == []
+
+
+async def test_one_spend_keeps_each_jobs_part_and_counts_the_calls_the_cap_refused():
+    spend = Spend(1.0)
+    chat = CallGuard(ScriptedModel(say("x", (1000, 100)), repeat=True,
+                                   model_id="openai/gpt-4o-mini"), 1, spend=spend)
+    judge = CallGuard(ScriptedModel(say("y", (1000, 100)), repeat=True,
+                                    model_id="openai/gpt-4o-mini"), 1, spend=spend, job="judge")
+    await chat.complete([{"role": "user", "content": "hi"}])
+    await judge.complete([{"role": "user", "content": "hi"}])
+    await judge.complete([{"role": "user", "content": "hi"}])
+    assert spend.parts["chat"] > 0
+    assert spend.parts["judge"] == pytest.approx(2 * spend.parts["chat"])
+    assert spend.cost_usd == pytest.approx(3 * spend.parts["chat"])
+    assert spend.said().startswith(f"${spend.cost_usd:.4f} (chat $")
+    spend.max_cost_usd = spend.cost_usd  # no room left: the next call is refused, and counted
+    with pytest.raises(Exception, match="cost cap reached"):
+        await chat.complete([{"role": "user", "content": "hi"}])
+    assert spend.calls_refused == 1 and spend.cost_usd == pytest.approx(
+        3 * spend.parts["chat"])

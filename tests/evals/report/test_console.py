@@ -99,3 +99,18 @@ def test_the_cost_tells_refused_retries_from_attempts_at_an_unknown_price():
     assert cost_lines([item(capped)], "openai/gpt-4o-mini") == [
         "cost: $0.0000 (1 attempt(s) refused by the cost cap)"]
     assert cost_lines([], "x") == []
+
+
+def test_the_cost_line_names_every_jobs_part_when_the_record_keeps_them():
+    from evals.record.run import Spent
+    from evals.report.console import cost_lines
+
+    capped = CaseResult(id="c", file="f.yaml", prompt="p", status="SKIPPED",
+                        skipped_reason="cost cap reached: no new model call was made")
+    spend = Spent(chat=0.45, judge=0.3, visitor=0.05, calibration=0.02, max_cost_usd=1.0,
+                  unpriced=["openai/fake"])
+    assert cost_lines([capped], "openai/gpt-4o-mini", spend) == [
+        "cost: $0.8200 (chat $0.4500, judge $0.3000, visitor $0.0500, calibration $0.0200);"
+        " of a $1.0000 cap; 1 item(s) or attempt(s) refused by the cost cap; not counted:"
+        " openai/fake, at no known price"]
+    assert cost_lines([], "x", Spent(chat=0.01)) == ["cost: $0.0100 (chat $0.0100)"]

@@ -42,3 +42,16 @@ async def test_a_worker_s_view_tells_the_budget_every_cost_reserved_or_not():
     assert await two.reserve(0.1, stop) and two.cost_usd == 0.5  # the whole run's, not its own
     stop.set()
     assert not await one.reserve(0.1, stop)
+
+
+async def test_the_budget_starts_from_what_the_command_spent_and_keeps_each_jobs_part():
+    budget = LocalActor(Budget(max_cost_usd=1.0, spent=0.7))  # a calibration spent 0.7
+    worker = SharedSpend(budget, 1.0, "w1")
+    stop = asyncio.Event()
+    assert not await worker.reserve(0.4, stop)  # 0.7 + 0.4 would pass the cap
+    assert await worker.reserve(0.2, stop)
+    worker.settle(0.2, 0.1, "judge")
+    worker.add(0.05, "visitor")
+    await asyncio.sleep(0.01)
+    assert await budget.call("spent") == {"judge": 0.1, "visitor": 0.05}
+    assert budget.target.spend.cost_usd == 0.85
