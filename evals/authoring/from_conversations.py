@@ -33,6 +33,7 @@ from typing import Any
 from PIL import Image, UnidentifiedImageError
 
 from app.capabilities import REGISTRY
+from app.catalog.records import SPEC_FIELDS
 from app.db import Database
 from evals.authoring.pii import BLIND_SPOTS, Detectors, catalogue_phrases
 from evals.authoring.pii_rules import unresolved_cues
@@ -321,7 +322,36 @@ def _loads(case: dict[str, Any], photos: dict[str, bytes]) -> str | None:
     return "; ".join(case_errors(case, photos=photos)) or None
 
 
-async def make_cases(db: Database, count: int, since: dt.datetime | None = None) -> Made:
+def flagged_checks(kinds: Sequence[str]) -> dict[str, Any]:
+    """A flagged turn's case checks: the online checks that failed on it (evals/report/
+    online.py), each as a case file writes it; a spec check over every spec field."""
+    out = []
+    for kind in kinds:
+        out.append({"kind": kind, "fields": list(SPEC_FIELDS)} if kind == "no_fabricated_specs"
+                   else {"kind": kind})
+    return {"assert": out}
+
+
+def picked_turns(turns: list[StoredTurn], eligible: set[int],
+                 flagged: dict[int, list[str]], made: Made) -> list[tuple[str, StoredTurn]]:
+    """The turns asked for by id (a flagged turn of online evaluation), in the order asked,
+    each only if its person consented; the others are said and left out."""
+    by_id = {t.id: t for t in turns if t.id in eligible}
+    picked = []
+    for turn_id in flagged:
+        if turn_id in by_id:
+            picked.append(("flagged", by_id[turn_id]))
+        else:
+            made.left_out.append(f"turn {turn_id}: no stored turn of a consented conversation"
+                                 " has that id (in the period asked)")
+    return picked
+
+
+async def make_cases(db: Database, count: int, since: dt.datetime | None = None,
+                     flagged: dict[int, list[str]] | None = None) -> Made:
+    """Up to `count` cases from the consented conversations, picked by kind; or, with
+    `flagged` (turn id -> the online checks that failed on it), a case of each of those turns
+    that is consented, with those checks."""
     turns, eligible, left = await load(db, since)
     made = Made(left_out=left)
     names = await _names(db)
@@ -329,13 +359,17 @@ async def make_cases(db: Database, count: int, since: dt.datetime | None = None)
     conversations: dict[str, list[StoredTurn]] = defaultdict(list)
     for t in turns:
         conversations[t.conversation].append(t)
-    queued = queues(turns, eligible)
-    for kind in KINDS:
-        if not queued[kind]:
-            made.left_out.append(f"kind {kind}: none in the consented conversations"
-                                 f" ({KINDS[kind][0]})")
+    if flagged is not None:
+        chosen = picked_turns(turns, eligible, flagged, made)
+    else:
+        queued = queues(turns, eligible)
+        for kind in KINDS:
+            if not queued[kind]:
+                made.left_out.append(f"kind {kind}: none in the consented conversations"
+                                     f" ({KINDS[kind][0]})")
+        chosen = pick(queued, count)
     tools = REGISTRY.all_tools()
-    for n, (kind, turn) in enumerate(pick(queued, count), start=1):
+    for n, (kind, turn) in enumerate(chosen, start=1):
         context = context_of(turn)
         if context is None:
             made.left_out.append(f"turn {turn.id} ({kind}): stored before turns recorded"
@@ -363,7 +397,8 @@ async def make_cases(db: Database, count: int, since: dt.datetime | None = None)
             photos = {f"conversation-{n}-{i}.jpg": data for i, data in enumerate(encoded)
                       if data is not None}
             case["photos"] = list(photos)
-        checks = KINDS[kind][1]
+        checks = flagged_checks((flagged or {}).get(turn.id, [])) if kind == "flagged" \
+            else KINDS[kind][1]
         case.update({k: v for k, v in checks.items() if k != "assert"})
         if "assert" in checks:
             case["assert"] = checks["assert"]

@@ -35,6 +35,7 @@ from evals.execute.cache import CacheUse, cached, call_cache
 from evals.execute.guard import Spend
 from evals.record.artifact import write_atomically
 from evals.record.call_cache import CallCache
+from evals.record.online import ONLINE_KINDS
 from evals.settings import POLICIES, SCENARIOS_DIR, Policy, conninfo, eval_settings
 
 T = TypeVar("T")
@@ -81,6 +82,10 @@ def register(sub: Commands) -> None:
     fc.add_argument("--since", type=date_arg, help="only turns from this date (YYYY-MM-DD)")
     fc.add_argument("--count", type=int, default=10, help="how many cases (1 to 200)")
     fc.add_argument("--out", type=Path, help="write the cases here (default: print them)")
+    fc.add_argument("--turns", type=turn_ids, metavar="ID[,ID…]",
+                    help="a case of each of these turns instead (the failing turns `online`"
+                         " lists), with the online checks that failed on it; consent and"
+                         " personal data as for any case")
     fc.set_defaults(handler=from_conversations)
 
 
@@ -204,6 +209,28 @@ def _refuse_out(out: Path) -> None:
                            f"  {line}" for line in kept))
 
 
+def turn_ids(value: str) -> list[int]:
+    try:
+        ids = [int(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"turn ids are numbers: {value!r}") from None
+    if not ids:
+        raise argparse.ArgumentTypeError("name at least one turn id")
+    return ids
+
+
+async def failed_online(settings: Settings, ids: list[int]) -> dict[int, list[str]]:
+    """Each turn's online checks that failed (stored by `online`); a turn none failed on, or
+    never checked, gets every online check, for its reviewer to keep what applies."""
+    async with open_store(settings) as store:
+        verdicts = await store.online_verdicts()
+    failed: dict[int, list[str]] = {i: [] for i in ids}
+    for v in verdicts:
+        if v.turn_id in failed and v.verdict == "fail" and v.kind not in failed[v.turn_id]:
+            failed[v.turn_id].append(v.kind)
+    return {i: kinds or list(ONLINE_KINDS) for i, kinds in failed.items()}
+
+
 def from_conversations(args: argparse.Namespace) -> int:
     """`python -m evals from-conversations [--since DATE] [--count 10] [--out FILE]`: cases
     from the app's stored conversations (those whose person consented), no model involved."""
@@ -215,7 +242,8 @@ def from_conversations(args: argparse.Namespace) -> int:
         db = Database(conninfo(settings), max_size=2)
         await db.open()
         try:
-            made = await make_cases(db, args.count, args.since)
+            flagged = await failed_online(settings, args.turns) if args.turns else None
+            made = await make_cases(db, args.count, args.since, flagged)
         except NoConversations as exc:
             raise CliError(str(exc)) from exc
         finally:

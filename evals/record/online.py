@@ -51,3 +51,4 @@ class TrendRow(BaseModel):
     high: float | None
     flagged: bool = False
     why: str = ""
+    failing: list[int] = []  # the ids of the turns it failed in this group (at most 20)

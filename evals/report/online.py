@@ -25,7 +25,9 @@ The trend: per check, per ISO week and per agent, the failure rate over the turn
 with its 95% Wilson interval. A group is flagged when its interval and the group before it do
 not overlap and the rates differ by more than the run-to-run noise measured on the suite (the
 spread of that check's failure rate over stored runs of one plan by one agent); where the
-suite gives no such figure, that is said, and the intervals alone decide.
+suite gives no such figure, that is said, and the intervals alone decide. A flagged group
+names the turns it failed on, which `from-conversations --turns` makes into draft cases under
+its consent and personal-data rules.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ ACTION_ASKED = ("a write or action call, which the visitor may have asked for: t
                 " reader")
 Z95 = 1.959963984540054
 Said = Literal["pass", "fail", "undecided"]
+MOST_SHOWN = 20  # failing turns a trend row names
 
 
 @dataclass(frozen=True)
@@ -213,6 +216,7 @@ def _row(kind: str, group: str, label: str, verdicts: list[OnlineVerdict]) -> Tr
     interval = wilson(failed, len(decided))
     return TrendRow(kind=kind, group=group, label=label, decided=len(decided), failed=failed,
                     undecided=len(verdicts) - len(decided),
+                    failing=[v.turn_id for v in decided if v.verdict == "fail"][:MOST_SHOWN],
                     rate=failed / len(decided) if decided else None,
                     low=interval[0] if interval else None,
                     high=interval[1] if interval else None)
@@ -278,4 +282,8 @@ def render_trend(rows: Sequence[TrendRow], noise: dict[str, float]) -> str:
                          + ("  FLAGGED" if r.flagged else ""))
             if r.flagged:
                 lines.append(f"    {r.why}")
+                if r.failing:
+                    ids = ",".join(map(str, r.failing))
+                    lines.append(f"    failing turns: {ids} (cases of them: python -m evals"
+                                 f" from-conversations --turns {ids})")
     return "\n".join(lines) or "no online verdicts yet (python -m evals online)"

@@ -64,6 +64,11 @@ async def test_a_prompt_change_that_breaks_a_check_is_flagged(db, settings, eval
                == claimed[1].group]
     assert "failure rate up from 0%" in flag.why and "to 100%" in flag.why
     assert "no run-to-run noise for this check" in flag.why  # no stored suite runs here
+    assert len(flag.failing) == 12  # the turns to draft cases of
+    from evals.report.online import render_trend
+
+    assert "from-conversations --turns " + ",".join(map(str, flag.failing)) in render_trend(
+        shown.by_agent, shown.noise)
     by_kind = {r.kind: r for r in shown.by_week}
     assert by_kind["citations_resolve"].undecided == 24  # documents are not fetched online
     assert by_kind["no_unknown_tools"].decided == 24  # each turn's own catalogue
@@ -89,3 +94,22 @@ async def test_a_turn_stored_without_its_catalogue_is_undecided_where_it_reads_o
         with pytest.raises(Exception, match="evidence kept"):
             await store.db.execute("DELETE FROM eval_online_verdicts")
         assert await store.online_verdicts(dt.datetime(2100, 1, 1, tzinfo=dt.UTC)) == []
+
+
+async def test_a_flagged_turn_becomes_a_draft_case_under_the_consent_rules(db, settings,
+                                                                           eval_settings_of):
+    from evals.authoring.from_conversations import make_cases
+
+    await talk(db, settings, CLAIMS, 2, consent=True)
+    await talk(db, settings, CLAIMS, 1, consent=False)
+    await _sample(eval_settings_of, None, None)
+    rows = await db.fetch("SELECT t.id, cc.consent FROM turns t JOIN conversation_consent cc"
+                          " ON cc.conversation_id = t.conversation_id ORDER BY t.id")
+    yes = [r["id"] for r in rows if r["consent"]]
+    no = [r["id"] for r in rows if not r["consent"]]
+    made = await make_cases(db, 10, flagged={yes[1]: ["not_claimed_done"],
+                                             no[0]: ["not_claimed_done"]})
+    [(kind, case)] = made.cases
+    assert kind == "flagged" and case["assert"] == [{"kind": "not_claimed_done"}]
+    assert case["history"]  # the earlier turn of its conversation
+    assert [line for line in made.left_out if f"turn {no[0]}:" in line]

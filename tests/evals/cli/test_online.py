@@ -15,3 +15,5 @@ def test_online_with_nothing_recorded_says_so(capsys):
     assert "--limit must be 1 to 10000, not 0" in capsys.readouterr().err
     assert main(["online", "--since", "yesterday"]) == 2
     assert "not a date (YYYY-MM-DD): 'yesterday'" in capsys.readouterr().err
+    assert main(["from-conversations", "--turns", "x"]) == 2
+    assert "turn ids are numbers: 'x'" in capsys.readouterr().err
