@@ -3,6 +3,8 @@ disagreement counted (also when they answer at once), a person's label kept once
 store cannot hold refused with nothing written, and what the queue has to offer."""
 
 import asyncio
+import datetime as dt
+import re
 
 import pytest
 
@@ -165,3 +167,41 @@ def test_a_pack_rubric_is_named_with_its_prompt_hash_or_not_at_all():
         label("case-0", "pass", "ana", rubric_pack="safety/kind")
     with pytest.raises(ValidationError, match="rubric_pack and rubric_hash are given together"):
         label("case-0", "pass", "ana", rubric_hash="hp")
+
+
+def test_a_name_is_normalised_so_one_person_is_one_name():
+    assert label("case-0", "pass", "Ａｎａ").by == "Ana"  # fullwidth letters (NFKC)
+    assert label("case-0", "pass", "  Ana   Lima ").by == "Ana Lima"
+    assert label("case-0", "pass", "Ana\u0301").by == "Aná"  # composed
+    assert label("case-0", "pass", "Анна").by == "Анна"  # one script, any script
+    assert label("case-0", "pass", "山田 はなこ").by == "山田 はなこ"  # Han with kana
+
+
+@pytest.mark.parametrize(("name", "letter"), [
+    ("\u0410na", "U+0410 CYRILLIC CAPITAL LETTER A"),  # А, Cyrillic, then Latin
+    ("An\u0430", "U+0430 CYRILLIC SMALL LETTER A"),
+    ("\u0391na", "U+0391 GREEK CAPITAL LETTER ALPHA"),
+])
+def test_a_name_mixing_scripts_is_refused(name, letter):
+    with pytest.raises(ValueError, match=f"mixes scripts .*{re.escape(letter)}.*one script"):
+        label("case-0", "pass", name)
+
+
+def test_a_label_s_time_is_within_the_project_s_life():
+    now = dt.datetime.now(dt.UTC)
+    assert label("case-0", "pass", "ana", at=now).at == now
+    assert label("case-0", "pass", "ana", at=now + dt.timedelta(minutes=2)).at is not None
+    with pytest.raises(ValueError, match="is in the future"):
+        label("case-0", "pass", "ana", at=now + dt.timedelta(days=1))
+    with pytest.raises(ValueError, match="1999-01-01.* is before 2026-11-29, when this"
+                                         " project began"):
+        label("case-0", "pass", "ana", at=dt.datetime(1999, 1, 1, tzinfo=dt.UTC))
+    with pytest.raises(ValueError, match="has no time zone"):
+        label("case-0", "pass", "ana", at=dt.datetime(2026, 12, 1, 9, 0))
+
+
+async def test_people_are_found_by_their_name_as_normalised(store):
+    await stored(store, judged_run("lab0001", ["pass"]))
+    assert await add_labels(store, [label("case-0", "pass", "Ａｎａ")]) == 1
+    assert [x.by for x in await list_labels(store, "Ａｎａ")] == ["Ana"]
+    assert await queue(store, "Ａｎａ") == []  # labelled already, whichever way it is typed
