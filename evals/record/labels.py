@@ -34,6 +34,7 @@ from pydantic import (
     Field,
     SerializationInfo,
     SerializerFunctionWrapHandler,
+    ValidationInfo,
     field_validator,
     model_serializer,
     model_validator,
@@ -114,6 +115,15 @@ class VerdictRef(BaseModel):
                 f" check {self.check} ({self.kind})")
 
 
+STORED = {"stored": True}  # validation context: a row read back from the store
+
+
+def _stored(info: ValidationInfo) -> bool:
+    """A label read back from the store is taken as it was stored: a name or time that today's
+    checks refuse but an older version kept is still evidence, and still readable."""
+    return bool(info.context and info.context.get("stored"))
+
+
 class Label(VerdictRef):
     """One person's label of one judged verdict, and the pack whose rubric it was given
     under (None: the case's own, or the scenario criterion)."""
@@ -131,13 +141,14 @@ class Label(VerdictRef):
 
     @field_validator("by")
     @classmethod
-    def _one_person(cls, value: str) -> str:
-        return person_name(value)
+    def _one_person(cls, value: str, info: ValidationInfo) -> str:
+        return value if _stored(info) else person_name(value)
 
     @field_validator("at")
     @classmethod
-    def _in_the_project_s_life(cls, value: dt.datetime | None) -> dt.datetime | None:
-        if value is None:
+    def _in_the_project_s_life(cls, value: dt.datetime | None,
+                               info: ValidationInfo) -> dt.datetime | None:
+        if value is None or _stored(info):
             return value
         if value.tzinfo is None:
             raise ValueError(f"{value.isoformat()} has no time zone: write it as"
@@ -273,7 +284,7 @@ async def add_labels(store: RunStore, labels: list[Label]) -> int:
                                   " AND labelled_by = %s", (*label.key, label.by))
                 stored = await cur.fetchone()
                 if stored is not None:
-                    if not Label.model_validate(stored).same_as(label):
+                    if not Label.model_validate(stored, context=STORED).same_as(label):
                         problems.append((i, f"{label.by} labelled {label.ref()} already, as"
                                             f" {stored['verdict']}; a person labels a verdict"
                                             " once"))
@@ -303,14 +314,14 @@ async def list_labels(store: RunStore, by: str | None = None) -> list[Label]:
         f"SELECT {_COLUMNS} FROM eval_labels{where}"
         " ORDER BY run_id, case_id, repetition, attempt, n, labelled_by",
         (by,) if by is not None else ())
-    return [Label.model_validate(r) for r in rows]
+    return [Label.model_validate(r, context=STORED) for r in rows]
 
 
 async def labels_of(store: RunStore, ref: VerdictRef) -> list[Label]:
     """Everyone's labels of one verdict."""
     rows = await store.db.fetch(f"SELECT {_COLUMNS} FROM eval_labels WHERE {_KEY}"
                                 " ORDER BY labelled_at, labelled_by", ref.key)
-    return [Label.model_validate(r) for r in rows]
+    return [Label.model_validate(r, context=STORED) for r in rows]
 
 
 async def queue(store: RunStore, by: str, runs: int = QUEUE_RUNS) -> list[Judged]:

@@ -6,6 +6,7 @@ import asyncio
 import datetime as dt
 import re
 
+import psycopg
 import pytest
 
 from evals.record.labels import (
@@ -13,6 +14,7 @@ from evals.record.labels import (
     LabelError,
     Offered,
     add_labels,
+    labels_of,
     list_labels,
     offered,
     people_say,
@@ -205,3 +207,16 @@ async def test_people_are_found_by_their_name_as_normalised(store):
     assert await add_labels(store, [label("case-0", "pass", "Ａｎａ")]) == 1
     assert [x.by for x in await list_labels(store, "Ａｎａ")] == ["Ana"]
     assert await queue(store, "Ａｎａ") == []  # labelled already, whichever way it is typed
+
+
+async def test_a_label_stored_before_these_checks_is_still_read(store):
+    """A name or a time the checks now refuse, stored before they were made, is read back as
+    stored: the store's evidence is never unreadable."""
+    await stored(store, judged_run("lab0001", ["pass"]))
+    async with await psycopg.AsyncConnection.connect(store.db.conninfo, autocommit=True) as c:
+        await c.execute("INSERT INTO eval_labels (run_id, case_id, repetition, attempt, n, kind,"
+                        " verdict, labelled_by, labelled_at) VALUES ('lab0001', 'case-0', 1, 1,"
+                        " 2, 'judge', 'pass', %s, '2020-01-01T00:00:00Z')", ("\u0430na",))
+    [kept] = await list_labels(store)
+    assert (kept.by, kept.at.year) == ("\u0430na", 2020)
+    assert [x.by for x in await labels_of(store, kept.ref())] == ["\u0430na"]
