@@ -118,22 +118,28 @@ async def ensure_roles(conn: psycopg.AsyncConnection[Any]) -> bool:
     return True
 
 
-async def grant(conn: psycopg.AsyncConnection[Any]) -> None:
-    """Give each working role exactly its privileges on this database's relations (those that
-    already have them are left alone, so a migrated database costs one query)."""
+async def _missing(conn: psycopg.AsyncConnection[Any]
+                   ) -> list[tuple[str, str, str, frozenset[str]]]:
+    """The relations whose grants to a working role are not what `wanted` says: (name, kind,
+    role, wanted)."""
     cur = await conn.cursor(row_factory=tuple_row).execute(
         "SELECT c.relname, c.relkind::text, r.rolname, array_remove(array_agg(a.privilege_type),"
         " NULL) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
         " CROSS JOIN pg_roles r LEFT JOIN LATERAL aclexplode(c.relacl) a"
         " ON a.grantee = r.oid WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'S',"
         " 'v', 'm') AND r.rolname = ANY(%s) GROUP BY 1, 2, 3", (list(ROLES),))
-    changes = []
-    for name, kind, role, has in await cur.fetchall():
-        want = wanted(role, name, kind)
-        if set(has) != want:
-            changes.append((name, kind, role, want))
+    return [(name, kind, role, wanted(role, name, kind))
+            for name, kind, role, has in await cur.fetchall()
+            if set(has) != wanted(role, name, kind)]
+
+
+async def grant(conn: psycopg.AsyncConnection[Any]) -> bool:
+    """Give each working role exactly its privileges on this database's relations (those that
+    already have them are left alone, so a migrated database costs one query). False when
+    they could not all be given: a user that does not own a table is only warned by GRANT."""
+    changes = await _missing(conn)
     if not changes:
-        return
+        return True
     async with conn.transaction():
         # Two processes granting on one table at once: one would fail ("tuple concurrently
         # updated"); the second waits, then grants what is already granted.
@@ -149,6 +155,7 @@ async def grant(conn: psycopg.AsyncConnection[Any]) -> None:
             if want:
                 await conn.execute(sql.SQL("GRANT {} ON {}{} TO {}").format(
                     sql.SQL(", ").join(sql.SQL(p) for p in sorted(want)), what, target, who))
+    return not await _missing(conn)
 
 
 async def prepare(conn: psycopg.AsyncConnection[Any], conninfo: str, role: str) -> Access:
@@ -156,9 +163,7 @@ async def prepare(conn: psycopg.AsyncConnection[Any], conninfo: str, role: str) 
     made and granted, and how a pool reaches the database as `role`. A user that may not make
     them gets one role for everything, said in a warning line."""
     try:
-        made = await ensure_roles(conn)
-        if made:
-            await grant(conn)
+        made = await ensure_roles(conn) and await grant(conn)
     except psycopg.errors.InsufficientPrivilege:
         made = False  # the roles exist, but this user does not own the tables to grant on
     if made and is_embedded(conninfo):

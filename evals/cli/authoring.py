@@ -16,6 +16,7 @@ import yaml
 
 from app.chat.models import ModelCallError, model_for_job
 from app.db import Database
+from app.db.roles import APP_ROLE
 from app.localmodel import local_model_settings, uses_local_model
 from app.localmodel.server import LocalModelError
 from app.settings import Settings
@@ -190,7 +191,7 @@ def from_conversations(args: argparse.Namespace) -> int:
     settings = app_settings()
 
     async def body() -> int:
-        db = Database(conninfo(settings), max_size=2)
+        db = Database(conninfo(settings), max_size=2, role=APP_ROLE)  # reads the app's rows
         await db.open()
         try:
             made = await make_cases(db, args.count, args.since)

@@ -116,16 +116,23 @@ async def test_on_another_server_the_pool_takes_the_role_by_set_role(server_conn
             await db.close()
 
 
+# A user with no right on a table is refused its GRANT; one with every right but ownership is
+# only warned ("no privileges were granted"), and the grants are checked again after.
+@pytest.mark.parametrize("rights", ["", "GRANT ALL ON things TO {user}"])
 async def test_a_user_that_may_not_make_the_roles_works_as_one_role_and_says_so(
-        server_conninfo, template_db, monkeypatch, caplog):
+        server_conninfo, monkeypatch, caplog, rights):
     monkeypatch.setattr(roles_module, "is_embedded", lambda conninfo: False)
     plain = f"test_plain_{uuid.uuid4().hex[:8]}"
     async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
         await admin.execute(f'CREATE ROLE "{plain}" LOGIN')
+        await ensure_roles(admin)
+        await admin.execute(f'GRANT "{APP_ROLE}" TO "{plain}"')  # it may act as the role
     try:
         async with scratch_database(server_conninfo, prefix="test") as info:
             async with await psycopg.AsyncConnection.connect(info, autocommit=True) as conn:
                 await conn.execute("CREATE TABLE things (id int)")  # not the user's own
+                if rights:
+                    await conn.execute(rights.format(user=f'"{plain}"'))
             mine = make_conninfo(info, user=plain)
             with caplog.at_level(logging.WARNING, logger="app.db.roles"):
                 async with await psycopg.AsyncConnection.connect(mine, autocommit=True) as conn:
