@@ -74,6 +74,13 @@ class Access:
     login: Login
 
 
+async def _rows(conn: psycopg.AsyncConnection[Any], query: str,
+                params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    async with conn.cursor(row_factory=tuple_row) as cur:
+        await cur.execute(query.encode(), params)
+        return await cur.fetchall()
+
+
 def wanted(role: str, name: str, kind: str) -> frozenset[str]:
     """The privileges `role` gets on the relation `name` of kind `kind` (pg_class.relkind)."""
     if name in BOOKKEEPING:
@@ -94,11 +101,11 @@ async def ensure_roles(conn: psycopg.AsyncConnection[Any]) -> bool:
     """Create the working roles that are missing (two processes at once both succeed); False
     when this user may not create roles. RoleError when one exists with too many rights."""
     checks = " OR ".join(_TOO_MUCH)
-    cur = await conn.cursor(row_factory=tuple_row).execute(
-        f"SELECT rolname, {checks} FROM pg_roles WHERE rolname = ANY(%s)", (list(ROLES),))
-    have = {}
-    for name, too_much in await cur.fetchall():
-        have[name] = too_much
+    have = set()
+    for name, too_much in await _rows(
+            conn, f"SELECT rolname, {checks} FROM pg_roles WHERE rolname = ANY(%s)",
+            (list(ROLES),)):
+        have.add(name)
         if too_much:
             raise RoleError(f"role {name} may do more than its work needs (superuser, create"
                             f" databases or roles, replication or bypass row security):"
@@ -122,14 +129,14 @@ async def _missing(conn: psycopg.AsyncConnection[Any]
                    ) -> list[tuple[str, str, str, frozenset[str]]]:
     """The relations whose grants to a working role are not what `wanted` says: (name, kind,
     role, wanted)."""
-    cur = await conn.cursor(row_factory=tuple_row).execute(
-        "SELECT c.relname, c.relkind::text, r.rolname, array_remove(array_agg(a.privilege_type),"
-        " NULL) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+    rows = await _rows(
+        conn, "SELECT c.relname, c.relkind::text, r.rolname,"
+        " array_remove(array_agg(a.privilege_type), NULL)"
+        " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
         " CROSS JOIN pg_roles r LEFT JOIN LATERAL aclexplode(c.relacl) a"
         " ON a.grantee = r.oid WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'S',"
         " 'v', 'm') AND r.rolname = ANY(%s) GROUP BY 1, 2, 3", (list(ROLES),))
-    return [(name, kind, role, wanted(role, name, kind))
-            for name, kind, role, has in await cur.fetchall()
+    return [(name, kind, role, wanted(role, name, kind)) for name, kind, role, has in rows
             if set(has) != wanted(role, name, kind)]
 
 
@@ -169,10 +176,8 @@ async def prepare(conn: psycopg.AsyncConnection[Any], conninfo: str, role: str) 
     if made and is_embedded(conninfo):
         return Access(role, make_conninfo(conninfo, user=role), "role")
     if made:
-        cur = await conn.cursor(row_factory=tuple_row).execute(
-            "SELECT pg_has_role(%s, 'MEMBER')", (role,))
-        row = await cur.fetchone()
-        if row is not None and row[0]:
+        [(member,)] = await _rows(conn, "SELECT pg_has_role(%s, 'MEMBER')", (role,))
+        if member:
             log.info("connecting as the database URL's user, acting as role %s (SET ROLE)",
                      role)
             return Access(role, conninfo, "set_role")

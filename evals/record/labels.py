@@ -62,10 +62,16 @@ Key = tuple[str, str, int, int, int]  # run, item, repetition, attempt, check
 _MIXES = ({"CJK", "HIRAGANA", "KATAKANA"}, {"CJK", "HANGUL"}, {"CJK", "BOPOMOFO"})
 
 
+def _normal(name: str) -> str:
+    """NFKC (fullwidth, decomposed or compatibility letters as the plain ones), spaces
+    collapsed."""
+    return " ".join(unicodedata.normalize("NFKC", name).split())
+
+
 def person_name(value: str) -> str:
-    """A labeller's name as one person has one: NFKC-normalised, its spaces collapsed.
-    ValueError for a name whose letters come from scripts no one name mixes."""
-    name = " ".join(unicodedata.normalize("NFKC", value).split())
+    """A labeller's name as one person has one: normalised (`_normal`). ValueError for a name
+    whose letters come from scripts no one name mixes."""
+    name = _normal(value)
     scripts: dict[str, str] = {}
     for ch in name:
         if unicodedata.category(ch).startswith("L"):
@@ -75,7 +81,7 @@ def person_name(value: str) -> str:
         letters = ", ".join(f"{ch} U+{ord(ch):04X} {unicodedata.name(ch, '?')}"
                             for ch in scripts.values())
         raise ValueError(f"{value!r} mixes scripts ({letters}): a name is written in one"
-                         " script, or it is another person's to the store")
+                         " script (one that mixes them can look like another person's name)")
     return name
 
 
@@ -308,7 +314,7 @@ async def list_labels(store: RunStore, by: str | None = None) -> list[Label]:
     """Every stored label (or one person's, the name as normalised), in a stable order: by
     verdict, then person."""
     if by is not None:
-        by = " ".join(unicodedata.normalize("NFKC", by).split())
+        by = _normal(by)
     where = " WHERE labelled_by = %s" if by is not None else ""
     rows = await store.db.fetch(
         f"SELECT {_COLUMNS} FROM eval_labels{where}"
