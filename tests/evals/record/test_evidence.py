@@ -183,15 +183,13 @@ async def test_the_evals_and_app_roles_cannot_get_past_the_evidence_rules(store,
         cur = await conn.execute("SELECT current_user AS u, session_user AS s")
         assert await cur.fetchone() == {"u": EVALS_ROLE, "s": EVALS_ROLE}
     app = make_conninfo(store_conninfo, user=APP_ROLE)
-    for statement in PAST_THE_RULES:
-        for conninfo in (None, app):
-            async with (store.db.connection() if conninfo is None else
-                        await psycopg.AsyncConnection.connect(conninfo, autocommit=True)
-                        ) as conn:
+    async with store.db.connection() as evals, \
+            await psycopg.AsyncConnection.connect(app, autocommit=True) as by_app:
+        for statement in PAST_THE_RULES:
+            for conn in (evals, by_app):
                 with pytest.raises(psycopg.errors.InsufficientPrivilege):
                     await conn.execute(statement)
-    async with await psycopg.AsyncConnection.connect(app, autocommit=True) as conn:
         with pytest.raises(psycopg.errors.InsufficientPrivilege):  # nothing of the store
-            await conn.execute("SELECT * FROM eval_labels")
+            await by_app.execute("SELECT * FROM eval_labels")
     assert [(x.by, x.verdict) for x in await list_labels(store)] == [("ana", "pass")]
     assert [p.name for p in await store.list_points()] == ["p1"]
