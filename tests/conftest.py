@@ -11,6 +11,7 @@ import pytest
 
 import app.chat.retry as retry
 from app.db import Database, resolve_conninfo, scratch_database
+from app.db.roles import APP_ROLE
 from app.seed import seed_demo
 from app.settings import DEFAULT_DATA_DIR, Settings
 
@@ -33,11 +34,13 @@ def server_conninfo() -> str:
 
 @pytest.fixture(scope="session")
 async def template_db(server_conninfo: str) -> AsyncIterator[str]:
-    """A migrated database holding the demo seed, used as a template for every test db."""
+    """A migrated database holding the demo seed, used as a template for every test db. It
+    carries the working roles' grants (app/db/roles.py), as its copies then do."""
     name = f"test_tmpl_{uuid.uuid4().hex[:10]}"
     async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
         await admin.execute(f'CREATE DATABASE "{name}"')
-    db = Database(psycopg.conninfo.make_conninfo(server_conninfo, dbname=name), max_size=2)
+    db = Database(psycopg.conninfo.make_conninfo(server_conninfo, dbname=name), max_size=2,
+                  role=APP_ROLE)
     await db.open()
     await seed_demo(db)
     await db.close()

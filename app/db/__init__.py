@@ -18,6 +18,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from app.db.embedded import start_embedded, stop_orphaned
 from app.db.migrate import MigrationError, migrate
+from app.db.roles import Access, prepare, take_role
 
 __all__ = ["Database", "MigrationError", "connect", "resolve_conninfo", "scratch_database"]
 
@@ -59,31 +60,43 @@ async def connect(conninfo: str, timeout_s: float | None = None, *, autocommit: 
 class Database:
     """An async connection pool on one database, migrated when opened.
 
+    With `role` (app/db/roles.py), migrations and grants run as `conninfo`'s user (the owner)
+    and the pool works as that least-privilege role; without, the pool works as that user.
+
     With `timeout_s`, no call waits longer than that: connecting (connect_timeout), waiting
     for a pooled connection, and each statement, on the server (statement_timeout) and here
     (a server that is frozen enforces nothing, so the client gives up too). TimeoutError then.
     """
 
     def __init__(self, conninfo: str, *, max_size: int = 10, app_schema: bool = True,
-                 timeout_s: float | None = None) -> None:
-        self.conninfo = conninfo
+                 timeout_s: float | None = None, role: str | None = None) -> None:
+        self.conninfo = conninfo  # the owner's: migrations, and statements typed by hand
         self._max_size = max_size
         self.timeout_s = timeout_s
         # False: the app's schema (and pgvector) is not this pool's: the eval run store
         # migrates its own tables.
         self._app_schema = app_schema
+        self._role = role
+        self.access: Access | None = None  # how the pool reaches `role`, once open
         self._pool: AsyncConnectionPool | None = None
 
     async def open(self) -> None:
-        if self._app_schema:
+        if self._app_schema or self._role is not None:
             async with await connect(self.conninfo, self.timeout_s) as conn:
-                await migrate(conn)
+                if self._app_schema:
+                    await migrate(conn)
+                if self._role is not None:
+                    await conn.set_autocommit(True)
+                    self.access = await prepare(conn, self.conninfo, self._role)
+        access = self.access
 
         async def configure(conn: psycopg.AsyncConnection) -> None:
+            await conn.set_autocommit(True)
+            if access is not None:
+                await take_role(conn, access)
             if self._app_schema:
                 await register_vector_async(conn)
             conn.row_factory = dict_row  # type: ignore[assignment]
-            await conn.set_autocommit(True)
 
         limits: dict[str, Any] = {}
         if self.timeout_s is not None:
@@ -91,8 +104,8 @@ class Database:
                       "kwargs": {"connect_timeout": max(1, math.ceil(self.timeout_s)),
                                  "options": f"-c statement_timeout={int(self.timeout_s * 1000)}"}}
         self._pool = AsyncConnectionPool(
-            self.conninfo, min_size=1, max_size=self._max_size, configure=configure, open=False,
-            **limits)
+            access.conninfo if access is not None else self.conninfo, min_size=1,
+            max_size=self._max_size, configure=configure, open=False, **limits)
         async with asyncio.timeout(self.timeout_s):
             await self._pool.open(wait=True, timeout=self.timeout_s or 30.0)
 

@@ -11,6 +11,8 @@ import signal
 from pathlib import Path
 
 import psutil
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +24,22 @@ START_LOCK = ".start.lock"
 
 
 _at_exit: set[Path] = set()
+# Where the embedded servers this process started or joined listen (host, port): a connection
+# there is local and trusted, and may log in as any role (app/db/roles.py).
+_served: set[tuple[str, str]] = set()
+
+
+def _where(conninfo: str) -> tuple[str, str]:
+    params = conninfo_to_dict(conninfo)
+    return str(params.get("host") or ""), str(params.get("port") or "")
+
+
+def is_embedded(conninfo: str) -> bool:
+    """True when `conninfo` reaches an embedded server this process started or joined."""
+    try:
+        return _where(conninfo) in _served
+    except psycopg.ProgrammingError:
+        return False
 
 
 def _alive(pid: object) -> bool:
@@ -96,7 +114,9 @@ def start_embedded(data_dir: Path) -> str:
             f"could not start the embedded PostgreSQL in {pgdata}: {exc}. "
             f"See {log_file}; set DATABASE_URL to use a server instead."
         ) from exc
-    return str(server.get_uri())
+    uri = str(server.get_uri())
+    _served.add(_where(uri))
+    return uri
 
 
 def stop_orphaned(data_dir: Path, wait_s: float = 15.0) -> bool:

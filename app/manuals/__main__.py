@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from app.db import Database, resolve_conninfo
+from app.db.roles import APP_ROLE
 from app.embed import default_embedder
 from app.manuals.blobs import BlobStore
 from app.manuals.demo import DemoSeedError, Seeded, seed_database
@@ -19,7 +20,7 @@ from app.settings import Settings, get_settings
 async def _ingest(paths: list[Path], slug: str, title: str | None) -> int:
     settings = get_settings()
     url = settings.database_url.get_secret_value() if settings.database_url else None
-    db = Database(resolve_conninfo(url, settings.data_dir))
+    db = Database(resolve_conninfo(url, settings.data_dir), role=APP_ROLE)
     await db.open()
     try:
         library = ManualLibrary(db, BlobStore(settings.blob_root(), settings.blob_base()),

@@ -17,6 +17,7 @@ from starlette.staticfiles import StaticFiles
 from app.chat.models import ChatModel, model_for_job
 from app.db import Database, resolve_conninfo
 from app.db.leftovers import remove_leftovers_saying
+from app.db.roles import APP_ROLE
 from app.embed import default_embedder
 from app.manuals import BlobStore, ManualLibrary, blob_app
 from app.manuals.demo import seed_database, seed_manuals
@@ -59,7 +60,7 @@ def create_app(
             url = settings.database_url.get_secret_value() if settings.database_url else None
             conninfo = resolve_conninfo(url, settings.data_dir)
             await remove_leftovers_saying(conninfo)
-            database = Database(conninfo)
+            database = Database(conninfo, role=APP_ROLE)  # least privilege: app/db/roles.py
             await database.open()
         library = manuals
         if library is None:

@@ -16,6 +16,7 @@ import yaml
 
 from app.chat.models import ChatModel, ModelCallError, model_for_job, model_id_for
 from app.db import Database
+from app.db.roles import APP_ROLE
 from app.localmodel import local_model_settings, uses_local_model
 from app.localmodel.server import LocalModelError
 from app.settings import Settings
@@ -239,7 +240,7 @@ def from_conversations(args: argparse.Namespace) -> int:
     settings = app_settings()
 
     async def body() -> int:
-        db = Database(conninfo(settings), max_size=2)
+        db = Database(conninfo(settings), max_size=2, role=APP_ROLE)  # reads the app's rows
         await db.open()
         try:
             flagged = await failed_online(settings, args.turns) if args.turns else None

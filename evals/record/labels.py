@@ -12,11 +12,17 @@ is labelled with the pack's rubric in view (`rubric_pack`, and `rubric_hash`: th
 prompt's hash as shown, which must be the verdict's), and only such a label counts for the
 pack's calibration. No pack (both None): the case's own rubric or the scenario criterion, and
 every label stored before this was recorded.
+
+A labeller's name is one person's: it is normalised (NFKC, so fullwidth or decomposed letters
+read as the plain ones; spaces collapsed), and a name mixing scripts (a Cyrillic `а` among Latin
+letters, which looks the same and would count as another person) is refused. A label's time
+lies within the project's life: not before it began, not in the future beyond clock skew.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Literal
@@ -28,6 +34,7 @@ from pydantic import (
     Field,
     SerializationInfo,
     SerializerFunctionWrapHandler,
+    ValidationInfo,
     field_validator,
     model_serializer,
     model_validator,
@@ -45,7 +52,37 @@ MAX_NOTE = 2000
 MAX_NAME = 80
 PG_INT_MAX = 2**31 - 1  # the store's integer columns
 
+LABELS_SINCE = dt.datetime(2026, 11, 29, tzinfo=dt.UTC)  # the project's first day: none older
+CLOCK_SKEW = dt.timedelta(minutes=5)  # how far ahead another machine's clock may be
+
 Key = tuple[str, str, int, int, int]  # run, item, repetition, attempt, check
+
+# Scripts that one person's name may mix: Han with Japanese kana, Korean Hangul or Bopomofo
+# (Unicode's "highly restrictive" sets, UTS #39, less their Latin).
+_MIXES = ({"CJK", "HIRAGANA", "KATAKANA"}, {"CJK", "HANGUL"}, {"CJK", "BOPOMOFO"})
+
+
+def _normal(name: str) -> str:
+    """NFKC (fullwidth, decomposed or compatibility letters as the plain ones), spaces
+    collapsed."""
+    return " ".join(unicodedata.normalize("NFKC", name).split())
+
+
+def person_name(value: str) -> str:
+    """A labeller's name as one person has one: normalised (`_normal`). ValueError for a name
+    whose letters come from scripts no one name mixes."""
+    name = _normal(value)
+    scripts: dict[str, str] = {}
+    for ch in name:
+        if unicodedata.category(ch).startswith("L"):
+            # A letter's Unicode name starts with its script: LATIN, CYRILLIC, GREEK, CJK, …
+            scripts.setdefault(unicodedata.name(ch, "UNKNOWN").split()[0], ch)
+    if len(scripts) > 1 and not any(set(scripts) <= mix for mix in _MIXES):
+        letters = ", ".join(f"{ch} U+{ord(ch):04X} {unicodedata.name(ch, '?')}"
+                            for ch in scripts.values())
+        raise ValueError(f"{value!r} mixes scripts ({letters}): a name is written in one"
+                         " script (one that mixes them can look like another person's name)")
+    return name
 
 
 def _plain(value: str | None) -> str | None:
@@ -84,6 +121,15 @@ class VerdictRef(BaseModel):
                 f" check {self.check} ({self.kind})")
 
 
+STORED = {"stored": True}  # validation context: a row read back from the store
+
+
+def _stored(info: ValidationInfo) -> bool:
+    """A label read back from the store is taken as it was stored: a name or time that today's
+    checks refuse but an older version kept is still evidence, and still readable."""
+    return bool(info.context and info.context.get("stored"))
+
+
 class Label(VerdictRef):
     """One person's label of one judged verdict, and the pack whose rubric it was given
     under (None: the case's own, or the scenario criterion)."""
@@ -98,6 +144,29 @@ class Label(VerdictRef):
     rubric_hash: str | None = Field(default=None, min_length=1, max_length=MAX_NAME)
 
     _plain_words = field_validator("note", "by", "rubric_pack", "rubric_hash")(_plain)
+
+    @field_validator("by")
+    @classmethod
+    def _one_person(cls, value: str, info: ValidationInfo) -> str:
+        return value if _stored(info) else person_name(value)
+
+    @field_validator("at")
+    @classmethod
+    def _in_the_project_s_life(cls, value: dt.datetime | None,
+                               info: ValidationInfo) -> dt.datetime | None:
+        if value is None or _stored(info):
+            return value
+        if value.tzinfo is None:
+            raise ValueError(f"{value.isoformat()} has no time zone: write it as"
+                             " 2026-12-01T10:00:00+00:00")
+        now = dt.datetime.now(dt.UTC)
+        if value > now + CLOCK_SKEW:
+            raise ValueError(f"{value.isoformat()} is in the future (the clock here says"
+                             f" {now.isoformat(timespec='seconds')})")
+        if value < LABELS_SINCE:
+            raise ValueError(f"{value.isoformat()} is before {LABELS_SINCE.date()}, when this"
+                             " project began: no label is that old")
+        return value
 
     @model_validator(mode="after")
     def _rubric_whole(self) -> Label:
@@ -221,7 +290,7 @@ async def add_labels(store: RunStore, labels: list[Label]) -> int:
                                   " AND labelled_by = %s", (*label.key, label.by))
                 stored = await cur.fetchone()
                 if stored is not None:
-                    if not Label.model_validate(stored).same_as(label):
+                    if not Label.model_validate(stored, context=STORED).same_as(label):
                         problems.append((i, f"{label.by} labelled {label.ref()} already, as"
                                             f" {stored['verdict']}; a person labels a verdict"
                                             " once"))
@@ -242,20 +311,23 @@ async def add_labels(store: RunStore, labels: list[Label]) -> int:
 
 
 async def list_labels(store: RunStore, by: str | None = None) -> list[Label]:
-    """Every stored label (or one person's), in a stable order: by verdict, then person."""
+    """Every stored label (or one person's, the name as normalised), in a stable order: by
+    verdict, then person."""
+    if by is not None:
+        by = _normal(by)
     where = " WHERE labelled_by = %s" if by is not None else ""
     rows = await store.db.fetch(
         f"SELECT {_COLUMNS} FROM eval_labels{where}"
         " ORDER BY run_id, case_id, repetition, attempt, n, labelled_by",
         (by,) if by is not None else ())
-    return [Label.model_validate(r) for r in rows]
+    return [Label.model_validate(r, context=STORED) for r in rows]
 
 
 async def labels_of(store: RunStore, ref: VerdictRef) -> list[Label]:
     """Everyone's labels of one verdict."""
     rows = await store.db.fetch(f"SELECT {_COLUMNS} FROM eval_labels WHERE {_KEY}"
                                 " ORDER BY labelled_at, labelled_by", ref.key)
-    return [Label.model_validate(r) for r in rows]
+    return [Label.model_validate(r, context=STORED) for r in rows]
 
 
 async def queue(store: RunStore, by: str, runs: int = QUEUE_RUNS) -> list[Judged]:

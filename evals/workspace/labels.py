@@ -95,8 +95,12 @@ class LabelsTab:
         except ValidationError as exc:
             fields = sorted({str(p["loc"][0]) if p["loc"] else "rubric"
                              for p in exc.errors()})
+            named = [p["msg"].removeprefix("Value error, ") for p in exc.errors()
+                     if p["loc"] == ("by",)]
             why = ("choose pass, fail or skip" if fields == ["verdict"] else
-                   "give your name" if fields == ["by"] else f"bad {', '.join(fields)}")
+                   "give your name" if fields == ["by"] and not by.strip() else
+                   f"your name {named[0]}" if fields == ["by"] else
+                   f"bad {', '.join(fields)}")
             return refused(f"That label cannot be kept: {why}.", 400, back, "labels")
         store: RunStore = request.app.state.store
         try:

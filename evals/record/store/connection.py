@@ -12,6 +12,7 @@ from psycopg.conninfo import conninfo_to_dict
 
 from app.db import Database, connect, failure
 from app.db.migrate import migrate
+from app.db.roles import EVALS_ROLE
 from evals.record.store.errors import StoreUnavailable
 
 MIGRATIONS = Path(__file__).parents[1] / "store_migrations"
@@ -37,8 +38,10 @@ def store_name(conninfo: str) -> str:
 
 async def open_database(conninfo: str, name: str) -> Database:
     """The store's database migrated (a database migrated already is only looked at) and its
-    pool open; StoreUnavailable, naming it, when the server does not answer in time."""
-    db = Database(conninfo, max_size=4, app_schema=False, timeout_s=STORE_TIMEOUT_S)
+    pool open, working as the eval processes' role (app/db/roles.py: it adds evidence and
+    never changes it); StoreUnavailable, naming it, when the server does not answer in time."""
+    db = Database(conninfo, max_size=4, app_schema=False, timeout_s=STORE_TIMEOUT_S,
+                  role=EVALS_ROLE)
     try:
         async with asyncio.timeout(STORE_TIMEOUT_S * 2):
             async with await connect(conninfo, STORE_TIMEOUT_S) as conn:

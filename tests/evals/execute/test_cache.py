@@ -32,6 +32,7 @@ from evals.record.call_cache import CallCache
 from evals.settings import PHOTOS_DIR
 from tests.evals.execute.test_responses import FROZEN
 from tests.evals.load.helpers import item_of
+from tests.evals.record.helpers import as_owner
 from tests.fakes import ScriptedModel, call, say
 
 CASES = """
@@ -136,7 +137,7 @@ async def test_refresh_makes_every_call_and_keeps_it_over_the_old_one(env, store
 
 
 async def test_off_touches_no_cache_table(env, store, tmp_path, capsys):
-    await store.db.execute("ALTER TABLE eval_call_cache RENAME TO gone")
+    await as_owner(store, "ALTER TABLE eval_call_cache RENAME TO gone")
     model = ScriptedModel(GOOD)
     [result] = await run_suite(env, cases(tmp_path)[:1], model, cache=CacheUse(None, "off"))
     assert result.status == "PASS" and result.attempts[0].calls.made == 0  # nothing tallied
@@ -153,7 +154,7 @@ def by_prompt(replies):
 
 async def test_a_cache_that_fails_makes_misses_said_once_and_the_run_goes_on(
         env, store, tmp_path, capsys):
-    await store.db.execute("ALTER TABLE eval_call_cache RENAME TO gone")
+    await as_owner(store, "ALTER TABLE eval_call_cache RENAME TO gone")
     model = ScriptedModel(by_prompt({"What cuts acrylic?": GOOD, "What prints in resin?": BAD}),
                           repeat=True)
     results = await run(env, store, cases(tmp_path), model, "one")

@@ -6,6 +6,8 @@ import gzip
 import json
 from pathlib import Path
 
+import psycopg
+
 from evals.execute.agent import agent_info
 from evals.load.plan import plan_info
 from evals.record.fingerprint import AgentSettings
@@ -94,3 +96,10 @@ async def stored_cases(store, record) -> None:
     for case in record.cases:
         await store.save_case(record.run_id, case)
     await store.flush()
+
+
+async def as_owner(store, statement: str) -> None:
+    """Run a statement on the store's database as its owner (as a person in psql would): the
+    store's own pool works as the evals role, which may not alter a table."""
+    async with await psycopg.AsyncConnection.connect(store.db.conninfo, autocommit=True) as conn:
+        await conn.execute(statement)

@@ -1,12 +1,16 @@
-"""Evidence kept (store migration 0005): a stored case, its attempts and checks, a comparison
-point, a comparison and a complete run cannot be changed or removed, not even by a statement
-typed by hand; an unfinished run can still be finished, stopped and resumed, and a case
-written twice is kept as first written."""
+"""Evidence kept (store migrations 0005, 0009): a stored case, its attempts and checks, a
+comparison point, a comparison, a complete run and a label cannot be changed or removed, not
+even by a statement typed by hand; an unfinished run can still be finished, stopped and resumed,
+and a case written twice is kept as first written. The roles the app and the evals work as
+(app/db/roles.py) cannot switch those rules off."""
 
 import psycopg
 import pytest
+from psycopg.conninfo import make_conninfo
 
+from app.db.roles import APP_ROLE, EVALS_ROLE
 from evals.record.fingerprint import Point
+from evals.record.labels import Label, add_labels, list_labels
 from evals.record.store import StoreError
 from evals.report.compare import compare_runs
 from tests.evals.record.helpers import judged_run, stored, stored_cases
@@ -121,3 +125,71 @@ async def test_an_import_into_a_complete_run_that_would_add_to_it_is_refused(sto
     assert await store.import_run(record.model_copy(update={"cases": record.cases[:1]})) == \
         (0, 1)
     assert await store.run_lock("ev0006run") is None
+
+
+async def _labelled(store):
+    """A complete run with one person's label of its judged verdict."""
+    await stored(store, judged_run("ev0007run", ["pass"]))
+    await add_labels(store, [Label(run="ev0007run", item="case-0", repetition=1, attempt=1,
+                                   check=2, kind="judge", verdict="pass", by="ana")])
+
+
+async def test_a_stored_label_cannot_be_changed_or_removed_by_hand(store):
+    await _labelled(store)
+    for statement, refusal in [
+            ("UPDATE eval_labels SET verdict = 'fail'", "UPDATE on eval_labels refused"),
+            ("UPDATE eval_labels SET labelled_by = 'ben'", "UPDATE on eval_labels refused"),
+            ("DELETE FROM eval_labels", "DELETE on eval_labels refused"),
+            ("TRUNCATE eval_labels", "TRUNCATE on eval_labels refused")]:
+        async with await psycopg.AsyncConnection.connect(store.db.conninfo,
+                                                         autocommit=True) as conn:
+            with pytest.raises(psycopg.errors.RestrictViolation) as raised:
+                await conn.execute(statement)
+        assert f"evidence kept: {refusal}: a stored label is final" in str(raised.value)
+    assert [(x.by, x.verdict) for x in await list_labels(store)] == [("ana", "pass")]
+
+
+# What a process of the app or the evals might try to get past the rules above: each is
+# refused for want of the right, not by a trigger (which these would switch off).
+PAST_THE_RULES = [
+    "SET session_replication_role = replica",
+    "ALTER TABLE eval_cases DISABLE TRIGGER eval_cases_kept",
+    "ALTER TABLE eval_labels DISABLE TRIGGER ALL",
+    "ALTER TABLE eval_runs DISABLE TRIGGER USER",
+    "DROP TRIGGER eval_cases_kept ON eval_cases",
+    "UPDATE eval_cases SET status = 'PASS'",
+    "DELETE FROM eval_checks",
+    "TRUNCATE eval_cases CASCADE",
+    "UPDATE eval_labels SET verdict = 'fail'",
+    "DELETE FROM eval_labels",
+    "TRUNCATE eval_labels",
+    "DELETE FROM eval_runs",
+    "UPDATE eval_points SET plan_fingerprint = 'other'",
+    "DELETE FROM eval_comparisons",
+    "DELETE FROM eval_assessments",
+    "DELETE FROM eval_launches",
+    "DELETE FROM eval_schema_migrations",
+    "CREATE TABLE eval_mine (x int)",
+    "CREATE DATABASE mine",
+]
+
+
+async def test_the_evals_and_app_roles_cannot_get_past_the_evidence_rules(store,
+                                                                          store_conninfo):
+    await _labelled(store)
+    await store.save_point(Point(name="p1", created="2026-12-01",
+                                 plan=judged_run("x", []).plan, agent=judged_run("x", []).agent))
+    async with store.db.connection() as conn:  # the store's own pool: the evals role
+        cur = await conn.execute("SELECT current_user AS u, session_user AS s")
+        assert await cur.fetchone() == {"u": EVALS_ROLE, "s": EVALS_ROLE}
+    app = make_conninfo(store_conninfo, user=APP_ROLE)
+    async with store.db.connection() as evals, \
+            await psycopg.AsyncConnection.connect(app, autocommit=True) as by_app:
+        for statement in PAST_THE_RULES:
+            for conn in (evals, by_app):
+                with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                    await conn.execute(statement)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):  # nothing of the store
+            await by_app.execute("SELECT * FROM eval_labels")
+    assert [(x.by, x.verdict) for x in await list_labels(store)] == [("ana", "pass")]
+    assert [p.name for p in await store.list_points()] == ["p1"]

@@ -3,7 +3,10 @@ disagreement counted (also when they answer at once), a person's label kept once
 store cannot hold refused with nothing written, and what the queue has to offer."""
 
 import asyncio
+import datetime as dt
+import re
 
+import psycopg
 import pytest
 
 from evals.record.labels import (
@@ -11,6 +14,7 @@ from evals.record.labels import (
     LabelError,
     Offered,
     add_labels,
+    labels_of,
     list_labels,
     offered,
     people_say,
@@ -165,3 +169,54 @@ def test_a_pack_rubric_is_named_with_its_prompt_hash_or_not_at_all():
         label("case-0", "pass", "ana", rubric_pack="safety/kind")
     with pytest.raises(ValidationError, match="rubric_pack and rubric_hash are given together"):
         label("case-0", "pass", "ana", rubric_hash="hp")
+
+
+def test_a_name_is_normalised_so_one_person_is_one_name():
+    assert label("case-0", "pass", "Ａｎａ").by == "Ana"  # fullwidth letters (NFKC)
+    assert label("case-0", "pass", "  Ana   Lima ").by == "Ana Lima"
+    assert label("case-0", "pass", "Ana\u0301").by == "Aná"  # composed
+    assert label("case-0", "pass", "Анна").by == "Анна"  # one script, any script
+    assert label("case-0", "pass", "山田 はなこ").by == "山田 はなこ"  # Han with kana
+
+
+@pytest.mark.parametrize(("name", "letter"), [
+    ("\u0410na", "U+0410 CYRILLIC CAPITAL LETTER A"),  # А, Cyrillic, then Latin
+    ("An\u0430", "U+0430 CYRILLIC SMALL LETTER A"),
+    ("\u0391na", "U+0391 GREEK CAPITAL LETTER ALPHA"),
+])
+def test_a_name_mixing_scripts_is_refused(name, letter):
+    with pytest.raises(ValueError, match=f"mixes scripts .*{re.escape(letter)}.*one script"):
+        label("case-0", "pass", name)
+
+
+def test_a_label_s_time_is_within_the_project_s_life():
+    now = dt.datetime.now(dt.UTC)
+    assert label("case-0", "pass", "ana", at=now).at == now
+    assert label("case-0", "pass", "ana", at=now + dt.timedelta(minutes=2)).at is not None
+    with pytest.raises(ValueError, match="is in the future"):
+        label("case-0", "pass", "ana", at=now + dt.timedelta(days=1))
+    with pytest.raises(ValueError, match="1999-01-01.* is before 2026-11-29, when this"
+                                         " project began"):
+        label("case-0", "pass", "ana", at=dt.datetime(1999, 1, 1, tzinfo=dt.UTC))
+    with pytest.raises(ValueError, match="has no time zone"):
+        label("case-0", "pass", "ana", at=dt.datetime(2026, 12, 1, 9, 0))
+
+
+async def test_people_are_found_by_their_name_as_normalised(store):
+    await stored(store, judged_run("lab0001", ["pass"]))
+    assert await add_labels(store, [label("case-0", "pass", "Ａｎａ")]) == 1
+    assert [x.by for x in await list_labels(store, "Ａｎａ")] == ["Ana"]
+    assert await queue(store, "Ａｎａ") == []  # labelled already, whichever way it is typed
+
+
+async def test_a_label_stored_before_these_checks_is_still_read(store):
+    """A name or a time the checks now refuse, stored before they were made, is read back as
+    stored: the store's evidence is never unreadable."""
+    await stored(store, judged_run("lab0001", ["pass"]))
+    async with await psycopg.AsyncConnection.connect(store.db.conninfo, autocommit=True) as c:
+        await c.execute("INSERT INTO eval_labels (run_id, case_id, repetition, attempt, n, kind,"
+                        " verdict, labelled_by, labelled_at) VALUES ('lab0001', 'case-0', 1, 1,"
+                        " 2, 'judge', 'pass', %s, '2020-01-01T00:00:00Z')", ("\u0430na",))
+    [kept] = await list_labels(store)
+    assert (kept.by, kept.at.year) == ("\u0430na", 2020)
+    assert [x.by for x in await labels_of(store, kept.ref())] == ["\u0430na"]

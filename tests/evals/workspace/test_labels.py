@@ -267,3 +267,15 @@ def test_a_form_that_claims_a_rubric_the_verdict_was_not_given_under_is_refused(
 async def list_labels_in(conninfo):
     async with RunStore.open(conninfo) as store:
         return await list_labels(store)
+
+
+async def test_a_name_in_mixed_scripts_is_refused_saying_why(judged, tree):
+    app = create_workspace(judged, TOKEN, sources=tree, launcher=Launcher(env={}))
+    with TestClient(app, base_url=BASE, follow_redirects=True) as c:
+        c.get(f"/?token={TOKEN}")
+        fields = form_of(c.get("/labels?by=ana").text, "/labels/answer")
+        # "ana" with a Cyrillic а: it looks like ana's name and would count as another person
+        mixed = c.post("/labels/answer", data={**fields, "by": "\u0430na", "verdict": "pass"})
+        assert mixed.status_code == 400 and "mixes scripts" in mixed.text
+        assert "a name is written in one script" in mixed.text
+        assert await list_labels(app.state.store) == []
