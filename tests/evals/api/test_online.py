@@ -90,10 +90,13 @@ async def test_a_turn_stored_without_its_catalogue_is_undecided_where_it_reads_o
     assert said["no_unknown_tools"] == ("undecided", "the turn was stored without the"
                                         " catalogue it was answered with")
     assert said["not_claimed_done"][0] == "pass"
-    async with RunStore.open(db.conninfo) as store:
-        with pytest.raises(Exception, match="evidence kept"):
+    async with RunStore.open(db.conninfo) as store:  # as the evals role: not even asked
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
             await store.db.execute("DELETE FROM eval_online_verdicts")
         assert await store.online_verdicts(dt.datetime(2100, 1, 1, tzinfo=dt.UTC)) == []
+    async with await psycopg.AsyncConnection.connect(db.conninfo) as owner:  # the triggers
+        with pytest.raises(psycopg.errors.RestrictViolation, match="evidence kept"):
+            await owner.execute("DELETE FROM eval_online_verdicts")
 
 
 async def test_a_flagged_turn_becomes_a_draft_case_under_the_consent_rules(db, settings,
