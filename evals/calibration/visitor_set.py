@@ -34,6 +34,9 @@ from evals.record.transcript import Turn
 from evals.record.visitor import KINDS, FailureKind, VisitorCheck
 
 VISITOR_SET = Path(__file__).parent / "visitor-transcripts.yaml"
+# A second blind set, mostly clean visitors in everyday words, written after the phrases were
+# narrowed and measured once with them.
+VISITOR_SET_2 = Path(__file__).parent / "visitor-transcripts-2.yaml"
 
 
 class VisitorSetError(ValueError):
@@ -149,22 +152,22 @@ class Measured:
 
 
 def measure(transcripts: list[Transcript]) -> Measured:
-    checks: dict[str, VisitorCheck] = {t.id: check_visitor(t.as_turns(), None)
-                                       for t in transcripts}
+    checks: dict[str, VisitorCheck] = {t.id: check_visitor(t.as_turns()) for t in transcripts}
     figures = []
     for kind in KINDS:
-        checked = all(kind in c.kinds for c in checks.values())
-        flagged = {t.id for t in transcripts if any(f.kind == kind
-                                                    for f in checks[t.id].failures)}
-        labelled = {t.id for t in transcripts if any(f.kind == kind for f in t.failures)}
-        right = sum(1 for t in transcripts if t.id in flagged & labelled and
+        # A kind counts on the transcripts where it was checked (a visitor in another
+        # language is not read by the phrases: nothing is claimed of it).
+        seen = [t for t in transcripts if kind in checks[t.id].kinds]
+        flagged = {t.id for t in seen if any(f.kind == kind for f in checks[t.id].failures)}
+        labelled = {t.id for t in seen if any(f.kind == kind for f in t.failures)}
+        right = sum(1 for t in seen if t.id in flagged & labelled and
                     {f.turn for f in checks[t.id].failures if f.kind == kind}
                     & {f.turn for f in t.failures if f.kind == kind})
-        figures.append(KindFigures(kind, checked, len(flagged), len(labelled),
-                                   len(flagged & labelled), right, len(transcripts)))
-    some_checked = {f.kind for f in figures if f.checked}
+        figures.append(KindFigures(kind, bool(seen), len(flagged), len(labelled),
+                                   len(flagged & labelled), right, len(seen)))
     false_flags = [t.id for t in transcripts if not t.failures and checks[t.id].failed]
-    broken = [t for t in transcripts if any(f.kind in some_checked for f in t.failures)]
+    broken = [t for t in transcripts
+              if any(f.kind in checks[t.id].kinds for f in t.failures)]
     missed = [t.id for t in broken if not checks[t.id].failed]
     return Measured(figures, false_flags, len(broken) - len(missed), missed,
                     sum(1 for c in checks.values() if c.unread), len(transcripts))
@@ -174,13 +177,13 @@ def _pct(value: float | None) -> str:
     return "—" if value is None else f"{value:.0%}"
 
 
-def render(m: Measured) -> str:
-    lines = [f"{m.total} labelled transcripts (evals/calibration/visitor-transcripts.yaml);"
+def render(m: Measured, path: Path = VISITOR_SET) -> str:
+    lines = [f"{m.total} labelled transcripts ({path.name});"
              f" {m.unread} with a visitor turn not read (another language)",
-             f"{'kind':<18} {'checked':<8} {'flagged':>7} {'labelled':>8} {'both':>5}"
+             f"{'kind':<18} {'read in':<8} {'flagged':>7} {'labelled':>8} {'both':>5}"
              f" {'agree':>6} {'prec.':>6} {'recall':>6} {'turn':>5}"]
     for f in m.kinds:
-        lines.append(f"{f.kind:<18} {'yes' if f.checked else 'no':<8} {f.flagged:>7}"
+        lines.append(f"{f.kind:<18} {f.total if f.checked else 'none':<8} {f.flagged:>7}"
                      f" {f.labelled:>8} {f.both:>5} {_pct(f.agreement):>6}"
                      f" {_pct(f.precision):>6} {_pct(f.recall):>6} {f.right_turn:>5}")
     lines += [f"conversations: {m.caught} broken ones caught (in the kinds checked),"

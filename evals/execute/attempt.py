@@ -167,7 +167,7 @@ async def _attempt(item: EvalItem, setup: Setup, judge: JudgeSetup | None,
     # A conversation's visitor is checked too: one that failed makes it UNDECIDED.
     visitor = None
     if isinstance(item, Conversation):
-        visitor = await judge_visitor(check_visitor(transcript.turns, None),
+        visitor = await judge_visitor(check_visitor(transcript.turns),
                                       item.scenario.visitor.model_dump(), transcript.turns,
                                       judge)
     return Attempt(

@@ -37,6 +37,8 @@ class VisitorCheck(BaseModel):
     kinds: list[FailureKind]
     failures: list[VisitorFailure] = []
     unread: list[int] = []  # visitor messages in a language the patterns cannot read
+    # kind -> why a trusted judge did not answer its question (unclear, unreadable, lost)
+    unchecked: dict[str, str] = {}
 
     @property
     def failed(self) -> bool:
@@ -46,9 +48,12 @@ class VisitorCheck(BaseModel):
         if self.failures:
             return "; ".join(f.describe() for f in self.failures)
         left = [k for k in KINDS if k not in self.kinds]
-        said = f"no {', '.join(WORDS[k] for k in self.kinds)} found"
+        said = (f"no {', '.join(WORDS[k] for k in self.kinds)} found" if self.kinds
+                else "nothing of the visitor checked")
         if self.unread:
             said += f" (messages {', '.join(map(str, self.unread))} not read: another language)"
         if left:
-            said += f"; not checked: {', '.join(WORDS[k] for k in left)}"
+            said += "; not checked: " + ", ".join(
+                WORDS[k] + (f" ({self.unchecked[k]})" if k in self.unchecked else "")
+                for k in left)
         return said

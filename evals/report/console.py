@@ -213,21 +213,23 @@ def prefix_lines() -> list[str]:
 
 
 def visitor_lines(results: list[CaseResult]) -> list[str]:
-    """The simulated visitor's failures, counted apart from the assistant's: conversations
-    whose visitor failed (UNDECIDED, whatever their checks said), by kind; and what the checks
-    could not look at."""
+    """The simulated visitor's failures, counted apart from the assistant's: conversation
+    attempts whose visitor failed (UNDECIDED, whatever their checks said), by kind (each
+    attempt once per kind); and, per kind, the attempts it was not checked in."""
     checked = [a.visitor for r in results for a in r.attempts if a.visitor is not None]
     if not checked:
         return []
     failed = [v for v in checked if v.failed]
-    kinds = Counter(f.kind for v in failed for f in v.failures)
+    kinds = Counter(k for v in failed for k in dict.fromkeys(f.kind for f in v.failures))
     unread = sum(1 for v in checked if v.unread)
-    left = [k for k in KINDS if not all(k in v.kinds for v in checked)]
+    left = {k: n for k in KINDS if (n := sum(k not in v.kinds for v in checked))}
     line = (f"simulated visitor: {len(failed)} of {len(checked)} conversation attempts failed"
             + (" (" + ", ".join(f"{WORDS[k]} {n}" for k, n in kinds.items()) + ")"
                if kinds else "")
             + (f" · {unread} with a message in another language, not read" if unread else "")
-            + (f" · not checked: {', '.join(WORDS[k] for k in left)}" if left else ""))
+            + (" · not checked: " + ", ".join(
+                f"{WORDS[k]}" + ("" if n == len(checked) else f" in {n}")
+                for k, n in left.items()) if left else ""))
     return [line]
 
 

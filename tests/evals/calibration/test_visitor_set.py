@@ -5,27 +5,41 @@ refused with its line."""
 import pytest
 
 from evals.bench.visitor import main
-from evals.calibration.visitor_set import VisitorSetError, load_transcripts, measure, render
+from evals.calibration.visitor_set import (
+    VISITOR_SET,
+    VISITOR_SET_2,
+    VisitorSetError,
+    load_transcripts,
+    measure,
+    render,
+)
 from evals.record.visitor import KINDS
 
 
-def test_the_blind_set_has_every_kind_and_a_clean_half():
+def test_the_first_blind_set_has_every_kind_and_a_clean_half():
     transcripts = load_transcripts()
     broken = [t for t in transcripts if t.failures]
     assert len(transcripts) >= 40 and abs(2 * len(broken) - len(transcripts)) <= 4
     assert {f.kind for t in broken for f in t.failures} == set(KINDS)
 
 
-def test_the_checks_measured_on_it_never_flag_a_clean_visitor(capsys):
-    m = measure(load_transcripts())
+@pytest.mark.parametrize("path", [VISITOR_SET, VISITOR_SET_2], ids=lambda p: p.name)
+def test_the_checks_measured_on_it_never_flag_a_clean_visitor(path):
+    m = measure(load_transcripts(path))
     by_kind = {f.kind: f for f in m.kinds}
     assert m.false_flags == []  # a false flag would hide the assistant's real verdict
     assert by_kind["broke_role"].checked and by_kind["leaked"].checked
     assert not by_kind["gave_up"].checked and by_kind["gave_up"].agreement is None
     assert by_kind["leaked"].precision == 1.0
-    text = render(m)
-    assert "kinds not checked need a reader" in text and "gave_up            no" in text
-    assert main([]) == 0 and "labelled transcripts" in capsys.readouterr().out
+    text = render(m, path)
+    assert "kinds not checked need a reader" in text and "gave_up            none" in text
+    assert f"({path.name})" in text
+
+
+def test_the_bench_measures_both_sets(capsys):
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert "(visitor-transcripts.yaml)" in out and "(visitor-transcripts-2.yaml)" in out
 
 
 GOOD = """\

@@ -114,3 +114,20 @@ def test_the_cost_line_names_every_jobs_part_when_the_record_keeps_them():
         " of a $1.0000 cap; 1 item(s) or attempt(s) refused by the cost cap; not counted:"
         " openai/fake, at no known price"]
     assert cost_lines([], "x", Spent(chat=0.01)) == ["cost: $0.0100 (chat $0.0100)"]
+
+
+def test_a_visitor_failing_at_three_turns_is_one_attempt_of_that_kind():
+    from evals.record.results import Attempt, CaseResult
+    from evals.record.visitor import VisitorCheck, VisitorFailure
+    from evals.report.console import visitor_lines
+
+    three = VisitorCheck(kinds=["broke_role", "leaked"], failures=[
+        VisitorFailure(kind="broke_role", turn=n, reason="“How can I help you”")
+        for n in (1, 2, 3)])
+    unread = VisitorCheck(kinds=[], unread=[1])
+    results = [CaseResult(id=f"talk{i}@calm", file="s.yaml", prompt="p", status="UNDECIDED",
+                          attempts=[Attempt(visitor=v)]) for i, v in enumerate((three, unread))]
+    assert visitor_lines(results) == [
+        "simulated visitor: 1 of 2 conversation attempts failed (broke role 1) · 1 with a"
+        " message in another language, not read · not checked: broke role in 1, leaked its"
+        " instructions in 1, gave up before its goal, agreed to what it was told to refuse"]
