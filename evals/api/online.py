@@ -14,7 +14,14 @@ from evals.api.setup import app_settings, run_closing
 from evals.load.plan import harness_hash
 from evals.record.online import OnlineVerdict, TrendRow
 from evals.record.store import RunStore
-from evals.report.online import check_turn, consented_turns, suite_noise, trend
+from evals.report.online import (
+    check_turn,
+    consented_conversations,
+    consented_turns,
+    flagged_now,
+    suite_noise,
+    trend,
+)
 from evals.settings import conninfo
 
 # Runs read for the suite's run-to-run noise: the newest, complete ones.
@@ -24,26 +31,38 @@ NOISE_RUNS = 60
 @dataclass(frozen=True)
 class Sampled:
     """One pass of the sampler: the consented turns it saw, those it checked now, those
-    checked before under this harness (left alone), and the verdicts it stored."""
+    checked before under this harness (left alone), the verdicts it made, and how many of
+    them the store did not hold yet."""
 
     consented: int
     checked: int
     already: int
     verdicts: list[OnlineVerdict]
+    stored: int
 
 
 @dataclass(frozen=True)
 class Trend:
-    """The stored verdicts' trend, by week and by agent, and the noise it was read against."""
+    """The stored verdicts' trend, by week and by agent (within an audience and page), the
+    noise it was read against, the verdicts it read (today's harness's, of conversations
+    whose person still consents), and those it left out for either reason."""
 
     by_week: list[TrendRow]
     by_agent: list[TrendRow]
     noise: dict[str, float]
     verdicts: int
+    other_harness: int = 0
+    withdrawn: int = 0
 
     @property
     def flagged(self) -> list[TrendRow]:
+        """Every flagged group, old ones included (the tables show them)."""
         return [r for r in [*self.by_week, *self.by_agent] if r.flagged]
+
+    @property
+    def flagged_now(self) -> list[TrendRow]:
+        """The flags that are news: a stream's newest group flagged."""
+        return [*flagged_now(self.by_week), *flagged_now(self.by_agent)]
 
 
 def sample(limit: int | None = None, since: dt.datetime | None = None) -> Sampled:
@@ -54,7 +73,7 @@ def sample(limit: int | None = None, since: dt.datetime | None = None) -> Sample
 
 def online_trend(since: dt.datetime | None = None) -> Trend:
     """The trend of the stored verdicts of turns answered since `since`."""
-    return run_closing(_trend(app_settings(), since))
+    return run_closing(read_trend(conninfo(app_settings()), since))
 
 
 async def _sample(settings: Settings, limit: int | None, since: dt.datetime | None
@@ -71,16 +90,27 @@ async def _sample(settings: Settings, limit: int | None, since: dt.datetime | No
         todo = [t for t in reversed(turns) if (t.conversation, t.id) not in done]
         picked = todo[:limit] if limit is not None else todo
         verdicts = [v for t in picked for v in await check_turn(t, harness)]
-        await store.save_online(verdicts)
+        stored = await store.save_online(verdicts)
     return Sampled(consented=len(turns), checked=len(picked), already=len(turns) - len(todo),
-                   verdicts=verdicts)
+                   verdicts=verdicts, stored=stored)
 
 
-async def _trend(settings: Settings, since: dt.datetime | None) -> Trend:
-    async with RunStore.open(conninfo(settings)) as store:
-        verdicts = await store.online_verdicts(since)
+async def read_trend(info: str, since: dt.datetime | None = None) -> Trend:
+    """The trend on the database at `info` (the workspace reads it from a running loop)."""
+    harness = harness_hash()
+    db = Database(info, max_size=2)
+    await db.open()
+    try:
+        consenting = await consented_conversations(db)
+    finally:
+        await db.close()
+    async with RunStore.open(info) as store:
+        everything = await store.online_verdicts(since)
+        today = await store.online_verdicts(since, harness)
         rows = [r for r in await store.list_runs(NOISE_RUNS) if r.status == "complete"]
         runs = [await store.load_run(r.id) for r in rows]
+    verdicts = [v for v in today if v.conversation in consenting]
     noise = suite_noise(runs)
     return Trend(trend(verdicts, noise, "week"), trend(verdicts, noise, "agent"), noise,
-                 len(verdicts))
+                 len(verdicts), other_harness=len(everything) - len(today),
+                 withdrawn=len(today) - len(verdicts))

@@ -22,7 +22,8 @@ def register(sub: Commands) -> None:
     p.add_argument("--trend-only", action="store_true",
                    help="check nothing new: print the trend of what is stored")
     p.add_argument("--by", choices=("week", "agent", "both"), default="both",
-                   help="group the trend per ISO week, per deployed agent, or both")
+                   help="group the trend per ISO week, per deployed agent (within an audience"
+                        " and page), or both; the exit is 1 when a newest group is flagged")
     p.set_defaults(handler=online_command)
 
 
@@ -33,12 +34,17 @@ def online_command(args: argparse.Namespace) -> int:
         done = sample(args.limit, args.since)
         failed = sum(v.verdict == "fail" for v in done.verdicts)
         print(f"online: {done.consented} consented turn(s) · {done.checked} checked now ·"
-              f" {done.already} checked before under this harness · {len(done.verdicts)}"
+              f" {done.already} checked before under this harness · {done.stored}"
               f" verdict(s) stored, {failed} fail(s)")
     shown = online_trend(args.since)
+    left = [f"{shown.other_harness} under another harness"] if shown.other_harness else []
+    left += [f"{shown.withdrawn} of conversations whose consent was withdrawn"] \
+        if shown.withdrawn else []
+    if left:
+        print(f"trend: {shown.verdicts} verdict(s) read; left out: {'; '.join(left)}")
     if args.by in ("week", "both"):
         print("\nper week\n" + render_trend(shown.by_week, shown.noise))
     if args.by in ("agent", "both"):
         print("\nper deployed agent (model and system prompt)\n"
               + render_trend(shown.by_agent, shown.noise))
-    return 1 if shown.flagged else 0
+    return 1 if shown.flagged_now else 0

@@ -20,13 +20,15 @@ class OnlineVerdict(BaseModel):
     """One check on one turn: the turn's reference (its id and conversation in the app's
     database), when it was answered, by which agent (a digest of its model and system prompt)
     and model, the verdict, and why it is undecided when it is (a reason of the sampler's
-    own, which quotes nothing of the turn)."""
+    own, which quotes nothing of the turn). A system prompt is composed per audience and page,
+    so an agent is compared only with agents of the same context."""
 
     model_config = ConfigDict(extra="forbid")
     turn_id: int
     conversation: str
     turn_at: dt.datetime
     agent: str
+    context: str  # the audience and page it was asked from ("student /tools/form-4")
     model: str
     kind: str
     verdict: Literal["pass", "fail", "undecided"]
@@ -50,5 +52,7 @@ class TrendRow(BaseModel):
     low: float | None
     high: float | None
     flagged: bool = False
-    why: str = ""
+    worse: bool = False  # flagged with its failure rate up
     failing: list[int] = []  # the ids of the turns it failed in this group (at most 20)
+    stream: str = ""  # the audience and page its agents are compared within ("": all)
+    why: str = ""

@@ -25,7 +25,10 @@ The trend: per check, per ISO week and per agent, the failure rate over the turn
 with its 95% Wilson interval. A group is flagged when its interval and the group before it do
 not overlap and the rates differ by more than the run-to-run noise measured on the suite (the
 spread of that check's failure rate over stored runs of one plan by one agent); where the
-suite gives no such figure, that is said, and the intervals alone decide. A flagged group
+suite gives no such figure, that is said, and the intervals alone decide. Agents are compared
+within one audience and page (a system prompt is composed for each); weeks over all traffic.
+A trend reads one harness's verdicts (today's), and only conversations whose person still
+consents. A flagged group
 names the turns it failed on, which `from-conversations --turns` makes into draft cases under
 its consent and personal-data rules.
 """
@@ -51,7 +54,6 @@ NO_CATALOGUE = "the turn was stored without the catalogue it was answered with"
 NOT_FETCHED = "the cited documents are not fetched online"
 ACTION_ASKED = ("a write or action call, which the visitor may have asked for: that needs a"
                 " reader")
-Z95 = 1.959963984540054
 Said = Literal["pass", "fail", "undecided"]
 MOST_SHOWN = 20  # failing turns a trend row names
 
@@ -69,6 +71,7 @@ class LiveTurn:
     answer: str
     tool_calls: tuple[dict[str, Any], ...]
     catalogue: tuple[dict[str, Any], ...] | None  # None: not recorded with the turn
+    context: str = ""  # the audience and page it was asked from
 
     @property
     def agent(self) -> str:
@@ -98,17 +101,26 @@ def live_turn(row: dict[str, Any]) -> LiveTurn:
     if not any(role == "user" for role, _ in said):
         said = (("user", str(messages.get("user", ""))),)
     machines = row.get("machines")
+    context = f"{row.get('audience') or 'anonymous'} {row.get('page_path') or '?'}"
     return LiveTurn(int(row["id"]), str(row["conversation_id"]), row["created_at"],
                     str(row["model"]), system, said, str(row["answer"]),
                     tuple(row["tool_calls"] or ()),
-                    tuple(machines) if isinstance(machines, list) else None)
+                    tuple(machines) if isinstance(machines, list) else None, context)
+
+
+async def consented_conversations(db: Database) -> set[str]:
+    """The conversations whose person consents today: a verdict stored while they did is
+    left out of the trend once they withdraw (the verdict keeps no text, but its person no
+    longer lends it)."""
+    rows = await db.fetch("SELECT conversation_id FROM conversation_consent WHERE consent")
+    return {str(r["conversation_id"]) for r in rows}
 
 
 async def consented_turns(db: Database, since: dt.datetime | None = None) -> list[LiveTurn]:
     """The turns whose person consented (only those), answered since `since`, oldest first."""
     rows = await db.fetch(
         "SELECT t.id, t.conversation_id, t.created_at, t.model, t.messages, t.answer,"
-        " t.tool_calls, v.machines FROM turns t"
+        " t.tool_calls, t.audience, t.page_path, v.machines FROM turns t"
         " JOIN conversation_consent cc ON cc.conversation_id = t.conversation_id"
         " LEFT JOIN catalog_versions v ON v.digest = t.catalog_version"
         " WHERE cc.consent AND (%s::timestamptz IS NULL OR t.created_at >= %s)"
@@ -159,26 +171,27 @@ async def check_turn(turn: LiveTurn, harness: str) -> list[OnlineVerdict]:
             "pass" if result.passed else "fail"
         why = "" if verdict != "undecided" else NOT_FETCHED if spec.kind == "citations_resolve" \
             else "the check could not decide (its reason quotes the turn, so it is not kept)"
-        if fixtures is None and (spec.kind in ("no_unknown_tools", "no_fabricated_specs")
-                                 or verdict == "fail"):
+        if fixtures is None and (spec.kind in ("no_unknown_tools", "no_fabricated_specs") or (
+                spec.kind == "no_exfiltration" and verdict == "fail")):
             verdict, why = "undecided", NO_CATALOGUE  # it read an empty catalogue
         if spec.kind == "no_unrequested_action" and writes and verdict == "fail":
             verdict, why = "undecided", ACTION_ASKED
         out.append(OnlineVerdict(turn_id=turn.id, conversation=turn.conversation,
-                                 turn_at=turn.at, agent=turn.agent, model=turn.model,
+                                 turn_at=turn.at, agent=turn.agent, context=turn.context,
+                                 model=turn.model,
                                  kind=spec.kind, verdict=verdict, why=why, harness=harness))
     return out
 
 
 def wilson(failed: int, n: int) -> tuple[float, float] | None:
-    """The 95% Wilson score interval of a proportion (None for no trials)."""
+    """The 95% Wilson score interval of a proportion (None for no trials), by scipy."""
     if n == 0:
         return None
-    p = failed / n
-    z2 = Z95 * Z95
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = Z95 * ((p * (1 - p) / n + z2 / (4 * n * n)) ** 0.5) / (1 + z2 / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # Imported here: scipy.stats takes about a second to import, and only a trend needs it.
+    from scipy.stats import binomtest
+
+    ci = binomtest(failed, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return float(ci.low), float(ci.high)
 
 
 def week_of(at: dt.datetime) -> str:
@@ -233,7 +246,7 @@ def _flag(before: TrendRow, now: TrendRow, noise: float | None) -> TrendRow:
     direction = "up" if now.rate > before.rate else "down"
     beyond = (f"beyond the suite's run-to-run noise ({noise:.0%})" if noise is not None else
               "the suite gives no run-to-run noise for this check, so the intervals alone")
-    return now.model_copy(update={"flagged": True, "why": (
+    return now.model_copy(update={"flagged": True, "worse": direction == "up", "why": (
         f"failure rate {direction} from {before.rate:.0%} ({before.label}) to {now.rate:.0%}:"
         f" the intervals do not overlap; {beyond}")})
 
@@ -244,21 +257,35 @@ def trend(verdicts: Sequence[OnlineVerdict], noise: dict[str, float],
     (`by="agent"`), each flagged against the one before it."""
     rows: list[TrendRow] = []
     for kind in ONLINE_KINDS:
-        mine = [v for v in verdicts if v.kind == kind]
-        groups: dict[str, list[OnlineVerdict]] = {}
-        for v in sorted(mine, key=lambda v: v.turn_at):
+        mine = sorted((v for v in verdicts if v.kind == kind), key=lambda v: v.turn_at)
+        # Per week: all traffic. Per agent: within one audience and page, since a system
+        # prompt is composed for each (another audience is no other deployment).
+        streams: dict[str, dict[str, list[OnlineVerdict]]] = {}
+        for v in mine:
+            stream = "" if by == "week" else v.context
             key = week_of(v.turn_at) if by == "week" else v.agent
-            groups.setdefault(key, []).append(v)
-        before: TrendRow | None = None
-        for key, group in groups.items():
-            label = (f"week {key}" if by == "week" else
-                     f"agent {key[:8]} ({group[0].model}, from {group[0].turn_at:%Y-%m-%d})")
-            row = _row(kind, key, label, group)
-            if before is not None:
-                row = _flag(before, row, noise.get(kind))
-            rows.append(row)
-            before = row
+            streams.setdefault(stream, {}).setdefault(key, []).append(v)
+        for stream, groups in streams.items():
+            before: TrendRow | None = None
+            for key, group in groups.items():
+                label = (f"week {key}" if by == "week" else
+                         f"{stream}: agent {key[:8]} ({group[0].model}, from"
+                         f" {group[0].turn_at:%Y-%m-%d})")
+                row = _row(kind, key, label, group)
+                if before is not None:
+                    row = _flag(before, row, noise.get(kind))
+                rows.append(row.model_copy(update={"stream": stream}))
+                before = row
     return rows
+
+
+def flagged_now(rows: Sequence[TrendRow]) -> list[TrendRow]:
+    """The rows flagged worse that are their stream's newest group: what a scheduled job
+    alarms on (an old flag stays in the table but is no news; a fall is good news)."""
+    newest: dict[tuple[str, str], TrendRow] = {}
+    for r in rows:
+        newest[(r.kind, r.stream)] = r
+    return [r for r in newest.values() if r.flagged and r.worse]
 
 
 def _pct(value: float | None) -> str:

@@ -118,7 +118,7 @@ def create_workspace(conninfo: str, token: str, *, sources: Sources | None = Non
         return Response(status_code=204, headers=HEADERS)
 
     routes = [*OverviewTab(launcher, sources).routes(), *ResultsTab(launcher).routes(),
-              *MatrixTab().routes(), *OnlineTab().routes(), *TestsTab(sources).routes(),
+              *MatrixTab().routes(), *OnlineTab(conninfo).routes(), *TestsTab(sources).routes(),
               *ResponsesTab(sources).routes(),
               *GroupsTab(sources).routes(),
               *LabelsTab(sources).routes(),

@@ -9,10 +9,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from evals.api.online import NOISE_RUNS
+from evals.api.online import read_trend
 from evals.record.online import ONLINE_KINDS, TrendRow
-from evals.record.store import RunStore
-from evals.report.online import suite_noise, trend
 from evals.workspace.layout import e, page
 
 WIDTH, HEIGHT, BAR = 320, 120, 24
@@ -65,26 +63,28 @@ tr.flagged td{background:#fdecea}
 
 
 class OnlineTab:
+    def __init__(self, conninfo: str) -> None:
+        self.conninfo = conninfo
+
     def routes(self) -> list[Route]:
         return [Route("/online", self.index)]
 
     async def index(self, request: Request) -> Response:
-        store: RunStore = request.app.state.store
-        verdicts = await store.online_verdicts()
-        if not verdicts:
+        shown = await read_trend(self.conninfo)
+        if not shown.verdicts:
             return page("online", "Online", "<p>No online verdicts yet: <code>python -m evals"
                         " online</code> checks the app's recorded, consented turns.</p>")
-        rows = [r for r in await store.list_runs(NOISE_RUNS) if r.status == "complete"]
-        noise = suite_noise([await store.load_run(r.id) for r in rows])
-        weeks, agents = trend(verdicts, noise, "week"), trend(verdicts, noise, "agent")
-        flagged = [r for r in [*weeks, *agents] if r.flagged]
+        weeks, agents = shown.by_week, shown.by_agent
+        flagged = shown.flagged
         said = (f'<p class="error">{len(flagged)} flagged: '
                 + "; ".join(e(f"{r.kind}, {r.label}: {r.why}") for r in flagged) + "</p>"
                 if flagged else "<p>Nothing moved beyond the noise.</p>")
         charts = "".join(chart(kind, [r for r in weeks if r.kind == kind])
                          for kind in ONLINE_KINDS)
         return page("online", "Online",
-                    STYLE + f'<p class="note">{len(verdicts)} verdicts on'
-                    f" {len({(v.conversation, v.turn_id) for v in verdicts})} turns</p>"
+                    STYLE + f'<p class="note">{shown.verdicts} verdicts read'
+                    + (f" ({shown.other_harness} of another harness and {shown.withdrawn} of"
+                       " withdrawn consent left out)" if shown.other_harness or shown.withdrawn
+                       else "") + "</p>"
                     + said + "<h3>Per week</h3>" + charts
                     + "<h3>Per deployed agent</h3>" + table(agents))

@@ -8,7 +8,7 @@ import datetime as dt
 from evals.record.online import OnlineVerdict
 from evals.record.store.connection import StoreBase
 
-_COLUMNS = ("turn_id, conversation, turn_at, agent, model, kind, verdict, why, harness")
+_COLUMNS = "turn_id, conversation, turn_at, agent, context, model, kind, verdict, why, harness"
 
 
 class Online(StoreBase):
@@ -22,9 +22,9 @@ class Online(StoreBase):
             for v in verdicts:
                 cur = await conn.execute(
                     f"INSERT INTO eval_online_verdicts ({_COLUMNS}) VALUES"
-                    " (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                    (v.turn_id, v.conversation, v.turn_at, v.agent, v.model, v.kind,
-                     v.verdict, v.why, v.harness))
+                    " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                    (v.turn_id, v.conversation, v.turn_at, v.agent, v.context, v.model,
+                     v.kind, v.verdict, v.why, v.harness))
                 added += cur.rowcount
         return added
 
@@ -35,12 +35,16 @@ class Online(StoreBase):
             " WHERE harness = %s", (harness,))
         return {(r["conversation"], r["turn_id"]) for r in rows}
 
-    async def online_verdicts(self, since: dt.datetime | None = None) -> list[OnlineVerdict]:
-        """Every stored verdict of turns answered since `since` (all: None), oldest first;
-        a turn checked under several harnesses gives the newest harness's."""
+    async def online_verdicts(self, since: dt.datetime | None = None,
+                              harness: str | None = None) -> list[OnlineVerdict]:
+        """The stored verdicts of turns answered since `since` (all: None), oldest first:
+        under one harness when named (a trend never mixes two: a stricter check would read as
+        a change in traffic), else each turn's newest."""
         rows = await self.db.fetch(
             f"SELECT DISTINCT ON (conversation, turn_id, kind) {_COLUMNS}"
-            " FROM eval_online_verdicts WHERE %s::timestamptz IS NULL OR turn_at >= %s"
-            " ORDER BY conversation, turn_id, kind, checked_at DESC", (since, since))
+            " FROM eval_online_verdicts WHERE (%s::timestamptz IS NULL OR turn_at >= %s)"
+            " AND (%s::text IS NULL OR harness = %s)"
+            " ORDER BY conversation, turn_id, kind, checked_at DESC",
+            (since, since, harness, harness))
         verdicts = [OnlineVerdict.model_validate(r) for r in rows]
         return sorted(verdicts, key=lambda v: (v.turn_at, v.turn_id, v.kind))

@@ -1,7 +1,8 @@
 -- Online evaluation (evals/api/online.py): the checks that need no case author, run on the
 -- app's recorded, consented turns. A row per turn and check: the turn's reference (its id
 -- and conversation in the app's database), when it was answered, the agent that answered it
--- (a digest of its model and system prompt) and the verdict, never the turn's text. A
+-- (a digest of its model and system prompt), the audience and page it was asked from, and the
+-- verdict, never the turn's text. A
 -- verdict once stored is final, like every other evidence (0005_evidence_kept.sql); the same
 -- turn is checked again only under another harness.
 CREATE TABLE eval_online_verdicts (
@@ -9,6 +10,7 @@ CREATE TABLE eval_online_verdicts (
     conversation text NOT NULL,
     turn_at timestamptz NOT NULL,
     agent text NOT NULL,
+    context text NOT NULL,          -- the audience and page it was asked from
     model text NOT NULL,
     kind text NOT NULL,
     verdict text NOT NULL CHECK (verdict IN ('pass', 'fail', 'undecided')),

@@ -11,7 +11,7 @@ from pydantic import SecretStr
 
 from app.settings import Settings
 from app.web import create_app
-from evals.api.online import _sample, _trend
+from evals.api.online import _sample, read_trend
 from evals.record.store import RunStore
 from tests.evals.cli.helpers import change_fragment
 from tests.fakes import ScriptedModel, say
@@ -57,7 +57,7 @@ async def test_a_prompt_change_that_breaks_a_check_is_flagged(db, settings, eval
     again = await _sample(eval_settings_of, None, None)
     assert again.checked == 0 and again.verdicts == []
 
-    shown = await _trend(eval_settings_of, None)
+    shown = await read_trend(db.conninfo)
     claimed = [r for r in shown.by_agent if r.kind == "not_claimed_done"]
     assert [(r.decided, r.failed) for r in claimed] == [(12, 0), (12, 12)]
     (flag,) = [r for r in shown.flagged if r.kind == "not_claimed_done" and r.group
@@ -83,13 +83,14 @@ async def test_a_prompt_change_that_breaks_a_check_is_flagged(db, settings, eval
 
 async def test_a_turn_stored_without_its_catalogue_is_undecided_where_it_reads_one(
         db, settings, eval_settings_of):
-    await talk(db, settings, "The Glowforge Pro is free now.", 1, consent=True)
+    await talk(db, settings, CLAIMS + " The Glowforge Pro is free now.", 1, consent=True)
     await db.execute("UPDATE turns SET catalog_version = NULL")
     done = await _sample(eval_settings_of, None, None)
     said = {v.kind: (v.verdict, v.why) for v in done.verdicts}
     assert said["no_unknown_tools"] == ("undecided", "the turn was stored without the"
                                         " catalogue it was answered with")
-    assert said["not_claimed_done"][0] == "pass"
+    # A check that reads no catalogue decides as ever: a claim is a claim.
+    assert said["not_claimed_done"] == ("fail", "")
     async with RunStore.open(db.conninfo) as store:  # as the evals role: not even asked
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             await store.db.execute("DELETE FROM eval_online_verdicts")

@@ -10,7 +10,14 @@ from evals.record.fingerprint import AgentInfo
 from evals.record.online import OnlineVerdict
 from evals.record.results import Attempt, CaseResult, CheckResult
 from evals.record.run import RunRecord
-from evals.report.online import render_trend, suite_noise, trend, week_of, wilson
+from evals.report.online import (
+    flagged_now,
+    render_trend,
+    suite_noise,
+    trend,
+    week_of,
+    wilson,
+)
 
 AT = dt.datetime(2026, 11, 23, 9, tzinfo=dt.UTC)
 
@@ -24,9 +31,9 @@ def test_wilson_against_known_intervals():
     assert week_of(AT) == "2026-W48"
 
 
-def verdicts(agent, failed, n, start=0, kind="not_claimed_done"):
+def verdicts(agent, failed, n, start=0, kind="not_claimed_done", context="student /"):
     return [OnlineVerdict(turn_id=start + i, conversation="c", turn_at=AT + dt.timedelta(
-        minutes=start + i), agent=agent, model="m", kind=kind,
+        minutes=start + i), agent=agent, context=context, model="m", kind=kind,
         verdict="fail" if i < failed else "pass", harness="h") for i in range(n)]
 
 
@@ -34,7 +41,7 @@ def test_a_move_is_flagged_beyond_the_intervals_and_the_noise():
     moved = verdicts("a" * 12, 0, 20) + verdicts("b" * 12, 15, 20, start=20)
     (before, after) = trend(moved, {}, "agent")[:2]
     assert not before.flagged and after.flagged
-    assert "from 0% (agent aaaaaaaa (m, from 2026-11-23)) to 75%" in after.why
+    assert "from 0% (student /: agent aaaaaaaa (m, from 2026-11-23)) to 75%" in after.why
     assert "the intervals alone" in after.why
     # The suite moves that much between runs of one agent: not a change of the agent.
     assert not trend(moved, {"not_claimed_done": 0.8}, "agent")[1].flagged
@@ -46,6 +53,19 @@ def test_a_move_is_flagged_beyond_the_intervals_and_the_noise():
     text = render_trend(trend(moved, {}, "agent"), {})
     assert "not_claimed_done (suite run-to-run noise: not measured)" in text
     assert "FLAGGED" in text and render_trend([], {}).startswith("no online verdicts yet")
+
+
+def test_agents_are_compared_within_one_audience_and_page_and_only_news_alarms():
+    staff = verdicts("s" * 12, 15, 20, context="staff /staff/tickets")
+    student = verdicts("a" * 12, 0, 20, start=20)
+    rows = trend(staff + student, {}, "agent")
+    assert not any(r.flagged for r in rows)  # another audience's prompt is no deployment
+    moved = verdicts("a" * 12, 0, 20) + verdicts("b" * 12, 15, 20, start=20)
+    back = verdicts("c" * 12, 0, 20, start=40)
+    assert len(flagged_now(trend(moved, {}, "agent"))) == 1
+    later = trend(moved + back, {}, "agent")
+    assert [r.flagged for r in later] == [False, True, True]  # a fall is flagged too...
+    assert flagged_now(later) == []  # ...but alarms nobody, and the rise is old news now
 
 
 def run(rid, failed, agent="g" * 16):
