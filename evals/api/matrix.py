@@ -4,11 +4,12 @@ version, interleaved, each version stored as its own run; then the table, each c
 with a baseline column (evals/report/matrix.py). A stored matrix is its runs: `matrix_runs`
 makes the table again from their ids, calling no model.
 
-With the call cache on (`options.cache`), a column already run under this plan replays its
-calls, so adding a column costs that column alone. Every call of every column draws on the
-command's one budget (`options.max_cost`), as any command's does. A point whose plan differs
-from today's is refused, as `compare` refuses it: a changed plan is never a difference between
-versions."""
+With the call cache on (`options.cache`), a column already run under this plan in an earlier
+command replays its calls, so adding a column costs that column alone (within one command,
+identical calls of two columns in flight at once are both made). Every call of every column
+draws on the command's one budget (`options.max_cost`), as any command's does. A point whose
+plan differs from today's is refused, as `compare` refuses it: a changed plan is never a
+difference between versions."""
 
 from __future__ import annotations
 
@@ -19,7 +20,14 @@ from dataclasses import dataclass
 from app.settings import Settings
 from evals.api.errors import ApiError
 from evals.api.options import RunOptions
-from evals.api.pairing import _unfrozen, frozen_model, plan_refused, point_items, tool_steps
+from evals.api.pairing import (
+    _unfrozen,
+    frozen_model,
+    plan_refused,
+    point_items,
+    point_selection,
+    tool_steps,
+)
 from evals.api.points import load_point
 from evals.api.progress import progress_bar
 from evals.api.runs import (
@@ -38,6 +46,7 @@ from evals.load.items import EvalItem
 from evals.record.fingerprint import Point, Selection
 from evals.record.matrix import Matrix
 from evals.record.run import RunRecord
+from evals.record.store import RunStore
 from evals.report.matrix import build, plan_differs
 
 
@@ -64,8 +73,8 @@ def labels_of(models: Sequence[str], points: Sequence[str]) -> list[str]:
     refused (two columns of one version pair nothing)."""
     labels = [*models, *points]
     if len(labels) < 2:
-        raise ApiError("a matrix needs at least two versions: --models A,B, --points P,Q, or"
-                       " both")
+        raise ApiError("a matrix needs at least two versions (models, points, or stored runs"
+                       " of one plan)")
     repeated = sorted({x for x in labels if labels.count(x) > 1})
     if repeated:
         raise ApiError(f"a version is asked for twice: {', '.join(repeated)}")
@@ -76,21 +85,22 @@ def baseline_of(labels: list[str], baseline: str | None) -> str:
     if baseline is None:
         return labels[0]
     if baseline not in labels:
-        raise ApiError(f"--baseline {baseline} is not one of the columns ({', '.join(labels)})")
+        raise ApiError(f"the baseline {baseline} is not one of the columns"
+                       f" ({', '.join(labels)})")
     return baseline
 
 
 def points_selection(points: list[Point], asked: Selection) -> Selection:
-    """What the points run: their own selection, which must be one; with none, the options'."""
+    """What the points run: their own selection (as `compare` reads a point's), which must
+    be one; with none, the options'."""
     if not points:
         return asked
-    first = points[0].plan.selection
     for p in points[1:]:
         if p.plan.fingerprint != points[0].plan.fingerprint:
             raise plan_refused(f"points {points[0].name} and {p.name} froze different plans;"
                                " one matrix runs one plan:",
                                p.plan.changes_since(points[0].plan))
-    return first or Selection(only="cases")
+    return point_selection(points[0])
 
 
 def matrix(models: Sequence[str] = (), points: Sequence[str] = (),
@@ -113,19 +123,27 @@ def matrix(models: Sequence[str] = (), points: Sequence[str] = (),
 
 def matrix_runs(run_ids: Sequence[str], *, baseline: str | None = None) -> Matrixed:
     """The table of stored runs of one plan (columns labelled by run id), calling no model."""
-    labels = labels_of(run_ids, ())
+    return in_store(lambda settings: _stored(settings, list(run_ids), baseline))
+
+
+async def stored_matrix(store: RunStore, ids: Sequence[str],
+                        baseline: str | None = None) -> Matrixed:
+    """The table of stored runs of one plan, from an open store (the command, the workspace
+    and the MCP tool all make it here): two runs or more, none twice, one plan; an unknown
+    run is the store's StoreError."""
+    labels = labels_of(ids, ())
     base = baseline_of(labels, baseline)
-    return in_store(lambda settings: _stored(settings, labels, base))
-
-
-async def _stored(settings: Settings, ids: list[str], base: str) -> Matrixed:
-    async with open_store(settings) as store:
-        records = {rid: await store.load_run(rid) for rid in ids}
+    records = {rid: await store.load_run(rid) for rid in labels}
     refused = plan_differs(records)
     if refused:
         raise ApiError("\n".join(refused))
-    refs = {rid: f"{r.models.chat or '?'}" for rid, r in records.items()}
+    refs = {rid: r.models.chat or "?" for rid, r in records.items()}
     return Matrixed(build(records, refs, base), records)
+
+
+async def _stored(settings: Settings, ids: list[str], base: str | None) -> Matrixed:
+    async with open_store(settings) as store:
+        return await stored_matrix(store, ids, base)
 
 
 async def _run(settings: Settings, models: list[str], points: list[Point],

@@ -53,6 +53,13 @@ def matrix_command(args: argparse.Namespace) -> int:
             raise CliError("--runs tables stored runs; it takes no --models or --points")
         result = matrix_runs(_names(args.runs), baseline=args.baseline)
     else:
+        asked = [f"--{n}" for n in ("cases", "group", "repeat") if flagged(args, n)]
+        asked += [f"--{n.replace('_', '-')}" for n in ("cases_only", "scenarios_only", "full")
+                  if getattr(args, n)]
+        if args.points and asked:
+            raise CliError(f"with --points, the points' own plan says what runs and how often;"
+                           f" {', '.join(asked)} would change it (save points of another plan"
+                           " for that)")
         result = matrix(_names(args.models), _names(args.points), run_options(args),
                         baseline=args.baseline)
     return _say(result, args.html)

@@ -32,6 +32,7 @@ from app.settings import PROJECT_ROOT
 from evals.api.calibrating import Calibrated
 from evals.api.calibrating import calibrate_judge as measure_judge
 from evals.api.errors import ApiError
+from evals.api.matrix import stored_matrix
 from evals.api.setup import app_settings, open_store
 from evals.authoring.draft import DraftError, draft_for, render
 from evals.authoring.told import PromptError, told_for
@@ -46,8 +47,6 @@ from evals.record.matrix import Matrix
 from evals.record.run import RunRecord
 from evals.record.store import StoreError
 from evals.report.attribution import diff_lines
-from evals.report.matrix import build as build_matrix
-from evals.report.matrix import plan_differs
 from evals.settings import eval_settings
 from evals.workspace.launch import POINT_NAME, Job, Launched, Launcher, LaunchError, Request
 
@@ -307,21 +306,12 @@ def create_server(env: dict[str, str] | None = None) -> MCPServer:
         stored): per item each run's statuses and pass rate; per run its totals, latency,
         cost and replayed share; each run against the baseline (default: the first), paired
         per item, with McNemar's p and Holm's correction. Calls no model."""
-        ids = list(dict.fromkeys(r.strip() for r in runs.split(",") if r.strip()))
-        if len(ids) < 2:
-            raise ToolError("a matrix needs two runs or more: runs='A,B'")
-        if baseline is not None and baseline not in ids:
-            raise ToolError(f"the baseline {baseline} is not one of the runs")
+        ids = [r.strip() for r in runs.split(",") if r.strip()]
         async with open_store(app_settings()) as store:
             try:
-                records = {rid: await store.load_run(rid) for rid in ids}
-            except StoreError as exc:
+                m = (await stored_matrix(store, ids, baseline)).result
+            except (StoreError, ApiError) as exc:
                 raise ToolError(redact(str(exc))) from exc
-        refused = plan_differs(records)
-        if refused:
-            raise ToolError(redact("\n".join(refused)))
-        m = build_matrix(records, {rid: r.models.chat or "?" for rid, r in records.items()},
-                         baseline or ids[0])
         return _clean(matrix_answer(m))
 
     @server.tool()

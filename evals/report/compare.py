@@ -123,8 +123,11 @@ def mcnemar(improved: int, regressed: int) -> float | None:
     return float(binomtest(improved, n, 0.5).pvalue)
 
 
-def verdict_words(improved: int, regressed: int, p: float | None) -> str:
+def verdict_words(improved: int, regressed: int, p: float | None,
+                  unchanged: int | None = None) -> str:
     n = improved + regressed
+    if p is None and unchanged == 0:
+        return "no discordant pairs, and no item decided on both sides: nothing to compare"
     if p is None:
         return "no discordant pairs: the two versions gave the same decided result on every pair"
     if p < ALPHA:
@@ -148,7 +151,8 @@ def compare_runs(baseline: RunRecord, current: RunRecord) -> Comparison:
     return Comparison(baseline_run=baseline.run_id, current_run=current.run_id,
                       plan_fingerprint=current.plan.fingerprint if current.plan else None,
                       pairs=pairs, cases=cases, counts=full, recovered=recovered, p_value=p,
-                      verdict=verdict_words(full["improved"], full["regressed"], p),
+                      verdict=verdict_words(full["improved"], full["regressed"], p,
+                                            full["unchanged"]),
                       attribution=attribution.attribute(baseline, current, cases,
                                                         unsettled(pairs, cases)),
                       spend=spend_of(baseline.cases, current.cases))

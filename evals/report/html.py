@@ -173,10 +173,12 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def run_body(record: RunRecord, cases: list[CaseResult] | None = None, scope: str = "") -> str:
+def run_body(record: RunRecord, cases: list[CaseResult] | None = None, scope: str = "",
+             spent: bool = True) -> str:
     """A run's evidence (its totals, then every case by status), for a page of its own or
     the workspace; `cases` narrows what is listed (a filter), never the totals; `scope`
-    prefixes the anchors (two runs on one page)."""
+    prefixes the anchors (two runs on one page); `spent` False leaves out what the command
+    spent (a matrix's columns share one command, said once above them)."""
     shown = record.cases if cases is None else cases
     counts = Counter(r.status for r in shown)
     order = [st for st in ORDER if counts[st]]
@@ -202,7 +204,7 @@ def run_body(record: RunRecord, cases: list[CaseResult] | None = None, scope: st
     # its page as it always did.
     costs = "".join(f'<p class="totals">{_e(line)}</p>'
                     for line in cost_lines(record.cases, record.models.chat, record.spend)
-                    ) if record.spend is not None else ""
+                    ) if record.spend is not None and spent else ""
     return (f'<p class="totals">{_e(totals_line(record.cases))}</p>{costs}'
             f'{_attacks(record.cases)}'
             f'<nav class="filter">{filters}</nav>{"".join(sections)}')
@@ -342,16 +344,19 @@ def matrix_table(m: Matrix, href: Callable[[str, str], str],
 
 def matrix_figures(m: Matrix) -> str:
     """Each column's figures, then each column against the baseline."""
+    statuses = ("PASS", "FLAKY", "FAIL", "UNDECIDED", "ERROR", "SKIPPED")
     figures = "".join(
-        f"<tr><td>{_e(c.label)}</td><td>{_e(c.ref)}</td><td>{c.totals['PASS']}</td>"
-        f"<td>{c.totals['FAIL']}</td><td>{_e(seconds(c.spend.p50_s))}</td>"
+        f"<tr><td>{_e(c.label)}</td><td>{_e(c.ref)}</td>"
+        + "".join(f"<td>{c.totals[st]}</td>" for st in statuses)
+        + f"<td>{c.visitor_failed}</td><td>{_e(seconds(c.spend.p50_s))}</td>"
         f"<td>{_e(seconds(c.spend.p95_s))}</td><td>{_e(money(c.cost_usd))}</td>"
         f"<td>{_e(calls(c))}</td></tr>" for c in m.columns)
     versus = "".join(f'<div class="versus"><p>{_e(v.label)} vs {_e(m.baseline)}:'
                      f" {' · '.join(f'{n} {o}' for o, n in v.counts.items())}</p>"
                      f"{outcome_bar(v.counts)}<p>{_e(v.verdict)}</p></div>" for v in m.versus)
-    return ('<h2>Columns</h2><table class="grid"><tr><th>version</th><th>runs</th>'
-            "<th>passed</th><th>failed</th><th>p50</th><th>p95</th><th>cost</th>"
+    return ('<h2>Columns</h2><table class="grid"><tr><th>version</th><th>model</th>'
+            "<th>passed</th><th>flaky</th><th>failed</th><th>undecided</th><th>errored</th>"
+            "<th>skipped</th><th>visitor failed</th><th>p50</th><th>p95</th><th>cost</th>"
             f"<th>calls</th></tr>{figures}</table><h2>Against the baseline</h2>{versus}")
 
 
@@ -360,10 +365,14 @@ def matrix_body(m: Matrix, records: Mapping[str, RunRecord]) -> str:
     the columns' figures; each column against the baseline; then each column's run."""
     scopes = {label: f"c{i}-" for i, label in enumerate(m.labels)}
     runs = "".join(f"<h2>{_e(label)}: {_e(run_title(records[label]))}</h2>"
-                   + run_body(records[label], scope=scopes[label]) for label in m.labels
-                   if label in records)
+                   + run_body(records[label], scope=scopes[label], spent=False)
+                   for label in m.labels if label in records)
+    first = next(iter(records.values()), None)
+    spent = "".join(f'<p class="totals">{_e(line)}</p>' for line in cost_lines(
+        first.cases, first.models.chat, first.spend)) if first and first.spend else ""
     return (matrix_table(m, lambda label, cid: "#" + item_anchor(cid, scope=scopes[label]))
-            + matrix_figures(m) + runs)
+            + matrix_figures(m)
+            + (f"<h2>What the command spent</h2>{spent}" if spent else "") + runs)
 
 
 def render_matrix(m: Matrix, records: Mapping[str, RunRecord]) -> str:

@@ -64,9 +64,13 @@ def column(label: str, ref: str, record: RunRecord) -> Column:
                                      if any(a.visitor_failed for a in r.attempts)))
 
 
-def verdict(improved: int, regressed: int, p: float | None, p_holm: float | None) -> str:
+def verdict(improved: int, regressed: int, p: float | None, p_holm: float | None,
+            unchanged: int) -> str:
     if p is None or p_holm is None:
-        return "no discordant items: the same decided result as the baseline on every item"
+        if not unchanged:
+            return "no item decided on both sides: nothing to compare"
+        return (f"no discordant items: the same decided result as the baseline on the"
+                f" {unchanged} item(s) decided on both sides")
     said = (f"McNemar p = {p:.3g}, Holm-adjusted p = {p_holm:.3g} on {improved + regressed}"
             f" discordant items ({improved} improved, {regressed} regressed)")
     if p_holm < ALPHA:
@@ -119,7 +123,7 @@ def build(records: dict[str, RunRecord], refs: dict[str, str], baseline: str) ->
         versus.append(Versus(label=label, counts=c.counts, improved=improved,
                              regressed=regressed, p_value=c.p_value, p_holm=p_holm,
                              verdict=verdict(len(improved), len(regressed), c.p_value,
-                                             p_holm)))
+                                             p_holm, c.counts["unchanged"])))
     first = records[baseline]
     return Matrix(plan_fingerprint=first.plan.fingerprint if first.plan else None,
                   baseline=baseline,

@@ -9,12 +9,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from evals.api.errors import ApiError
+from evals.api.matrix import stored_matrix
 from evals.record.listings import RunSummary
 from evals.record.matrix import Matrix, Row
 from evals.record.results import Totals
 from evals.record.store import RunStore, StoreError
 from evals.report.html import item_anchor, matrix_figures, matrix_table
-from evals.report.matrix import build, plan_differs
 from evals.workspace.layout import e, page
 
 RUNS_SHOWN = 30
@@ -29,7 +30,7 @@ class MatrixTab:
     async def index(self, request: Request) -> Response:
         store: RunStore = request.app.state.store
         rows = await store.list_runs(RUNS_SHOWN)
-        chosen = list(dict.fromkeys(request.query_params.getlist("runs")))
+        chosen = request.query_params.getlist("runs")
         baseline = request.query_params.get("baseline") or (chosen[0] if chosen else "")
         picker = _picker(rows, chosen, baseline)
         if len(chosen) < 2:
@@ -38,16 +39,12 @@ class MatrixTab:
                         " version).</p>")
         if len(chosen) > MOST_COLUMNS:
             return _refused(picker, f"at most {MOST_COLUMNS} runs side by side")
-        if baseline not in chosen:
-            return _refused(picker, f"the baseline {baseline} is not one of the runs chosen")
         try:
-            records = {rid: await store.load_run(rid) for rid in chosen}
+            m = (await stored_matrix(store, chosen, baseline)).result
         except StoreError as exc:
             return _refused(picker, str(exc), 404)
-        refused = plan_differs(records)
-        if refused:
-            return _refused(picker, "\n".join(refused))
-        m = build(records, {rid: r.models.chat or "?" for rid, r in records.items()}, baseline)
+        except ApiError as exc:
+            return _refused(picker, str(exc))
         shown = filtered(m, {n: request.query_params.get(n, "") for n in FILTERS})
         table = matrix_table(m, lambda rid, cid: f"/results?run={rid}#{item_anchor(cid)}",
                              shown)

@@ -40,7 +40,7 @@ def test_two_models_and_a_point_in_one_table(two_models, capsys, tmp_path):
     page = tmp_path / "matrix.html"
     made = _calls(two_models)
     assert main(["matrix", "--models", "openai/fake-chat,openai/mute", "--points", "before",
-                 *SELECTION, "--html", str(page)]) == 0
+                 "--html", str(page)]) == 0
     out = capsys.readouterr().out
     # 2 items × 3 versions, the mute model's failures retried once each; the point's agent
     # is today's on the same model, so its calls replay the first column's when those are
@@ -62,7 +62,7 @@ def test_two_models_and_a_point_in_one_table(two_models, capsys, tmp_path):
     # The same matrix again: every call replays from the cache, so no model is called.
     made = _calls(two_models)
     assert main(["matrix", "--models", "openai/fake-chat,openai/mute", "--points", "before",
-                 *SELECTION, "--baseline", "before"]) == 0
+                 "--baseline", "before"]) == 0
     out = capsys.readouterr().out
     assert _calls(two_models) == made
     assert out.count("replayed 100% of 2 calls") == 2 and "replayed 100% of 4 calls" in out
@@ -84,11 +84,13 @@ def test_what_a_matrix_refuses(capsys, monkeypatch):
     assert "asked for twice: openai/a" in capsys.readouterr().err
     assert main(["matrix", "--models", "openai/a,openai/b", "--baseline", "openai/c",
                  *SELECTION]) == 2
-    assert "--baseline openai/c is not one of the columns" in capsys.readouterr().err
+    assert "the baseline openai/c is not one of the columns" in capsys.readouterr().err
     assert main(["matrix", "--model", "openai/a", "--models", "openai/b,openai/c"]) == 2
     assert "not --model" in capsys.readouterr().err
     assert main(["matrix", "--runs", "a,b", "--models", "openai/c"]) == 2
     assert "takes no --models" in capsys.readouterr().err
+    assert main(["matrix", "--points", "p,q", "--cases", "no-glowforge", "--full"]) == 2
+    assert "--cases, --full would change it" in capsys.readouterr().err
     # A point of another plan is refused before anything runs.
     assert main(["point", "save", "other", "--cases", "no-glowforge"]) == 0
     capsys.readouterr()

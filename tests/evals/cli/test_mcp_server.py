@@ -43,9 +43,9 @@ async def test_matrix_tables_stored_runs_of_one_plan(env):
     (versus,) = both["versus"]
     assert versus["regressed"] == ["no-glowforge"] and versus["p_value"] == 1.0
     assert [c["replayed_share"] for c in both["columns"]] == [None, None]
-    assert one.is_error and "two runs or more" in one.content[0].text
+    assert one.is_error and "at least two versions" in one.content[0].text
     assert unknown.is_error and "nope" in unknown.content[0].text
-    assert outside.is_error and "not one of the runs" in outside.content[0].text
+    assert outside.is_error and "not one of the columns" in outside.content[0].text
 
 
 SECRET = "sk-test-do-not-show-0123456789"

@@ -92,3 +92,16 @@ def test_an_unpriced_attempt_makes_the_column_cost_unknown_and_the_baseline_must
     assert "cost unknown" in render(m)
     with pytest.raises(ValueError, match="the baseline 'z' is not a column"):
         build({"a": base}, {}, "z")
+
+
+def test_nothing_decided_on_both_sides_compares_nothing_and_the_spend_is_said_once():
+    from evals.record.run import Spent
+    from evals.report.html import render_matrix
+
+    spent = Spent(chat=0.35)
+    a = RunRecord(run_id="ra", cases=[result("x", "UNDECIDED")], spend=spent)
+    b = RunRecord(run_id="rb", cases=[result("x", "UNDECIDED")], spend=spent)
+    m = build({"a": a, "b": b}, {}, "a")
+    assert m.versus[0].verdict == "no item decided on both sides: nothing to compare"
+    page = render_matrix(m, {"a": a, "b": b})
+    assert page.count("What the command spent") == 1 and page.count("cost: $0.3500") == 1

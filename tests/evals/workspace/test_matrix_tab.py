@@ -53,7 +53,7 @@ def test_what_the_tab_refuses(client, stored):
     many = client.get("/matrix?" + "&".join(f"runs=r{i}" for i in range(9)))
     assert other.status_code == 400 and "ran different plans" in other.text
     assert missing.status_code == 404
-    assert not_chosen.status_code == 400 and "not one of the runs chosen" in not_chosen.text
+    assert not_chosen.status_code == 400 and "not one of the columns" in not_chosen.text
     assert many.status_code == 400 and "at most 8 runs" in many.text
 
 
