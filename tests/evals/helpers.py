@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
+import datetime as dt
 import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import psycopg
+
 from app.chat.reply import ModelReply
+from app.db import Database
 from evals.load.cases import Case
+from evals.load.plan import harness_hash
 from evals.load.selection import select_cases
 from evals.record.fingerprint import Selection
+from evals.record.online import OnlineVerdict
+from evals.record.store import RunStore
 
 
 def select(cases: list[Case], names: str) -> list[Case]:
@@ -59,3 +67,42 @@ def team_verdict(messages: list[dict[str, str]], otherwise: str = "pass") -> str
     graded = user.partition("Reply to grade:\n<<<DATA\n")[2].partition("\nDATA>>>")[0]
     labels = {i.reply.reply: i.reply.label for i in load_set(load_cases())}
     return labels.get(graded, otherwise)
+
+
+MONDAY = dt.datetime(2026, 11, 23, 10, tzinfo=dt.UTC)
+
+
+CONVERSATION = "6f1c7a52-3b8e-4f43-9a7e-2d1b7c9e0a11"
+
+
+def stored_online_verdicts(info):
+    """Two weeks of online verdicts by two agents of one audience and page, the second failing
+    `not_claimed_done` every time: 48 verdicts of today's harness on one consented
+    conversation, and 2 that a trend leaves out (one of another harness, one of a
+    conversation without consent)."""
+    verdicts = []
+    for n in range(24):
+        later = n >= 12
+        at = MONDAY + dt.timedelta(days=7 if later else 0, minutes=n)
+        for kind in ("not_claimed_done", "citations_resolve"):
+            said = "undecided" if kind == "citations_resolve" else "fail" if later else "pass"
+            verdicts.append(OnlineVerdict(
+                turn_id=n, conversation=CONVERSATION, turn_at=at, context="anonymous /",
+                agent="b" * 12 if later else "a" * 12, model="m", kind=kind, verdict=said,
+                harness=harness_hash()))
+    left_out = [verdicts[0].model_copy(update={"harness": "older", "turn_id": 99}),
+                verdicts[0].model_copy(update={"conversation": "no-consent", "turn_id": 98})]
+
+    async def save():
+        app_db = Database(info, max_size=1)  # the app's tables, as the app makes them
+        await app_db.open()
+        await app_db.close()
+        async with await psycopg.AsyncConnection.connect(info) as owner:
+            await owner.execute("INSERT INTO conversations (id, user_ref) VALUES (%s, 'u1')",
+                                (CONVERSATION,))
+            await owner.execute("INSERT INTO research_consent (user_ref, consent)"
+                                " VALUES ('u1', true)")
+            await owner.commit()
+        async with RunStore.open(info) as store:
+            assert await store.save_online(verdicts + left_out) == 50
+    asyncio.run(save())

@@ -17,3 +17,17 @@ def test_online_with_nothing_recorded_says_so(capsys):
     assert "not a date (YYYY-MM-DD): 'yesterday'" in capsys.readouterr().err
     assert main(["from-conversations", "--turns", "x"]) == 2
     assert "turn ids are numbers: 'x'" in capsys.readouterr().err
+
+
+def test_a_newest_group_flagged_worse_makes_the_exit_1(cli, capsys):
+    import os
+
+    from tests.evals.helpers import stored_online_verdicts
+
+    stored_online_verdicts(os.environ["DATABASE_URL"])
+    assert main(["online", "--trend-only", "--by", "agent"]) == 1
+    out = capsys.readouterr().out
+    assert "online:" not in out  # --trend-only checks nothing new
+    assert "trend: 48 verdict(s) read; left out: 1 under another harness; 1 of" \
+        " conversations whose consent was withdrawn" in out
+    assert "FLAGGED" in out and "failing turns: 12,13" in out
