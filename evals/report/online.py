@@ -56,6 +56,7 @@ ACTION_ASKED = ("a write or action call, which the visitor may have asked for: t
                 " reader")
 Said = Literal["pass", "fail", "undecided"]
 MOST_SHOWN = 20  # failing turns a trend row names
+NOISE_VERDICTS = 10  # a run's decided verdicts of a kind before its rate counts as noise
 
 
 @dataclass(frozen=True)
@@ -202,7 +203,9 @@ def week_of(at: dt.datetime) -> str:
 def suite_noise(runs: Sequence[RunRecord]) -> dict[str, float]:
     """Per check kind, the run-to-run spread of its failure rate (the largest minus the
     smallest) over complete stored runs of one plan by one agent, the widest such spread of
-    any plan and agent with two runs or more; a kind no such pair of runs checked is absent."""
+    any plan and agent with two runs or more that each decided the kind at least
+    NOISE_VERDICTS times (a run of two verdicts spreads from 0% to 100% by itself, and would
+    silence every flag); a kind no such pair of runs measured is absent."""
     groups: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
     for r in runs:
         if r.status == "complete" and r.plan is not None and r.agent is not None:
@@ -216,7 +219,7 @@ def suite_noise(runs: Sequence[RunRecord]) -> dict[str, float]:
             for r in same:
                 verdicts = [c for case in r.cases for a in case.attempts[:1] for c in a.checks
                             if c.kind.split(" ")[0] == kind and c.decided and not c.error]
-                if verdicts:
+                if len(verdicts) >= NOISE_VERDICTS:
                     rates.append(sum(not c.passed for c in verdicts) / len(verdicts))
             if len(rates) >= 2:
                 spread[kind] = max(spread.get(kind, 0.0), max(rates) - min(rates))

@@ -83,3 +83,7 @@ def test_the_suites_noise_is_the_spread_over_runs_of_one_plan_by_one_agent():
     runs = [run("r1", 1), run("r2", 3), run("r3", 9, agent="other" * 4)]
     assert suite_noise(runs) == {"not_claimed_done": pytest.approx(0.2)}
     assert suite_noise(runs[:1]) == {}  # one run alone says nothing of the noise
+    tiny = [run("t1", 0, agent="t" * 16), run("t2", 2, agent="t" * 16)]
+    for r in tiny:
+        r.cases = r.cases[:2]  # two verdicts each: 0% and 100%, a spread of nothing real
+    assert suite_noise(runs + tiny) == {"not_claimed_done": pytest.approx(0.2)}
