@@ -153,9 +153,10 @@ async def _run(settings: Settings, models: list[str], points: list[Point],
     visitor = visitor_for(settings, items)
     frozen = [frozen_model(settings, p) for p in points]
     controls = run_controls(options, spend, [*chat, *frozen], judge, visitor)
+    # The points' plan as they saved it (what runs is read from it as `compare` reads it).
     plan = plan_for(items, judge, points[0].plan.repeat if points else options.repeat,
-                    options.selection, points[0].plan.repeat_rule if points else options.rule,
-                    visitor)
+                    points[0].plan.selection if points else options.selection,
+                    points[0].plan.repeat_rule if points else options.rule, visitor)
     versions = [Version(ref, model, ref=ref) for ref, model in zip(models, chat, strict=True)]
     for p in points:
         if plan.fingerprint != p.plan.fingerprint:
