@@ -63,12 +63,15 @@ async def test_a_cell_leads_to_its_evidence_in_a_browser(browser, stored, width)
     with serve_in_thread(create_workspace(stored, TOKEN, launcher=Launcher(env={})),
                          lifespan="on") as base:
         page = await opened(browser, base, width)
-        await page.click("nav.tabs >> text=Matrix")
+        async with page.expect_navigation():
+            await page.click("nav.tabs >> text=Matrix")
         await page.check('input[value="ws0000base"]')
         await page.check('input[value="ws0001run"]')
-        await page.click("form.picker button")
+        async with page.expect_navigation():
+            await page.click("form.picker button")
         await page.select_option("#filter-status", "FAIL")
-        await page.click("form.filters button")
+        async with page.expect_navigation():  # counted once the filtered page is there
+            await page.click("form.filters button")
         shown = await page.locator("table.matrix tr").count()
         fitting_matrix = await fits(page)
         await screenshot(page, f"workspace-matrix-{width}")

@@ -36,7 +36,8 @@ async def test_the_trend_in_a_browser(browser, stored, width):
     with serve_in_thread(create_workspace(stored, TOKEN, launcher=Launcher(env={})),
                          lifespan="on") as base:
         page = await opened(browser, base, width)
-        await page.click("nav.tabs >> text=Online")
+        async with page.expect_navigation():  # counted once the tab's page is there
+            await page.click("nav.tabs >> text=Online")
         charts = await page.locator("figure.trend svg").count()
         box = await page.locator("figure.trend svg").first.bounding_box()
         await screenshot(page, f"workspace-online-{width}")
