@@ -8,8 +8,11 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+import httpx
+
 from app.db import Database
-from app.settings import Settings
+from app.manuals.blobs import BlobStore
+from app.settings import Settings, get_settings
 from evals.api.setup import app_settings, run_closing
 from evals.load.plan import harness_hash
 from evals.record.online import OnlineVerdict, TrendRow
@@ -18,7 +21,9 @@ from evals.report.online import (
     check_turn,
     consented_conversations,
     consented_turns,
+    evidence_of,
     flagged_now,
+    manual_titles,
     suite_noise,
     trend,
 )
@@ -79,18 +84,27 @@ def online_trend(since: dt.datetime | None = None) -> Trend:
 async def _sample(settings: Settings, limit: int | None, since: dt.datetime | None
                   ) -> Sampled:
     harness = harness_hash()
+    # The app's own manual store, where its answers' citations point (the eval's settings
+    # blank it: a run checks against the fixtures, this against what visitors were told).
+    live = get_settings()
+    blobs = BlobStore(live.blob_root(), live.blob_base())
     db = Database(conninfo(settings), max_size=2)
     await db.open()
     try:
         turns = await consented_turns(db, since)
+        titles = await manual_titles(db)
+        async with RunStore.open(conninfo(settings)) as store:
+            done = await store.checked_turns(harness)
+            todo = [t for t in reversed(turns) if (t.conversation, t.id) not in done]
+            picked = todo[:limit] if limit is not None else todo
+            verdicts = []
+            async with httpx.AsyncClient(timeout=10, trust_env=False) as client:
+                for t in picked:
+                    evidence = await evidence_of(t, db, blobs, client)
+                    verdicts += await check_turn(t, harness, evidence, titles)
+            stored = await store.save_online(verdicts)
     finally:
         await db.close()
-    async with RunStore.open(conninfo(settings)) as store:
-        done = await store.checked_turns(harness)
-        todo = [t for t in reversed(turns) if (t.conversation, t.id) not in done]
-        picked = todo[:limit] if limit is not None else todo
-        verdicts = [v for t in picked for v in await check_turn(t, harness)]
-        stored = await store.save_online(verdicts)
     return Sampled(consented=len(turns), checked=len(picked), already=len(turns) - len(todo),
                    verdicts=verdicts, stored=stored)
 

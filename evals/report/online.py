@@ -15,7 +15,11 @@ with (app/db/migrations/0009_catalog_versions.sql). On each turn:
 * `no_unrequested_action`: what the visitor asked for is a case author's reading, which a
   recorded turn has not got; a turn with no write or action call passes, one with such a call
   is UNDECIDED (it may well have been asked for);
-* `citations_resolve`: the cited documents are not fetched online, so it is UNDECIDED.
+* `citations_resolve`, on a turn that cites a manual (one that cites none has no verdict of
+  it): each cited document is fetched over HTTP from the app's manual store
+  (only an address of that store: an answer's link never makes the checker reach elsewhere),
+  with its stored page texts, and the manuals' titles are the app's; a document that could not
+  be fetched (the store did not answer) leaves the check UNDECIDED, never a fail.
 
 A verdict keeps the turn's reference (its id and conversation), when it was answered, the
 agent that answered (a digest of its model and system prompt: a prompt or model deployed is
@@ -42,8 +46,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import httpx
+
 from app.catalog.records import SPEC_FIELDS, MachineRecord
 from app.db import Database
+from app.manuals.blobs import BlobStore
+from app.manuals.citations import DocumentEvidence, extract_citations, gather_evidence
 from evals.checks import CHECKS, About, CheckSpec, run_checks
 from evals.fixtures.catalog import Fixtures, fixtures_for
 from evals.record.online import ONLINE_KINDS, OnlineVerdict, TrendRow
@@ -52,6 +60,7 @@ from evals.record.transcript import ToolCall, Transcript, Turn
 
 NO_CATALOGUE = "the turn was stored without the catalogue it was answered with"
 NOT_FETCHED = "the cited documents are not fetched online"
+UNREACHED = "a cited document could not be fetched from the app's manual store"
 ACTION_ASKED = ("a write or action call, which the visitor may have asked for: that needs a"
                 " reader")
 Said = Literal["pass", "fail", "undecided"]
@@ -135,22 +144,55 @@ def online_checks() -> tuple[CheckSpec, ...]:
                  for kind in ONLINE_KINDS)
 
 
-def transcript_of(turn: LiveTurn) -> Transcript:
+def transcript_of(turn: LiveTurn,
+                  evidence: dict[str, DocumentEvidence] | None = None) -> Transcript:
+    """A turn as the checks read it; without `evidence`, its cited documents are unseen."""
     calls = [ToolCall(name=str(c.get("name", "")), arguments=c.get("arguments") or {},
                       result=c.get("result"), kind=c.get("kind"), error=c.get("error"),
                       outcome=c.get("outcome", "ok"))
              for c in turn.tool_calls]
     turns = [Turn(role="user" if role == "user" else "assistant", content=text)
              for role, text in turn.said]
-    return Transcript(answer=turn.answer, tool_calls=calls,
-                      turns=[*turns, Turn(role="assistant", content=turn.answer)],
-                      unseen=["documents"], unseen_why=NOT_FETCHED)
+    said = [*turns, Turn(role="assistant", content=turn.answer)]
+    if evidence is None:
+        return Transcript(answer=turn.answer, tool_calls=calls, turns=said,
+                          unseen=["documents"], unseen_why=NOT_FETCHED)
+    return Transcript(answer=turn.answer, tool_calls=calls, turns=said, evidence=evidence)
 
 
-def fixtures_of(turn: LiveTurn) -> Fixtures | None:
+async def evidence_of(turn: LiveTurn, db: Database, store: BlobStore,
+                      client: httpx.AsyncClient) -> dict[str, DocumentEvidence]:
+    """The turn's cited documents, fetched from the app's manual store over HTTP (only its
+    addresses), with their stored page texts."""
+    cites = extract_citations(turn.answer, transcript_of(turn, {}).search_results(), [])
+    texts: dict[str, dict[int, str]] = {}
+    for c in cites:
+        key = store.key_for(c.document) if c.document else None
+        if c.document and key:
+            rows = await db.fetch(
+                "SELECT p.page, p.text FROM manual_pages p JOIN manuals m ON m.id ="
+                " p.manual_id WHERE m.blob_key = %s", (key,))
+            texts[c.document] = {int(r["page"]): str(r["text"]) for r in rows}
+    return await gather_evidence(cites, texts, client, may_fetch=store.serves)
+
+
+async def manual_titles(db: Database) -> dict[str, tuple[str, ...]]:
+    """The app's manuals' titles by machine slug (today's: titles are not versioned)."""
+    rows = await db.fetch("SELECT ma.slug, m.title FROM manuals m JOIN machines ma"
+                          " ON ma.id = m.machine_id ORDER BY m.title")
+    out: dict[str, list[str]] = {}
+    for r in rows:
+        out.setdefault(str(r["slug"]), []).append(str(r["title"]))
+    return {slug: tuple(t) for slug, t in out.items()}
+
+
+def fixtures_of(turn: LiveTurn, titles: dict[str, tuple[str, ...]] | None = None
+                ) -> Fixtures | None:
+    """The catalogue the turn was answered with, and the manuals' titles (the app's, given;
+    else the demo's)."""
     if turn.catalogue is None:
         return None
-    titles = fixtures_for("demo").manual_titles
+    titles = titles if titles is not None else fixtures_for("demo").manual_titles
     machines = tuple(MachineRecord.model_validate(
         {k: m[k] for k in ("slug", "name", "brand", "category", "aliases", "specs") if k in m})
         for m in turn.catalogue)
@@ -158,20 +200,33 @@ def fixtures_of(turn: LiveTurn) -> Fixtures | None:
                                                       for m in machines})
 
 
-async def check_turn(turn: LiveTurn, harness: str) -> list[OnlineVerdict]:
-    """Every online check's verdict on one turn."""
-    fixtures = fixtures_of(turn)
+async def check_turn(turn: LiveTurn, harness: str,
+                     evidence: dict[str, DocumentEvidence] | None = None,
+                     titles: dict[str, tuple[str, ...]] | None = None) -> list[OnlineVerdict]:
+    """Every online check's verdict on one turn (its cited documents' `evidence`, if they
+    were fetched; the app's manual `titles`)."""
+    fixtures = fixtures_of(turn, titles)
     specs = online_checks()
-    transcript = transcript_of(turn)
+    transcript = transcript_of(turn, evidence)
+    cites = extract_citations(turn.answer, transcript.search_results(), [])
+    # The store did not answer (a link to elsewhere is never fetched, and fails as it should).
+    unreached = evidence is not None and any(
+        e.status == 0 and not (e.error or "").startswith("not fetched")
+        for e in evidence.values())
     results = await run_checks(specs, transcript, fixtures or Fixtures((), {}), None,
                                About("/", None, "live"))
     writes = any(c.kind in ("write", "action") for c in transcript.tool_calls)
     out = []
     for spec, result in zip(specs, results, strict=True):
+        if spec.kind == "citations_resolve" and not cites:
+            continue  # an answer that cites no manual has nothing to resolve: no verdict
         verdict: Said = "undecided" if not result.decided or result.error else \
             "pass" if result.passed else "fail"
-        why = "" if verdict != "undecided" else NOT_FETCHED if spec.kind == "citations_resolve" \
-            else "the check could not decide (its reason quotes the turn, so it is not kept)"
+        why = "" if verdict != "undecided" else \
+            NOT_FETCHED if spec.kind == "citations_resolve" and evidence is None else \
+            "the check could not decide (its reason quotes the turn, so it is not kept)"
+        if spec.kind == "citations_resolve" and unreached and verdict == "fail":
+            verdict, why = "undecided", UNREACHED
         if fixtures is None and (spec.kind in ("no_unknown_tools", "no_fabricated_specs") or (
                 spec.kind == "no_exfiltration" and verdict == "fail")):
             verdict, why = "undecided", NO_CATALOGUE  # it read an empty catalogue

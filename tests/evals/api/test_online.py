@@ -3,13 +3,16 @@ checked and stored by reference, a turn checked once per harness, and a prompt c
 breaks a check flagged in the trend per agent (and per week), with its failing turns."""
 
 import datetime as dt
+import json
+from pathlib import Path
 
 import httpx
 import psycopg
 import pytest
 from pydantic import SecretStr
 
-from app.settings import Settings
+from app.manuals.blobs import serve_blob_store
+from app.settings import Settings, get_settings
 from app.web import create_app
 from evals.api.online import _sample, read_trend
 from evals.record.store import RunStore
@@ -70,13 +73,13 @@ async def test_a_prompt_change_that_breaks_a_check_is_flagged(db, settings, eval
     assert "from-conversations --turns " + ",".join(map(str, flag.failing)) in render_trend(
         shown.by_agent, shown.noise)
     by_kind = {r.kind: r for r in shown.by_week}
-    assert by_kind["citations_resolve"].undecided == 24  # documents are not fetched online
+    assert "citations_resolve" not in by_kind  # no answer cites a manual: nothing to resolve
     assert by_kind["no_unknown_tools"].decided == 24  # each turn's own catalogue
     # The store keeps the turn's reference and the verdict, never its text.
     async with await psycopg.AsyncConnection.connect(db.conninfo) as conn:
         cur = await conn.execute("SELECT * FROM eval_online_verdicts")
         rows = await cur.fetchall()
-    assert len(rows) == 24 * 6
+    assert len(rows) == 24 * 5
     assert not any("ticket" in str(value) and "closed" in str(value)
                    for row in rows for value in row)
 
@@ -117,3 +120,42 @@ async def test_a_flagged_turn_becomes_a_draft_case_under_the_consent_rules(db, s
     assert kind == "flagged" and case["assert"] == [{"kind": "not_claimed_done"}]
     assert case["history"]  # the earlier turn of its conversation
     assert [line for line in made.left_out if f"turn {no[0]}:" in line]
+
+
+PDF = Path(__file__).parents[3] / "evals" / "fixtures" / "manuals" / "form-4-manual.pdf"
+
+
+async def test_a_cited_manual_is_fetched_from_the_apps_store_and_a_silent_store_decides_nothing(
+        db, settings, eval_settings_of, tmp_path, monkeypatch):
+    """A turn citing a page its search found: the page is fetched from the app's manual store
+    over HTTP (PASS); with the store down, the same turn is UNDECIDED, never FAIL."""
+    (tmp_path / "blobs" / "manuals").mkdir(parents=True)
+    (tmp_path / "blobs" / "manuals" / "form-4.pdf").write_bytes(PDF.read_bytes())
+    page = "Wear nitrile gloves when handling resin and wash any spill with isopropyl alcohol."
+    with serve_blob_store(tmp_path / "blobs") as blobs:
+        url = f"{blobs.base_url}/manuals/form-4.pdf#page=1"
+        answer = (f"Wear nitrile gloves when handling resin [Form 4 manual, p. 1]({url}).")
+        await talk(db, settings, answer, 1, consent=True)
+        await db.execute(
+            "INSERT INTO manuals (machine_id, title, blob_key, sha256, page_count, has_text)"
+            " SELECT id, 'Form 4 manual', 'manuals/form-4.pdf', 'x', 10, true FROM machines"
+            " WHERE slug = 'form-4'")
+        await db.execute("INSERT INTO manual_pages (manual_id, page, text) SELECT id, 1, %s"
+                         " FROM manuals WHERE blob_key = 'manuals/form-4.pdf'", (page,))
+        await db.execute("UPDATE turns SET tool_calls = %s", (json.dumps([{
+            "name": "search_manual", "arguments": {"query": "resin gloves"}, "outcome": "ok",
+            "result": {"passages": [{"ref": "p1", "url": url, "page": 1,
+                                     "title": "Form 4 manual", "text": page}]}}]),))
+        monkeypatch.setenv("BLOB_BASE_URL", blobs.base_url)
+        monkeypatch.setenv("BLOB_DIR", str(tmp_path / "blobs"))
+        get_settings.cache_clear()
+        said = {v.kind: v for v in (await _sample(eval_settings_of, None, None)).verdicts}
+    assert said["citations_resolve"].verdict == "pass"
+    # The store is down now: the same turn, under another harness, decides nothing.
+    import evals.api.online as online
+
+    monkeypatch.setattr(online, "harness_hash", lambda: "another")
+    again = {v.kind: v for v in (await _sample(eval_settings_of, None, None)).verdicts}
+    get_settings.cache_clear()
+    assert (again["citations_resolve"].verdict, again["citations_resolve"].why) == (
+        "undecided", "a cited document could not be fetched from the app's manual store")
