@@ -131,14 +131,29 @@ async def stored_matrix(store: RunStore, ids: Sequence[str],
     """The table of stored runs of one plan, from an open store (the command, the workspace
     and the MCP tool all make it here): two runs or more, none twice, one plan; an unknown
     run is the store's StoreError."""
-    labels = labels_of(ids, ())
-    base = baseline_of(labels, baseline)
-    records = {rid: await store.load_run(rid) for rid in labels}
+    labels_of(ids, ())  # two or more, none typed twice
+    records: dict[str, RunRecord] = {}
+    for rid in ids:  # an id may be a prefix: columns are the runs it names, each once
+        record = await store.load_run(rid)
+        full = record.run_id or rid
+        if full in records:
+            raise ApiError(f"run {full} is asked for twice ({rid}): a run paired with itself"
+                           " says nothing")
+        records[full] = record
+    base = baseline_of(list(records), _resolved(baseline, list(records)))
     refused = plan_differs(records)
     if refused:
         raise ApiError("\n".join(refused))
     refs = {rid: r.models.chat or "?" for rid, r in records.items()}
     return Matrixed(build(records, refs, base), records)
+
+
+def _resolved(baseline: str | None, ids: list[str]) -> str | None:
+    """A baseline given as a prefix of one of the runs: that run's id."""
+    if baseline is None or baseline in ids:
+        return baseline
+    named = [i for i in ids if i.startswith(baseline)]
+    return named[0] if len(named) == 1 else baseline
 
 
 async def _stored(settings: Settings, ids: list[str], base: str | None) -> Matrixed:

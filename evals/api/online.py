@@ -20,12 +20,14 @@ from evals.record.store import RunStore
 from evals.report.online import (
     check_turn,
     consented_conversations,
+    consented_refs,
     consented_turns,
     evidence_of,
     flagged_now,
     manual_titles,
     suite_noise,
     trend,
+    unreadable_turn,
 )
 from evals.settings import conninfo
 
@@ -44,6 +46,7 @@ class Sampled:
     already: int
     verdicts: list[OnlineVerdict]
     stored: int
+    unreadable: int = 0  # turns whose stored shape the checks could not read
 
 
 @dataclass(frozen=True)
@@ -91,22 +94,26 @@ async def _sample(settings: Settings, limit: int | None, since: dt.datetime | No
     db = Database(conninfo(settings), max_size=2)
     await db.open()
     try:
-        turns = await consented_turns(db, since)
+        refs = await consented_refs(db, since)
         titles = await manual_titles(db)
         async with RunStore.open(conninfo(settings)) as store:
             done = await store.checked_turns(harness)
-            todo = [t for t in reversed(turns) if (t.conversation, t.id) not in done]
-            picked = todo[:limit] if limit is not None else todo
-            verdicts = []
+            todo = [i for c, i in reversed(refs) if (c, i) not in done]
+            picked = await consented_turns(db, todo[:limit] if limit is not None else todo)
+            verdicts, unreadable = [], 0
             async with httpx.AsyncClient(timeout=10, trust_env=False) as client:
                 for t in picked:
-                    evidence = await evidence_of(t, db, blobs, client)
-                    verdicts += await check_turn(t, harness, evidence, titles)
+                    try:
+                        evidence = await evidence_of(t, db, blobs, client)
+                        verdicts += await check_turn(t, harness, evidence, titles)
+                    except Exception as exc:  # a stored turn's shape, never the pass's end
+                        verdicts += unreadable_turn(t, harness, exc)
+                        unreadable += 1
             stored = await store.save_online(verdicts)
     finally:
         await db.close()
-    return Sampled(consented=len(turns), checked=len(picked), already=len(turns) - len(todo),
-                   verdicts=verdicts, stored=stored)
+    return Sampled(consented=len(refs), checked=len(picked), already=len(refs) - len(todo),
+                   verdicts=verdicts, stored=stored, unreadable=unreadable)
 
 
 async def read_trend(info: str, since: dt.datetime | None = None) -> Trend:
@@ -121,7 +128,9 @@ async def read_trend(info: str, since: dt.datetime | None = None) -> Trend:
     async with RunStore.open(info) as store:
         everything = await store.online_verdicts(since)
         today = await store.online_verdicts(since, harness)
-        rows = [r for r in await store.list_runs(NOISE_RUNS) if r.status == "complete"]
+        # The suite's noise only when there is a trend to read it against.
+        rows = [r for r in await store.list_runs(NOISE_RUNS) if r.status == "complete"] \
+            if today else []
         runs = [await store.load_run(r.id) for r in rows]
     verdicts = [v for v in today if v.conversation in consenting]
     noise = suite_noise(runs)

@@ -39,6 +39,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from app.chat.models import ModelCallError
+from app.text import UNSTORABLE
 from evals.checks._language import unreadable
 from evals.judge import UnreadableVerdict
 from evals.judge.setup import JudgeSetup
@@ -95,8 +96,9 @@ def visitor_messages(turns: Sequence[Turn]) -> list[str]:
 
 def english(text: str) -> bool:
     """Whether the patterns can read a message: English, as the answer checks read it (a
-    message with a sentence in another language is not read)."""
-    return unreadable(text, "en") is None
+    message with a sentence in another language is not read, nor one holding a character no
+    text can: a lone surrogate)."""
+    return not UNSTORABLE.search(text) and unreadable(text, "en") is None
 
 
 def check_visitor(turns: Sequence[Turn]) -> VisitorCheck:

@@ -211,10 +211,10 @@ def _refuse_out(out: Path) -> None:
 
 
 def turn_ids(value: str) -> list[int]:
-    try:
-        ids = [int(v) for v in value.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"turn ids are numbers: {value!r}") from None
+    parts = [v.strip() for v in value.split(",") if v.strip()]
+    if not all(p.isascii() and p.isdigit() for p in parts):
+        raise argparse.ArgumentTypeError(f"turn ids are numbers: {value!r}")
+    ids = [int(p) for p in parts]
     if not ids:
         raise argparse.ArgumentTypeError("name at least one turn id")
     return ids

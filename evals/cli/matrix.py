@@ -46,6 +46,8 @@ def register(sub: Commands) -> None:
 
 
 def matrix_command(args: argparse.Namespace) -> int:
+    if args.html is not None and not args.html.parent.is_dir():
+        raise CliError(f"--html {args.html}: no folder {args.html.parent} to write it in")
     if flagged(args, "model"):
         raise CliError("matrix takes --models A,B,… (one column each), not --model")
     if args.runs:
@@ -68,7 +70,11 @@ def matrix_command(args: argparse.Namespace) -> int:
 def _say(result: Matrixed, html: Path | None) -> int:
     print(render(result.result))
     if html is not None:
-        write_atomically(html, render_matrix(result.result, result.records))
+        try:
+            write_atomically(html, render_matrix(result.result, result.records))
+        except OSError as exc:
+            raise CliError(f"--html {html}: {exc.strerror or exc} (the runs are stored:"
+                           " `matrix --runs` tables them again)") from exc
         print(f"report: {html}")
     say_capped(*result.records.values())
     if result.store_failed:

@@ -35,7 +35,9 @@ def online_command(args: argparse.Namespace) -> int:
         failed = sum(v.verdict == "fail" for v in done.verdicts)
         print(f"online: {done.consented} consented turn(s) · {done.checked} checked now ·"
               f" {done.already} checked before under this harness · {done.stored}"
-              f" verdict(s) stored, {failed} fail(s)")
+              f" verdict(s) stored, {failed} fail(s)"
+              + (f" · {done.unreadable} stored turn(s) the checks could not read (undecided)"
+                 if done.unreadable else ""))
     shown = online_trend(args.since)
     left = [f"{shown.other_harness} under another harness"] if shown.other_harness else []
     left += [f"{shown.withdrawn} of conversations whose consent was withdrawn"] \

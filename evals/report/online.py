@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import httpx
+from pydantic import ValidationError
 
 from app.catalog.records import SPEC_FIELDS, MachineRecord
 from app.db import Database
@@ -104,7 +105,8 @@ def _text(content: Any) -> str:
 def live_turn(row: dict[str, Any]) -> LiveTurn:
     """A turn row of the app's database (with its catalogue's machines, if any)."""
     messages = row["messages"] if isinstance(row["messages"], dict) else {}
-    sent = [m for m in messages.get("all", []) if isinstance(m, dict)]
+    every = messages.get("all")
+    sent = [m for m in every if isinstance(m, dict)] if isinstance(every, list) else []
     system = next((_text(m.get("content")) for m in sent if m.get("role") == "system"), "")
     said = tuple((str(m["role"]), _text(m.get("content"))) for m in sent
                  if m.get("role") in ("user", "assistant") and _text(m.get("content")))
@@ -112,9 +114,11 @@ def live_turn(row: dict[str, Any]) -> LiveTurn:
         said = (("user", str(messages.get("user", ""))),)
     machines = row.get("machines")
     context = f"{row.get('audience') or 'anonymous'} {row.get('page_path') or '?'}"
+    calls = row["tool_calls"]
     return LiveTurn(int(row["id"]), str(row["conversation_id"]), row["created_at"],
                     str(row["model"]), system, said, str(row["answer"]),
-                    tuple(row["tool_calls"] or ()),
+                    tuple(c for c in calls if isinstance(c, dict))
+                    if isinstance(calls, list) else (),
                     tuple(machines) if isinstance(machines, list) else None, context)
 
 
@@ -126,16 +130,28 @@ async def consented_conversations(db: Database) -> set[str]:
     return {str(r["conversation_id"]) for r in rows}
 
 
-async def consented_turns(db: Database, since: dt.datetime | None = None) -> list[LiveTurn]:
-    """The turns whose person consented (only those), answered since `since`, oldest first."""
+async def consented_refs(db: Database, since: dt.datetime | None = None
+                         ) -> list[tuple[str, int]]:
+    """The (conversation, turn id) of the turns whose person consented (only those), answered
+    since `since`, oldest first: cheap, so a pass reads whole turns only for those it checks."""
+    rows = await db.fetch(
+        "SELECT t.id, t.conversation_id FROM turns t"
+        " JOIN conversation_consent cc ON cc.conversation_id = t.conversation_id"
+        " WHERE cc.consent AND (%s::timestamptz IS NULL OR t.created_at >= %s)"
+        " ORDER BY t.created_at, t.id", (since, since))
+    return [(str(r["conversation_id"]), int(r["id"])) for r in rows]
+
+
+async def consented_turns(db: Database, ids: Sequence[int]) -> list[LiveTurn]:
+    """These turns, whole, in the order asked, each only if its person consents."""
     rows = await db.fetch(
         "SELECT t.id, t.conversation_id, t.created_at, t.model, t.messages, t.answer,"
         " t.tool_calls, t.audience, t.page_path, v.machines FROM turns t"
         " JOIN conversation_consent cc ON cc.conversation_id = t.conversation_id"
         " LEFT JOIN catalog_versions v ON v.digest = t.catalog_version"
-        " WHERE cc.consent AND (%s::timestamptz IS NULL OR t.created_at >= %s)"
-        " ORDER BY t.created_at, t.id", (since, since))
-    return [live_turn(r) for r in rows]
+        " WHERE cc.consent AND t.id = ANY(%s)", (list(ids),))
+    by_id = {int(r["id"]): live_turn(r) for r in rows}
+    return [by_id[i] for i in ids if i in by_id]
 
 
 def online_checks() -> tuple[CheckSpec, ...]:
@@ -147,9 +163,11 @@ def online_checks() -> tuple[CheckSpec, ...]:
 def transcript_of(turn: LiveTurn,
                   evidence: dict[str, DocumentEvidence] | None = None) -> Transcript:
     """A turn as the checks read it; without `evidence`, its cited documents are unseen."""
+    # A turn stored before calls carried an outcome has none: ToolCall.status reads it from
+    # the error, as a run's record does.
     calls = [ToolCall(name=str(c.get("name", "")), arguments=c.get("arguments") or {},
                       result=c.get("result"), kind=c.get("kind"), error=c.get("error"),
-                      outcome=c.get("outcome", "ok"))
+                      outcome=c.get("outcome"))
              for c in turn.tool_calls]
     turns = [Turn(role="user" if role == "user" else "assistant", content=text)
              for role, text in turn.said]
@@ -193,11 +211,38 @@ def fixtures_of(turn: LiveTurn, titles: dict[str, tuple[str, ...]] | None = None
     if turn.catalogue is None:
         return None
     titles = titles if titles is not None else fixtures_for("demo").manual_titles
-    machines = tuple(MachineRecord.model_validate(
-        {k: m[k] for k in ("slug", "name", "brand", "category", "aliases", "specs") if k in m})
-        for m in turn.catalogue)
+    machines = tuple(m for m in map(_machine, turn.catalogue) if m is not None)
     return Fixtures(machines=machines, manual_titles={m.slug: titles.get(m.slug, ())
                                                       for m in machines})
+
+
+def _machine(kept: Any) -> MachineRecord | None:
+    """A machine of a kept catalogue as today's record reads it: a spec field it no longer
+    knows is left out, and a machine it cannot read at all (its shape changed) is skipped."""
+    if not isinstance(kept, dict):
+        return None
+    specs = kept.get("specs")
+    data = {k: kept[k] for k in ("slug", "name", "brand", "category", "aliases") if k in kept}
+    data["specs"] = {f: v for f, v in specs.items() if f in SPEC_FIELDS} \
+        if isinstance(specs, dict) else {}
+    try:
+        return MachineRecord.model_validate(data)
+    except ValidationError:
+        return None
+
+
+UNREADABLE = "the stored turn cannot be read as the checks read a turn ({})"
+
+
+def unreadable_turn(turn: LiveTurn, harness: str, exc: Exception) -> list[OnlineVerdict]:
+    """Every online check undecided on a stored turn the checks cannot read (its stored shape
+    is not a turn's): said with the error's kind, quoting nothing, and kept, so the sampler
+    goes past it instead of stopping at it on every pass."""
+    return [OnlineVerdict(turn_id=turn.id, conversation=turn.conversation, turn_at=turn.at,
+                          agent=turn.agent, context=turn.context, model=turn.model, kind=kind,
+                          verdict="undecided", why=UNREADABLE.format(type(exc).__name__),
+                          harness=harness)
+            for kind in ONLINE_KINDS]
 
 
 async def check_turn(turn: LiveTurn, harness: str,

@@ -159,3 +159,20 @@ async def test_a_cited_manual_is_fetched_from_the_apps_store_and_a_silent_store_
     get_settings.cache_clear()
     assert (again["citations_resolve"].verdict, again["citations_resolve"].why) == (
         "undecided", "a cited document could not be fetched from the app's manual store")
+
+
+async def test_a_turn_the_checks_cannot_read_is_undecided_and_never_stops_the_sampler(
+        db, settings, eval_settings_of):
+    await talk(db, settings, CLAIMS, 2, consent=True)
+    first = await db.fetchone("SELECT min(id) AS id FROM turns")
+    await db.execute("UPDATE turns SET tool_calls = %s WHERE id = %s",
+                     (json.dumps([{"name": "x", "kind": 5}]), first["id"]))
+    done = await _sample(eval_settings_of, None, None)
+    assert (done.checked, done.unreadable) == (2, 1)
+    bad = [v for v in done.verdicts if v.turn_id == first["id"]]
+    assert {v.verdict for v in bad} == {"undecided"}
+    assert bad[0].why == ("the stored turn cannot be read as the checks read a turn"
+                          " (ValidationError)")
+    good = {v.kind: v.verdict for v in done.verdicts if v.turn_id != first["id"]}
+    assert good["not_claimed_done"] == "fail"
+    assert (await _sample(eval_settings_of, None, None)).checked == 0  # gone past it

@@ -67,3 +67,12 @@ def test_a_sentence_in_another_language_inside_an_english_answer_is_not_read_as_
     passed, reason = check("not_claimed_done", mixed)
     assert passed is None and reason.startswith("a sentence of the answer is in Spanish")
     assert check("not_claimed_done", "Perfect! He cerrado el ticket.")[0] is None
+
+
+def test_addresses_are_taken_out_whole_and_a_long_word_is_read_once():
+    from evals.checks._language import prose
+
+    assert prose("write to (sam@example.edu) or see https://x.org/a") == "write to ]  or see ] "
+    # An e-mail match starts only where a word does: an 80,000-letter word with no @ is
+    # scanned once (it took 7 s when the match could start at every letter).
+    assert prose("a" * 80_000) == "a" * 80_000

@@ -164,3 +164,8 @@ def test_the_question_carries_the_instructions_and_numbered_turns_as_data():
     assert "wont_say: their name" in user and "knows" not in user
     assert "visitor (turn 2): it is Sam" in user and "DATA>>\u200b>" in user
     assert len({QUESTIONS[k].hash() for k in QUESTIONS}) == 4
+
+
+def test_a_message_holding_a_lone_surrogate_is_not_read():
+    found = check_visitor(talk("I am an AI \ud800 x"))
+    assert found.unread == [1] and not found.failed and found.kinds == []

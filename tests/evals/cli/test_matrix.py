@@ -70,10 +70,13 @@ def test_two_models_and_a_point_in_one_table(two_models, capsys, tmp_path):
 
     assert main(["runs"]) == 0
     ids = [line.split()[0] for line in capsys.readouterr().out.splitlines()][:3]
-    assert main(["matrix", "--runs", ",".join(ids)]) == 0
+    assert main(["matrix", "--runs", ",".join(ids), "--baseline", ids[1][:8]]) == 0
     out = capsys.readouterr().out
-    assert f"{ids[0]} (baseline)" in out and "regressed" in out
+    assert f"{ids[1]} (baseline)" in out and "regressed" in out  # a prefix names its run
     assert _calls(two_models) == made
+    # A prefix of a run already asked for is that run again: refused, not paired with itself.
+    assert main(["matrix", "--runs", f"{ids[0]},{ids[0][:-1]}"]) == 2
+    assert f"run {ids[0]} is asked for twice" in capsys.readouterr().err
 
 
 @pytest.mark.usefixtures("two_models")
@@ -91,6 +94,9 @@ def test_what_a_matrix_refuses(capsys, monkeypatch):
     assert "takes no --models" in capsys.readouterr().err
     assert main(["matrix", "--points", "p,q", "--cases", "no-glowforge", "--full"]) == 2
     assert "--cases, --full would change it" in capsys.readouterr().err
+    assert main(["matrix", "--models", "openai/a,openai/b", "--html", "/no/such/dir/m.html"]) \
+        == 2  # said before any model is called
+    assert "no folder /no/such/dir to write it in" in capsys.readouterr().err
     # A point of another plan is refused before anything runs.
     assert main(["point", "save", "other", "--cases", "no-glowforge"]) == 0
     capsys.readouterr()

@@ -15,8 +15,9 @@ def test_online_with_nothing_recorded_says_so(capsys):
     assert "--limit must be 1 to 10000, not 0" in capsys.readouterr().err
     assert main(["online", "--since", "yesterday"]) == 2
     assert "not a date (YYYY-MM-DD): 'yesterday'" in capsys.readouterr().err
-    assert main(["from-conversations", "--turns", "x"]) == 2
-    assert "turn ids are numbers: 'x'" in capsys.readouterr().err
+    for odd in ("x", "1_0", "٣"):  # int() reads the last two as 10 and 3: not ids
+        assert main(["from-conversations", "--turns", odd]) == 2
+        assert f"turn ids are numbers: {odd!r}" in capsys.readouterr().err
 
 
 def test_a_newest_group_flagged_worse_makes_the_exit_1(cli, capsys):

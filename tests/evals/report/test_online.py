@@ -87,3 +87,23 @@ def test_the_suites_noise_is_the_spread_over_runs_of_one_plan_by_one_agent():
     for r in tiny:
         r.cases = r.cases[:2]  # two verdicts each: 0% and 100%, a spread of nothing real
     assert suite_noise(runs + tiny) == {"not_claimed_done": pytest.approx(0.2)}
+
+
+def test_a_stored_turn_is_read_leniently_and_an_old_call_keeps_its_failure():
+    from evals.report.online import fixtures_of, live_turn, transcript_of
+
+    row = {"id": 1, "conversation_id": "c", "created_at": AT, "model": "m",
+           "messages": {"all": 5, "user": "hi"}, "answer": "ok",
+           "tool_calls": [{"name": "get_machine", "error": "unknown_tool"}, "junk"],
+           "audience": None, "page_path": "/",
+           "machines": [{"slug": "form-4", "name": "Form 4", "brand": "Formlabs",
+                         "category": "3D printer", "aliases": [],
+                         "specs": {"build_volume": "14.5 x 14.5 x 18.5 cm", "gone": "x"}},
+                        {"slug": "a"}, "x"]}
+    turn = live_turn(row)
+    assert turn.said == (("user", "hi"),) and len(turn.tool_calls) == 1
+    # Stored before calls carried an outcome: its error says what happened, not "ok".
+    assert transcript_of(turn).tool_calls[0].status == "unknown_tool"
+    fixtures = fixtures_of(turn)
+    assert fixtures is not None and [m.slug for m in fixtures.machines] == ["form-4"]
+    assert fixtures.machines[0].specs == {"build_volume": "14.5 x 14.5 x 18.5 cm"}
