@@ -11,12 +11,14 @@ from dataclasses import dataclass
 import httpx
 
 from app.db import Database
+from app.db.migrate import MigrationError
 from app.manuals.blobs import BlobStore
 from app.settings import Settings, get_settings
+from evals.api.errors import ApiError
 from evals.api.setup import app_settings, run_closing
 from evals.load.plan import harness_hash
 from evals.record.online import OnlineVerdict, TrendRow
-from evals.record.store import RunStore
+from evals.record.store import RunStore, StoreError
 from evals.report.online import (
     check_turn,
     consented_conversations,
@@ -76,12 +78,18 @@ class Trend:
 def sample(limit: int | None = None, since: dt.datetime | None = None) -> Sampled:
     """Check the consented turns answered since `since` that this harness has not checked
     yet, newest first, at most `limit` of them, and store their verdicts."""
-    return run_closing(_sample(app_settings(), limit, since))
+    try:
+        return run_closing(_sample(app_settings(), limit, since))
+    except (StoreError, MigrationError) as exc:
+        raise ApiError(str(exc)) from exc
 
 
 def online_trend(since: dt.datetime | None = None) -> Trend:
     """The trend of the stored verdicts of turns answered since `since`."""
-    return run_closing(read_trend(conninfo(app_settings()), since))
+    try:
+        return run_closing(read_trend(conninfo(app_settings()), since))
+    except (StoreError, MigrationError) as exc:
+        raise ApiError(str(exc)) from exc
 
 
 async def _sample(settings: Settings, limit: int | None, since: dt.datetime | None

@@ -11,9 +11,9 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from app.db import Database, connect, failure
-from app.db.migrate import migrate
+from app.db.migrate import MigrationError, migrate
 from app.db.roles import EVALS_ROLE
-from evals.record.store.errors import StoreUnavailable
+from evals.record.store.errors import StoreError, StoreUnavailable
 
 MIGRATIONS = Path(__file__).parents[1] / "store_migrations"
 MIGRATIONS_TABLE = "eval_schema_migrations"
@@ -39,7 +39,8 @@ def store_name(conninfo: str) -> str:
 async def open_database(conninfo: str, name: str) -> Database:
     """The store's database migrated (a database migrated already is only looked at) and its
     pool open, working as the eval processes' role (app/db/roles.py: it adds evidence and
-    never changes it); StoreUnavailable, naming it, when the server does not answer in time."""
+    never changes it); StoreUnavailable, naming it, when the server does not answer in time,
+    and StoreError when a migration fails."""
     db = Database(conninfo, max_size=4, app_schema=False, timeout_s=STORE_TIMEOUT_S,
                   role=EVALS_ROLE)
     try:
@@ -51,6 +52,9 @@ async def open_database(conninfo: str, name: str) -> Database:
         await db.close()
         raise StoreUnavailable(
             f"{name} cannot be reached: {failure(exc, STORE_TIMEOUT_S)}") from None
+    except MigrationError as exc:  # said as the store's, once, never as a traceback
+        await db.close()
+        raise StoreError(f"{name} cannot be brought up to date: {exc}") from None
     return db
 
 
