@@ -63,8 +63,17 @@ async def migrate(conn: psycopg.AsyncConnection, directory: Path = MIGRATIONS_DI
             " applied_at timestamptz NOT NULL DEFAULT now())"
         )
         async with conn.cursor(row_factory=tuple_row) as cur:
-            await cur.execute(f"SELECT version FROM {table}")
-            done = {row[0] for row in await cur.fetchall()}
+            await cur.execute(f"SELECT version, name FROM {table}")
+            done = {row[0]: row[1] for row in await cur.fetchall()}
+        # A version applied under another file's name is another migration: taking it as done
+        # would skip this one for good (a renumbered file, say), so it is refused instead.
+        for migration in migrations:
+            was = done.get(migration.version)
+            if was is not None and was != migration.path.name:
+                raise MigrationError(
+                    f"{migration.path.name}: version {migration.version} was applied as {was},"
+                    " another migration; this one would never run. Renumber it, or bring the"
+                    " database back to what its files say")
         for migration in migrations:
             if migration.version in done:
                 continue

@@ -1,4 +1,5 @@
-"""Forward migrations: recorded, applied once, named when they fail."""
+"""Forward migrations: recorded, applied once, named when they fail, and a version applied
+under another file's name refused."""
 
 import pytest
 
@@ -35,6 +36,22 @@ async def test_failing_migration_names_the_file_and_leaves_nothing(db: Database,
             await migrate(conn, tmp_path)
     tables = {r["tablename"] for r in await db.fetch("SELECT tablename FROM pg_tables")}
     assert "mig_ok" in tables and "mig_half" not in tables
+
+
+async def test_a_version_applied_under_another_name_is_refused_not_skipped(db: Database,
+                                                                           tmp_path):
+    """Two files met on one number, and one was renumbered: the database that applied the
+    other under that number must not take the renumbered one as done."""
+    (tmp_path / "0001_first.sql").write_text("CREATE TABLE mig_first (id int);")
+    async with db.connection() as conn:
+        await conn.execute("DELETE FROM schema_migrations")
+        await conn.execute("INSERT INTO schema_migrations (version, name)"
+                           " VALUES (1, '0001_another.sql')")
+        with pytest.raises(MigrationError, match="0001_first.sql: version 1 was applied as"
+                                                 " 0001_another.sql, another migration"):
+            await migrate(conn, tmp_path)
+    tables = {r["tablename"] for r in await db.fetch("SELECT tablename FROM pg_tables")}
+    assert "mig_first" not in tables
 
 
 async def test_two_migrations_racing_on_a_blank_database_both_succeed(server_conninfo):
