@@ -25,12 +25,10 @@ from evals.report.online import (
     consented_refs,
     consented_turns,
     evidence_of,
-    flagged_now,
     manual_titles,
-    suite_noise,
-    trend,
     unreadable_turn,
 )
+from evals.report.online_trend import flagged_now, suite_noise, trend
 from evals.settings import conninfo
 
 # Runs read for the suite's run-to-run noise: the newest, complete ones.

@@ -8,7 +8,7 @@ import argparse
 
 from evals.api.online import online_trend, sample
 from evals.cli.common import CliError, Commands, date_arg
-from evals.report.online import render_trend
+from evals.report.online_trend import render_trend
 
 
 def register(sub: Commands) -> None:

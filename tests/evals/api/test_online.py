@@ -68,7 +68,7 @@ async def test_a_prompt_change_that_breaks_a_check_is_flagged(db, settings, eval
     assert "failure rate up from 0%" in flag.why and "to 100%" in flag.why
     assert "no run-to-run noise for this check" in flag.why  # no stored suite runs here
     assert len(flag.failing) == 12  # the turns to draft cases of
-    from evals.report.online import render_trend
+    from evals.report.online_trend import render_trend
 
     assert "from-conversations --turns " + ",".join(map(str, flag.failing)) in render_trend(
         shown.by_agent, shown.noise)
