@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
 
-from evals.load.yamlfile import field_errors, line_of, read_list
+from evals.load.yamlfile import read_items
 from evals.record.labels import Label, LabelError, add_labels, list_labels
 from evals.record.store import RunStore
 
@@ -53,18 +52,11 @@ async def export_labels(store: RunStore, path: Path) -> int:
 def read_labels(path: Path) -> tuple[list[Label], list[int]]:
     """A labels file's labels and the line each starts on; LabelFileError names every
     problem."""
-    items, lines, errors = read_list(path, "a labels file holds a list of labels")
+    read, errors = read_items(path, Label, "a labels file holds a list of labels", "label")
     labels: list[Label] = []
     starts: list[int] = []
     seen: dict[tuple[Any, ...], int] = {}
-    for i, item in enumerate(items):
-        start = line_of((i,), lines)
-        try:
-            label = Label.model_validate(item)
-        except ValidationError as exc:
-            errors += [f"{path.name}:{line_of((i, *loc), lines)}: {message}"
-                       for loc, message in field_errors(exc, "label")]
-            continue
+    for label, start in read:
         twice = (*label.key, label.by)
         if twice in seen:
             errors.append(f"{path.name}:{start}: {label.by}'s label of {label.ref()} is given"

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from evals.load.yamlfile import field_errors, line_of, read_list
+from evals.load.yamlfile import read_items
 
 PII_SET = Path(__file__).parent / "pii.yaml"
 # Written later, in the same form, and never used to adjust the scrubber.
@@ -76,18 +76,10 @@ def spans(text: str, labels: list[Planted] | list[Decoy]) -> list[Span]:
 def load_turns(path: Path = PII_SET) -> list[Turn]:
     """Every labelled turn; a label whose text is not in its turn, or a repeated id, is an
     error naming file:line."""
-    data, lines, errors = read_list(path, "a list of labelled turns")
-    if errors:
-        raise PiiSetError("\n".join(errors))
+    read, errors = read_items(path, Turn, "a list of labelled turns", "turn")
     turns, seen = [], set()
-    for i, raw in enumerate(data):
-        try:
-            turn = Turn.model_validate(raw)
-        except ValidationError as exc:
-            errors += [f"{path.name}:{line_of((i, *loc), lines)}: {message}"
-                       for loc, message in field_errors(exc, "turn")]
-            continue
-        where = f"{path.name}:{line_of((i,), lines)}"
+    for turn, line in read:
+        where = f"{path.name}:{line}"
         if turn.id in seen:
             errors.append(f"{where}: duplicate id {turn.id!r}")
         seen.add(turn.id)

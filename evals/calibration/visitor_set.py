@@ -22,14 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.chat.models import ChatModel, ModelCallError
 from evals.calibration.calibrate import Rated
 from evals.checks.visitor import check_visitor
 from evals.judge import UnreadableVerdict
 from evals.judge.visitor import VisitorQuestion, ask_visitor
-from evals.load.yamlfile import field_errors, line_of, read_list
+from evals.load.yamlfile import read_items
 from evals.record.transcript import Turn
 from evals.record.visitor import KINDS, FailureKind, VisitorCheck
 
@@ -88,18 +88,11 @@ class Transcript(BaseModel):
 def load_transcripts(path: Path = VISITOR_SET) -> list[Transcript]:
     """Every labelled transcript; a repeated id, a conversation not opened by the visitor or
     a label at a turn the visitor never took is an error naming file:line."""
-    data, lines, errors = read_list(path, "a list of labelled transcripts")
-    if errors:
-        raise VisitorSetError("\n".join(errors))
+    read, errors = read_items(path, Transcript, "a list of labelled transcripts",
+                              "transcript")
     out, seen = [], set()
-    for i, raw in enumerate(data):
-        try:
-            t = Transcript.model_validate(raw)
-        except ValidationError as exc:
-            errors += [f"{path.name}:{line_of((i, *loc), lines)}: {message}"
-                       for loc, message in field_errors(exc, "transcript")]
-            continue
-        where = f"{path.name}:{line_of((i,), lines)}"
+    for t, line in read:
+        where = f"{path.name}:{line}"
         if t.id in seen:
             errors.append(f"{where}: duplicate id {t.id!r}")
         seen.add(t.id)

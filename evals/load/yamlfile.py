@@ -10,13 +10,15 @@ than MAX_DEPTH, a mapping key that is not a plain scalar, and duplicate keys.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from app.text import CONTROL, SURROGATE, control_named
 from evals.settings import eval_settings
+
+M = TypeVar("M", bound=BaseModel)
 
 MAX_DEPTH = 32
 _LINES = "__lines__"
@@ -187,6 +189,24 @@ def read_yaml(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
                             ) from exc
     lines: dict[tuple[Any, ...], int] = {}
     return _strip(data, (), lines), lines
+
+
+def read_items(path: Path, model: type[M], what: str, whole: str
+               ) -> tuple[list[tuple[M, int]], list[str]]:
+    """A file that must hold a YAML list of one model's items (labelled turns, transcripts,
+    labels): each valid item with the line it starts on, and every problem as `file:line:
+    message` (`what` when the file is no list; `whole` names an item in a field error)."""
+    data, lines, errors = read_list(path, what)
+    items: list[tuple[M, int]] = []
+    for i, raw in enumerate(data):
+        try:
+            item = model.model_validate(raw)
+        except ValidationError as exc:
+            errors += [f"{path.name}:{line_of((i, *loc), lines)}: {message}"
+                       for loc, message in field_errors(exc, whole)]
+            continue
+        items.append((item, line_of((i,), lines)))
+    return items, errors
 
 
 def read_list(path: Path, what: str) -> tuple[list[Any], dict[tuple[Any, ...], int], list[str]]:

@@ -58,3 +58,22 @@ def test_a_file_over_the_size_limit_is_refused_unread(tmp_path, monkeypatch):
         with pytest.raises(CaseFileError,
                            match=r"c.yaml:1: the file is 1,240 bytes; the limit is 1,000"):
             load_cases(tmp_path)
+
+
+def test_read_items_gives_each_valid_item_its_line_and_every_problem_its_own(tmp_path):
+    from pydantic import BaseModel, ConfigDict
+
+    from evals.load.yamlfile import read_items
+
+    class Item(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        id: str
+
+    path = tmp_path / "items.yaml"
+    path.write_text("- id: a\n- idd: b\n- id: c\n")
+    items, errors = read_items(path, Item, "a list of items", "item")
+    assert [(i.id, line) for i, line in items] == [("a", 1), ("c", 3)]
+    assert len(errors) == 2 and all(e.startswith("items.yaml:2: ") for e in errors)
+    path.write_text("id: a\n")
+    assert read_items(path, Item, "a list of items", "item") == ([], ["items.yaml:1: a list of"
+                                                                      " items"])
