@@ -7,7 +7,8 @@ signed in; an anonymous one needs its own session's yes) are read. Turns are sor
 in a fixed order (a turn where a tool failed, a turn where the person corrects the assistant, a
 turn that asked for a machine the lab lacks, a turn with a photo, a staff action), and picked
 one kind at a time and, within a kind, one person at a time, so neither a kind nor a talkative
-person crowds out the rest. Each case keeps the conversation's earlier turns as `history` (the
+person crowds out the rest (evals/authoring/picking.py; `--turns` picks turns by id instead).
+Each case keeps the conversation's earlier turns as `history` (the
 last 11 messages, each cut to 4,000 characters) and the turn's page and audience as its
 context; its checks and rubric come from the kind, never from the person's words; the turn's
 tool calls are written beside it, for its reviewer, as comments. Personal data (names, phone
@@ -33,8 +34,15 @@ from typing import Any
 from PIL import Image, UnidentifiedImageError
 
 from app.capabilities import REGISTRY
-from app.catalog.records import SPEC_FIELDS
 from app.db import Database
+from evals.authoring.picking import (
+    KINDS,
+    StoredTurn,
+    flagged_checks,
+    pick,
+    picked_turns,
+    queues,
+)
 from evals.authoring.pii import BLIND_SPOTS, Detectors, catalogue_phrases
 from evals.authoring.pii_rules import unresolved_cues
 from evals.fixtures.catalog import fixtures_for
@@ -43,52 +51,12 @@ from evals.load.context import context_for
 
 HISTORY_MESSAGES = 11
 MESSAGE_CHARS = 4000
-CORRECTION = re.compile(r"^\s*(no\b|nope\b|wrong\b|that'?s (not|wrong)|that is (not|wrong)"
-                        r"|not what i|actually\b|incorrect\b|you said\b|you('re| are) wrong)",
-                        re.IGNORECASE)
 _HINT = re.compile(r"\[Attached photos: ([^\]]*)\]\s*$")
 _ATTACHMENT = re.compile(r"attachment_id=([0-9a-f-]{36})")
 PHOTO_WINDOW = dt.timedelta(minutes=15)  # a turn's photos are stored just before it
 
-# Kind -> (what it is, the checks a case of it gets). Checks never quote the person.
-KINDS: dict[str, tuple[str, dict[str, Any]]] = {
-    "tool-error": ("a turn where a tool call failed", {
-        "assert": [{"kind": "no_unknown_tools"}],
-        "rubric": "Uses its tools correctly, and when a tool fails says so plainly instead of"
-                  " inventing what the tool would have returned."}),
-    "correction": ("a turn where the person corrects the assistant", {
-        "rubric": "Takes the person's correction into account and answers again from the"
-                  " record, without repeating the mistake it was corrected on.",
-        "must_not": "Insist on its earlier answer without checking it."}),
-    "missing-machine": ("a turn that asked for a machine the lab does not have", {
-        "assert": [{"kind": "no_unknown_tools"}],
-        "rubric": "Says plainly that the lab does not have that machine, and offers a machine"
-                  " the lab has only if it fits the need."}),
-    "photo": ("a turn with a photo", {
-        "rubric": "Says which catalogue machine is in the photo only when it can tell, and"
-                  " asks when look-alikes leave it open; names no machine the lab lacks."}),
-    "staff-action": ("a staff action", {
-        "rubric": "Proposes the change on a card for a person to confirm, and does not say it"
-                  " is done before it is confirmed."}),
-}
-
-
 class NoConversations(LookupError):
     """Nothing to make cases from; the message says why."""
-
-
-@dataclass
-class StoredTurn:
-    id: int
-    conversation: str
-    person: str
-    at: dt.datetime
-    user: str
-    answer: str
-    tool_calls: list[dict[str, Any]]
-    page_path: str | None
-    audience: str | None
-    attachments: list[str]
 
 
 @dataclass
@@ -140,25 +108,6 @@ def _detectors(names: tuple[str, ...], keep: tuple[str, ...]) -> Detectors:
     return Detectors(keep=[*catalogue_phrases(), *keep], names=names)
 
 
-def kinds_of(turn: StoredTurn, earlier: list[StoredTurn]) -> list[str]:
-    tools = REGISTRY.all_tools()
-    calls = turn.tool_calls
-    kinds = []
-    if any(c.get("outcome", "ok") != "ok" for c in calls):
-        kinds.append("tool-error")
-    if earlier and CORRECTION.match(turn.user):
-        kinds.append("correction")
-    if any(c.get("name") == "search_catalog" and isinstance(c.get("result"), dict)
-           and c["result"].get("machines") == [] for c in calls):
-        kinds.append("missing-machine")
-    if turn.attachments:
-        kinds.append("photo")
-    if turn.audience in ("staff", "super_admin") and any(
-            getattr(tools.get(str(c.get("name"))), "kind", None) == "action" for c in calls):
-        kinds.append("staff-action")
-    return kinds
-
-
 async def load(db: Database, since: dt.datetime | None) -> tuple[list[StoredTurn], set[int],
                                                                   list[str]]:
     """The consented conversations' turns (whole conversations, oldest first, for their
@@ -205,57 +154,6 @@ def _photo_ids(messages: list[Any]) -> list[str]:
     hint = _HINT.search(text)
     ids = _ATTACHMENT.findall(hint.group(1)) if hint else []
     return ids if ids and len(ids) == images else []
-
-
-def queues(turns: list[StoredTurn], eligible: set[int]
-           ) -> dict[str, dict[str, list[StoredTurn]]]:
-    """Per kind, per person (in order of their first such turn), their turns oldest first."""
-    by_conversation: dict[str, list[StoredTurn]] = defaultdict(list)
-    for t in turns:
-        by_conversation[t.conversation].append(t)
-    out: dict[str, dict[str, list[StoredTurn]]] = {k: {} for k in KINDS}
-    for t in turns:
-        if t.id not in eligible:
-            continue
-        earlier = [e for e in by_conversation[t.conversation] if e.id < t.id]
-        for kind in kinds_of(t, earlier):
-            out[kind].setdefault(t.person, []).append(t)
-    return out
-
-
-def pick(queued: dict[str, dict[str, list[StoredTurn]]], count: int
-         ) -> list[tuple[str, StoredTurn]]:
-    """Up to `count` (kind, turn): kinds in turn and, within a kind, people in a fixed
-    order, each taking one turn per round, so the same records always give the same picks
-    and neither a kind nor a talkative person crowds out the rest."""
-    picked: list[tuple[str, StoredTurn]] = []
-    used: set[int] = set()
-    rounds: dict[str, list[tuple[str, StoredTurn]]] = {}
-    for kind, people in queued.items():  # a kind's order: person 1, 2, 3, then 1, 2, ...
-        order = []
-        depth = max((len(ts) for ts in people.values()), default=0)
-        for i in range(depth):
-            order += [(p, ts[i]) for p, ts in people.items() if i < len(ts)]
-        rounds[kind] = order
-    position = {k: 0 for k in KINDS}
-    while len(picked) < count:
-        progress = False
-        for kind in KINDS:
-            if len(picked) >= count:
-                break
-            order = rounds[kind]
-            while position[kind] < len(order) and order[position[kind]][1].id in used:
-                position[kind] += 1  # a turn of two kinds is taken once
-            if position[kind] >= len(order):
-                continue
-            turn = order[position[kind]][1]
-            position[kind] += 1
-            used.add(turn.id)
-            picked.append((kind, turn))
-            progress = True
-        if not progress:
-            break
-    return picked
 
 
 def history(turn: StoredTurn, conversation: list[StoredTurn], counts: Counter[str],
@@ -322,31 +220,6 @@ def _loads(case: dict[str, Any], photos: dict[str, bytes]) -> str | None:
     return "; ".join(case_errors(case, photos=photos)) or None
 
 
-def flagged_checks(kinds: Sequence[str]) -> dict[str, Any]:
-    """A flagged turn's case checks: the online checks that failed on it (evals/report/
-    online.py), each as a case file writes it; a spec check over every spec field."""
-    out = []
-    for kind in kinds:
-        out.append({"kind": kind, "fields": list(SPEC_FIELDS)} if kind == "no_fabricated_specs"
-                   else {"kind": kind})
-    return {"assert": out}
-
-
-def picked_turns(turns: list[StoredTurn], eligible: set[int],
-                 flagged: dict[int, list[str]], made: Made) -> list[tuple[str, StoredTurn]]:
-    """The turns asked for by id (a flagged turn of online evaluation), in the order asked,
-    each only if its person consented; the others are said and left out."""
-    by_id = {t.id: t for t in turns if t.id in eligible}
-    picked = []
-    for turn_id in flagged:
-        if turn_id in by_id:
-            picked.append(("flagged", by_id[turn_id]))
-        else:
-            made.left_out.append(f"turn {turn_id}: no stored turn of a consented conversation"
-                                 " has that id (in the period asked)")
-    return picked
-
-
 async def make_cases(db: Database, count: int, since: dt.datetime | None = None,
                      flagged: dict[int, list[str]] | None = None) -> Made:
     """Up to `count` cases from the consented conversations, picked by kind; or, with
@@ -360,7 +233,8 @@ async def make_cases(db: Database, count: int, since: dt.datetime | None = None,
     for t in turns:
         conversations[t.conversation].append(t)
     if flagged is not None:
-        chosen = picked_turns(turns, eligible, flagged, made)
+        chosen, left_out = picked_turns(turns, eligible, flagged)
+        made.left_out += left_out
     else:
         queued = queues(turns, eligible)
         for kind in KINDS:
