@@ -13,16 +13,7 @@ from app.chat.openai_wire import OpenAICompatModel
 from app.chat.reply import ModelReply, Usage
 from app.embed import HashEmbedder
 from app.settings import Settings
-from evals.execute.cache import (
-    Cached,
-    CacheUse,
-    call_key,
-    pinned,
-    reply_from,
-    reply_json,
-    request_of,
-    sample,
-)
+from evals.execute.cache import Cached, CacheUse, sample
 from evals.execute.conversation import STOP
 from evals.execute.env import eval_env
 from evals.execute.runner import Variant, run_suite, run_variants
@@ -196,51 +187,6 @@ async def test_an_entry_of_another_shape_is_a_miss_and_written_over(env, store, 
     assert again.attempts[0].calls.replayed_from == ["two"]
 
 
-def test_keys_differ_exactly_where_the_reply_can():
-    ident = {"model": "openai/m", "api_base": "https://x"}
-    messages = [{"role": "user", "content": "hi"}]
-    base = call_key(ident, request_of(messages, None, {}), 1, 1, 0)
-    assert base == call_key(ident, request_of(list(messages), None, {}), 1, 1, 0)
-    others = [
-        call_key({**ident, "model": "openai/n"}, request_of(messages, None, {}), 1, 1, 0),
-        call_key(ident, request_of([{"role": "user", "content": "hi!"}], None, {}), 1, 1, 0),
-        call_key(ident, request_of(messages, [{"type": "function"}], {}), 1, 1, 0),
-        call_key(ident, request_of(messages, None, {"temperature": 0}), 1, 1, 0),
-        call_key(ident, request_of(messages, None, {"tool_choice": "auto"}), 1, 1, 0),
-        call_key(ident, request_of(messages, None, {"response_format": {"type": "json"}}),
-                 1, 1, 0),
-        call_key(ident, request_of(messages, None, {}), 2, 1, 0),  # another repetition
-        call_key(ident, request_of(messages, None, {}), 1, 2, 0),  # the retry
-        call_key(ident, request_of(messages, None, {}), 1, 1, 1),  # asked twice in a sample
-    ]
-    assert len({base, *others}) == len(others) + 1
-
-
-def test_the_run_s_blob_server_is_one_constant_in_the_keys_whatever_its_port():
-    ident = {"model": "openai/m", "api_base": "https://x"}
-
-    def asked(base, elsewhere="https://example.org/a.pdf"):
-        found = {"passages": [{"ref": "p1", "url": f"{base}/manuals/form-4.pdf#page=3"}],
-                 "see": elsewhere}
-        return [{"role": "user", "content": "How long do I wash prints?"},
-                {"role": "tool", "tool_call_id": "c1", "content": json.dumps(found)}]
-
-    one, two = "http://127.0.0.1:8766/blobs", "http://127.0.0.1:40123/blobs"
-    sent = asked(one)
-    key = call_key(ident, request_of(sent, None, {}, one), 1, 1, 0)
-    assert key == call_key(ident, request_of(asked(two), None, {}, two), 1, 1, 0)
-    assert sent == asked(one)  # what the model is sent is not changed
-    others = [
-        # another real address still changes the key
-        call_key(ident, request_of(asked(one, "https://example.org/b.pdf"), None, {}, one),
-                 1, 1, 0),
-        # an address on another port than the run's own is not the run's blob server
-        call_key(ident, request_of(asked(two), None, {}, one), 1, 1, 0),
-        call_key(ident, request_of(sent, None, {}), 1, 1, 0),  # no blob server known
-    ]
-    assert len({key, *others}) == len(others) + 1
-
-
 async def test_a_run_whose_blob_server_has_another_port_replays_after_a_manual_search(
         env, store, server_conninfo, tmp_path):
     # The second run's environment starts while the first's holds its port: another port.
@@ -283,22 +229,6 @@ async def test_a_run_whose_blob_server_has_another_port_replays_after_a_manual_s
         env.library.store.base_url, other.library.store.base_url)
 
 
-def test_only_a_real_sha256_pins_a_model():
-    assert pinned({"file_sha256": "a" * 64}) and pinned({"file_sha256": "0F" * 32})
-    # An unpinned local model is known by its name (ModelSpec.identity): never pinned.
-    for sha in ("qwen2.5-coder-1.5b-instruct", "a" * 63, "a" * 65, "g" * 64, "", None, 5):
-        assert not pinned({"file_sha256": sha}), sha
-    assert not pinned({"model": "openai/gpt-4o", "api_base": "https://x"})
-
-    def local(sha):
-        return OpenAICompatModel("openai/qwen", api_base="http://127.0.0.1:1/v1",
-                                 api_key="local-no-key", timeout_s=5, retries=0,
-                                 file_sha256=sha)
-
-    assert pinned(local("c" * 64).identity())
-    assert not pinned(local("qwen2.5-coder-1.5b-instruct").identity())
-
-
 @pytest.mark.parametrize("finish", ["length", "content_filter"])
 async def test_a_replay_gives_the_provider_s_finish_reason_as_it_gave_it(store, finish):
     # Neither derived from the reply: a cut reply with no "length", a filtered one.
@@ -317,32 +247,6 @@ async def test_a_replay_gives_the_provider_s_finish_reason_as_it_gave_it(store, 
     await again.close()
     assert tally.replayed == 1 and made == received
     assert replayed == received and replayed.finish_reason == finish
-
-
-@pytest.mark.parametrize(("change", "says"), [
-    ({"tool_calls": [{"id": None, "name": "read_page", "arguments": "{}"}]},
-     "a tool call's id is not text"),
-    ({"tool_calls": [{"id": "c1", "name": "read_page", "arguments": {"url": "https://x"}}]},
-     "a tool call's arguments is not text"),
-    ({"usage": {"prompt_tokens": 1.9, "completion_tokens": 3, "cut": 0, "cached_tokens": 0,
-                "prefill_ms": 0, "generation_ms": 0}}, "prompt_tokens is not a whole number"),
-    ({"usage": {"prompt_tokens": 1, "completion_tokens": "3", "cut": 0, "cached_tokens": 0,
-                "prefill_ms": 0, "generation_ms": 0}}, "completion_tokens is not a whole number"),
-    ({"usage": {"prompt_tokens": 1, "completion_tokens": 3, "cut": True, "cached_tokens": 0,
-                "prefill_ms": 0, "generation_ms": 0}}, "cut is not a whole number"),
-])
-def test_a_stored_reply_of_another_shape_is_a_miss_never_coerced(change, says):
-    kept = reply_json(ModelReply(content="x", finish_reason="stop"))
-    with pytest.raises(ValueError, match=f"not a stored reply: {says}"):
-        reply_from({**kept, **change})
-
-
-def test_a_stored_reply_of_another_finish_reason_shape_is_refused():
-    kept = reply_json(ModelReply(content="x", finish_reason="content_filter"))
-    assert kept["finish_reason"] == "content_filter"
-    assert reply_from({**kept, "finish_reason": None}).finish_reason is None
-    with pytest.raises(ValueError, match="finish_reason is not text"):
-        reply_from({**kept, "finish_reason": 5})
 
 
 def test_a_local_model_is_known_by_its_file_not_its_port():
@@ -511,7 +415,7 @@ async def test_a_replayed_entry_kept_without_a_latency_leaves_the_limit_undecide
 
 
 async def test_a_replay_is_counted_at_the_price_its_call_was_made_at(store, monkeypatch):
-    import evals.execute.cache as cache_module
+    import evals.execute.cache_entry as cache_module  # where a call is priced
     from app.chat.reply import ModelReply, Usage
 
     priced = ModelReply(content="Use the Trotec Speedy 400.", usage=Usage(1000, 100))
