@@ -138,13 +138,19 @@ def _mrbench(judge_model: str | None, file: Path, limit: int, spend: Spend) -> C
                                  for name, c in mrbench_report(ratings).items()])
 
 
+def asked_kinds(kind: str | None, known: list[str], flag: str) -> list[str]:
+    """The question kinds a calibration asks: all of them (`None` or "all"), or the one named,
+    which must be one of them."""
+    if kind in (None, "all"):
+        return known
+    if kind not in known:
+        raise ApiError(f"{flag}: unknown kind {kind!r}; known: all, {', '.join(known)}")
+    return [str(kind)]
+
+
 def _questions(judge_model: str | None, kind: str | None, limit: int | None,
                kept: Callable[[str, Measured], Measured], spend: Spend) -> Calibrated:
-    kinds = list(QUESTIONS) if kind in (None, "all") else [str(kind)]
-    unknown = [k for k in kinds if k not in QUESTIONS]
-    if unknown:
-        raise ApiError(f"--questions: unknown kind {unknown[0]!r}; known: all,"
-                       f" {', '.join(QUESTIONS)}")
+    kinds = asked_kinds(kind, list(QUESTIONS), "--questions")
     model_id, measured = None, []
     for name in kinds:
         question = QUESTIONS[name]
@@ -165,11 +171,7 @@ def _questions(judge_model: str | None, kind: str | None, limit: int | None,
 
 def _visitor(judge_model: str | None, kind: str | None, limit: int | None,
              kept: Callable[[str, Measured], Measured], spend: Spend) -> Calibrated:
-    kinds = list(VISITOR_QUESTIONS) if kind in (None, "all") else [str(kind)]
-    unknown = [k for k in kinds if k not in VISITOR_QUESTIONS]
-    if unknown:
-        raise ApiError(f"--visitor: unknown kind {unknown[0]!r}; known: all,"
-                       f" {', '.join(VISITOR_QUESTIONS)}")
+    kinds = asked_kinds(kind, list(VISITOR_QUESTIONS), "--visitor")
     try:
         transcripts = load_transcripts()[:limit]
     except VisitorSetError as exc:
