@@ -39,19 +39,26 @@ $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends chromium
 
+# Four workers: the suite waits on servers, browsers and child processes as much as it computes.
+# A module's tests stay in one worker (loadfile), so a module's costly fixture (a catalogue
+# embedded, a browser, a Ray instance) is made once, not once in each worker. Compiled modules
+# are kept (__pycache__, git-ignored) even where PYTHONDONTWRITEBYTECODE is set: the suite's
+# child processes would otherwise compile the project again each.
+PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n 4 --dist loadfile
+
 test: $(STAMP) $(RAY_STAMP) $(CHROMIUM)  ## what CI runs: ruff, mypy, the import contracts, then the offline suite, browser tests included (no network, keys or model)
 	$(BIN)/ruff check app evals tests
 	$(BIN)/mypy app evals
 	$(BIN)/mypy --strict --follow-imports=silent $(STRICT)
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -n 4 --dist loadgroup  # four workers: the suite mostly waits (servers, subprocesses); one Ray instance's tests in one
+	$(PYTEST)
 
 test-fast: $(STAMP) $(RAY_STAMP)  ## the same checks, and the suite without its slow tests (child processes, browsers, MCP servers)
 	$(BIN)/ruff check app evals tests
 	$(BIN)/mypy app evals
 	$(BIN)/mypy --strict --follow-imports=silent $(STRICT)
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -n 4 --dist loadgroup -m "not slow"
+	$(PYTEST) -m "not slow"
 
 serve: $(LOCAL_STAMP)  ## the chat app on http://127.0.0.1:8000
 	DEMO_SIGNIN=$${DEMO_SIGNIN:-1} $(BIN)/python -m app serve

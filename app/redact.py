@@ -8,6 +8,9 @@ from bisect import bisect_right
 from functools import lru_cache
 from urllib.parse import urlsplit
 
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+
 SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|DATABASE_URL)", re.IGNORECASE)
 # A credential in a header a provider may echo back, whether or not it is in the environment.
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}")
@@ -65,12 +68,20 @@ def _replaced(text: str, spans: list[tuple[int, int]]) -> str:
 
 def _secret_part(value: str) -> str:
     """What of a secret's value is secret: an address's password (its scheme, user, host and
-    port are in every message about it), or the whole value."""
+    port are in every message about it), a PostgreSQL conninfo's (`host=/a/dir dbname=x
+    password=p`: its folder's words are no secret, and a text that used them, "makerspace"
+    said by the assistant of a checkout in /srv/makerspace, was redacted), or the whole
+    value."""
     if "://" in value:
         try:
             return urlsplit(value).password or ""
         except ValueError:
             return value
+    if "=" in value.strip("="):  # a key's base64 padding is no conninfo
+        try:
+            return str(conninfo_to_dict(value).get("password") or "")
+        except psycopg.ProgrammingError:
+            return value  # not a conninfo (libpq knows every key it accepts)
     return value
 
 

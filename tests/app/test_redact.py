@@ -97,3 +97,18 @@ def test_ordinary_text_and_an_address_s_public_parts_stay():
     assert redact("password Xa9fB2kLmQ7rT4vW leaked", env) == "password [redacted] leaked"
     # Nine letters or digits of a key are too few to tell from ordinary text.
     assert redact(f"part {KEY[8:17]} only", KEYS) == f"part {KEY[8:17]} only"
+
+
+def test_a_conninfo_s_password_is_its_secret_not_its_folder():
+    # DATABASE_URL as libpq key=value pairs, the server in a folder whose name is a word the
+    # assistant says: the words stay, the password goes.
+    info = "user=evals dbname=store host=/srv/makerspace-tests/pg password=Xa9fB2kLmQ7rT4vW"
+    env = {"DATABASE_URL": info}
+    said = "You are the assistant of the university's makerspace.\nThe MakerLAB is open."
+    assert redact(said, env) == said
+    assert redact("password Xa9fB2kLmQ7rT4vW leaked", env) == "password [redacted] leaked"
+    assert redact(f"the store ({info}) is down", env) == "the store ([redacted]) is down"
+    # A value with "=" that is no conninfo (a key's padding, a pair libpq does not know) is
+    # secret whole.
+    for value in ("c2stYWJjZGVmZ2hpams=", "token=Zq81mXr2Pa7Lc0vN"):
+        assert redact(f"is {value[:12]}...", {"API_KEY": value}) == "is [redacted]..."

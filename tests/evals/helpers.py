@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import json
 import os
 from collections.abc import Iterator
@@ -57,16 +58,22 @@ def cli_environment(monkeypatch, values: dict[str, str]) -> Iterator[None]:
         eval_settings.cache_clear()
 
 
-def team_verdict(messages: list[dict[str, str]], otherwise: str = "pass") -> str:
-    """The verdict the makerspace set's labels give the reply a judge prompt grades: what a
-    fake judge that agrees with the team answers (`otherwise` for a reply not in the set)."""
+@functools.cache
+def _team_labels() -> dict[str, str]:
+    """The makerspace set's label of each reply, read from the shipped files once a process (a
+    calibration asks the fake judge once per labelled reply)."""
     from evals.calibration.sets import load_set
     from evals.load.cases import load_cases
 
+    return {i.reply.reply: i.reply.label for i in load_set(load_cases())}
+
+
+def team_verdict(messages: list[dict[str, str]], otherwise: str = "pass") -> str:
+    """The verdict the makerspace set's labels give the reply a judge prompt grades: what a
+    fake judge that agrees with the team answers (`otherwise` for a reply not in the set)."""
     user = next(m["content"] for m in messages if m["role"] == "user")
     graded = user.partition("Reply to grade:\n<<<DATA\n")[2].partition("\nDATA>>>")[0]
-    labels = {i.reply.reply: i.reply.label for i in load_set(load_cases())}
-    return labels.get(graded, otherwise)
+    return _team_labels().get(graded, otherwise)
 
 
 MONDAY = dt.datetime(2026, 11, 23, 10, tzinfo=dt.UTC)

@@ -61,10 +61,13 @@ async def test_stream_sends_tool_calls_then_the_turn(make_client):
 
 
 async def test_a_large_photo_does_not_stall_the_server(make):
-    """QR decoding of a photo just under the pixel limit runs off the event loop."""
+    """QR decoding of a photo just under the pixel limit runs off the event loop: the server
+    answers other requests all through it. The gaps between answers are measured against the
+    chat's own length, not a fixed time, so a busy machine slows both alike: with the decoding
+    on the loop, one gap lasts as long as the decoding."""
     client, _ = make()
     photo = png(7000, 7000)
-    waits: list[float] = []
+    answered: list[float] = []
     async with client:
         async def ask():
             return await client.post("/api/chat", json={
@@ -72,16 +75,18 @@ async def test_a_large_photo_does_not_stall_the_server(make):
 
         async def ping(chat):
             while not chat.done():
-                t = time.monotonic()
                 assert (await client.get("/healthz")).status_code == 200
-                waits.append(time.monotonic() - t)
+                answered.append(time.monotonic())
                 await asyncio.sleep(0.01)
 
+        started = time.monotonic()
         chat = asyncio.create_task(ask())
         await ping(chat)
         r = await chat
+        took = time.monotonic() - started
     assert r.status_code == 200, r.text
-    assert waits and max(waits) < 0.2, max(waits)
+    gaps = [b - a for a, b in zip([started, *answered], answered, strict=False)]
+    assert len(gaps) >= 5 and max(gaps) < took / 4, (len(gaps), max(gaps), took)
 
 
 async def test_an_unexpected_error_mid_stream_ends_the_stream_with_an_error_event(

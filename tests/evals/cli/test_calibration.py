@@ -19,11 +19,36 @@ RUBRICS = {"Overall": "The writer's overall", "Cohesion": "How the text holds",
            "Conventions": "Spelling"}
 
 
-def test_accuracy_passes_on_the_shipped_corpus_and_fails_on_a_wrong_label(tmp_path, capsys):
+AGREEING = """\
+- answer: "Form 4 #1 is free right now."
+  check: {kind: not_called_tool, value: report_issue}
+  verdict: pass
+  adversarial: false
+  why: "no report was filed"
+- answer: "You can use the Glowforge."
+  check: {kind: no_unknown_tools}
+  verdict: fail
+  adversarial: false
+  why: "the lab has no Glowforge"
+"""
+
+
+def test_accuracy_reads_the_corpus_apart_and_fails_on_a_wrong_label(tmp_path, capsys,
+                                                                     monkeypatch):
+    # The shipped corpus's own agreement is tests/evals/calibration/test_accuracy.py's; this is
+    # the command's: its default folder, tuned and held-out sets apart, and its exit codes.
+    from evals.cli import calibration
+
+    corpus = tmp_path / "labelled"
+    (corpus / "heldout").mkdir(parents=True)
+    (corpus / "tuned.yaml").write_text(AGREEING)
+    (corpus / "heldout" / "fresh.yaml").write_text(AGREEING)
+    monkeypatch.setattr(calibration, "LABELLED_DIR", corpus)
     assert main(["accuracy"]) == 0
     out = capsys.readouterr().out
     overall = next(line for line in out.splitlines() if line.startswith("all "))
-    assert overall.split()[3] == "100.0%", overall  # the tuned corpus, on decided verdicts
+    assert overall.split()[3] == "100.0%", overall  # the tuned sets, on decided verdicts
+    assert "tuned sets" in out and "held-out sets" in out
     wrong = tmp_path / "wrong.yaml"
     wrong.write_text('- answer: "You can use the Glowforge."\n  check: {kind: no_unknown_tools}\n'
                      '  verdict: pass\n  adversarial: false\n  why: "deliberately wrong"\n')

@@ -59,7 +59,6 @@ def cluster(tmp_path, base, server_conninfo, **more) -> ClusterPlan:
 
 # The one test on a real Ray instance (its workers in processes of their own), end to end.
 @pytest.mark.slow
-@pytest.mark.xdist_group("ray")
 async def test_the_cluster_gives_the_statuses_one_process_gives(local_ray, env, tmp_path,
                                                                  server_conninfo):
     items = cases("honest-absence,catalog-lookup")  # the demo and the large lab's phases
