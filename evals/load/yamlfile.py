@@ -9,6 +9,10 @@ than MAX_DEPTH, a mapping key that is not a plain scalar, and duplicate keys.
 
 from __future__ import annotations
 
+import hashlib
+import pickle
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -170,9 +174,36 @@ def _text(path: Path) -> str:
     return text
 
 
+# What a text read to, kept for the next read of the same text, pickled: unpickling gives the
+# caller objects of its own (nothing shared to mutate) about a hundred times faster than PyYAML
+# parses (43 case and labelled files: 1.02 s against 0.01 s). A run, the workspace, the MCP
+# server and the tests read the same files again and again in one process.
+_READ: OrderedDict[tuple[str, str], bytes] = OrderedDict()
+_READ_KEPT = 256
+_READ_LOCK = threading.Lock()  # the workspace reads files from threads
+
+
 def read_yaml(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
     """A YAML file's data and the line of every path in it."""
     text = _text(path)
+    key = (path.name, hashlib.sha256(text.encode()).hexdigest())
+    with _READ_LOCK:
+        kept = _READ.get(key)
+        if kept is not None:
+            _READ.move_to_end(key)
+    if kept is not None:
+        data, lines = pickle.loads(kept)  # noqa: S301 (pickled by this process, below)
+        return data, lines
+    data, lines = _parse(path, text)
+    pickled = pickle.dumps((data, lines), protocol=pickle.HIGHEST_PROTOCOL)
+    with _READ_LOCK:
+        _READ[key] = pickled
+        if len(_READ) > _READ_KEPT:
+            _READ.popitem(last=False)
+    return data, lines
+
+
+def _parse(path: Path, text: str) -> tuple[Any, dict[tuple[Any, ...], int]]:
     try:
         data = yaml.load(text, Loader=_LineLoader)  # noqa: S506 (a SafeLoader subclass)
     except yaml.MarkedYAMLError as exc:

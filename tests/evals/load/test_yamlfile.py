@@ -77,3 +77,21 @@ def test_read_items_gives_each_valid_item_its_line_and_every_problem_its_own(tmp
     path.write_text("id: a\n")
     assert read_items(path, Item, "a list of items", "item") == ([], ["items.yaml:1: a list of"
                                                                       " items"])
+
+
+def test_a_text_read_again_gives_fresh_objects_and_a_changed_file_is_read_anew(tmp_path):
+    from evals.load import yamlfile
+
+    path = tmp_path / "c.yaml"
+    path.write_text("- id: a\n  tags: [x]\n")
+    first, lines = yamlfile.read_yaml(path)
+    first[0]["tags"].append("changed by a caller")
+    again, again_lines = yamlfile.read_yaml(path)
+    assert again == [{"id": "a", "tags": ["x"]}] and again_lines == lines
+    assert again is not first
+    path.write_text("- id: b\n")
+    assert yamlfile.read_yaml(path)[0] == [{"id": "b"}]
+    path.write_text("- id: a\n  id: b\n")  # a bad file is refused every time it is read
+    for _ in range(2):
+        with pytest.raises(yamlfile.YamlFileError, match="c.yaml:2: YAML: duplicate key 'id'"):
+            yamlfile.read_yaml(path)
