@@ -14,7 +14,7 @@ STRICT := evals/record evals/execute/runner.py evals/execute/retries.py evals/ex
 
 .PHONY: test test-fast eval serve workspace lint typecheck check clean bench-manuals bench-catalog \
 	bench-evals bench-local \
-	bench-checks bench-pii bench-visitor bench-reuse bench-ray \
+	bench-checks bench-pii bench-visitor bench-languages bench-reuse bench-ray \
 	bench-compare gate \
 	photos manuals
 
@@ -84,6 +84,9 @@ bench-catalog: $(STAMP)  ## catalogue search at 300 machines: latency of a searc
 
 bench-checks: $(STAMP)  ## what each check costs per labelled answer, and the parse in it
 	$(BIN)/python -m evals.bench.checks
+
+bench-languages: $(STAMP)  ## the checks' language detector on the blind labelled answers in 20 languages: what a check that reads English still reads, per language
+	$(BIN)/python -m evals.bench.languages
 
 bench-visitor: $(STAMP)  ## the simulator checks on the blind labelled visitor transcripts: per kind agreement, precision, recall
 	$(BIN)/python -m evals.bench.visitor

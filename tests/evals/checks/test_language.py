@@ -76,3 +76,24 @@ def test_addresses_are_taken_out_whole_and_a_long_word_is_read_once():
     # An e-mail match starts only where a word does: an 80,000-letter word with no @ is
     # scanned once (it took 7 s when the match could start at every letter).
     assert prose("a" * 80_000) == "a" * 80_000
+
+
+def test_plainly_english_text_is_read_by_the_quick_models_alone(monkeypatch):
+    """The full models (2 s to load) are asked only about text the quick ones do not find
+    plainly English; what they say of it stands."""
+    from evals.checks import _language
+
+    asked = []
+    full = _language._detector
+
+    def counted():
+        asked.append(True)
+        return full()
+
+    monkeypatch.setattr(_language, "_detector", counted)
+    english = "The quick models read this plainly English answer about the laser on its own."
+    assert reading(english).top == "en" and dict(reading(english).shares) == {"en": 1.0}
+    assert asked == []
+    spanish = "Las impresoras de resina están libres toda la tarde, según el calendario."
+    assert reading(spanish).top == "es" and asked
+    assert unreadable(spanish, "en") == "the answer is in Spanish; this check reads English"
