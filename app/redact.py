@@ -79,10 +79,18 @@ def _secret_part(value: str) -> str:
             return value
     if "=" in value.strip("="):  # a key's base64 padding is no conninfo
         try:
-            return str(conninfo_to_dict(value).get("password") or "")
-        except psycopg.ProgrammingError:
+            params = conninfo_to_dict(value)
+        except (psycopg.Error, UnicodeError, ValueError):
             return value  # not a conninfo (libpq knows every key it accepts)
+        # Every value but the public ones is secret: password, sslpassword, a key libpq adds
+        # later.
+        return " ".join(str(v) for k, v in params.items() if k not in _PUBLIC_CONNINFO and v)
     return value
+
+
+# What of a conninfo is in every message about it: where and as whom it connects.
+_PUBLIC_CONNINFO = frozenset({"host", "hostaddr", "port", "dbname", "user", "application_name",
+                              "sslmode", "connect_timeout", "options", "target_session_attrs"})
 
 
 # Where a piece is looked for: ANCHOR letters of the secret every STEP of them. A piece of

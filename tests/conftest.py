@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import stat
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -28,29 +30,44 @@ def quick_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(retry, "RETRY_AFTER_CAP_S", 0.005)
 
 
-def tests_pg_dir() -> Path:
+# Below this much free memory in /dev/shm (a container's is often 64 MB) the files go to disk.
+SHM_FREE_BYTES = 2 << 30
+
+
+def db_files_dir(shm: Path = Path("/dev/shm")) -> Path:
     """Where the tests' embedded PostgreSQL keeps its files: TEST_PG_DIR when set, else a folder
-    of this checkout's own in /dev/shm (memory), else `.data/test`.
+    of this user's and this checkout's own in /dev/shm (memory), else `.data/test`.
 
     The suite copies and drops about a thousand databases, a few hundred files each. On a disk
     (ext4) the kernel's search for free inodes among recently deleted ones took a sixth of the
     machine's CPU (`perf record -a` over a whole run); in memory it takes none. What the tests
     write is thrown away, so nothing is lost when the machine restarts. It is never the
-    server of `make serve` and `make eval` (`.data/pg`)."""
+    server of `make serve` and `make eval` (`.data/pg`). The folder in /dev/shm is used only
+    when there is room (SHM_FREE_BYTES) and when it is a real folder of this user's that no
+    one else may write to: /dev/shm is everyone's, and its names can be guessed."""
     if os.environ.get("TEST_PG_DIR"):
         return Path(os.environ["TEST_PG_DIR"])
-    shm = Path("/dev/shm")
-    if shm.is_dir() and os.access(shm, os.W_OK):
-        checkout = hashlib.sha256(str(PROJECT_ROOT).encode()).hexdigest()[:12]
-        return shm / f"makerspace-tests-{os.getuid()}-{checkout}"
-    return DEFAULT_DATA_DIR / "test"
+    on_disk = DEFAULT_DATA_DIR / "test"
+    checkout = hashlib.sha256(str(PROJECT_ROOT).encode()).hexdigest()[:12]
+    folder = shm / f"makerspace-tests-{os.getuid()}-{checkout}"
+    try:
+        if shutil.disk_usage(shm).free < SHM_FREE_BYTES:
+            return on_disk
+        # 0o755, not 0o700: run as root, pgserver runs postgres as a user of its own.
+        folder.mkdir(mode=0o755, exist_ok=True)
+        st = os.lstat(folder)
+    except OSError:  # no /dev/shm, or not ours to write
+        return on_disk
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+        return on_disk
+    return folder
 
 
 @pytest.fixture(scope="session")
 def server_conninfo() -> str:
     """TEST_DATABASE_URL when given (a server where we may CREATE DATABASE), else an embedded
-    server of the tests' own (`tests_pg_dir`)."""
-    return resolve_conninfo(os.environ.get("TEST_DATABASE_URL"), tests_pg_dir())
+    server of the tests' own (`db_files_dir`)."""
+    return resolve_conninfo(os.environ.get("TEST_DATABASE_URL"), db_files_dir())
 
 
 @pytest.fixture(scope="session")

@@ -51,6 +51,7 @@ def _decide(items: list[Labelled], *, quick: bool) -> tuple[list[bool], int]:
     """Whether a check that reads English reads each answer, and how many answers the quick
     models decided alone."""
     _language.reading.cache_clear()
+    _language._reading_for.cache_clear()
     alone = 0
     plainly = _language._plainly_english
     try:
@@ -65,6 +66,7 @@ def _decide(items: list[Labelled], *, quick: bool) -> tuple[list[bool], int]:
     finally:
         _language._plainly_english = plainly  # type: ignore[method-assign]
         _language.reading.cache_clear()
+        _language._reading_for.cache_clear()
     return read, alone
 
 

@@ -108,7 +108,11 @@ def test_a_conninfo_s_password_is_its_secret_not_its_folder():
     assert redact(said, env) == said
     assert redact("password Xa9fB2kLmQ7rT4vW leaked", env) == "password [redacted] leaked"
     assert redact(f"the store ({info}) is down", env) == "the store ([redacted]) is down"
-    # A value with "=" that is no conninfo (a key's padding, a pair libpq does not know) is
-    # secret whole.
+    # Any other value of it is secret too (sslpassword, a key libpq adds later).
+    more = {"DATABASE_URL": "host=/srv/x dbname=y password=pw sslpassword=Kq7ZpW3xR9mT2vLb"}
+    assert redact("it said Kq7ZpW3xR9mT2vLb here", more) == "it said [redacted] here"
+    # A value with "=" that is no conninfo (a key's padding, a pair libpq does not know, text
+    # that cannot be encoded) is secret whole, and redacting never fails on it.
+    assert redact("x", {"API_KEY": "abc\udcffdef=ghi=jk"}) == "x"
     for value in ("c2stYWJjZGVmZ2hpams=", "token=Zq81mXr2Pa7Lc0vN"):
         assert redact(f"is {value[:12]}...", {"API_KEY": value}) == "is [redacted]..."

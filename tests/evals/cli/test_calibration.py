@@ -49,6 +49,7 @@ def test_accuracy_reads_the_corpus_apart_and_fails_on_a_wrong_label(tmp_path, ca
     overall = next(line for line in out.splitlines() if line.startswith("all "))
     assert overall.split()[3] == "100.0%", overall  # the tuned sets, on decided verdicts
     assert "tuned sets" in out and "held-out sets" in out
+    assert overall.split()[1] == "2", overall  # the two items of the small corpus, not the shipped
     wrong = tmp_path / "wrong.yaml"
     wrong.write_text('- answer: "You can use the Glowforge."\n  check: {kind: no_unknown_tools}\n'
                      '  verdict: pass\n  adversarial: false\n  why: "deliberately wrong"\n')

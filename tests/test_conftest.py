@@ -1,0 +1,38 @@
+"""Where the tests' database server keeps its files: a folder of the user's own in memory, or
+on disk when memory is short or the folder is not safely theirs."""
+
+import os
+import shutil
+from collections import namedtuple
+
+from app.settings import DEFAULT_DATA_DIR
+from tests.conftest import db_files_dir
+
+ON_DISK = DEFAULT_DATA_DIR / "test"
+Usage = namedtuple("Usage", "total used free")
+
+
+def test_a_folder_of_the_user_s_own_in_memory(tmp_path, monkeypatch):
+    monkeypatch.delenv("TEST_PG_DIR", raising=False)
+    folder = db_files_dir(tmp_path)
+    assert folder.parent == tmp_path and folder.name.startswith(f"makerspace-tests-{os.getuid()}-")
+    assert folder.is_dir() and db_files_dir(tmp_path) == folder  # the same folder next time
+    monkeypatch.setenv("TEST_PG_DIR", str(tmp_path / "mine"))
+    assert db_files_dir(tmp_path) == tmp_path / "mine"
+
+
+def test_on_disk_when_memory_is_short_or_the_folder_is_not_safely_the_user_s(tmp_path,
+                                                                             monkeypatch):
+    monkeypatch.delenv("TEST_PG_DIR", raising=False)
+    folder = db_files_dir(tmp_path)
+    folder.chmod(0o777)  # anyone may write in it
+    assert db_files_dir(tmp_path) == ON_DISK
+    folder.rmdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    folder.symlink_to(elsewhere)  # planted where the folder would be
+    assert db_files_dir(tmp_path) == ON_DISK
+    folder.unlink()
+    assert db_files_dir(tmp_path / "no-such-folder") == ON_DISK
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: Usage(64 << 20, 0, 64 << 20))
+    assert db_files_dir(tmp_path) == ON_DISK  # a container's 64 MB
