@@ -4,11 +4,13 @@ the judge a fake provider over real HTTP."""
 
 import csv
 import json
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from evals.cli import main
+from tests.evals.helpers import cli_environment
 from tests.fake_openai import completion, fake_openai_server
 
 DATA = Path(__file__).parents[1] / "calibration" / "data"
@@ -63,6 +65,17 @@ def test_accuracy_reads_the_corpus_apart_and_fails_on_a_wrong_label(tmp_path, ca
     assert "wrong.yaml:1: unknown assertion kind 'no_such_kind'" in capsys.readouterr().err
 
 
+@contextmanager
+def fake_judge(monkeypatch, tmp_path, handler):
+    """`openai/fake-judge` over real HTTP, answering each request with `handler`, in the
+    environment a command reads (tests/evals/helpers.py cli_environment); yields the requests
+    it received."""
+    with fake_openai_server(handler) as (base, received), cli_environment(monkeypatch, {
+            "MODEL_JUDGE": "openai/fake-judge", "MODEL_API_BASE": base,
+            "OPENAI_API_KEY": "sk-test", "DATA_DIR": str(tmp_path)}):
+        yield received
+
+
 def raters(name):
     """essay text -> the raters' scores, from a synthetic file."""
     with (DATA / name).open(newline="") as f:
@@ -72,8 +85,6 @@ def raters(name):
 @pytest.fixture
 def judge(tmp_path, monkeypatch):
     """A judge over real HTTP that gives the raters' score, one point higher for SYNTH001's."""
-    from app.settings import get_settings
-
     rows = {**raters("asap2-synthetic.csv"), **raters("ellipse-synthetic.csv")}
 
     def score(body):
@@ -86,15 +97,8 @@ def judge(tmp_path, monkeypatch):
         value = float(row[trait]) + (1 if row.get("essay_id") == "SYNTH001" else 0)
         return 200, completion(json.dumps({"score": value, "reason": f"reads as {value:g}"}))
 
-    with fake_openai_server(score) as (base, received):
-        for name, value in {"MODEL_JUDGE": "openai/fake-judge", "MODEL_API_BASE": base,
-                            "OPENAI_API_KEY": "sk-test", "DATA_DIR": str(tmp_path)}.items():
-            monkeypatch.setenv(name, value)
-        get_settings.cache_clear()
-        try:
-            yield received
-        finally:
-            get_settings.cache_clear()
+    with fake_judge(monkeypatch, tmp_path, score) as received:
+        yield received
 
 
 def test_asap2_essays_scored_beside_the_raters(judge, capsys):
@@ -168,7 +172,6 @@ def test_a_pack_is_not_calibrated_on_the_makerspace_set(judge, tmp_path, capsys,
 def answering_judge(tmp_path, monkeypatch):
     """A judge over real HTTP that answers a narrow question as the labels would: yes to a
     sentence whose answer a person failed."""
-    from app.settings import get_settings
     from evals.calibration.accuracy import load_sets
 
     failed = {" ".join(i.answer.split()) for _, i, _ in load_sets() if i.verdict == "fail"}
@@ -183,15 +186,8 @@ def answering_judge(tmp_path, monkeypatch):
     judges = tmp_path / "judges.yaml"
     import evals.judge.trust as trust_module
     monkeypatch.setattr(trust_module, "JUDGES_FILE", judges)
-    with fake_openai_server(answer) as (base, received):
-        for name, value in {"MODEL_JUDGE": "openai/fake-judge", "MODEL_API_BASE": base,
-                            "OPENAI_API_KEY": "sk-test", "DATA_DIR": str(tmp_path)}.items():
-            monkeypatch.setenv(name, value)
-        get_settings.cache_clear()
-        try:
-            yield received, judges
-        finally:
-            get_settings.cache_clear()
+    with fake_judge(monkeypatch, tmp_path, answer) as received:
+        yield received, judges
 
 
 def test_a_question_kind_earns_trust_on_the_labelled_answers_of_its_check(answering_judge,
@@ -215,7 +211,6 @@ def test_a_visitor_question_earns_trust_on_the_labelled_transcripts(tmp_path, mo
                                                                     capsys):
     """A judge that answers as the labels do earns trust for that kind's question, and only
     for it."""
-    from app.settings import get_settings
     from evals.calibration.visitor_set import load_transcripts
     from evals.judge.setup import question_trusts
     from evals.judge.visitor import VISITOR_QUESTIONS
@@ -232,19 +227,12 @@ def test_a_visitor_question_earns_trust_on_the_labelled_transcripts(tmp_path, mo
 
     import evals.judge.trust as trust_module
     monkeypatch.setattr(trust_module, "JUDGES_FILE", tmp_path / "judges.yaml")
-    with fake_openai_server(answer) as (base, received):
-        for name, value in {"MODEL_JUDGE": "openai/fake-judge", "MODEL_API_BASE": base,
-                            "OPENAI_API_KEY": "sk-test", "DATA_DIR": str(tmp_path)}.items():
-            monkeypatch.setenv(name, value)
-        get_settings.cache_clear()
-        try:
-            assert main(["calibrate", "--visitor", "leaked", "--save"]) == 0
-            out = capsys.readouterr().out
-            assert main(["calibrate", "--visitor", "nonsense"]) == 2
-            assert "unknown kind 'nonsense'" in capsys.readouterr().err
-            assert main(["calibrate", "--visitor", "--questions", "lab_has"]) == 2
-        finally:
-            get_settings.cache_clear()
+    with fake_judge(monkeypatch, tmp_path, answer) as received:
+        assert main(["calibrate", "--visitor", "leaked", "--save"]) == 0
+        out = capsys.readouterr().out
+        assert main(["calibrate", "--visitor", "nonsense"]) == 2
+        assert "unknown kind 'nonsense'" in capsys.readouterr().err
+        assert main(["calibrate", "--visitor", "--questions", "lab_has"]) == 2
     assert f"visitor_leaked ({VISITOR_QUESTIONS['leaked'].hash()})" in out
     assert "Cohen's kappa: 1.00" in out and len(received) == len(kinds)
     trusts = question_trusts("openai/fake-judge")
