@@ -47,6 +47,11 @@ class Labelled(BaseModel):
         return {str(s.lang) for s in self.sentences} - {"en", "none"}
 
 
+def _full_models_asked() -> int:
+    info = _language._detector.cache_info()
+    return info.hits + info.misses
+
+
 def _decide(items: list[Labelled], *, quick: bool) -> tuple[list[bool], int]:
     """Whether a check that reads English reads each answer, and how many answers the quick
     models decided alone."""
@@ -59,10 +64,9 @@ def _decide(items: list[Labelled], *, quick: bool) -> tuple[list[bool], int]:
             _language._plainly_english = lambda words: False  # type: ignore[assignment]
         read = []
         for item in items:
-            before = _language._detector.cache_info().hits + _language._detector.cache_info().misses
+            asked = _full_models_asked()
             read.append(_language.unreadable(item.text, "en") is None)
-            after = _language._detector.cache_info().hits + _language._detector.cache_info().misses
-            alone += after == before
+            alone += _full_models_asked() == asked
     finally:
         _language._plainly_english = plainly  # type: ignore[method-assign]
         _language.reading.cache_clear()
