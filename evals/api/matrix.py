@@ -21,12 +21,12 @@ from app.settings import Settings
 from evals.api.errors import ApiError
 from evals.api.options import RunOptions
 from evals.api.pairing import (
-    _unfrozen,
     frozen_model,
     plan_refused,
     point_items,
     point_selection,
     tool_steps,
+    unfrozen_error,
 )
 from evals.api.points import load_point
 from evals.api.progress import progress_bar
@@ -185,7 +185,7 @@ async def _run(settings: Settings, models: list[str], points: list[Point],
         validate_versions(items, versions)
     except PlanMismatch as exc:
         point = next(p for p in points if p.name == exc.label)
-        raise _unfrozen(point, exc, point.plan.selection) from exc
+        raise unfrozen_error(point, exc, point.plan.selection) from exc
     except FrozenAgentError as exc:
         raise ApiError(f"a point can no longer run: {exc}") from exc
     print_start(" · ".join(v.label for v in versions), items, plan.repeat, settings,

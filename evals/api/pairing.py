@@ -126,7 +126,7 @@ def point_selection(p: Point) -> Selection:
     return p.plan.selection
 
 
-def _unfrozen(p: Point, exc: PlanMismatch, planned: Selection | None) -> ApiError:
+def unfrozen_error(p: Point, exc: PlanMismatch, planned: Selection | None) -> ApiError:
     """A point whose agent was never told anything in a context items use today: which items,
     why, and what to do (adopting the plan cannot help: the agent is the point's)."""
     where = "; ".join(f"{key} ({named(ids)})" for key, ids in exc.missing.items())
@@ -197,7 +197,7 @@ async def _compare_point(settings: Settings, p: Point, items: list[EvalItem],
     try:
         validate_versions(items, versions)  # before anything is written or adopted
     except PlanMismatch as exc:
-        raise _unfrozen(p, exc, planned) from exc
+        raise unfrozen_error(p, exc, planned) from exc
     except FrozenAgentError as exc:
         raise ApiError(f"point {p.name} can no longer run: {exc}") from exc
     if plan.fingerprint != p.plan.fingerprint:
