@@ -67,27 +67,28 @@ def _replaced(text: str, spans: list[tuple[int, int]]) -> str:
 
 
 def _secret_part(value: str) -> str:
-    """What of a secret's value is secret: an address's password (its scheme, user, host and
-    port are in every message about it), a PostgreSQL conninfo's (`host=/a/dir dbname=x
-    password=p`: its folder's words are no secret, and a text that used them, "makerspace"
-    said by the assistant of a checkout in /srv/makerspace, was redacted), or the whole
-    value."""
+    """What of a secret's value is secret: of a PostgreSQL address, as a URI or as libpq's
+    key=value pairs, every value but where and as whom it connects (its folder's words are no
+    secret, and a text that used them, "makerspace" said by the assistant of a checkout in
+    /srv/makerspace, was redacted); of another address, its password (its scheme, user, host
+    and port are in every message about it); else the whole value."""
+    if value.startswith(_POSTGRES_SCHEMES) or ("://" not in value and "=" in value.strip("=")):
+        try:  # a key's base64 padding ("abc=") is no conninfo; libpq knows every key it takes
+            params = conninfo_to_dict(value)
+        except (psycopg.Error, UnicodeError, ValueError):
+            params = None
+        if params is not None:
+            return " ".join(str(v) for k, v in params.items()
+                            if k not in _PUBLIC_CONNINFO and v)
     if "://" in value:
         try:
             return urlsplit(value).password or ""
         except ValueError:
             return value
-    if "=" in value.strip("="):  # a key's base64 padding is no conninfo
-        try:
-            params = conninfo_to_dict(value)
-        except (psycopg.Error, UnicodeError, ValueError):
-            return value  # not a conninfo (libpq knows every key it accepts)
-        # Every value but the public ones is secret: password, sslpassword, a key libpq adds
-        # later.
-        return " ".join(str(v) for k, v in params.items() if k not in _PUBLIC_CONNINFO and v)
     return value
 
 
+_POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 # What of a conninfo is in every message about it: where and as whom it connects.
 _PUBLIC_CONNINFO = frozenset({"host", "hostaddr", "port", "dbname", "user", "application_name",
                               "sslmode", "connect_timeout", "options", "target_session_attrs"})

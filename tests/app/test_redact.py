@@ -111,6 +111,10 @@ def test_a_conninfo_s_password_is_its_secret_not_its_folder():
     # Any other value of it is secret too (sslpassword, a key libpq adds later).
     more = {"DATABASE_URL": "host=/srv/x dbname=y password=pw sslpassword=Kq7ZpW3xR9mT2vLb"}
     assert redact("it said Kq7ZpW3xR9mT2vLb here", more) == "it said [redacted] here"
+    uri = {"DATABASE_URL": "postgresql://evals@localhost/store?sslpassword=Kq7ZpW3xR9mT2vLb"}
+    assert redact("it said Kq7ZpW3xR9mT2vLb here", uri) == "it said [redacted] here"
+    assert redact("the store (PostgreSQL on localhost) is down", uri) == \
+        "the store (PostgreSQL on localhost) is down"
     # A value with "=" that is no conninfo (a key's padding, a pair libpq does not know, text
     # that cannot be encoded) is secret whole, and redacting never fails on it.
     assert redact("x", {"API_KEY": "abc\udcffdef=ghi=jk"}) == "x"
