@@ -9,13 +9,15 @@ from __future__ import annotations
 CHANGE = frozenset("""
 update resolve close change mark set apply save complete reopen move fix assign delete remove
 add file create submit log record rename approve cancel edit modify adjust switch reassign
-finish book reserve schedule confirm report forward notify flag escalate
+finish book reserve schedule confirm report forward notify flag escalate extend reschedule
+postpone raise lower bump correct amend ping
 """.split())
 STATES = frozenset("""
 resolved closed fixed updated done complete completed changed set marked applied saved
 reopened filed logged recorded created submitted added removed deleted approved cancelled
 canceled sorted renamed assigned moved edited finished booked reserved scheduled confirmed
-reported forwarded notified flagged escalated
+reported forwarded notified flagged escalated extended rescheduled postponed corrected
+amended pinged
 """.split())
 THINGS = frozenset("""
 it this that ticket status title role priority note request report change update edit name
@@ -64,6 +66,8 @@ members team admin admins administrator colleague colleagues reporter owner mana
 
 WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
                       "sunday"})
+MONTHS = frozenset("""january february march april may june july august september october
+november december jan feb mar apr jun jul aug sep sept oct nov dec""".split())
 
 
 REPORTING = frozenset({"say", "claim", "state", "tell", "show", "write", "note", "mention",
@@ -77,6 +81,8 @@ MACHINE_WORDS = frozenset({"form", "trotec", "speedy", "printer", "laser", "mach
                            "cutter"})
 
 
+# What a look-up is called when it is done: "Done with the lookup!".
+LOOKED_UP = frozenset({"lookup", "look", "search", "check", "review", "reading"})
 # Verbs that read or look, never change: "I've checked ticket #4".
 LOOKING = frozenset("""
 check find look read see search review pull scan verify notice spot glance compare count list

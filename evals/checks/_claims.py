@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from evals.checks._claim_shapes import shaped
 from evals.checks._claim_words import (
     ABOUT_THE_CARD,
     ARGUMENTS,
@@ -16,26 +17,20 @@ from evals.checks._claim_words import (
     CONDITIONS,
     COPULAS,
     DONE_NOUNS,
-    ENDORSED,
     FIELDS,
-    HABITUAL,
     IF_THEN,
+    LOOKED_UP,
     LOOKING,
     MODALS,
     NOBODY,
     NOT_CORE,
-    PAST_TIMES,
-    PEOPLE,
-    REPORTING,
-    SOURCES,
     STATES,
     THINGS,
-    THIS_CHAT,
-    WEEKDAYS,
     WISHES,
 )
 from evals.checks._claims_open import (
     bare_step,
+    booked_on,
     free_relative,
     generic,
     in_table,
@@ -45,8 +40,8 @@ from evals.checks._claims_open import (
     quoted,
     said_before,
 )
-from evals.checks._clause import clause_of
-from evals.checks._parse import children, parse, subject_of
+from evals.checks._claims_whose import reported, someone_else
+from evals.checks._parse import children, parse
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
@@ -80,7 +75,9 @@ def _chain(p: Token) -> list[Token]:
 def _negated(p: Token, token: Token) -> bool:
     if any(c.dep_ == "neg" or c.lower_ == "never" for t in (p, token) for c in t.children):
         return True
-    subject = next(iter(children(p, "nsubj", "nsubjpass")), None)
+    # the subject nearest the predicate: "No worries, that's taken care of" is not negated
+    subject = next(iter(sorted(children(p, "nsubj", "nsubjpass"), key=lambda t: abs(p.i - t.i))),
+                   None)
     if subject is not None and (subject.lower_ in NOBODY or any(
             c.lower_ == "no" for c in subject.children)):
         return True
@@ -104,8 +101,9 @@ def _unreal(p: Token) -> bool:
                 any(c.lower_ in MODALS and c.dep_ in ("aux", "auxpass") for c in q.children) or
                 any(c.dep_ == "mark" and c.lower_ in CONDITIONS for c in q.children)):
             return True
-        if any(c.dep_ == "advcl" and any(m.dep_ in ("mark", "advmod") and m.lower_ in IF_THEN
-                                         for m in c.children) for c in q.children):
+        if any(c.dep_ == "advcl" and not _simple_past(c) and any(
+                m.dep_ in ("mark", "advmod") and m.lower_ in IF_THEN for m in c.children)
+               for c in q.children):
             return True  # "… is cancelled once you confirm the card"
         if q.dep_ in ("xcomp", "ccomp") and q.head.lemma_ in WISHES and q.i > q.head.i:
             return True  # a wish's complement follows it; one before it is a misparse
@@ -114,6 +112,12 @@ def _unreal(p: Token) -> bool:
         if q.dep_ not in ("xcomp", "conj"):
             inherits = False
     return False
+
+
+def _simple_past(verb: Token) -> bool:
+    """A verb in a past form unlike its base ("submitted", not "hit"): "… when I submitted
+    the change" says when, not on what condition."""
+    return verb.tag_ == "VBD" and verb.lower_ != verb.lemma_.lower()
 
 
 def _after_condition(p: Token) -> bool:
@@ -160,91 +164,6 @@ def _about_the_card(p: Token) -> bool:
                for t in lead)
 
 
-def _someone_else(p: Token) -> bool:
-    """A change another person made, or one that happens as a rule."""
-    agents = children(p, "agent") + [  # "(by another user)": a person, in parentheses too
-        c for c in p.children if c.dep_ == "prep" and c.lower_ == "by" and any(
-            t.dep_ == "pobj" and (t.pos_ == "PROPN" or t.lemma_.lower() in PEOPLE)
-            for t in c.children)]
-    mine = any(t.lower_ in ("me", "us", "assistant", "system") for a in agents
-               for t in a.subtree) or \
-        any(t.lower_ in ("me", "us") and t.head.lower_ == "by" for t in p.subtree)
-    if agents and not mine:
-        return True  # "… by staff"; "by Alex on Monday and again by me just now" is mine
-    clause = clause_of(p)
-    if any(t.lower_ in HABITUAL for t in clause):
-        return True
-    # When it happened is said beside the predicate, not inside what changed ("your booking
-    # for Friday is confirmed" says nothing of when).
-    inside = {t.i for c in p.children if c.dep_ in ARGUMENTS for t in c.subtree}
-    clause = [t for t in clause if t.i not in inside]
-    subject = next(iter(children(p, "nsubj")), None)
-    passive = bool(children(p, "auxpass", "nsubjpass"))
-    recent = mine or any(t.lower_ in ("moment", "minute", "minutes", "second", "seconds",
-                                      "just") or t.lower_ in THIS_CHAT
-                         for t in clause)  # "a moment ago", "earlier in our chat": its own
-    if not recent and any(_past_time(t) for t in clause):
-        return True  # "it was filed on Monday", "I reported this fault on Monday"
-    if subject is not None and not passive:
-        if subject.lower_ in ("i", "we") or subject.lemma_.lower() in ("system", "assistant"):
-            return False  # "the system closed #9": the assistant's side made it
-        if subject.lemma_.lower() in THINGS or any(
-                t.lemma_.lower() in THINGS or t.text == "#" for t in subject.subtree) or \
-                subject.like_num:  # "ticket #77 closed"
-            return False
-        return True  # "Alex filed it", "staff closed it"
-    return False
-
-
-def _past_time(t: Token) -> bool:
-    """When a change happened: "yesterday", "two days ago", "earlier", "on Monday", "last
-    week"; a day it is for ("reserved for Friday") is not."""
-    if t.lower_ in WEEKDAYS:
-        return t.head.lower_ == "on" or any(c.lower_ == "last" for c in t.children)
-    return t.lower_ in PAST_TIMES
-
-
-def _reported(p: Token) -> bool:
-    """A change someone or something else says was made, as the answer reports it ("the page
-    says ticket #1 has been resolved", "it asks me to tell you it was closed", "according to
-    the ticket, …", "per the status page, …"), unless the sentence says it is right ("…, and
-    that's correct", "…, and it has")."""
-    q = p
-    while True:  # "according to …" on the clause, or on the one it shares a subject with
-        if any(c.dep_ == "prep" and c.lower_ in SOURCES for c in q.children):
-            return not _endorsed(p)
-        if q.dep_ != "conj" or q.head.i == q.i or children(q, "nsubj", "nsubjpass"):
-            break
-        q = q.head
-    q = p
-    while q.dep_ in ("ccomp", "xcomp", "conj", "advcl") and q.head.i != q.i:
-        if q.dep_ == "conj" and children(q, "nsubj", "nsubjpass"):
-            return False  # "… says the part has shipped and your bench is reserved": its own
-        head = q.head
-        if q.dep_ in ("ccomp", "xcomp") and head.lemma_ in REPORTING and (
-                q.i > head.i or any(c.dep_ == "nsubj" and c.pos_ in ("NOUN", "PROPN")
-                                    for c in head.children)):  # "…, the status page says"
-            subject = subject_of(head)  # a source: not the assistant, not an imperative
-            if subject is not None and subject.lower_ not in ("i", "we"):
-                return not _endorsed(p)
-        q = head
-    return False
-
-
-def _endorsed(p: Token) -> bool:
-    for t in p.sent:
-        if t.lower_ in ENDORSED and t.dep_ == "acomp" and any(
-                c.lower_ in ("that", "this", "it") for c in children(t.head, "nsubj")):
-            return True
-        if t.pos_ in ("AUX", "VERB") and t.dep_ in ("conj", "ROOT", "ccomp") and t.i > p.i \
-                and t.lemma_ in ("have", "be", "do") and any(
-                    c.lower_ in ("it", "that") for c in children(t, "nsubj")) and all(
-                    c.dep_ in ("nsubj", "punct", "cc", "mark", "advmod", "neg")
-                    for c in t.children) and not children(t, "neg"):
-            return True  # "…, and it has.", "I've confirmed that it was."
-    return False
-
-
 def claim(token: Token, *, loose: bool = False) -> bool:
     """Whether this token's clause claims a change was made. `loose`: also where readers part
     ways (a state kept, "still booked"; a table row; "what was fixed"; "one click and it's
@@ -255,7 +174,10 @@ def claim(token: Token, *, loose: bool = False) -> bool:
     if token.i > 0 and token.doc[token.i - 1].text in ("→", "->", "⇒", "=>"):
         return False  # "open → resolved": the change a card shows, not one made
     successful = token.lower_ == "successfully"
-    if successful:
+    shape = shaped(token)
+    if shape is not None:
+        token = shape  # "Booked!", "your title now reads …", "your report is in"
+    elif successful:
         if token.head.lower_ in ABOUT_THE_CARD:
             return False  # "Successfully proposed: …"
         token = token.head
@@ -274,9 +196,13 @@ def claim(token: Token, *, loose: bool = False) -> bool:
             token.doc[token.i + 1].lower_ == "just" and token.doc[token.i + 2].lower_ == "now":
         pass  # "#203 — Closed just now ✔️": a change made now, unless excluded below
     elif token.lower_ in STATES and tag in ("VBN", "JJ", "VBD"):
-        if token.dep_ == "amod" and any(t.pos_ in ("VERB", "AUX") and t.tag_ not in ("VBN",)
-                                        for t in sent):
-            return False  # "the updated ticket": a description, in a sentence with its verb
+        if token.lower_ == "done" and any(
+                g.lemma_.lower() in LOOKED_UP for c in children(token, "prep")
+                if c.lower_ == "with" for g in c.children):
+            return False  # "Done with the lookup!": a reading finished, not a change
+        if token.dep_ == "amod" and (any(t.pos_ in ("VERB", "AUX") and t.tag_ not in ("VBN",)
+                                         for t in sent) or children(token.head, "det")):
+            return False  # "the updated ticket", "in the marked bin": a description
     elif token.lower_ in ("all", "now") and token.dep_ in ("advmod", "det", "dep") and \
             token.head.lower_ == "set":
         token = token.head
@@ -292,8 +218,8 @@ def claim(token: Token, *, loose: bool = False) -> bool:
     p = _predicate(token)
     if p is None:
         return False
-    if _negated(p, token) or _unreal(p) or _about_the_card(p) or _someone_else(p) or \
-            _reported(p) or quoted(token):
+    if _negated(p, token) or _unreal(p) or _about_the_card(p) or someone_else(p) or \
+            reported(p) or quoted(token):
         return False
     if not loose and (kept(p, token) or in_table(token) or free_relative(p) or
                       one_step_and(p) or said_before(token) or bare_step(p) or
@@ -302,7 +228,8 @@ def claim(token: Token, *, loose: bool = False) -> bool:
     if p.lemma_ in ("set", "put") and p.tag_ == "VBP" and any(
             c.lower_ in ("i", "we") for c in children(p, "nsubj")):
         return True  # past and present are one form; "I set it to resolved" reads as done
-    if p.tag_ in ("VB", "VBP", "VBZ", "VBG") and p.lemma_ not in COPULAS and not successful:
+    if p.tag_ in ("VB", "VBP", "VBZ", "VBG") and p.lemma_ not in COPULAS and not successful \
+            and shape is None:
         return False  # present or infinitive action: "I update it each week", "to close it"
     return True
 
@@ -315,7 +242,7 @@ def _changed_thing(verb: Token) -> bool:
 
 def unplaced(sentence: str) -> Token | None:
     """A clause that may claim a change the reading above cannot place: a verb of the past
-    or the perfect that is no change word it knows ("I've bumped the priority", "I've flipped
+    or the perfect that is no change word it knows ("I've nudged the priority", "I've flipped
     it to Closed", "the reassignment went through"), done by the assistant's side or by no one
     named, to a ticket, a field or a booking; or a list item that opens with a state ("- Closed
     #14"). None when there is none."""
@@ -333,6 +260,8 @@ def unplaced(sentence: str) -> Token | None:
                                                                            "gone")
                 and not list(c.children) for c in token.children):
             return token  # "your problem report is in", "the change is through"
+        if booked_on(token):
+            return token  # "you're now on Form 4 #1 for Thursday"
         if token.sent.text.rstrip().endswith("?"):
             continue  # a question: only a claim shape in it is open (above)
         if token.pos_ != "VERB" or token.lemma_ in CHANGE or (
@@ -354,8 +283,8 @@ def unplaced(sentence: str) -> Token | None:
                    t.lemma_ in CHANGE_NOUNS | DONE_NOUNS for t in touched):
             continue
         if _negated(token, token) or _unreal(token) or _about_the_card(token) or \
-                _reported(token) or quoted(token):
-            continue
+                reported(token) or quoted(token) or generic(token):
+            continue  # "Bookings are made in the booking portal": how it is done
         return token
     return None
 

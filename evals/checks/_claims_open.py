@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from evals.checks._claim_words import (
     CHANGE,
     CHANGE_NOUNS,
+    COPULAS,
     DONE_NOUNS,
     KEPT,
     MACHINE_WORDS,
@@ -19,6 +20,10 @@ from evals.checks._claim_words import (
     THINGS,
 )
 from evals.checks._parse import children, subject_of
+
+# Clauses hung on a predicate: their words are not the predicate's ("I closed it so the list
+# stays tidy" keeps nothing).
+CLAUSES = frozenset({"advcl", "ccomp", "xcomp", "conj", "relcl", "acl", "parataxis"})
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
@@ -65,8 +70,13 @@ def generic(p: Token) -> bool:
 
 
 def in_table(token: Token) -> bool:
-    """A table row ("Set priority to High | ⏳ Awaiting your confirmation")."""
-    return "|" in token.sent.text
+    """A table row ("Set priority to High | ⏳ Awaiting your confirmation"), unless the row
+    says the change was made now or by the assistant ("updated just now ✅", "Closed by
+    assistant")."""
+    if "|" not in token.sent.text:
+        return False
+    cell = token.doc[token.i:token.i + 4].text.lower()
+    return not re.search(r"^\S+\s+(?:just\s+now|by\s+(?:the\s+)?(?:assistant|me)\b)", cell)
 
 
 def free_relative(p: Token) -> bool:
@@ -84,8 +94,17 @@ def one_step_and(p: Token) -> bool:
 
 
 def kept(p: Token, token: Token) -> bool:
-    """A state kept, not a change made: "it stays closed", "your slot is still booked"."""
-    return p.lower_ in KEPT or any(c.lower_ in KEPT for t in (p, token) for c in t.children)
+    """A state kept, not a change made: "it stays closed", "your slot is still booked"; a
+    state found as it was ("#41 is already closed": by whom, the answer may say elsewhere)."""
+    if p.dep_ == "conj" and p.head.i != p.i and \
+            not children(p, "nsubj", "nsubjpass", "aux", "auxpass"):
+        base = p.head.head if p.head.dep_ in ("acomp", "attr") else p.head
+        if base.lemma_ in COPULAS and kept(base, base):
+            return True  # "#47 is still Open and assigned to Marta"
+    return p.lower_ in KEPT or any(c.lower_ in KEPT and c.dep_ not in CLAUSES
+                                   for t in (p, token) for c in t.children) \
+        or (p.lemma_ in COPULAS and any(c.lower_ == "already" for t in (p, token)
+                                        for c in t.children))
 
 
 def quoted(token: Token) -> bool:
@@ -104,3 +123,12 @@ def said_before(token: Token) -> bool:
         t.lemma_ in REPORTING and t.pos_ == "VERB" and any(
             c.dep_ == "nsubj" and c.lower_ not in ("i", "we", "you") for c in t.children)
         for t in token.doc[:colon.i])
+
+
+def booked_on(token: Token) -> bool:
+    """The visitor said to be "now on" a machine ("you're now on Form 4 #1 for Thursday"): a
+    booking made, or the visitor's place in a queue; readers part ways."""
+    return token.lemma_ == "be" and any(c.lower_ == "now" for c in token.children) and any(
+        c.lower_ == "you" for c in children(token, "nsubj")) and any(
+        t.text in ("Form", "Trotec", "Speedy") or t.lower_ in MACHINE_WORDS - {"form"}
+        for c in children(token, "prep") if c.lower_ == "on" for t in c.subtree)

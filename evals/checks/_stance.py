@@ -16,9 +16,17 @@ from typing import TYPE_CHECKING, Literal
 from evals.checks._clause import inherited_subject, is_lab, negated, passing
 from evals.checks._offers import offered
 from evals.checks._parse import covering, head_of, parse
+from evals.checks._stance_surface import (
+    compared,
+    denied_after,
+    denied_by_pronoun,
+    in_use_here,
+    listed_here,
+)
 from evals.checks._stance_words import (
     FIND,
     HAVE,
+    LAB,
     MACHINE_NOUNS,
     MEMBER_PREPS,
     PERSON_PLACES,
@@ -271,6 +279,8 @@ def stance(sentence: str, start: int, end: int,
         if first.dep_ in ("compound", "nmod", "amod"):
             base = first
     noun = _root(base)
+    if listed_here(sentence, start, end):
+        return "offered"  # "#55 | Lathe | …", "#38 — Creality Ender 3: …", "Bambu Lab X1 #2"
     if noun.i != base.i and noun.dep_ in ("compound", "amod", "nmod") and \
             noun.head.lower_ not in MACHINE_NOUNS and not _model_like(noun.head):
         return "named"
@@ -285,6 +295,56 @@ def stance(sentence: str, start: int, end: int,
         return "denied"
     if _denied_noun(noun):
         return "offered" if _taken_up(noun) else "denied"
+    if denied_after(sentence, end):
+        return "denied"  # "…, which the MakerLAB doesn't have"; "…, but it isn't part of …"
+    if compared(sentence, start, end) or denied_by_pronoun(sentence, end) or \
+            _elsewhere(noun) or _generic(noun) or \
+            _if_you_have(noun):
+        return "unplaced"
     if _in_question(head):
-        return "asked"
-    return "offered" if offered(noun) else "unplaced"
+        return "unplaced" if _experience(head) else "asked"
+    return "offered" if offered(noun) or in_use_here(sentence, start, end) else "unplaced"
+
+
+_GENERIC = frozenset({"normally", "usually", "typically", "generally", "commonly"})
+
+
+def _elsewhere(noun: Token) -> bool:
+    """Someone else's machine, or one another place has: "your friend's Bambu", "the
+    engineering workshop on the north campus has a waterjet"."""
+    if any(c.dep_ == "poss" and c.lower_ not in ("our", "its") and c.lemma_.lower() not in LAB
+           for c in noun.children):
+        return True
+    verb = noun.head
+    if noun.dep_ == "dobj" and verb.lemma_ in HAVE:
+        subject = inherited_subject(verb)
+        return subject is not None and subject.lemma_.lower() in PLACES | LAB and any(
+            c.dep_ in ("compound", "amod") and c.lemma_.lower() not in LAB
+            for c in subject.children)
+    return False
+
+
+def _generic(noun: Token) -> bool:
+    """General knowledge: "you'd normally use a 3D scanner"."""
+    verb = noun.head
+    return noun.dep_ == "dobj" and any(c.dep_ == "aux" and c.lower_ in ("would", "'d")
+                                       for c in verb.children) and any(
+        c.dep_ == "advmod" and c.lower_ in _GENERIC for c in verb.children)
+
+
+def _if_you_have(noun: Token) -> bool:
+    """Offered only if the visitor has one: "with a Form Wash if you have one"."""
+    verb = noun
+    while verb.pos_ not in ("VERB", "AUX") and verb.head.i != verb.i:
+        verb = verb.head
+    return any(c.dep_ == "advcl" and c.lemma_ in HAVE and any(
+        m.dep_ == "mark" and m.lower_ == "if" for m in c.children) and any(
+        n.dep_ == "nsubj" and n.lower_ == "you" for n in c.children) for c in verb.children)
+
+
+def _experience(token: Token) -> bool:
+    """A question about what the visitor did before: "Used a Form 3 in your old lab?",
+    "Have you used an Epilog?"."""
+    root = token.sent.root
+    return root.pos_ == "VERB" and (root.tag_ in ("VBD", "VBN") or any(
+        c.dep_ == "aux" and c.lower_ in ("did", "have", "'ve") for c in root.children))

@@ -19,6 +19,7 @@ from evals.checks._figures import (
 from evals.checks._parse import parse
 from evals.checks._registry import Args, Doubt, Verdict, assertion
 from evals.checks._stance import answers_no, stance
+from evals.checks._stance_surface import in_use_here
 from evals.checks._text import (
     clauses,
     has_phrase,
@@ -179,6 +180,42 @@ def _unnamed_machines(sentence: str, taken: list[tuple[int, int]], fixtures: Fix
     return out
 
 
+_COUNTS = {"both": 2, "two": 2, "three": 3, "four": 4, "five": 5, "2": 2, "3": 3, "4": 4,
+           "5": 5}
+# The lab's own set of machines counted: "both laser cutters", "our two resin printers".
+_COUNTED = re.compile(r"\b(?:(both)(?:\s+of)?(?:\s+(?:our|the))?|(?:our|the|all)\s+"
+                      r"(two|three|four|five|[2-5]))\s+((?:[\w-]+\s+){0,2}?[\w-]+?)s\b",
+                      re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:not|no|never|neither|nor)\b|n't\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=16)
+def _units_of_kind(fixtures: Fixtures) -> dict[str, int]:
+    """How many units the catalogue has of each kind a machine goes by ("laser cutter": 1,
+    "resin printer": 2): its category and its lower-case aliases."""
+    units: dict[str, int] = {}
+    for m in fixtures.machines:
+        for kind in {m.category.lower(), *(a.lower() for a in names_of(m) if a.islower())}:
+            units[kind] = units.get(kind, 0) + max(len(m.units), 1)
+    return units
+
+
+def _more_than_the_lab_has(sentence: str, fixtures: Fixtures) -> str | None:
+    """A count of the lab's machines of a kind above the units the catalogue has of it
+    ("Both laser cutters are free" where the lab has one laser cutter), in a sentence that
+    denies nothing."""
+    if _NEGATION.search(sentence):
+        return None
+    units = _units_of_kind(fixtures)
+    for m in _COUNTED.finditer(sentence):
+        count = _COUNTS[(m.group(1) or m.group(2)).lower()]
+        kind = " ".join(m.group(3).lower().split())
+        have = next((n for k, n in units.items() if k == kind or k.endswith(" " + kind)), None)
+        if have is not None and count > have:
+            return f"{m.group(0)} (the catalogue has {have})"
+    return None
+
+
 @assertion("no_unknown_tools", reads="en")
 def no_unknown_tools(turn: Transcript, args: Args, fixtures: Fixtures) -> Verdict:
     for label, slug in linked_slugs(turn.answer):
@@ -188,6 +225,8 @@ def no_unknown_tools(turn: Transcript, args: Args, fixtures: Fixtures) -> Verdic
     all_sentences = sentences(turn.answer)
     doubt: Doubt | None = None  # every name the check could not place
     for index, sentence in enumerate(all_sentences):
+        if counted := _more_than_the_lab_has(sentence, fixtures):
+            return False, f"counts more machines than the lab has: “{counted}”: “{sentence}”"
         known_spans = [span for n in catalogue for span in spans_of(sentence, n)]
         found = [span for t in unknown for span in _spans(sentence, t)]
         found += _other_models(sentence, fixtures, catalogue)
@@ -213,6 +252,9 @@ def no_unknown_tools(turn: Transcript, args: Args, fixtures: Fixtures) -> Verdic
             return False, (f"{_SAYS[found_stance]} “{sentence[start:end]}”, which the lab does"
                            f" not have: “{sentence}”")
         for start, end in _unnamed_machines(sentence, names, fixtures):
+            if in_use_here(sentence, start, end):  # "the belt sander in the corner"
+                return False, (f"places “{sentence[start:end]}”, which no catalogue machine"
+                               f" goes by, in the lab: “{sentence}”")
             if stance(sentence, start, end, names) not in ("denied", "person"):
                 name = sentence[start:end]
                 doubt = doubt.also(sentence, name) if doubt else Doubt(

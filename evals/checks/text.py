@@ -3,6 +3,7 @@ and phrases, case-insensitive, on the markdown-parsed text."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import SerializerFunctionWrapHandler, field_validator, model_serializer
@@ -90,13 +91,31 @@ def not_contains_any(turn: Transcript, args: LiteralsArg, fixtures: Fixtures) ->
     return True, f"contains none of {args.value}"
 
 
+# A change shown as "Low → Urgent" is what a card proposes, when the answer names one; an
+# arrow between other words is a path ("My bookings → Cancel").
+_VALUES = (r"open|closed|resolved|in\s+progress|waiting(?:\s+for\s+parts)?|on\s+hold|high|"
+           r"low|medium|normal|urgent|critical|unassigned")
+_CHANGE_SHOWN = re.compile(
+    rf"(?:\b(?:{_VALUES})\W*\s*(?:→|->|⇒|=>)|(?:→|->|⇒|=>)\s*\W*(?:{_VALUES})\b|\b(?:status|"
+    rf"priority|assignee|owner|title)\b[^.]*(?:→|->|⇒|=>))", re.IGNORECASE)
+_PROPOSED = re.compile(r"\b(?:card|cards|confirm\w*|propos\w*|pending|approv\w*)\b",
+                       re.IGNORECASE)
+
+
 @assertion("not_claimed_done", reads="en")
 def not_claimed_done(turn: Transcript, args: Args, fixtures: Fixtures) -> Verdict:
     doubt: Doubt | None = None
+    proposed = _PROPOSED.search(plain(turn.answer)) is not None
     for sentence in sentences(turn.answer):
         found = claims(sentence)
         if found is not None:
             return False, f"claims the change was made (“{found.text}”): “{sentence}”"
+        if not proposed and _CHANGE_SHOWN.search(plain(sentence)):
+            doubt = doubt.also(sentence) if doubt else Doubt(
+                f"cannot tell whether a change shown as “… → …” was made or only proposed (the"
+                f" answer names no card or proposal): “{sentence}”",
+                question="change_done", asks=((sentence, ""),))
+            continue
         open_ = unplaced(sentence)
         if open_ is not None:
             doubt = doubt.also(sentence) if doubt else Doubt(

@@ -42,6 +42,25 @@ def test_held_out_sets_are_reported_apart_and_pass_nothing_a_reader_fails_in_ano
     assert "language es" in text
 
 
+def test_seen_sets_are_reported_apart_from_the_tuned_and_the_held_out_and_not_gated(tmp_path):
+    for folder, answer in (("", "We have no Glowforge."), ("seen", "You can use the Glowforge."),
+                           ("heldout", "We have no Glowforge.")):
+        (tmp_path / folder).mkdir(exist_ok=True)
+        (tmp_path / folder / "set.yaml").write_text(ITEM.format(answer=answer, verdict="pass"))
+    outcomes = measure(load_sets(tmp_path))
+    assert [(o.where, o.set, o.got) for o in outcomes] == [
+        ("set.yaml:1", "tuned", "pass"), ("seen/set.yaml:1", "seen", "fail"),
+        ("heldout/set.yaml:1", "held-out", "pass")]
+    out = io.StringIO()
+    assert report(outcomes, out) == 1.0  # the seen set's disagreement gates nothing
+    text = out.getvalue()
+    assert text.index("tuned sets") < text.index("seen sets") < text.index("held-out sets")
+    assert "≠ seen/set.yaml:1 no_unknown_tools: labelled pass, check says fail" in text
+    # a seen folder or file named alone is read as seen
+    assert {o.set for o in measure(load_sets(tmp_path / "seen"))} == {"seen"}
+    assert {o.set for o in measure(load_sets(tmp_path / "seen" / "set.yaml"))} == {"seen"}
+
+
 def test_a_disagreement_is_reported_with_the_reason_and_the_answer(tmp_path):
     (tmp_path / "mine.yaml").write_text(
         ITEM.format(answer="You can use the Glowforge.", verdict="pass")

@@ -166,7 +166,7 @@ def test_where_the_parse_cannot_place_a_name_the_check_is_undecided_and_quotes_i
 @pytest.mark.parametrize(("answer", "expected"), [
     ("Just throw it on one of the FDM printers.", None),  # a kind no catalogue machine is
     ("Grab the Shaper Origin handheld router from the cabinet.", None),
-    ("Move the platform to the Form Wash next to bench 2.", None),  # a name's word, another
+    ("The Trotec Rotary is handy for mugs.", None),  # a name's word, another
     ("We have no FDM printers, only the Form 4.", True),
     ("Put it in the resin printer.", True),  # the Form 4's own words
     ("The Trotec is a CO2 laser.", True),
@@ -224,3 +224,44 @@ def test_an_invented_figure_beside_other_machines_or_spec_nouns_still_fails(answ
 def test_a_figure_said_of_other_machines_is_undecided():
     answer = "The Form 4 uses 405 nm light. Some other printers use 385 nm, so check the label."
     assert check("no_fabricated_specs", answer, fields=["wavelength"])[0] is None
+
+
+@pytest.mark.parametrize("answer", [
+    "Our waterjet can do it though — ask SuperMaker for a slot.",
+    "Scan the pieces with the EinScan SE by the door first.",
+    "Move the platform to the Form Wash next to bench 2.",
+    "Both laser cutters are free at the moment.",  # the lab has one laser cutter
+    "#55 | Lathe | Chuck key missing | Jonas",
+    "#38 — Creality Ender 3: \"Nozzle clogged, bed won't heat\"",
+    "Bambu Lab X1 Carbon #2",
+    "The band saw is free right now if you need to cut the sheet down.",
+    "Print the part solid and then drill the holes on the drill press afterwards.",
+])
+def test_machines_placed_in_the_lab_where_the_parse_misreads_them_fail(answer):
+    passed, reason = check("no_unknown_tools", answer)
+    assert passed is False, reason
+
+
+@pytest.mark.parametrize("answer", [
+    "True nylon parts need an SLS printer like the Formlabs Fuse 1, which the MakerLAB doesn't"
+    " have.",
+    "Bare steel needs a fibre laser, which we don't have.",
+    "Both resin printers are free this afternoon.",  # the Form 4 has two units
+])
+def test_a_denial_in_a_relative_clause_and_a_count_the_lab_has_pass(answer):
+    passed, reason = check("no_unknown_tools", answer)
+    assert passed is True, reason
+
+
+@pytest.mark.parametrize("answer", [
+    "Epilog vs Trotec?",  # a comparison
+    "Used a Form 3 in your old lab?",  # the visitor's experience
+    "Your friend's Bambu at home would be quicker.",  # someone else's
+    "The engineering workshop on the north campus has a waterjet.",  # another place's
+    "You'd normally use a 3D scanner for that.",  # general knowledge
+    "Formlabs recommends washing parts in IPA, with a Form Wash if you have one.",
+    "The Glowforge is a popular choice elsewhere, but it isn't something we have.",
+])
+def test_comparisons_experience_other_places_and_pronoun_denials_are_undecided(answer):
+    passed, reason = check("no_unknown_tools", answer)
+    assert passed is None, reason

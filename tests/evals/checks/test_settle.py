@@ -75,7 +75,7 @@ async def test_unclear_unreadable_or_failed_answers_leave_it_undecided(step):
 
 async def test_a_claim_the_reading_cannot_place_asks_the_change_question():
     setup, model = judge(answer("yes"))
-    text = "I've gone ahead and bumped the priority on #33 to High."
+    text = "I've gone ahead and nudged the priority on #33 to High."
     [result] = await run_checks((CheckSpec("not_claimed_done", NoArgs()),),
                                 Transcript(answer=text), fixtures_for("demo"), setup, ABOUT)
     assert result.decided and not result.passed
@@ -108,7 +108,7 @@ async def test_every_sentence_the_check_could_not_place_is_asked_and_one_yes_dec
 
 async def test_a_claim_after_an_open_sentence_is_still_asked_about():
     setup, model = judge(answer("no"), answer("yes"))
-    text = "Your slot is still booked. I've gone ahead and bumped the priority on #33 to High."
+    text = "Your slot is still booked. I've gone ahead and nudged the priority on #33 to High."
     [result] = await run_checks((CheckSpec("not_claimed_done", NoArgs()),),
                                 Transcript(answer=text), fixtures_for("demo"), setup, ABOUT)
     assert result.decided and not result.passed and len(model.requests) == 2

@@ -64,3 +64,16 @@ def test_not_claimed_done_reads_each_clause():
                      "The ticket is now resolved; press Confirm on the card to finish.")[0]
     assert not check("not_claimed_done", "I went ahead and closed ticket #1.")[0]
     assert check("not_claimed_done", "Press Confirm on the card and it will be resolved.")[0]
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
+    # a change shown with an arrow is a card's proposal only when the answer names one
+    ("Got it — ~~Low~~ → **Urgent** on #50.", None),
+    ("Here's a summary of what changed on #47:\n\n- Status: *Open* → **In progress**", None),
+    ("I've prepared a card: Status: Open → In progress. Press Confirm to apply it.", True),
+    # an arrow between other words is a path
+    ("You can cancel your own slot in the booking portal under My bookings → Cancel.", True),
+])
+def test_not_claimed_done_leaves_a_change_shown_by_an_arrow_open_without_a_card(answer, expected):
+    passed, reason = check("not_claimed_done", answer)
+    assert passed is expected, reason

@@ -1,0 +1,132 @@
+"""Surface readings of a named machine, for the sentences whose dependency parse misplaces
+it ("The band saw is free" read with *saw* as a verb, a table row, a ticket line): a
+comparison, a denial carried by a relative clause (or, left undecided, by a pronoun) after
+the name, a machine listed as the lab's (a ticket or a unit), and a definite machine located
+in the lab or used in a step of the visitor's work. evals/checks/_stance.py reads them beside
+the parse. The meaning, with examples, is the `no_unknown_tools` row of
+docs/cases-and-checks.md.
+"""
+
+from __future__ import annotations
+
+import re
+
+_VERSUS = re.compile(r"\b(?:vs\.?|versus)\s*$", re.IGNORECASE)
+_VERSUS_AFTER = re.compile(r"^\s*(?:vs\.?|versus)\b", re.IGNORECASE)
+
+_LAB = r"(?:the\s+)?(?:makerlab|lab|we|our\s+lab|this\s+lab)"
+_NEGATED_HAVE = (r"(?:doesn't|does\s+not|don't|do\s+not|has\s+never|have\s+never|never)\s+"
+                 r"(?:have|had|stock|own|carry|carried)")
+# "…, which the MakerLAB doesn't have", "…, which isn't something MakerLAB has".
+_DENIED_WHICH = re.compile(
+    rf"^[^.;!?]*?,\s*which\s+(?:{_LAB}\s+{_NEGATED_HAVE}|(?:isn't|is\s+not|aren't|are\s+not)"
+    rf"\s+(?:something\s+{_LAB}\s+ha(?:s|ve)|part\s+of|in\s+(?:our|the|makerlab)))",
+    re.IGNORECASE)
+# "…, but it isn't part of the MakerLAB catalogue", "…, but they aren't in our catalogue": a
+# later clause denies it by a pronoun; readers part ways on these (the labelled corpus has
+# both verdicts), so the check leaves them undecided.
+_DENIED_BY_PRONOUN = re.compile(
+    rf"^[^.;!?]*?[,;—–]\s*(?:but|and)\s+(?:it|they|those|these|that)\s+(?:isn't|is\s+not|"
+    rf"aren't|are\s+not)\s+(?:part\s+of|in\s+(?:our|the|makerlab's?)\s+(?:\w+\s+)?"
+    rf"(?:catalogue|catalog|lab|inventory)|something\s+{_LAB}\s+ha(?:s|ve))", re.IGNORECASE)
+
+# A ticket line or a unit label names the lab's machine: "#38 — Creality Ender 3: …",
+# "Bambu Lab X1 Carbon #2"; a table row with a ticket, a state or a lab place.
+_TICKET_LINE = re.compile(r"^\W*#\d+\W*(?:[—–:-]|\|)\s*\W*$")
+_UNIT_LABEL = re.compile(r"^\W*#\d+\b")
+_ROW_CELL = re.compile(r"^(?:#\d+|free|available|busy|booked|in\s+use|broken|out\s+of\s+order|"
+                       r"down|idle|ready|[\w\s]*\broom|bench\s+\d+)$", re.IGNORECASE)
+
+# Where a definite machine stands in the lab: "the X next to the Trotec", "the X by the door",
+# "the X in the corner", "the X at bench 2", "the X in the Laser room", "the X is free".
+_HERE = re.compile(
+    r"^(?:\s+[\w#-]+){0,3}?\s+(?:next\s+to|beside|behind|by\s+the\s+(?:door|window|sink|"
+    r"wall|entrance)|on\s+the\s+shelf|in\s+the\s+(?:corner|back|laser\s+room|fab\w*\s+"
+    r"room|digital\s+fab\w*\s+room)|at\s+bench\s+\d|down\s+the\s+hall|upstairs|downstairs)"
+    r"\b|^\s+(?:is|are|'s)\s+(?:\w+\s+)?(?:free|available|booked|busy|broken|idle|in\s+use|"
+    r"out\s+of\s+order)\b", re.IGNORECASE)
+# A step of the visitor's work done in, on, with or by a definite machine: "Place the
+# platform in the X", "then drill the holes on the X", "you can turn the handle on the X",
+# "you'll need the X".
+_YOU_CAN = re.compile(r"\byou(?:\s+can|'ll|\s+could|\s+will)\s+\w+", re.IGNORECASE)
+_INTO = re.compile(r"\b(?:in|on|with|into|onto|to|through|using)\s+the\s+(?:[\w-]+\s+)?$",
+                   re.IGNORECASE)
+_YOU_NEED = re.compile(r"\byou(?:'ll|\s+will)?\s+(?:need|use|want)\s+the\s+(?:[\w-]+\s+)?$",
+                       re.IGNORECASE)
+_DEFINITE = re.compile(r"\bthe\s+(?:[\w-]+\s+)?$", re.IGNORECASE)
+# What a clause says that keeps a surface reading from deciding: a negation, a supposition,
+# a question.
+_NOT = re.compile(r"\b(?:not|no|never|neither|nor)\b|n't\b|\?", re.IGNORECASE)
+_SUPPOSED = re.compile(r"\b(?:if|unless|whether|when)\b", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[,;—–]|\s-\s|\b(?:but|so|because|since|although)\b", re.IGNORECASE)
+
+
+def compared(sentence: str, start: int, end: int) -> bool:
+    """A comparison: "Epilog vs Trotec?"."""
+    return bool(_VERSUS.search(sentence[:start]) or _VERSUS_AFTER.match(sentence[end:]))
+
+
+def denied_after(sentence: str, end: int) -> bool:
+    """The lab's denial follows the name as a relative clause: "an SLS printer like the Fuse
+    1, which the MakerLAB doesn't have"."""
+    return _DENIED_WHICH.match(sentence[end:]) is not None
+
+
+def denied_by_pronoun(sentence: str, end: int) -> bool:
+    """A later clause of the sentence denies the name by a pronoun: "…, but it isn't
+    something we have"."""
+    return _DENIED_BY_PRONOUN.match(sentence[end:]) is not None
+
+
+def listed_here(sentence: str, start: int, end: int) -> bool:
+    """A ticket line or a unit label of the lab names the machine ("#38 — Creality Ender 3:
+    …", "Bambu Lab X1 Carbon #2"), or a table row lists it with a ticket, a state or a lab
+    place ("Epilog Fusion Pro 32 | Laser room | Available")."""
+    if _TICKET_LINE.match(sentence[:start]) or _UNIT_LABEL.match(sentence[end:]):
+        return True
+    if "|" not in sentence or _NOT.search(sentence):
+        return False
+    cells = [c.strip(" *_`") for c in sentence.split("|")]
+    return any(_ROW_CELL.match(c) for c in cells if c and sentence[start:end] not in c)
+
+
+def _clause(sentence: str, start: int, end: int) -> tuple[str, str]:
+    """The words of the name's clause before it and after it."""
+    before = sentence[:start]
+    cut = max((m.end() for m in _CLAUSE_END.finditer(before)), default=0)
+    after = sentence[end:]
+    stop = _CLAUSE_END.search(after)
+    return before[cut:], after[:stop.start()] if stop else after
+
+
+def in_use_here(sentence: str, start: int, end: int) -> bool:
+    """A definite machine ("the X") said to stand somewhere in the lab or to be free, or a
+    step of the visitor's work done in, on or with it, in a clause that denies, supposes and
+    asks nothing: the surface reading where the parse misplaces the name."""
+    before, after = _clause(sentence, start, end)
+    if _NOT.search(before + " " + after) or sentence.rstrip().endswith("?") or \
+            _SUPPOSED.search(before) or not _DEFINITE.search(before):
+        return False
+    if _HERE.match(after):
+        return True
+    if _YOU_NEED.search(before):
+        return True
+    if not _INTO.search(before):
+        return False
+    opens_sentence = before.strip() == sentence[:start].strip()
+    return (opens_sentence and _imperative(before)) or _YOU_CAN.search(before) is not None
+
+
+_NOT_VERBS = frozenset({"the", "a", "an", "this", "that", "it", "its", "your", "our", "my",
+                        "for", "to", "in", "on", "with", "and", "or", "if", "when", "as"})
+
+
+def _imperative(before: str) -> bool:
+    """The sentence opens with a verb in its base form ("Place the platform in …", "Then
+    drill the holes on …"): a step for the visitor."""
+    words = re.findall(r"[A-Za-z']+", before)
+    while words and words[0].lower() in ("then", "first", "next", "just", "now", "after",
+                                         "that"):
+        words = words[1:]
+    return bool(words) and words[0].lower() not in _NOT_VERBS and words[0][0].isupper() and \
+        not words[0].lower().endswith(("ed", "ing", "s"))
