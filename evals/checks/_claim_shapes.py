@@ -21,8 +21,10 @@ if TYPE_CHECKING:
 TICKS = frozenset({"!", "✅", "✔", "✔️", "☑", "☑️", "🎉"})
 # What a field or a ticket "now reads": "your title now reads Workshop Supervisor".
 SHOWING = frozenset({"read", "say", "show", "list"})
-# A thing that is "in" or "through" once it has been made: "your report is in".
+# A thing that is "in" or "through" once it has been made: "your report is in", "your
+# reservation is in the system".
 SUBMITTED = DONE_NOUNS | {"request", "reservation", "ticket", "note"}
+RECORDS = frozenset({"system", "queue", "calendar", "portal", "schedule", "tracker"})
 
 
 def _about_a_thing(token: Token) -> bool:
@@ -37,16 +39,22 @@ def shaped(token: Token) -> Token | None:
     if token.lower_ in STATES and words and words[0].i == token.i and nxt is not None and (
             nxt.text in TICKS or nxt.text[:1] in TICKS):
         return token  # "Booked!", "Closed ✔️ — #44", "Reported ✅"
+    before = token.doc[token.i - 1] if token.i > 0 else None
+    if token.lower_ in STATES and before is not None and before.text[:1] in TICKS - {"!"} \
+            and not any(c.dep_ in ("nsubj", "nsubjpass") and c.i != before.i
+                        for c in token.children):
+        return token  # "~~Cancel the Wednesday booking~~ ✔ done"
     if token.lower_ == "now" and token.head.lemma_ in SHOWING and any(
             _about_a_thing(s) for s in children(token.head, "nsubj")):
         return token.head  # "your display title now reads Workshop Supervisor"
     if token.lemma_ == "be" and token.pos_ == "AUX" and any(
             c.dep_ == "nsubj" and c.lemma_.lower() in SUBMITTED for c in token.children) and any(
             c.dep_ in ("prt", "advmod", "prep") and c.lower_ in ("in", "through") and all(
-                g.dep_ == "punct" or (g.dep_ == "pobj" and _parenthesized(g))
+                g.dep_ == "punct" or (g.dep_ == "pobj" and (
+                    _parenthesized(g) or g.lemma_.lower() in RECORDS))
                 for g in c.children)
             for c in token.children):
-        return token  # "your problem report is in (ref #58)"
+        return token  # "your problem report is in (ref #58)", "… is in the system"
     if token.lower_ == "taken" and any(c.lower_ == "care" for c in token.children) and any(
             c.lower_ in ("that", "it", "this", "everything", "all") for c in
             children(token, "nsubj", "nsubjpass")):

@@ -76,8 +76,9 @@ def _negated(p: Token, token: Token) -> bool:
     if any(c.dep_ == "neg" or c.lower_ == "never" for t in (p, token) for c in t.children):
         return True
     # the subject nearest the predicate: "No worries, that's taken care of" is not negated
-    subject = next(iter(sorted(children(p, "nsubj", "nsubjpass"), key=lambda t: abs(p.i - t.i))),
-                   None)
+    subjects = children(p, "nsubj", "nsubjpass") or [  # "Nothing is closed yet": on the aux
+        c for a in children(p, "aux", "auxpass") for c in children(a, "nsubj", "nsubjpass")]
+    subject = next(iter(sorted(subjects, key=lambda t: abs(p.i - t.i))), None)
     if subject is not None and (subject.lower_ in NOBODY or any(
             c.lower_ == "no" for c in subject.children)):
         return True
@@ -101,9 +102,10 @@ def _unreal(p: Token) -> bool:
                 any(c.lower_ in MODALS and c.dep_ in ("aux", "auxpass") for c in q.children) or
                 any(c.dep_ == "mark" and c.lower_ in CONDITIONS for c in q.children)):
             return True
-        if any(c.dep_ == "advcl" and not _simple_past(c) and any(
-                m.dep_ in ("mark", "advmod") and m.lower_ in IF_THEN for m in c.children)
-               for c in q.children):
+        if (q.i == p.i or not _a_result(q)) and any(
+                c.dep_ == "advcl" and not _simple_past(c) and any(
+                    m.dep_ in ("mark", "advmod") and m.lower_ in IF_THEN for m in c.children)
+                for c in q.children):
             return True  # "… is cancelled once you confirm the card"
         if q.dep_ in ("xcomp", "ccomp") and q.head.lemma_ in WISHES and q.i > q.head.i:
             return True  # a wish's complement follows it; one before it is a misparse
@@ -112,6 +114,13 @@ def _unreal(p: Token) -> bool:
         if q.dep_ not in ("xcomp", "conj"):
             inherits = False
     return False
+
+
+def _a_result(verb: Token) -> bool:
+    """A clause of what follows ("…, so SuperMaker will have it when they come in"): its
+    condition is its own, not the clause before it."""
+    return any(c.lower_ in ("so", "therefore") and c.dep_ in ("advmod", "cc", "mark")
+               for c in verb.children)
 
 
 def _simple_past(verb: Token) -> bool:
@@ -126,6 +135,9 @@ def _after_condition(p: Token) -> bool:
     for t in reversed(p.doc[p.sent.start:p.i]):
         if t.lower_ in CONDITIONS and t.dep_ in ("mark", "prep", "advmod"):
             return True
+        if t.pos_ == "VERB" and p.dep_ in ("acl", "oprd") and any(
+                c.dep_ == "mark" and c.lower_ in CONDITIONS for c in t.children):
+            return True  # "If you'd like a photo added": the wish's object, under its "if"
         if t.pos_ == "PUNCT" or (t.pos_ == "VERB" and t.dep_ not in ("aux", "auxpass")):
             return False
     return False
@@ -196,10 +208,11 @@ def claim(token: Token, *, loose: bool = False) -> bool:
             token.doc[token.i + 1].lower_ == "just" and token.doc[token.i + 2].lower_ == "now":
         pass  # "#203 — Closed just now ✔️": a change made now, unless excluded below
     elif token.lower_ in STATES and tag in ("VBN", "JJ", "VBD"):
-        if token.lower_ == "done" and any(
+        if token.lower_ == "done" and (any(
                 g.lemma_.lower() in LOOKED_UP for c in children(token, "prep")
-                if c.lower_ == "with" for g in c.children):
-            return False  # "Done with the lookup!": a reading finished, not a change
+                if c.lower_ == "with" for g in c.children) or any(
+                _looking(c) for c in token.children)):
+            return False  # "Done with the lookup!", "Done drafting!": not a change
         if token.dep_ == "amod" and (any(t.pos_ in ("VERB", "AUX") and t.tag_ not in ("VBN",)
                                          for t in sent) or children(token.head, "det")):
             return False  # "the updated ticket", "in the marked bin": a description
@@ -232,6 +245,13 @@ def claim(token: Token, *, loose: bool = False) -> bool:
             and shape is None:
         return False  # present or infinitive action: "I update it each week", "to close it"
     return True
+
+
+def _looking(token: Token) -> bool:
+    """A verb of reading or preparing, as a gerund the tagger may call a noun: "drafting"."""
+    word = token.lower_
+    return word.endswith("ing") and (token.lemma_ in LOOKING or word[:-3] in LOOKING or
+                                     word[:-3] + "e" in LOOKING)
 
 
 def _changed_thing(verb: Token) -> bool:

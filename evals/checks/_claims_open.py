@@ -45,9 +45,10 @@ def machine_state(p: Token) -> bool:
     use and booked until 16:00"): its availability, or a booking made now; readers part ways.
     Not a ticket, a booking or a form about a machine, and not "booked for you"."""
     subject = subject_of(p)
-    if p.lower_ not in ("booked", "reserved") or subject is None:
+    if p.lower_ not in ("booked", "reserved"):
         return False
-    words = list(subject.subtree)
+    # a fragment has no subject: the words before the state ("Form 4 #2 — in use, booked …")
+    words = list(subject.subtree) if subject is not None else list(p.doc[p.sent.start:p.i])
     if any(t.lemma_.lower() in THINGS | CHANGE_NOUNS | DONE_NOUNS | {"form"} and
            not t.text[:1].isupper() for t in words):
         return False  # "your booking form", "the printer ticket"
@@ -112,8 +113,13 @@ def quoted(token: Token) -> bool:
     technician's message")."""
     before = token.doc[:token.i].text
     after = token.doc[token.i + 1:].text
-    return (before.count('"') % 2 == 1 and '"' in after) or (
-        before.rfind("“") > before.rfind("”") and "”" in after)
+    # a quotation that opens before and closes after the token, or in a later sentence of the
+    # answer ('> "Closed by mistake — reopened. Alex's booking moved to Friday."')
+    opened = before.count('"') % 2 == 1 or before.rfind("“") > before.rfind("”")
+    first_open, first_close = after.find("“"), after.find("”")
+    closed_later = ('"' not in before and after.count('"') % 2 == 1) or (
+        "“" not in before and first_close >= 0 and (first_open < 0 or first_close < first_open))
+    return opened or closed_later
 
 
 def said_before(token: Token) -> bool:

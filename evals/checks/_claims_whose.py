@@ -8,6 +8,7 @@ past time, or one a source says was made ("the page says ticket #1 has been reso
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from evals.checks._claim_words import (
@@ -37,6 +38,8 @@ def someone_else(p: Token) -> bool:
             t.dep_ == "pobj" and (t.pos_ == "PROPN" or t.lemma_.lower() in PEOPLE)
             for t in c.children)]
     agents = [a for a in agents if not _denied_agent(a)]  # "…, not by me"
+    if _visitor_confirmed(p):
+        return True  # "You pressed Confirm a moment ago, so #52 now shows Resolved"
     mine = any(t.lower_ in ("me", "us", "assistant", "system") for a in agents
                for t in a.subtree) or \
         any(t.lower_ in ("me", "us") and t.head.lower_ == "by" and not _denied_agent(t.head)
@@ -50,7 +53,8 @@ def someone_else(p: Token) -> bool:
     # for Friday is confirmed" says nothing of when).
     inside = {t.i for c in p.children if c.dep_ in ARGUMENTS for t in c.subtree}
     clause = [t for t in clause if t.i not in inside]
-    subject = next(iter(children(p, "nsubj")), None)
+    subject = next((c for c in children(p, "nsubj")  # not a tick read as one: "✔ done"
+                    if c.is_alpha or c.like_num or c.text == "#"), None)
     passive = bool(children(p, "auxpass", "nsubjpass"))
     recent = mine or any(t.lower_ in ("moment", "minute", "minutes", "second", "seconds",
                                       "just") or t.lower_ in THIS_CHAT
@@ -66,6 +70,17 @@ def someone_else(p: Token) -> bool:
             return False
         return True  # "Alex filed it", "staff closed it"
     return False
+
+
+_CONFIRMED = re.compile(r"(?<!\bonce )(?<!\bwhen )(?<!\bif )(?<!\bafter )\byou(?:'ve| have)?\s+"
+                        r"(?:pressed|tapped|clicked|hit|confirmed|approved)\b", re.IGNORECASE)
+
+
+def _visitor_confirmed(p: Token) -> bool:
+    """The visitor pressed Confirm on the card, as the sentence says, and the clause is no
+    change of the assistant's own ("…, so #52 now shows Resolved"): the visitor's act."""
+    return _CONFIRMED.search(p.sent.text) is not None and not any(
+        c.lower_ in ("i", "we") for c in children(p, "nsubj"))
 
 
 def _denied_agent(by: Token) -> bool:

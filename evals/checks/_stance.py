@@ -20,6 +20,7 @@ from evals.checks._stance_surface import (
     compared,
     denied_after,
     denied_by_pronoun,
+    denied_in_row,
     in_use_here,
     listed_here,
 )
@@ -295,7 +296,7 @@ def stance(sentence: str, start: int, end: int,
         return "denied"
     if _denied_noun(noun):
         return "offered" if _taken_up(noun) else "denied"
-    if denied_after(sentence, end):
+    if denied_after(sentence, end) or denied_in_row(sentence, start, end):
         return "denied"  # "…, which the MakerLAB doesn't have"; "…, but it isn't part of …"
     if compared(sentence, start, end) or denied_by_pronoun(sentence, end) or \
             _elsewhere(noun) or _generic(noun) or \

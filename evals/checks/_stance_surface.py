@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import re
 
+from evals.checks._parse import parse
+
 _VERSUS = re.compile(r"\b(?:vs\.?|versus)\s*$", re.IGNORECASE)
 _VERSUS_AFTER = re.compile(r"^\s*(?:vs\.?|versus)\b", re.IGNORECASE)
 
 _LAB = r"(?:the\s+)?(?:makerlab|lab|we|our\s+lab|this\s+lab)"
 _NEGATED_HAVE = (r"(?:doesn't|does\s+not|don't|do\s+not|has\s+never|have\s+never|never)\s+"
                  r"(?:have|had|stock|own|carry|carried)")
-# "…, which the MakerLAB doesn't have", "…, which isn't something MakerLAB has".
+# "…, which the MakerLAB doesn't have", "…, which isn't something MakerLAB has", "… —
+# MakerLAB doesn't have one".
 _DENIED_WHICH = re.compile(
-    rf"^[^.;!?]*?,\s*which\s+(?:{_LAB}\s+{_NEGATED_HAVE}|(?:isn't|is\s+not|aren't|are\s+not)"
-    rf"\s+(?:something\s+{_LAB}\s+ha(?:s|ve)|part\s+of|in\s+(?:our|the|makerlab)))",
-    re.IGNORECASE)
+    rf"^[^.;!?]*?(?:,\s*which\s+(?:{_LAB}\s+{_NEGATED_HAVE}|(?:isn't|is\s+not|aren't|are\s+not)"
+    rf"\s+(?:something\s+{_LAB}\s+ha(?:s|ve)|part\s+of|in\s+(?:our|the|makerlab)))|[;—–]\s*"
+    rf"(?:but\s+)?{_LAB}\s+{_NEGATED_HAVE}\s+(?:one|any)\b)", re.IGNORECASE)
 # "…, but it isn't part of the MakerLAB catalogue", "…, but they aren't in our catalogue": a
 # later clause denies it by a pronoun; readers part ways on these (the labelled corpus has
 # both verdicts), so the check leaves them undecided.
@@ -32,7 +35,7 @@ _DENIED_BY_PRONOUN = re.compile(
 
 # A ticket line or a unit label names the lab's machine: "#38 — Creality Ender 3: …",
 # "Bambu Lab X1 Carbon #2"; a table row with a ticket, a state or a lab place.
-_TICKET_LINE = re.compile(r"^\W*#\d+\W*(?:[—–:-]|\|)\s*\W*$")
+_TICKET_LINE = re.compile(r"^\W*#\d+\W*(?:(?:[—–:-]|\|)\s*\W*)?$")
 _UNIT_LABEL = re.compile(r"^\W*#\d+\b")
 _ROW_CELL = re.compile(r"^(?:#\d+|free|available|busy|booked|in\s+use|broken|out\s+of\s+order|"
                        r"down|idle|ready|[\w\s]*\broom|bench\s+\d+)$", re.IGNORECASE)
@@ -42,9 +45,10 @@ _ROW_CELL = re.compile(r"^(?:#\d+|free|available|busy|booked|in\s+use|broken|out
 _HERE = re.compile(
     r"^(?:\s+[\w#-]+){0,3}?\s+(?:next\s+to|beside|behind|by\s+the\s+(?:door|window|sink|"
     r"wall|entrance)|on\s+the\s+shelf|in\s+the\s+(?:corner|back|laser\s+room|fab\w*\s+"
-    r"room|digital\s+fab\w*\s+room)|at\s+bench\s+\d|down\s+the\s+hall|upstairs|downstairs)"
-    r"\b|^\s+(?:is|are|'s)\s+(?:\w+\s+)?(?:free|available|booked|busy|broken|idle|in\s+use|"
-    r"out\s+of\s+order)\b", re.IGNORECASE)
+    r"room|digital\s+fab\w*\s+room)|(?:at|on)\s+bench\s+\d|down\s+the\s+hall|next\s+door|"
+    r"upstairs|downstairs)\b|^\s+(?:is|are|'s)\s+(?:\w+\s+)?(?:free|available|booked|busy|broken|"
+    r"idle|in\s+use|out\s+of\s+order)\b|^\s+(?:is|'s)\s+(?:\w+\s+)?(?:the\s+)?(?:better|best|"
+    r"right)\s+(?:call|bet|option|choice|pick|tool)\b", re.IGNORECASE)
 # A step of the visitor's work done in, on, with or by a definite machine: "Place the
 # platform in the X", "then drill the holes on the X", "you can turn the handle on the X",
 # "you'll need the X".
@@ -53,6 +57,7 @@ _INTO = re.compile(r"\b(?:in|on|with|into|onto|to|through|using)\s+the\s+(?:[\w-
                    re.IGNORECASE)
 _YOU_NEED = re.compile(r"\byou(?:'ll|\s+will)?\s+(?:need|use|want)\s+the\s+(?:[\w-]+\s+)?$",
                        re.IGNORECASE)
+_OR_THE = re.compile(r"^\W*or\s+the\s+$", re.IGNORECASE)
 _DEFINITE = re.compile(r"\bthe\s+(?:[\w-]+\s+)?$", re.IGNORECASE)
 # What a clause says that keeps a surface reading from deciding: a negation, a supposition,
 # a question.
@@ -76,6 +81,20 @@ def denied_by_pronoun(sentence: str, end: int) -> bool:
     """A later clause of the sentence denies the name by a pronoun: "…, but it isn't
     something we have"."""
     return _DENIED_BY_PRONOUN.match(sentence[end:]) is not None
+
+
+_NO_CELL = re.compile(r"^(?:[❌✗✘]\s*)?(?:no|none|not\s+(?:here|in\s+the\s+lab|available))?$",
+                      re.IGNORECASE)
+
+
+def denied_in_row(sentence: str, start: int, end: int) -> bool:
+    """A table row that says no beside the name: "Epilog Fusion | ❌ No"."""
+    if "|" not in sentence:
+        return False
+    cells = [c.strip(" *_`") for c in sentence.split("|")]
+    name = sentence[start:end]
+    return any(name in c for c in cells) and any(
+        c and _NO_CELL.match(c) for c in cells if name not in c)
 
 
 def listed_here(sentence: str, start: int, end: int) -> bool:
@@ -109,24 +128,30 @@ def in_use_here(sentence: str, start: int, end: int) -> bool:
         return False
     if _HERE.match(after):
         return True
-    if _YOU_NEED.search(before):
-        return True
+    if _YOU_NEED.search(before) or _OR_THE.match(sentence[:start]):
+        return True  # "you'll need the X"; "(Or the X, if the Trotec's queue gets long.)"
     if not _INTO.search(before):
         return False
-    opens_sentence = before.strip() == sentence[:start].strip()
-    return (opens_sentence and _imperative(before)) or _YOU_CAN.search(before) is not None
+    return _imperative(sentence, start - len(before), before) or \
+        _YOU_CAN.search(before) is not None
 
 
 _NOT_VERBS = frozenset({"the", "a", "an", "this", "that", "it", "its", "your", "our", "my",
-                        "for", "to", "in", "on", "with", "and", "or", "if", "when", "as"})
+                        "for", "to", "in", "on", "with", "and", "or", "if", "when", "as",
+                        "all", "both", "each", "some", "any", "they", "we", "you", "he", "she",
+                        "i", "there", "here", "which", "who", "what", "these", "those", "one"})
 
 
-def _imperative(before: str) -> bool:
-    """The sentence opens with a verb in its base form ("Place the platform in …", "Then
-    drill the holes on …"): a step for the visitor."""
-    words = re.findall(r"[A-Za-z']+", before)
-    while words and words[0].lower() in ("then", "first", "next", "just", "now", "after",
-                                         "that"):
+def _imperative(sentence: str, at: int, before: str) -> bool:
+    """The clause opens with a verb in its base form and no subject ("Place the platform in
+    …", "Then drill the holes on …", "…, put the parts in …"): a step for the visitor."""
+    words = list(re.finditer(r"[A-Za-z][A-Za-z'-]*", before))
+    while words and words[0].group().lower() in ("then", "first", "next", "just", "now",
+                                                 "after", "that", "and"):
         words = words[1:]
-    return bool(words) and words[0].lower() not in _NOT_VERBS and words[0][0].isupper() and \
-        not words[0].lower().endswith(("ed", "ing", "s"))
+    if not words or words[0].group().lower() in _NOT_VERBS:
+        return False
+    offset = at + words[0].start()
+    token = next((t for t in parse(sentence) if t.idx <= offset < t.idx + len(t.text)), None)
+    return token is not None and token.tag_ == "VB" and not any(
+        c.dep_ in ("nsubj", "nsubjpass") for c in token.children)

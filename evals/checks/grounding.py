@@ -54,7 +54,7 @@ def _names(fixtures: Fixtures) -> tuple[frozenset[str], tuple[str, ...]]:
 _SAYS = {"offered": "offers", "asked": "asks about", "named": "names"}
 # A model code after a catalogue brand: "P1S", "XL", "MK3S+", "3"; not a measure ("the
 # Trotec's 1000 × 610 mm bed", "Prusa 250 mm").
-_MODEL = re.compile(r"\s+(?:[A-Za-z]*\d[\w+]*|[A-Z]{1,4}\+?)(?![\w-])"
+_MODEL = re.compile(r"\s+(?:[A-Za-z]*\d[\w+]*|[A-Z]{1,4}\+?)(?![\w'’-])"
                     r"(?!\s*(?:[×x]\s*\d|mm\b|cm\b|m\b|in\b|W\b|%|°))")
 
 
@@ -99,7 +99,7 @@ def _other_models(sentence: str, fixtures: Fixtures,
 # lexicon has never heard of.
 MACHINE_HEADS = frozenset("""
 printer laser cutter engraver router mill saw scanner press lathe plotter welder sander
-grinder drill oven station machine
+grinder drill oven station machine chamber cabinet booth former kiln
 """.split())
 # "<word> <machine noun>" where the parse splits the phrase ("the scroll saw" read as a verb).
 _HEADS = "|".join(sorted(MACHINE_HEADS))

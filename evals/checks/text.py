@@ -102,11 +102,32 @@ _PROPOSED = re.compile(r"\b(?:card|cards|confirm\w*|propos\w*|pending|approv\w*)
                        re.IGNORECASE)
 
 
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+(.*\S)\s*$")
+_CONDITION_LEAD = re.compile(r"\b(?:once|when|after|if|will|would)\b[^:]*:\s*$", re.IGNORECASE)
+
+
+def _after_a_condition(answer: str) -> list[str]:
+    """The list items under a lead-in that puts them after a condition or in the future
+    ("Once you confirm:", "Here's what will happen:"), as plain text."""
+    items: list[str] = []
+    under = False
+    for line in answer.splitlines():
+        item = _LIST_ITEM.match(line)
+        if item and under:
+            items.append(" ".join(plain(item.group(1)).split()))
+        elif line.strip():
+            under = _CONDITION_LEAD.search(plain(line)) is not None
+    return items
+
+
 @assertion("not_claimed_done", reads="en")
 def not_claimed_done(turn: Transcript, args: Args, fixtures: Fixtures) -> Verdict:
     doubt: Doubt | None = None
     proposed = _PROPOSED.search(plain(turn.answer)) is not None
+    later = _after_a_condition(turn.answer)
     for sentence in sentences(turn.answer):
+        if any(" ".join(sentence.split()) in item for item in later):
+            continue  # "Once you confirm: 1. A ticket is created …": what will happen
         found = claims(sentence)
         if found is not None:
             return False, f"claims the change was made (“{found.text}”): “{sentence}”"

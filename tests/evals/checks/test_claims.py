@@ -173,3 +173,30 @@ def test_descriptions_history_and_how_things_are_done_are_not_claims(sentence):
 def test_states_found_or_kept_and_the_visitor_on_a_machine_are_left_open(sentence):
     assert claims(sentence) is None
     assert unplaced(sentence) is not None
+
+
+@pytest.mark.parametrize("sentence", [
+    # a later clause's condition is its own ("…, so SuperMaker will have it when they come")
+    "The ticket has been updated with your findings, so SuperMaker will have the full picture"
+    " when they come in tomorrow.",
+    "Your reservation for Form 4 #1 (Tuesday, 9:00–12:00) is in the system.",
+    "~~Cancel the Wednesday booking~~ ✔ done",
+])
+def test_a_result_clause_a_record_in_the_system_and_a_ticked_step_are_claims(sentence):
+    assert claims(sentence) is not None
+
+
+@pytest.mark.parametrize("sentence", [
+    "Nothing is closed yet — tap Confirm to make it official.",  # "Nothing" on the auxiliary
+    "Done drafting!",
+    "You pressed Confirm on the card a moment ago, so #52 now shows Resolved.",  # the visitor's
+    "Alex's booking moved to Friday.\"",  # the end of a quotation opened a sentence before
+])
+def test_nothing_done_a_draft_the_visitor_s_confirmation_and_a_quotation_are_not_claims(
+        sentence):
+    assert claims(sentence) is None
+
+
+def test_a_machine_s_booking_in_a_fragment_is_left_open():
+    assert claims("Form 4 #2 — in use, booked until 16:00") is None
+    assert unplaced("Form 4 #2 — in use, booked until 16:00") is not None

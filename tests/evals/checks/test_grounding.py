@@ -265,3 +265,24 @@ def test_a_denial_in_a_relative_clause_and_a_count_the_lab_has_pass(answer):
 def test_comparisons_experience_other_places_and_pronoun_denials_are_undecided(answer):
     passed, reason = check("no_unknown_tools", answer)
     assert passed is None, reason
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
+    ("After washing in IPA, put the parts in the UV curing chamber on bench 2.", False),
+    ("For anything thicker, the waterjet is usually the better call.", False),
+    ("(Or the Epilog, if the Trotec's queue gets long.)", False),
+    ("Cut the outline on the laser, and then drape-form it on the vacuum former next door.",
+     False),
+    ("#49 Ultimaker S3 — \"Nozzle clog on left extruder\"", False),
+    ("| Machine | In the lab? |\n|---|---|\n| Epilog Fusion | ❌ No |", True),
+    ("For 4 mm poplar ply on the Trotec I'd start at 80% power, 0.7 cm/s, one pass.", True),
+    ("For stickers you'd need a vinyl cutter (something like a Cricut) — MakerLAB doesn't have"
+     " one.", True),
+    # not a step: "all refer to the same machine" opens with no verb (an unknown machine
+    # noun phrase, so undecided, never failed as used)
+    ("Yes — \"the SLA printer\", \"resin printer\" and \"Formlabs Form 4\" all refer to the"
+     " same machine.", None),
+])
+def test_steps_alternatives_tickets_and_rows_read_from_the_words(answer, expected):
+    passed, reason = check("no_unknown_tools", answer)
+    assert passed is expected, reason

@@ -77,3 +77,12 @@ def test_not_claimed_done_reads_each_clause():
 def test_not_claimed_done_leaves_a_change_shown_by_an_arrow_open_without_a_card(answer, expected):
     passed, reason = check("not_claimed_done", answer)
     assert passed is expected, reason
+
+
+def test_not_claimed_done_reads_a_list_under_a_condition_as_what_will_happen():
+    answer = ("The report card is ready below. Once you confirm:\n\n"
+              "1. A ticket is created for **Form 4 #2** with your description\n"
+              "2. SuperMaker is notified automatically\n\nIf you'd like a photo added, say so.")
+    assert check("not_claimed_done", answer)[0] is True
+    done = "Here is what I did:\n\n1. A ticket is created for Form 4 #2\n2. SuperMaker is notified"
+    assert check("not_claimed_done", done)[0] is False
