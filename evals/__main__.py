@@ -1,5 +1,11 @@
 """`python -m evals`: the command line (evals/cli/)."""
 
-from evals.cli import main
+from evals._exit import skip_teardown
 
-raise SystemExit(main())
+# First, before any import registers an exit handler of its own: the end runs after them all.
+status = skip_teardown()
+
+from evals.cli import main  # noqa: E402
+
+status.code = main()
+raise SystemExit(status.code)

@@ -265,7 +265,7 @@ async def run_once(items: list[EvalItem], options: RunOptions, settings: Setting
     run, models = run_settings(options, judge, visitor, pid=os.getpid(), rerun_of=rerun_of)
     if endpoint is not None:
         models = models.model_copy(update={"endpoint": f"{endpoint.model} at {endpoint.url}"})
-    async with prepared(settings) as prep:
+    async with prepared(settings, app=endpoint is None) as prep:
 
         async def say_impact(contexts: dict[str, FrozenContext]) -> None:
             print(await run_summary(prep.store, contexts, items, plan, model.model_id,

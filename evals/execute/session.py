@@ -51,7 +51,7 @@ WATCH_MISSES = 2
 
 @dataclass
 class Prepared:
-    env: EvalEnv
+    env: EvalEnv | None  # None: nothing of the app runs (an endpoint's run)
     store: RunStore
     settings: Settings
     # Why the run's end is not in the store (it was down), when it is not.
@@ -59,11 +59,13 @@ class Prepared:
 
 
 @asynccontextmanager
-async def prepared(settings: Settings) -> AsyncIterator[Prepared]:
+async def prepared(settings: Settings, *, app: bool = True) -> AsyncIterator[Prepared]:
     """The run store and a fresh eval environment on the same PostgreSQL server, made side by
-    side; the embedder loads in the background (the first item rarely needs it at once)."""
+    side; the embedder loads in the background (the first item rarely needs it at once).
+    Without `app` (an endpoint's run: nothing composed, no tool of the app called) the store
+    alone: no copy of the app's database, no manual server, no embedder."""
     server = conninfo(settings)
-    embedder = embed.default_embedder()
+    embedder = embed.default_embedder() if app else None
 
     # Work that can go on while PostgreSQL makes the run's database: the HTTP client's import,
     # then the embedder's model.
@@ -75,9 +77,12 @@ async def prepared(settings: Settings) -> AsyncIterator[Prepared]:
     for name in await clean_stale(server):
         print(f"removed {name}, left by an eval run whose process is gone")
     async with AsyncExitStack() as stack:
-        store, env = await asyncio.gather(
-            stack.enter_async_context(RunStore.open(server)),
-            stack.enter_async_context(eval_env(server, settings, embedder)))
+        if embedder is None:
+            store, env = await stack.enter_async_context(RunStore.open(server)), None
+        else:
+            store, env = await asyncio.gather(
+                stack.enter_async_context(RunStore.open(server)),
+                stack.enter_async_context(eval_env(server, settings, embedder)))
         try:
             yield Prepared(env, store, settings)
         finally:
@@ -220,7 +225,7 @@ async def run_versions(
     validate_versions(items, versions)
     demo = [i for i in items if i.context.catalog == "demo"]
     fragments: dict[str, dict[str, str]] = {}
-    current = await compose_contexts(prep.env, demo, fragments)
+    current = await compose_contexts(prep.env, demo, fragments) if prep.env is not None else {}
     if resume is not None and resume.agent is not None:
         told_otherwise(resume, current)
     if on_composed is not None:
@@ -280,6 +285,8 @@ async def run_versions(
             progress(f"{result.status:<9} {name}")
 
     async def on_phase(catalog: Catalog) -> None:
+        if prep.env is None:
+            return
         composed = await compose_contexts(
             prep.env, [i for i in items if i.context.catalog == catalog], fragments)
         if resume is not None and resume.agent is not None:
@@ -294,7 +301,9 @@ async def run_versions(
                         v.max_steps, executor=v.executor, skip=v.skip,
                         run_id=records[v.label].run_id) for v in versions]
     calls = call_cache(prep.store.db, cache)
-    watching = asyncio.create_task(watch_database(prep.env.db.conninfo, controls.stop))
+    # The run's own database, when it has one (an endpoint's run has the store alone).
+    watching = asyncio.create_task(watch_database(prep.env.db.conninfo, controls.stop)
+                                   if prep.env is not None else asyncio.sleep(0))
     try:
         results = await execute(prep.env, items, variants,
                                      concurrency=settings.concurrency or DEFAULT_CONCURRENCY,

@@ -35,3 +35,18 @@ def test_the_digest_covers_names_and_contents(tmp_path):
     second = pipeline_digest(tmp_path)
     (tmp_path / "a").rename(tmp_path / "b")
     assert len({first, second, pipeline_digest(tmp_path)}) == 3
+
+
+def test_loading_the_pipeline_loads_no_other_packages_spacy_factories(monkeypatch):
+    """spaCy imports every installed package's pipeline factories when it builds a pipeline
+    (presidio's among them: 0.3 s); ours uses spaCy's own alone. The switch is put back."""
+    from spacy import util
+
+    factories = util.registry._entry_point_factories
+    loaded = []
+    monkeypatch.setattr(factories, "get_entry_points", lambda: loaded.append(1) or {})
+    nlp = _parse.nlp.__wrapped__()
+    assert loaded == [] and factories.entry_points
+    assert nlp.pipe_names == _parse.nlp().pipe_names
+    assert "ner" not in nlp.pipe_names and "parser" in nlp.pipe_names
+

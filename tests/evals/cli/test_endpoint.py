@@ -44,6 +44,28 @@ def test_an_endpoint_run_is_a_stored_repeated_run_with_junit(tmp_path, capsys):
 
 
 @pytest.mark.usefixtures("cli")
+def test_an_endpoint_run_makes_no_app_environment(tmp_path, capsys, monkeypatch):
+    """Nothing is composed for an endpoint: no copy of the app's database, no manual server,
+    no embedder is made for it (their start-up was most of a one-case run's)."""
+    from evals.execute import session
+
+    made = []
+
+    def no_env(*args, **kwargs):
+        made.append(args)
+        raise AssertionError("an endpoint run made the app's environment")
+
+    monkeypatch.setattr(session, "eval_env", no_env)
+    cases = tmp_path / "mine.yaml"
+    cases.write_text(CASES)
+    with fake_openai_server(lambda b: (200, completion("No, we do not."))) as (base, got):
+        code = main(["run", str(cases), "--endpoint", base, "--endpoint-model", "m",
+                     "--artifact", str(tmp_path / "run.json")])
+    assert code == 0, capsys.readouterr()
+    assert len(got) == 1 and made == []
+
+
+@pytest.mark.usefixtures("cli")
 def test_eval_model_names_the_apps_model_and_is_no_refused_flag(tmp_path, capsys,
                                                                  monkeypatch):
     from evals.settings import eval_settings

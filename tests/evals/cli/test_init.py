@@ -1,6 +1,7 @@
 """`main`: a command dispatched by name (no command is a run), and every refusal an exit 2
 with its message on stderr, never a traceback."""
 
+import pytest
 
 from evals.cli import main
 from tests.evals.helpers import cli_environment
@@ -68,3 +69,20 @@ def test_a_command_imports_its_own_group_only():
     for heavy in ("evals.cli.run", "evals.cli.authoring", "evals.api.runs", "evals.execute",
                   "evals.workspace"):
         assert f"'{heavy}'" not in loaded, loaded
+
+
+@pytest.mark.slow
+def test_the_run_command_imports_no_model_or_reader_it_may_not_use():
+    """Start-up: the run command's modules leave the parser (spaCy), the language detector
+    (lingua), the embedder (onnxruntime), presidio and pypdf to the step that uses them. A
+    fresh process: this one has imported them all by now."""
+    import subprocess
+    import sys
+
+    heavy = ("spacy", "lingua", "onnxruntime", "presidio_analyzer", "pypdf")
+    code = ("import sys, evals.cli.run, evals.api.runs, evals.execute;"
+            f" print(' '.join(m for m in {heavy!r} if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == []
