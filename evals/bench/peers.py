@@ -12,11 +12,10 @@ own (`python -m evals run FILE --endpoint …`, `contains_all`, no call cache), 
 OpenAI-compatible provider). Each runs one item, and N items at concurrency C; this suite also
 runs its shipped case `no-glowforge` alone, whose checks parse the answer with spaCy.
 
-Every run is timed from spawning it to its exit: wall, CPU (user + system, of the process and
-every descendant: those it waited for, and those it left running, such as the embedded
-PostgreSQL a run starts and stops, which this process adopts and reaps), and peak RSS (the
-largest one process of the tree, as rusage reports it). What each run wrote is read back after
-it: a run whose items did not all pass is shown as such and left out of the figures. The tools
+Every run is timed as a whole process (evals/bench/processes.py): wall from spawn to exit, CPU
+of the process and every descendant (the embedded PostgreSQL a run of this suite starts and
+stops included), peak RSS of its largest process. What each run wrote is read back after it:
+a run whose items did not all pass is shown as such and left out of the figures. The tools
 take turns, round after round (`--rounds`), after one warm-up run of each that is not counted;
 each cell is the median (and range) of its rounds. The issue's targets are marked beside this
 suite's rows, and each column says whether this suite is ahead of both.
@@ -27,28 +26,24 @@ promptfoo and inspect_ai are installed under `--peers` by `make bench-peers` (pi
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import os
 import platform
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-import psutil
 import yaml
 
 from evals.bench.fake_model import FakeModelProcess
+from evals.bench.processes import LEFT_WAIT_S, Timed, adopt_orphans, run_timed
 from evals.record.artifact import ArtifactError, read_run
 from evals.settings import PROJECT_ROOT
 
@@ -57,22 +52,9 @@ EXPECTED = "Form 4"  # what the fake model's answer names, and every item checks
 PROMPT = "Which machine should I use for job {i}?"
 SHIPPED_CASE = "no-glowforge"
 CONTAINS_ALL = f"contains_all {EXPECTED}"
-# The issue's targets for this suite, one case in endpoint mode and N=200 at C=50.
-WALL_TARGET_S, CPU_TARGET_S, TARGET_N = 1.2, 1.1, 200
+# The issue's targets for this suite: one case in endpoint mode, and N=200 at C=50.
+WALL_TARGET_S, CPU_TARGET_S, TARGET_N, TARGET_C = 1.2, 1.1, 200, 50
 RUN_TIMEOUT_S = 300.0
-LEFT_WAIT_S = 30.0  # how long a process a run left running may take to exit
-PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
-
-
-class Usage(Protocol):
-    """The fields of a `resource.struct_rusage` a row reads."""
-
-    @property
-    def ru_utime(self) -> float: ...
-    @property
-    def ru_stime(self) -> float: ...
-    @property
-    def ru_maxrss(self) -> int: ...
 
 
 # -- what each tool is given ------------------------------------------------------------------
@@ -256,97 +238,32 @@ def inspect_header_outcome(code: int, header: str, n: int) -> Outcome:
 
 @dataclass(frozen=True)
 class Measured:
-    """One run: wall from spawn to exit, CPU of its whole tree, the tree's largest process's
-    peak RSS, the CPU of processes it left running (part of `cpu_s`), and its outcome."""
+    """One run of a row: its figures and what its own record says of its items."""
 
-    wall_s: float
-    cpu_s: float
-    rss_mib: float
-    left_cpu_s: float
+    timed: Timed
     outcome: Outcome
-    left: tuple[str, ...] = ()  # the names of the processes it left running
-    still_running: int = 0  # of those, how many had not exited after LEFT_WAIT_S
 
 
-def measured(wall_s: float, usage: Usage, left: Sequence[Usage], outcome: Outcome, *,
-             left_names: Sequence[str] = (), still_running: int = 0) -> Measured:
-    """A row's figures from the rusage of the process (its waited children included, as
-    wait4 gives it) and of each process it left running. Linux gives ru_maxrss in KiB."""
-    left_cpu = sum(u.ru_utime + u.ru_stime for u in left)
-    return Measured(wall_s, usage.ru_utime + usage.ru_stime + left_cpu,
-                    max([usage.ru_maxrss, *(u.ru_maxrss for u in left)]) / 1024, left_cpu,
-                    outcome, tuple(left_names), still_running)
-
-
-def adopt_orphans() -> bool:
-    """Make this process the parent of what its children leave running when they exit
-    (Linux's child subreaper), so that their CPU can be counted; False where it cannot."""
-    if not sys.platform.startswith("linux"):
-        return False
-    libc = ctypes.CDLL(None, use_errno=True)
-    return int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
-
-
-def reap_left(keep: set[int]) -> tuple[list[Usage], list[str], int]:
-    """Wait (up to LEFT_WAIT_S) for the processes a run left running, now this process's
-    children (all but `keep`): their rusage, their names, and how many still run."""
-    children = [c for c in psutil.Process().children() if c.pid not in keep]
-    names = []
-    for child in children:
-        try:
-            names.append(child.name())
-        except psutil.Error:
-            names.append(str(child.pid))
-    pending = {c.pid for c in children}
-    usages: list[Usage] = []
-    deadline = time.monotonic() + LEFT_WAIT_S
-    while pending:
-        for pid in list(pending):
-            try:
-                done, _, usage = os.wait4(pid, os.WNOHANG)
-            except ChildProcessError:
-                pending.discard(pid)
-                continue
-            if done:
-                usages.append(usage)
-                pending.discard(pid)
-        if not pending or time.monotonic() > deadline:
-            break
-        time.sleep(0.02)
-    return usages, names, len(pending)
+def judged(got: Timed, outcome: Outcome, stderr: str) -> Outcome:
+    """The run's outcome as the table shows it: killed for taking too long, or, when its
+    items did not all pass, with the last lines of what it printed on stderr."""
+    if got.timed_out:
+        return Outcome(outcome.passed, outcome.expected,
+                       f"killed after {RUN_TIMEOUT_S:.0f} s")
+    if outcome.ok:
+        return outcome
+    tail = stderr.strip().splitlines()[-2:]
+    return Outcome(outcome.passed, outcome.expected,
+                   f"{outcome.problem}; stderr: {' | '.join(tail) or 'empty'}")
 
 
 def run_once(job: Job, run_dir: Path, keep: set[int]) -> Measured:
-    """Start `job` fresh, wait for it, and measure it; output kept in `run_dir`."""
-    run_dir.mkdir(parents=True)
+    """Start `job` fresh in `run_dir`, time it, and read what it says of its items."""
     job = job.for_run(run_dir)
-    timed_out = threading.Event()
-
-    def stop(pid: int) -> None:
-        timed_out.set()
-        os.killpg(pid, signal.SIGKILL)
-
-    with (run_dir / "stdout").open("wb") as out, (run_dir / "stderr").open("wb") as err:
-        started = time.perf_counter()
-        proc = subprocess.Popen(job.argv, env=job.env, cwd=job.cwd, stdout=out, stderr=err,
-                                start_new_session=True)
-        timer = threading.Timer(RUN_TIMEOUT_S, stop, (proc.pid,))
-        timer.start()
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            timer.cancel()
-        wall = time.perf_counter() - started
-    proc.returncode = code = os.waitstatus_to_exitcode(status)  # waited: Popen must not
-    left, names, still = reap_left(keep)
-    outcome = job.read(code, run_dir, job.n)
-    if timed_out.is_set():
-        outcome = Outcome(outcome.passed, job.n, f"killed after {RUN_TIMEOUT_S:.0f} s")
-    elif not outcome.ok:
-        tail = (run_dir / "stderr").read_text(errors="replace").strip().splitlines()[-2:]
-        outcome = Outcome(outcome.passed, job.n, f"{outcome.problem}; stderr: "
-                          + (" | ".join(tail) or "empty"))
-    return measured(wall, usage, left, outcome, left_names=names, still_running=still)
+    got = run_timed(job.argv, job.env, job.cwd, run_dir, keep, RUN_TIMEOUT_S)
+    outcome = job.read(got.code, run_dir, job.n)
+    return Measured(got, judged(got, outcome,
+                                (run_dir / "stderr").read_text(errors="replace")))
 
 
 # -- the table ----------------------------------------------------------------------------------
@@ -374,6 +291,7 @@ class Row:
     check: str
     n: int
     runs: list[Measured]
+    concurrency: int = TARGET_C
 
     @property
     def good(self) -> list[Measured]:
@@ -381,7 +299,7 @@ class Row:
         return [r for r in self.runs if r.outcome.ok]
 
     def figure(self, name: str) -> Spread | None:
-        return spread([getattr(r, name) for r in self.good])
+        return spread([getattr(r.timed, name) for r in self.good])
 
     def items(self) -> str:
         bad = [(i, r) for i, r in enumerate(self.runs, 1) if not r.outcome.ok]
@@ -397,7 +315,7 @@ def target(row: Row) -> str:
         return ""
     if row.n == 1:
         name, limit, what = "wall_s", WALL_TARGET_S, "wall"
-    elif row.n == TARGET_N:
+    elif (row.n, row.concurrency) == (TARGET_N, TARGET_C):
         name, limit, what = "cpu_s", CPU_TARGET_S, "CPU"
     else:
         return ""
@@ -448,15 +366,20 @@ def ahead(rows: Sequence[Row]) -> list[str]:
 
 
 def notes(rows: Sequence[Row]) -> list[str]:
-    """What runs left running: their CPU (counted), and any not reaped (not counted)."""
+    """What runs left running: their CPU (counted), and any not reaped (not counted); a row of
+    this suite that left no database server behind used one it did not start."""
     out = []
     for r in rows:
-        left = spread([m.left_cpu_s for m in r.good])
+        left = spread([m.timed.left_cpu_s for m in r.good])
+        if r.tool == SUITE and r.good and not any(m.timed.left for m in r.good):
+            out.append(f"{r.tool} {r.check} N={r.n}: left nothing running: its database"
+                       " server was running before it (or DATABASE_URL names one), and that"
+                       " server's CPU is not in its figures")
         if left and left.high > 0:
-            names = sorted({name for m in r.good for name in m.left})
+            names = sorted({name for m in r.good for name in m.timed.left})
             out.append(f"{r.tool} {r.check} N={r.n}: of its CPU, processes it left running"
                        f" ({', '.join(names)}; reaped after it exited) {left.show(2)} s")
-        still = max((m.still_running for m in r.runs), default=0)
+        still = max((m.timed.still_running for m in r.runs), default=0)
         if still:
             out.append(f"{r.tool} {r.check} N={r.n}: {still} process(es) it left still ran"
                        f" {LEFT_WAIT_S:.0f} s after it exited: their CPU is not counted")
@@ -502,7 +425,8 @@ def jobs(work: Path, peers: Path, base: str, n: int, concurrency: int) -> list[J
     env = dict(os.environ)
     (work / "promptfoo-home").mkdir()
     files: dict[str, Path] = {}
-    for count in (1, n):
+    sizes = sorted({1, n})
+    for count in sizes:
         cases = work / "suite" / f"peers-{count}.yaml"
         cases.parent.mkdir(exist_ok=True)
         cases.write_text(yaml.safe_dump(suite_cases(count), sort_keys=False))
@@ -514,16 +438,16 @@ def jobs(work: Path, peers: Path, base: str, n: int, concurrency: int) -> list[J
     task.parent.mkdir()
     task.write_text(INSPECT_TASK)
     out = []
-    for count in (1, n):
+    for count in sizes:
         out.append(suite_job(count, files[f"suite-{count}"], base, concurrency, CONTAINS_ALL,
                              env))
         if count == 1:
             out.append(suite_job(1, SHIPPED_CASE, base, concurrency,
                                  f"{SHIPPED_CASE} (parses with spaCy)", env))
-    for count in (1, n):
+    for count in sizes:
         out.append(promptfoo_job(count, peers, files[f"promptfoo-{count}"],
                                  work / "promptfoo-home", concurrency, env))
-    for count in (1, n):
+    for count in sizes:
         out.append(inspect_job(count, peers, task, base, concurrency, env))
     return out
 
@@ -535,12 +459,13 @@ def bench(peers: Path, rounds: int, n: int, concurrency: int, latency_s: float) 
         work = Path(tmp)
         todo = jobs(work, peers, server.base, n, concurrency)
         keep = {server.proc.pid} if server.proc else set()
-        rows = [Row(j.tool, j.check, j.n, []) for j in todo]
+        rows = [Row(j.tool, j.check, j.n, [], concurrency) for j in todo]
         load = [os.getloadavg()[0]]
         for index, job in enumerate(todo):  # warm-up: a first start reads files from disk
             if job.n == 1:
                 warm = run_once(job, work / "runs" / "warm-up" / f"{index}", keep)
-                print(f"warm-up {job.tool} {job.check}: {warm.wall_s:.2f} s, {warm.outcome}",
+                print(f"warm-up {job.tool} {job.check}: {warm.timed.wall_s:.2f} s,"
+                      f" {warm.outcome}",
                       file=sys.stderr)
         for round_no in range(1, rounds + 1):
             order = list(range(len(todo)))
@@ -549,7 +474,8 @@ def bench(peers: Path, rounds: int, n: int, concurrency: int, latency_s: float) 
                 got = run_once(todo[index], work / "runs" / f"{round_no}" / f"{index}", keep)
                 rows[index].runs.append(got)
                 print(f"round {round_no}: {todo[index].tool} {todo[index].check}"
-                      f" N={todo[index].n}: {got.wall_s:.2f} s wall, {got.cpu_s:.2f} s CPU,"
+                      f" N={todo[index].n}: {got.timed.wall_s:.2f} s wall,"
+                      f" {got.timed.cpu_s:.2f} s CPU,"
                       f" {got.outcome}", file=sys.stderr)
         load.append(os.getloadavg()[0])
     lines = [f"fake model: {latency_s * 1000:.0f} ms a call, its own process · concurrency"
@@ -560,7 +486,7 @@ def bench(peers: Path, rounds: int, n: int, concurrency: int, latency_s: float) 
              f" {load[1]:.2f} at the end",
              *versions(peers), "", *table(rows), "",
              f"the issue's targets for this suite: one case in endpoint mode ≤ {WALL_TARGET_S} s"
-             f" wall; N={TARGET_N} at C=50 ≤ {CPU_TARGET_S} s CPU (medians)",
+             f" wall; N={TARGET_N} at C={TARGET_C} ≤ {CPU_TARGET_S} s CPU (medians)",
              "ahead of promptfoo and inspect_ai on every column (medians, the literal check):",
              *(f"  {line}" for line in ahead(rows)), *notes(rows)]
     if not adopted:
@@ -578,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
                         " inspect_ai (venv/)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--cases", type=int, default=TARGET_N, help="N, the larger run's items")
-    p.add_argument("--concurrency", type=int, default=50)
+    p.add_argument("--concurrency", type=int, default=TARGET_C)
     p.add_argument("--latency-ms", type=float, default=200)
     args = p.parse_args(argv)
     for flag in ("rounds", "cases", "concurrency"):
