@@ -148,6 +148,7 @@ def promptfoo_job(n: int, peers: Path, config: Path, home: Path, concurrency: in
                   env: dict[str, str]) -> Job:
     """`promptfoo eval` on `config`: no cache, nothing written to its database, its results
     as JSON in the run's folder (read back for the items passed)."""
+    peers = peers.absolute()  # it runs in the config's folder
     return Job(PROMPTFOO, f"contains {EXPECTED}", n,
                [str(peers / "node_modules" / ".bin" / "promptfoo"), "eval", "-c", str(config),
                 "--no-cache", "--no-write", "-j", str(concurrency), "--no-table",
@@ -161,6 +162,7 @@ def inspect_job(n: int, peers: Path, task: Path, base: str, concurrency: int,
     """`inspect eval` of `task` (named from its folder: inspect refuses an absolute path)
     with N samples through the OpenAI-compatible provider `openai-api/bench` (`openai/…`
     would call the Responses API, which the fake lacks), its log in the run's folder."""
+    peers = peers.absolute()  # it runs in the task's folder
     return Job(INSPECT, f"includes {EXPECTED}", n,
                [str(peers / "venv" / "bin" / "inspect"), "eval", task.name, "-T", f"n={n}",
                 "--model", "openai-api/bench/fake", "--max-connections", str(concurrency),

@@ -276,3 +276,13 @@ def test_the_bench_refuses_to_start_without_the_peers_installed(tmp_path, capsys
     err = capsys.readouterr().err
     assert f"{tmp_path}/node_modules/.bin/promptfoo" in err
     assert f"{tmp_path}/venv/bin/inspect" in err and "make bench-peers" in err
+
+
+def test_a_relative_peers_folder_is_found_from_each_tools_own_folder(tmp_path, monkeypatch):
+    # Each tool starts in a folder of its own: `--peers .data/peers` (make's) must not be
+    # looked up from there.
+    monkeypatch.chdir(tmp_path)
+    pf = promptfoo_job(1, Path("peers"), tmp_path / "pf" / "c.yaml", tmp_path, 50, {})
+    ia = inspect_job(1, Path("peers"), tmp_path / "ia" / "task.py", BASE, 50, {})
+    assert pf.argv[0] == f"{tmp_path}/peers/node_modules/.bin/promptfoo"
+    assert ia.argv[0] == f"{tmp_path}/peers/venv/bin/inspect"
