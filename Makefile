@@ -124,7 +124,7 @@ bench-compare: $(STAMP)  ## a point and a stored comparison of 200 cases × 2 vs
 
 # promptfoo (from npm) and inspect_ai (from PyPI, in a virtualenv of its own, never .venv), at
 # these versions, installed under .data/peers/ (git-ignored) the first time bench-peers runs.
-# promptfoo 0.121.20 is the last that runs on Node 20 (0.123 needs Node 22).
+# promptfoo 0.121.20 runs on Node 20, as 0.123 does not (it needs Node 22).
 PEERS := .data/peers
 PEERS_PROMPTFOO := 0.121.20
 PEERS_INSPECT := 0.3.285
