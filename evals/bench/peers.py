@@ -214,8 +214,14 @@ def inspect_outcome(code: int, run_dir: Path, n: int, *, inspect: Path) -> Outco
     logs = sorted((run_dir / "logs").glob("*.eval"))
     if len(logs) != 1:
         return Outcome(0, n, f"exit {code}, {len(logs)} eval logs")
-    dumped = subprocess.run([str(inspect), "log", "dump", "--header-only", str(logs[0])],
-                            capture_output=True, text=True, timeout=120)
+    try:
+        dumped = subprocess.run([str(inspect), "log", "dump", "--header-only", str(logs[0])],
+                                capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Outcome(0, n, f"exit {code}, its log not read: {exc}")
+    if dumped.returncode != 0:
+        return Outcome(0, n, f"exit {code}, its log not read: `inspect log dump` exit"
+                             f" {dumped.returncode}")
     return inspect_header_outcome(code, dumped.stdout, n)
 
 
@@ -455,6 +461,7 @@ def jobs(work: Path, peers: Path, base: str, n: int, concurrency: int) -> list[J
 
 
 def bench(peers: Path, rounds: int, n: int, concurrency: int, latency_s: float) -> list[str]:
+    """Every row's runs, round-robin, against one fake model server: the lines to print."""
     adopted = adopt_orphans()
     with FakeModelProcess(latency_s) as server, \
             tempfile.TemporaryDirectory(prefix="bench-peers-") as tmp:
@@ -467,8 +474,7 @@ def bench(peers: Path, rounds: int, n: int, concurrency: int, latency_s: float) 
             if job.n == 1:
                 warm = run_once(job, work / "runs" / "warm-up" / f"{index}", keep)
                 print(f"warm-up {job.tool} {job.check}: {warm.timed.wall_s:.2f} s,"
-                      f" {warm.outcome}",
-                      file=sys.stderr)
+                      f" {warm.outcome}", file=sys.stderr)
         for round_no in range(1, rounds + 1):
             order = list(range(len(todo)))
             order = order[round_no - 1:] + order[:round_no - 1]  # each round starts elsewhere
@@ -477,8 +483,7 @@ def bench(peers: Path, rounds: int, n: int, concurrency: int, latency_s: float) 
                 rows[index].runs.append(got)
                 print(f"round {round_no}: {todo[index].tool} {todo[index].check}"
                       f" N={todo[index].n}: {got.timed.wall_s:.2f} s wall,"
-                      f" {got.timed.cpu_s:.2f} s CPU,"
-                      f" {got.outcome}", file=sys.stderr)
+                      f" {got.timed.cpu_s:.2f} s CPU, {got.outcome}", file=sys.stderr)
         load.append(os.getloadavg()[0])
     lines = [f"fake model: {latency_s * 1000:.0f} ms a call, its own process · concurrency"
              f" {concurrency} · {rounds} round(s), round-robin, after a warm-up run of each ·"
@@ -504,10 +509,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--peers", type=Path, default=PROJECT_ROOT / ".data" / "peers",
                    help="where make bench-peers installed promptfoo (node_modules/) and"
                         " inspect_ai (venv/)")
-    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=3,
+                   help="runs of each row, taking turns (the machine's noise: median, range)")
     p.add_argument("--cases", type=int, default=TARGET_N, help="N, the larger run's items")
-    p.add_argument("--concurrency", type=int, default=TARGET_C)
-    p.add_argument("--latency-ms", type=float, default=200)
+    p.add_argument("--concurrency", type=int, default=TARGET_C, help="items in flight")
+    p.add_argument("--latency-ms", type=float, default=200, help="the fake model's time a call")
     args = p.parse_args(argv)
     for flag in ("rounds", "cases", "concurrency"):
         if getattr(args, flag) < 1:

@@ -7,6 +7,7 @@ import sys
 import types
 from pathlib import Path
 
+import pytest
 import yaml
 
 from evals.bench import peers
@@ -181,6 +182,18 @@ def test_an_inspect_run_that_wrote_no_log_is_not_good(tmp_path):
     assert got == Outcome(0, 1, "exit 1, 0 eval logs")
 
 
+def test_an_inspect_log_that_cannot_be_dumped_is_not_good(tmp_path):
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "run.eval").write_bytes(b"PK")
+    absent = peers.inspect_outcome(0, tmp_path, 1, inspect=tmp_path / "no-inspect")
+    assert not absent.ok and absent.problem.startswith("exit 0, its log not read: [Errno 2]")
+    failing = tmp_path / "inspect"
+    failing.write_text("#!/bin/sh\nexit 4\n")
+    failing.chmod(0o755)
+    assert peers.inspect_outcome(0, tmp_path, 1, inspect=failing) == \
+        Outcome(0, 1, "exit 0, its log not read: `inspect log dump` exit 4")
+
+
 def test_a_failed_run_shows_the_end_of_its_stderr_and_a_killed_one_says_so():
     failed = Outcome(0, 1, "exit 3")
     assert judged(Timed(1, 1, 1, 3), failed, "Traceback\n  x\nValueError: no\n") == \
@@ -269,6 +282,14 @@ def test_a_suite_row_that_started_no_database_server_says_its_cpu_is_not_counted
     assert notes(rows) == [
         f"{SUITE} {CONTAINS_ALL} N=200: left nothing running: its database server was running"
         " before it (or DATABASE_URL names one), and that server's CPU is not in its figures"]
+
+
+@pytest.mark.parametrize("flag", ["--rounds", "--cases", "--concurrency"])
+def test_a_count_below_one_is_refused(flag, capsys):
+    with pytest.raises(SystemExit) as exited:
+        peers.main([flag, "0"])
+    assert exited.value.code == 2
+    assert f"{flag} must be 1 or more, not 0" in capsys.readouterr().err
 
 
 def test_the_bench_refuses_to_start_without_the_peers_installed(tmp_path, capsys):
