@@ -182,11 +182,20 @@ def test_an_inspect_run_that_wrote_no_log_is_not_good(tmp_path):
     assert got == Outcome(0, 1, "exit 1, 0 eval logs")
 
 
-def test_an_inspect_log_that_cannot_be_dumped_is_not_good(tmp_path):
+def an_eval_log(tmp_path):
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "run.eval").write_bytes(b"PK")
+
+
+def test_an_inspect_log_without_inspect_to_read_it_is_not_good(tmp_path):
+    an_eval_log(tmp_path)
     absent = peers.inspect_outcome(0, tmp_path, 1, inspect=tmp_path / "no-inspect")
     assert not absent.ok and absent.problem.startswith("exit 0, its log not read: [Errno 2]")
+
+
+@pytest.mark.slow
+def test_an_inspect_log_that_inspect_cannot_dump_is_not_good(tmp_path):
+    an_eval_log(tmp_path)
     failing = tmp_path / "inspect"
     failing.write_text("#!/bin/sh\nexit 4\n")
     failing.chmod(0o755)
