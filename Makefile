@@ -15,7 +15,7 @@ STRICT := evals/record evals/execute/runner.py evals/execute/retries.py evals/ex
 .PHONY: test test-fast coverage eval serve workspace lint typecheck check clean bench-manuals bench-catalog \
 	bench-evals bench-local \
 	bench-checks bench-pii bench-visitor bench-languages bench-reuse bench-ray \
-	bench-compare gate \
+	bench-compare bench-peers gate \
 	photos manuals
 
 $(BIN)/python:
@@ -121,6 +121,26 @@ bench-ray: $(RAY_STAMP)  ## 200 items over 1, 2 and 4 local Ray workers, each wi
 
 bench-compare: $(STAMP)  ## a point and a stored comparison of 200 cases × 2 vs two plain runs
 	$(BIN)/python -m evals.bench.compare
+
+# promptfoo (from npm) and inspect_ai (from PyPI, in a virtualenv of its own, never .venv), at
+# these versions, installed under .data/peers/ (git-ignored) the first time bench-peers runs.
+# promptfoo 0.121.20 runs on Node 20, as 0.123 does not (it needs Node 22).
+PEERS := .data/peers
+PEERS_PROMPTFOO := 0.121.20
+PEERS_INSPECT := 0.3.285
+PEERS_OPENAI := 3.63.0
+PEERS_STAMP := $(PEERS)/.installed-promptfoo-$(PEERS_PROMPTFOO)-inspect-$(PEERS_INSPECT)-openai-$(PEERS_OPENAI)
+
+$(PEERS_STAMP):
+	mkdir -p $(PEERS)
+	npm install --prefix $(PEERS) --no-audit --no-fund --save-exact --loglevel=error \
+		promptfoo@$(PEERS_PROMPTFOO)
+	[ -x $(PEERS)/venv/bin/python ] || $(PYTHON) -m venv $(PEERS)/venv
+	$(PEERS)/venv/bin/pip install --quiet inspect-ai==$(PEERS_INSPECT) openai==$(PEERS_OPENAI)
+	touch $@
+
+bench-peers: $(STAMP) $(PEERS_STAMP)  ## start-up and N=200 at C=50 against a fake 200 ms model, whole processes side by side: this suite, promptfoo and inspect_ai
+	$(BIN)/python -m evals.bench.peers --peers $(PEERS)
 
 gate: $(STAMP)  ## the model-switch / prompt-change gate: two runs, the seed's policy
 	@if $(BIN)/python -m evals needs-local-model; then \
