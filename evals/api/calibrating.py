@@ -154,7 +154,7 @@ def _questions(judge_model: str | None, kind: str | None, limit: int | None,
     model_id, measured = None, []
     for name in kinds:
         question = QUESTIONS[name]
-        items = labelled_for(question)[:limit]
+        items = labelled_for(question, limit)
 
         def asking(model: ChatModel, parallel: int, q: Question = question,
                    i: list[tuple[str, LabelledItem]] = items

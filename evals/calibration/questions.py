@@ -13,6 +13,7 @@ about, in a run or here.
 from __future__ import annotations
 
 import asyncio
+from itertools import islice
 
 from app.chat.models import ChatModel, ModelCallError
 from evals.calibration.accuracy import LabelledItem, load_sets
@@ -40,12 +41,15 @@ def asked_about(question: Question, item: LabelledItem) -> tuple[tuple[str, str]
     return ()
 
 
-def labelled_for(question: Question) -> list[tuple[str, LabelledItem]]:
+def labelled_for(question: Question, limit: int | None = None
+                 ) -> list[tuple[str, LabelledItem]]:
     """The labelled English answers of the check this question settles, with a pass or fail
-    label and something to ask about."""
-    return [(where, item) for where, item, _ in load_sets()
-            if item.check.get("kind") == question.check and item.verdict != "unclear"
-            and item.language == "en" and asked_about(question, item)]
+    label and something to ask about; the first `limit` of them (the check runs on no more
+    answers than it takes to find them)."""
+    found = ((where, item) for where, item, _ in load_sets()
+             if item.check.get("kind") == question.check and item.verdict != "unclear"
+             and item.language == "en" and asked_about(question, item))
+    return list(islice(found, limit))
 
 
 async def rate_questions(question: Question, items: list[tuple[str, LabelledItem]],

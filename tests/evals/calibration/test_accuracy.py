@@ -14,9 +14,25 @@ ITEM = ('- answer: "{answer}"\n  check: {{kind: no_unknown_tools}}\n  verdict: {
         '  adversarial: false\n  why: "w"\n')
 
 
-def test_every_tuned_item_agrees_with_its_check_when_it_decides_and_every_kind_is_labelled():
-    outcomes = measure(load_sets())
-    tuned = [o for o in outcomes if o.set == "tuned"]
+@pytest.fixture(scope="module")
+def sets():
+    return load_sets()
+
+
+@pytest.fixture(scope="module")
+def tuned(sets):
+    """The tuned corpus, measured once for the module."""
+    return measure([entry for entry in sets if entry[2] == "tuned"])
+
+
+@pytest.fixture(scope="module")
+def held(sets):
+    """The seen and held-out sets, measured once for the module."""
+    return measure([entry for entry in sets if entry[2] != "tuned"])
+
+
+def test_every_tuned_item_agrees_with_its_check_when_it_decides_and_every_kind_is_labelled(
+        tuned):
     assert len(tuned) >= 100
     disagreements = [(o.where, o.reason) for o in tuned if o.disagrees]
     assert disagreements == []
@@ -28,9 +44,10 @@ def test_every_tuned_item_agrees_with_its_check_when_it_decides_and_every_kind_i
     assert len(decided) / len([o for o in tuned if o.labelled]) > 0.85
 
 
-def test_held_out_sets_are_reported_apart_and_pass_nothing_a_reader_fails_in_another_language():
-    outcomes = measure(load_sets())
-    held = [o for o in outcomes if o.set == "held-out"]
+def test_held_out_sets_are_reported_apart_and_pass_nothing_a_reader_fails_in_another_language(
+        tuned, held):
+    outcomes = tuned + held
+    held = [o for o in held if o.set == "held-out"]
     assert {o.where.split(":")[0] for o in held} == {
         f"heldout/{p.name}" for p in (LABELLED_DIR / "heldout").glob("*.yaml")}
     foreign = [o for o in held if o.language != "en"]
