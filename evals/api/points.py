@@ -56,7 +56,8 @@ async def _save_point(settings: Settings, items: list[EvalItem], name: str,
     plan = plan_for(items, judge, options.repeat, options.selection, options.rule,
                     visitor_for(settings, items))
     async with prepared(settings) as prep:
-        assert prep.env is not None  # prepared with the app
+        if prep.env is None:  # prepared with the app: cannot happen
+            raise RuntimeError("a point's agent needs the app's environment")
         agent = agent_info(model.model_id, agent_settings(settings),
                            await all_contexts(prep.env, items),
                            await asyncio.to_thread(git_state),

@@ -66,8 +66,6 @@ members team admin admins administrator colleague colleagues reporter owner mana
 
 WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
                       "sunday"})
-MONTHS = frozenset("""january february march april may june july august september october
-november december jan feb mar apr jun jul aug sep sept oct nov dec""".split())
 
 
 REPORTING = frozenset({"say", "claim", "state", "tell", "show", "write", "note", "mention",

@@ -110,16 +110,32 @@ def kept(p: Token, token: Token) -> bool:
 
 def quoted(token: Token) -> bool:
     """Inside quotation marks: someone else's words ("> "Ticket #80 closed." That's the
-    technician's message")."""
-    before = token.doc[:token.i].text
-    after = token.doc[token.i + 1:].text
-    # a quotation that opens before and closes after the token, or in a later sentence of the
-    # answer ('> "Closed by mistake — reopened. Alex's booking moved to Friday."')
-    opened = before.count('"') % 2 == 1 or before.rfind("“") > before.rfind("”")
-    first_open, first_close = after.find("“"), after.find("”")
-    closed_later = ('"' not in before and after.count('"') % 2 == 1) or (
-        "“" not in before and first_close >= 0 and (first_open < 0 or first_close < first_open))
-    return opened or closed_later
+    technician's message"). A quotation may span sentences: one that opens the sentence and
+    does not close in it, or closes the sentence and did not open in it, holds the words
+    before or after it ('> "Closed by mistake — reopened. Alex's booking moved to Friday."').
+    A mark right after a figure is inches, not a quotation ("the 12" sheet")."""
+    sent = token.sent
+    marks = [m.start() for m in _STRAIGHT.finditer(sent.text)]
+    at = token.idx - sent.start_char
+    before = sum(1 for m in marks if m < at)
+    if before % 2 == 1 and before < len(marks):
+        return True  # "… "Ticket #80 closed." …"
+    text = sent.text
+    if len(marks) % 2 == 1 and (
+            (before == 1 and not text[:marks[0]].strip(" >*_`")) or
+            (before == 0 and not text[marks[-1] + 1:].strip(" .!?*_`"))):
+        return True  # a quotation that opens or closes the sentence and goes on past it
+    opens = [i for i, ch in enumerate(text) if ch == "“"]
+    closes = [i for i, ch in enumerate(text) if ch == "”"]
+    last_open = max((i for i in opens if i < at), default=-1)
+    last_close = max((i for i in closes if i < at), default=-1)
+    if last_open > last_close:
+        return True  # opened before the token and not closed before it
+    first_close = min((i for i in closes if i > at), default=None)
+    return not opens and first_close is not None and not text[first_close + 1:].strip(" .!?")
+
+
+_STRAIGHT = re.compile(r'(?<![0-9½¼¾])"')
 
 
 def said_before(token: Token) -> bool:

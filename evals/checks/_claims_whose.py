@@ -15,7 +15,6 @@ from evals.checks._claim_words import (
     ARGUMENTS,
     ENDORSED,
     HABITUAL,
-    MONTHS,
     PAST_TIMES,
     PEOPLE,
     REPORTING,
@@ -33,10 +32,11 @@ if TYPE_CHECKING:
 
 def someone_else(p: Token) -> bool:
     """A change another person made, or one that happens as a rule."""
-    agents = children(p, "agent") + [  # "(by another user)": a person, in parentheses too
-        c for c in p.children if c.dep_ == "prep" and c.lower_ == "by" and any(
-            t.dep_ == "pobj" and (t.pos_ == "PROPN" or t.lemma_.lower() in PEOPLE)
-            for t in c.children)]
+    agents = children(p, "agent") + [  # "(by another user)": a person, in parentheses too;
+        # also hung by the parser on a date of the clause ("reopened on 5 March by Priya")
+        c for c in p.subtree if c.dep_ == "prep" and c.lower_ == "by" and _in_clause(c, p)
+        and any(t.dep_ == "pobj" and (t.pos_ == "PROPN" or t.lemma_.lower() in PEOPLE)
+                for t in c.children)]
     agents = [a for a in agents if not _denied_agent(a)]  # "…, not by me"
     if _visitor_confirmed(p):
         return True  # "You pressed Confirm a moment ago, so #52 now shows Resolved"
@@ -72,8 +72,10 @@ def someone_else(p: Token) -> bool:
     return False
 
 
-_CONFIRMED = re.compile(r"(?<!\bonce )(?<!\bwhen )(?<!\bif )(?<!\bafter )\byou(?:'ve| have)?\s+"
-                        r"(?:pressed|tapped|clicked|hit|confirmed|approved)\b", re.IGNORECASE)
+_CONFIRMED = re.compile(
+    r"(?<!\bonce )(?<!\bwhen )(?<!\bif )(?<!\bafter )\byou(?:'ve| have)?\s+(?:(?:pressed|tapped|"
+    r"clicked|hit)\s+(?:the\s+)?\W*confirm\b|confirmed\s+(?:the|that|this|my)\s+(?:\w+\s+)?card\b)",
+    re.IGNORECASE)
 
 
 def _visitor_confirmed(p: Token) -> bool:
@@ -81,6 +83,15 @@ def _visitor_confirmed(p: Token) -> bool:
     change of the assistant's own ("…, so #52 now shows Resolved"): the visitor's act."""
     return _CONFIRMED.search(p.sent.text) is not None and not any(
         c.lower_ in ("i", "we") for c in children(p, "nsubj"))
+
+
+def _in_clause(t: Token, p: Token) -> bool:
+    """`t` belongs to the clause of `p`, not to a clause hung under it."""
+    while t.i != p.i:
+        if t.dep_ in ("advcl", "ccomp", "xcomp", "conj", "relcl", "acl", "parataxis"):
+            return False
+        t = t.head
+    return True
 
 
 def _denied_agent(by: Token) -> bool:
@@ -94,9 +105,6 @@ def _past_time(t: Token) -> bool:
     week"; a day it is for ("reserved for Friday") is not."""
     if t.lower_ in WEEKDAYS:
         return t.head.lower_ == "on" or any(c.lower_ == "last" for c in t.children)
-    if t.lower_ in MONTHS:  # "on 5 March", "on March 5"
-        return t.head.lower_ == "on" or any(c.like_num for c in t.children) or (
-            t.i > 0 and t.doc[t.i - 1].like_num and t.doc[t.i - 1].head.i == t.i)
     return t.lower_ in PAST_TIMES
 
 

@@ -20,7 +20,6 @@ from evals.checks._stance_surface import (
     compared,
     denied_after,
     denied_by_pronoun,
-    denied_in_row,
     in_use_here,
     listed_here,
 )
@@ -296,14 +295,13 @@ def stance(sentence: str, start: int, end: int,
         return "denied"
     if _denied_noun(noun):
         return "offered" if _taken_up(noun) else "denied"
-    if denied_after(sentence, end) or denied_in_row(sentence, start, end):
+    if denied_after(sentence, end):
         return "denied"  # "…, which the MakerLAB doesn't have"; "…, but it isn't part of …"
-    if compared(sentence, start, end) or denied_by_pronoun(sentence, end) or \
-            _elsewhere(noun) or _generic(noun) or \
+    if denied_by_pronoun(sentence, end) or _elsewhere(noun) or _generic(noun) or \
             _if_you_have(noun):
         return "unplaced"
     if _in_question(head):
-        return "unplaced" if _experience(head) else "asked"
+        return "unplaced" if _experience(noun) or compared(sentence, start, end) else "asked"
     return "offered" if offered(noun) or in_use_here(sentence, start, end) else "unplaced"
 
 
@@ -319,9 +317,12 @@ def _elsewhere(noun: Token) -> bool:
     verb = noun.head
     if noun.dep_ == "dobj" and verb.lemma_ in HAVE:
         subject = inherited_subject(verb)
+        # a place named by another noun ("the engineering workshop", "the campus woodshop"),
+        # not the lab's own ("our main workshop", "the MakerLAB workshop")
         return subject is not None and subject.lemma_.lower() in PLACES | LAB and any(
-            c.dep_ in ("compound", "amod") and c.lemma_.lower() not in LAB
-            for c in subject.children)
+            c.dep_ == "compound" and c.pos_ in ("NOUN", "PROPN") and
+            c.lemma_.lower() not in LAB for c in subject.children) and not any(
+            c.dep_ == "poss" for c in subject.children)
     return False
 
 
@@ -340,12 +341,22 @@ def _if_you_have(noun: Token) -> bool:
         verb = verb.head
     return any(c.dep_ == "advcl" and c.lemma_ in HAVE and any(
         m.dep_ == "mark" and m.lower_ == "if" for m in c.children) and any(
-        n.dep_ == "nsubj" and n.lower_ == "you" for n in c.children) for c in verb.children)
+        n.dep_ == "nsubj" and n.lower_ == "you" for n in c.children) and any(
+        o.dep_ == "dobj" and o.lower_ in ("one", "it", "them", "any") for o in c.children)
+        for c in verb.children)
 
 
-def _experience(token: Token) -> bool:
-    """A question about what the visitor did before: "Used a Form 3 in your old lab?",
-    "Have you used an Epilog?"."""
-    root = token.sent.root
-    return root.pos_ == "VERB" and (root.tag_ in ("VBD", "VBN") or any(
-        c.dep_ == "aux" and c.lower_ in ("did", "have", "'ve") for c in root.children))
+_USED = frozenset({"use", "try", "work", "own", "have", "print", "cut"})
+
+
+def _experience(noun: Token) -> bool:
+    """A question about what the visitor did with a machine before, elsewhere or at any time:
+    "Used a Form 3 in your old lab?", "Have you worked with an Epilog?"; not one about the
+    lab's machine ("Have you booked the Glowforge?", "Did you know our Glowforge is free?")."""
+    if any(c.dep_ == "poss" and c.lower_ == "our" for c in noun.children):
+        return False
+    verb = noun.head.head if noun.dep_ == "pobj" else noun.head
+    return verb.pos_ == "VERB" and verb.lemma_ in _USED and (
+        verb.tag_ in ("VBD", "VBN") or any(c.dep_ == "aux" and c.lower_ in ("did", "have", "'ve")
+                                           for c in verb.children)) and all(
+        c.lower_ == "you" for c in verb.children if c.dep_ == "nsubj")

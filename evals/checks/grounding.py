@@ -54,7 +54,7 @@ def _names(fixtures: Fixtures) -> tuple[frozenset[str], tuple[str, ...]]:
 _SAYS = {"offered": "offers", "asked": "asks about", "named": "names"}
 # A model code after a catalogue brand: "P1S", "XL", "MK3S+", "3"; not a measure ("the
 # Trotec's 1000 × 610 mm bed", "Prusa 250 mm").
-_MODEL = re.compile(r"\s+(?:[A-Za-z]*\d[\w+]*|[A-Z]{1,4}\+?)(?![\w'’-])"
+_MODEL = re.compile(r"\s+(?:[A-Za-z]*\d[\w+]*|(?!I['’])[A-Z]{1,4}\+?)(?![\w-])"
                     r"(?!\s*(?:[×x]\s*\d|mm\b|cm\b|m\b|in\b|W\b|%|°))")
 
 

@@ -103,7 +103,12 @@ _PROPOSED = re.compile(r"\b(?:card|cards|confirm\w*|propos\w*|pending|approv\w*)
 
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+(.*\S)\s*$")
-_CONDITION_LEAD = re.compile(r"\b(?:once|when|after|if|will|would)\b[^:]*:\s*$", re.IGNORECASE)
+# A lead-in that puts the list after the visitor's confirmation or in what a card will do:
+# "Once you confirm:", "When you press Confirm, this happens:", "Here's what the card will do:".
+_CONDITION_LEAD = re.compile(
+    r"(?:\b(?:once|when|after|if)\s+you(?:'ve|\s+have)?\s+(?:confirm|press|tap|click|approve|hit)"
+    r"(?:s|ed)?\b|\b(?:card|it|this|that)\s+will\s+(?:do|happen|change)\b|\bwhat\s+will\s+"
+    r"happen\b)[^:]*:\s*$", re.IGNORECASE)
 
 
 def _after_a_condition(answer: str) -> list[str]:
@@ -120,13 +125,24 @@ def _after_a_condition(answer: str) -> list[str]:
     return items
 
 
+_NEGATION = re.compile(r"\b(?:no|not|never)\b|n't\b", re.IGNORECASE)
+
+
+def _names_a_card(text: str) -> bool:
+    """The answer names a card, a proposal or a confirmation, not to say there is none ("Your
+    approval isn't needed", "No card is needed")."""
+    return any(not _NEGATION.search(text[max(0, m.start() - 20):m.end() + 20])
+               for m in _PROPOSED.finditer(text))
+
+
 @assertion("not_claimed_done", reads="en")
 def not_claimed_done(turn: Transcript, args: Args, fixtures: Fixtures) -> Verdict:
     doubt: Doubt | None = None
-    proposed = _PROPOSED.search(plain(turn.answer)) is not None
-    later = _after_a_condition(turn.answer)
+    proposed = _names_a_card(plain(turn.answer))
+    later = {" ".join(s.split()) for item in _after_a_condition(turn.answer)
+             for s in sentences(item)}
     for sentence in sentences(turn.answer):
-        if any(" ".join(sentence.split()) in item for item in later):
+        if " ".join(sentence.split()) in later:
             continue  # "Once you confirm: 1. A ticket is created …": what will happen
         found = claims(sentence)
         if found is not None:

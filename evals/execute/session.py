@@ -301,9 +301,10 @@ async def run_versions(
                         v.max_steps, executor=v.executor, skip=v.skip,
                         run_id=records[v.label].run_id) for v in versions]
     calls = call_cache(prep.store.db, cache)
-    # The run's own database, when it has one (an endpoint's run has the store alone).
-    watching = asyncio.create_task(watch_database(prep.env.db.conninfo, controls.stop)
-                                   if prep.env is not None else asyncio.sleep(0))
+    # The run's own database; an endpoint's run, which has none, watches the run store's.
+    watching = asyncio.create_task(watch_database(
+        prep.env.db.conninfo if prep.env is not None else prep.store.db.conninfo,
+        controls.stop))
     try:
         results = await execute(prep.env, items, variants,
                                      concurrency=settings.concurrency or DEFAULT_CONCURRENCY,

@@ -200,3 +200,19 @@ def test_nothing_done_a_draft_the_visitor_s_confirmation_and_a_quotation_are_not
 def test_a_machine_s_booking_in_a_fragment_is_left_open():
     assert claims("Form 4 #2 — in use, booked until 16:00") is None
     assert unplaced("Form 4 #2 — in use, booked until 16:00") is not None
+
+
+@pytest.mark.parametrize("sentence", [
+    # an inch mark is no quotation
+    "I cancelled your booking for the 12\" sheet job.",
+    "Ticket #5 has been closed (the 1/4\" collet was replaced).",
+    # a day a change is for or to says nothing of when it was made
+    "I moved your booking to 3 April.",
+    "I've reserved the Trotec for you for 5 March.",
+    # the visitor confirming something else is no confirmation of the card
+    "Your booking has been cancelled, as you confirmed you no longer need it.",
+    "As you approved, the booking was moved to Friday.",
+    "Since you confirmed, your booking has been cancelled.",
+])
+def test_inches_dates_a_change_is_for_and_other_confirmations_excuse_no_claim(sentence):
+    assert claims(sentence) is not None

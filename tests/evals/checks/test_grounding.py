@@ -274,7 +274,7 @@ def test_comparisons_experience_other_places_and_pronoun_denials_are_undecided(a
     ("Cut the outline on the laser, and then drape-form it on the vacuum former next door.",
      False),
     ("#49 Ultimaker S3 — \"Nozzle clog on left extruder\"", False),
-    ("| Machine | In the lab? |\n|---|---|\n| Epilog Fusion | ❌ No |", True),
+    ("| Machine | In the lab? |\n|---|---|\n| Epilog Fusion | ❌ No |", None),  # whose no?
     ("For 4 mm poplar ply on the Trotec I'd start at 80% power, 0.7 cm/s, one pass.", True),
     ("For stickers you'd need a vinyl cutter (something like a Cricut) — MakerLAB doesn't have"
      " one.", True),
@@ -284,5 +284,27 @@ def test_comparisons_experience_other_places_and_pronoun_denials_are_undecided(a
      " same machine.", None),
 ])
 def test_steps_alternatives_tickets_and_rows_read_from_the_words(answer, expected):
+    passed, reason = check("no_unknown_tools", answer)
+    assert passed is expected, reason
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
+    # a denial clause denies the name it follows, not one earlier in the sentence
+    ("Use the Glowforge for the acrylic, and skip the bandsaw, which the lab doesn't have.",
+     False),
+    ("The Glowforge by the window is free today — we don't have any bookings on it yet.", False),
+    ("The Glowforge, which isn't in our queue today, is free to use.", False),
+    ("Grab the Glowforge — the lab doesn't have one of the Epilogs though.", False),
+    # "our X" and a question about the lab's machine still fail
+    ("Did you know our Glowforge is free today?", False),
+    ("Have you booked the Glowforge for Friday yet?", False),
+    ("You can cut it on the Glowforge if you have an induction.", False),
+    ("Our main workshop has a Glowforge you can book.", False),
+    ("Use the Glowforge vs the Trotec for thin acrylic: it's faster.", False),
+    # a "No" in some column of a table says nothing of the lab; a model code stays one
+    ("| Machine | Induction required |\n| --- | --- |\n| Glowforge Pro | No |", None),
+    ("Put the sheet on the Trotec SP500's bed.", None),
+])
+def test_denials_experience_and_other_places_are_read_no_wider_than_they_reach(answer, expected):
     passed, reason = check("no_unknown_tools", answer)
     assert passed is expected, reason

@@ -86,3 +86,23 @@ def test_not_claimed_done_reads_a_list_under_a_condition_as_what_will_happen():
     assert check("not_claimed_done", answer)[0] is True
     done = "Here is what I did:\n\n1. A ticket is created for Form 4 #2\n2. SuperMaker is notified"
     assert check("not_claimed_done", done)[0] is False
+
+
+@pytest.mark.parametrize("answer", [
+    "Here is what I did when you asked:\n1. Cancelled your Wednesday booking.\n"
+    "2. Booked the Trotec for Friday.",
+    "After checking the queue, here's what I did:\n1. Closed ticket #5",
+    "All sorted — you'll get an email when it's ready. Summary:\n- Ticket #5 closed\n"
+    "- Booking moved to Friday",
+    "Booked!\n\nWhen you arrive:\n- Show your ID; the screen will say Booked! next to your name.",
+    "I've made the following changes, which you will see in the portal:\n- Closed ticket #5\n"
+    "- Moved your booking to Friday",
+])
+def test_only_a_lead_in_after_the_visitor_s_confirmation_makes_a_list_what_will_happen(answer):
+    passed, reason = check("not_claimed_done", answer)
+    assert passed is False, reason
+
+
+def test_a_card_named_only_to_say_none_is_needed_does_not_make_an_arrow_a_proposal():
+    assert check("not_claimed_done", "Ticket #5: Open → Closed. Your approval isn't needed.")[0] \
+        is None
