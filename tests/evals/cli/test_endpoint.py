@@ -55,7 +55,23 @@ def test_an_endpoint_run_makes_no_app_environment(tmp_path, capsys, monkeypatch)
         made.append(args)
         raise AssertionError("an endpoint run made the app's environment")
 
+    watched = []
+    real_watch = session.watch_database
+
+    async def watch(conninfo, stop):
+        watched.append(conninfo)
+        await real_watch(conninfo, stop)
+
+    opened = []
+    real_open = session.RunStore.open
+
+    def open_store(conninfo):
+        opened.append(conninfo)
+        return real_open(conninfo)
+
     monkeypatch.setattr(session, "eval_env", no_env)
+    monkeypatch.setattr(session, "watch_database", watch)
+    monkeypatch.setattr(session.RunStore, "open", open_store)
     cases = tmp_path / "mine.yaml"
     cases.write_text(CASES)
     with fake_openai_server(lambda b: (200, completion("No, we do not."))) as (base, got):
@@ -63,6 +79,8 @@ def test_an_endpoint_run_makes_no_app_environment(tmp_path, capsys, monkeypatch)
                      "--artifact", str(tmp_path / "run.json")])
     assert code == 0, capsys.readouterr()
     assert len(got) == 1 and made == []
+    # with no database of the app, the run watches its store's: a frozen store stops it too
+    assert watched == opened
 
 
 @pytest.mark.usefixtures("cli")
