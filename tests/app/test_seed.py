@@ -46,3 +46,17 @@ def test_a_catalog_source_that_is_not_utf8_is_refused(tmp_path):
     f.write_bytes(b"- slug: ok\n  name: \xff\n")
     with pytest.raises(CatalogSourceError, match="cannot be read \\(UnicodeDecodeError"):
         load_catalog_source(f)
+
+
+def test_a_trusted_file_read_with_libyaml_gives_the_same_machines_and_errors():
+    from evals.fixtures.lab_catalog import LARGE_LAB_FILE
+
+    assert load_catalog_source(LARGE_LAB_FILE, trusted=True) == \
+        load_catalog_source(LARGE_LAB_FILE)
+
+
+def test_a_trusted_file_that_is_not_a_catalogue_is_refused_naming_it(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("- slug: [unclosed\n")
+    with pytest.raises(CatalogSourceError, match="bad.yaml"):
+        load_catalog_source(bad, trusted=True)
