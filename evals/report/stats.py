@@ -74,10 +74,11 @@ def run_stats(results: list[CaseResult]) -> RunStats:
 
 
 def stats_lines(results: list[CaseResult]) -> list[str]:
-    """The report's repetition block (only with more than one repetition)."""
-    s = run_stats(results)
-    if s.repeat < 2:
+    """The report's repetition block (only with more than one repetition; a run of one
+    repetition computes nothing, and imports no scipy)."""
+    if max((r.repetition for r in results), default=1) < 2:
         return []
+    s = run_stats(results)
     lines = [f"per case over {s.repeat} repetitions:"]
     for c in s.cases:
         p1 = "—" if c.pass_at_1 is None else f"{c.pass_at_1:.2f}"

@@ -25,6 +25,18 @@ def test_one_repetition_prints_no_repetition_block():
     assert stats_lines([result("a", "PASS")]) == []
 
 
+def test_one_repetition_of_many_cases_computes_no_statistics(monkeypatch):
+    """The interval needs scipy (about 0.5 s and 70 MB to import): a run of one repetition,
+    which prints no repetition block, must not pay for it."""
+    import evals.report.stats as stats
+
+    def no(*args, **kwargs):
+        raise AssertionError("statistics computed for a run of one repetition")
+
+    monkeypatch.setattr(stats, "run_stats", no)
+    assert stats_lines([result("a", "PASS"), result("b", "FAIL"), result("c", "PASS")]) == []
+
+
 def test_pass_at_1_leaves_out_a_first_attempt_that_errored():
     errored_then_passed = result("a", "FLAKY", first=[
         Attempt(error="model call failed"),
