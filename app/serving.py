@@ -10,8 +10,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Literal
 
-import uvicorn
-
 START_TIMEOUT_S = 10.0
 
 
@@ -48,6 +46,8 @@ def serve_in_thread(app: Any, *, host: str = "127.0.0.1", port: int | None = Non
     else:
         port = port or free_port(host)
         sockets = None
+    import uvicorn  # here: a command that serves nothing does not pay its import
+
     config = uvicorn.Config(app, host=host, port=port, log_level="error", lifespan=lifespan)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": sockets},

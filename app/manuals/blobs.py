@@ -6,15 +6,16 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
-from starlette.routing import Mount, Route
 
 from app.manuals.pdf import PDF_MAGIC
 from app.serving import bound_socket, serve_in_thread
+
+if TYPE_CHECKING:  # the server's parts are imported where the store is served: a command
+    # that serves no manual (an endpoint run) does not pay uvicorn's and Starlette's 0.035 s
+    from starlette.applications import Starlette
 
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*\.pdf$")
 
@@ -74,6 +75,10 @@ class BlobStore:
 
 def blob_app(store: BlobStore) -> Starlette:
     """GET /<key> answers the PDF's bytes as application/pdf, or 404 for anything else."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import PlainTextResponse, Response
+    from starlette.routing import Route
 
     async def get(request: Request) -> Response:
         key = request.path_params["key"]
@@ -96,6 +101,9 @@ def serve_blob_store(root: Path, *, mount: str = "", prefer_port: int | None = N
                      ) -> Iterator[BlobStore]:
     """A blob store in `root`, served over real HTTP on 127.0.0.1 (under `mount`) while open,
     on `prefer_port` when it is free. Its addresses name the port it is served on."""
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
     sock = bound_socket(prefer=prefer_port)  # held until served: no other run can take it
     port = int(sock.getsockname()[1])
     store = BlobStore(root, f"http://127.0.0.1:{port}{mount}")

@@ -74,12 +74,14 @@ def test_a_command_imports_its_own_group_only():
 @pytest.mark.slow
 def test_the_run_command_imports_no_model_or_reader_it_may_not_use():
     """Start-up: the run command's modules leave the parser (spaCy), the language detector
-    (lingua), the embedder (onnxruntime, numpy), presidio and pypdf to the step that uses
-    them. A fresh process: this one has imported them all by now."""
+    (lingua), the embedder (onnxruntime, numpy), presidio, pypdf and the web server (uvicorn,
+    Starlette: the manual server an endpoint run does not start) to the step that uses them.
+    A fresh process: this one has imported them all by now."""
     import subprocess
     import sys
 
-    heavy = ("spacy", "lingua", "onnxruntime", "numpy", "presidio_analyzer", "pypdf")
+    heavy = ("spacy", "lingua", "onnxruntime", "numpy", "presidio_analyzer", "pypdf", "uvicorn",
+             "starlette")
     code = ("import sys, evals.cli.run, evals.api.runs, evals.execute;"
             f" print(' '.join(m for m in {heavy!r} if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
