@@ -279,7 +279,8 @@ def unplaced(sentence: str) -> Token | None:
                                                                            "done", "sorted",
                                                                            "gone")
                 and not list(c.children) for c in token.children):
-            return token  # "your problem report is in", "the change is through"
+            return token  # "that is through", "the title is gone" ("your report is in"
+            # claims: evals/checks/_claim_shapes.py)
         if booked_on(token):
             return token  # "you're now on Form 4 #1 for Thursday"
         if token.sent.text.rstrip().endswith("?"):

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from evals.checks._claim_words import (
     CHANGE,
     CHANGE_NOUNS,
+    CLAUSES,
     COPULAS,
     DONE_NOUNS,
     KEPT,
@@ -20,10 +21,6 @@ from evals.checks._claim_words import (
     THINGS,
 )
 from evals.checks._parse import children, subject_of
-
-# Clauses hung on a predicate: their words are not the predicate's ("I closed it so the list
-# stays tidy" keeps nothing).
-CLAUSES = frozenset({"advcl", "ccomp", "xcomp", "conj", "relcl", "acl", "parataxis"})
 
 if TYPE_CHECKING:
     from spacy.tokens import Token

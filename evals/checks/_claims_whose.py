@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from evals.checks._claim_words import (
     ARGUMENTS,
+    CLAUSES,
     ENDORSED,
     HABITUAL,
     PAST_TIMES,
@@ -88,7 +89,7 @@ def _visitor_confirmed(p: Token) -> bool:
 def _in_clause(t: Token, p: Token) -> bool:
     """`t` belongs to the clause of `p`, not to a clause hung under it."""
     while t.i != p.i:
-        if t.dep_ in ("advcl", "ccomp", "xcomp", "conj", "relcl", "acl", "parataxis"):
+        if t.dep_ in CLAUSES:
             return False
         t = t.head
     return True

@@ -25,10 +25,14 @@ _NEGATED_HAVE = (r"(?:doesn't|does\s+not|don't|do\s+not|has\s+never|have\s+never
 # given by, "an SLS printer like the Fuse 1, which …", between them at most).
 _PLACES = r"(?:catalogue|catalog|lab|inventory|makerspace|makerlab)"
 _DENIED_WHICH = re.compile(
-    rf"^\)?\s*(?:[\w+-]*\d[\w+-]*)?\s*(?:\([^)]*\)\s*)?(?:\s+(?:like|such\s+as)\s+[\w\s-]{{1,40}}?)?(?:,\s*which\s+(?:{_LAB}\s+{_NEGATED_HAVE}\b|(?:isn't|is\s+not|"
-    rf"aren't|are\s+not)\s+(?:something\s+{_LAB}\s+ha(?:s|ve)|part\s+of\s+(?:our|the|this)?\s*"
-    rf"(?:\w+\s+)?{_PLACES}|in\s+(?:our|the|makerlab'?s?)\s+(?:\w+\s+)?{_PLACES}))|\s*[;—–]\s*"
-    rf"(?:but\s+)?{_LAB}\s+{_NEGATED_HAVE}\s+(?:one|any)\s*(?:[.,;!)]|$))", re.IGNORECASE)
+    r"^\)?\s*(?:[\w+-]*\d[\w+-]*)?\s*(?:\([^)]*\)\s*)?"  # a model code, an aside
+    r"(?:\s+(?:like|such\s+as)\s+[\w\s-]{1,40}?)?"  # "… like the Fuse 1"
+    rf"(?:,\s*which\s+(?:{_LAB}\s+{_NEGATED_HAVE}\b|(?:isn't|is\s+not|aren't|are\s+not)\s+"
+    rf"(?:something\s+{_LAB}\s+ha(?:s|ve)|part\s+of\s+(?:our|the|this)?\s*(?:\w+\s+)?{_PLACES}|"
+    rf"in\s+(?:our|the|makerlab'?s?)\s+(?:\w+\s+)?{_PLACES}))"  # "…, which the lab doesn't have"
+    # "— we don't have one"
+    rf"|\s*[;—–]\s*(?:but\s+)?{_LAB}\s+{_NEGATED_HAVE}\s+(?:one|any)\s*(?:[.,;!)]|$))",
+    re.IGNORECASE)
 # "…, but it isn't part of the MakerLAB catalogue", "…, but they aren't in our catalogue": a
 # later clause denies it by a pronoun; readers part ways on these (the labelled corpus has
 # both verdicts), so the check leaves them undecided.
@@ -63,11 +67,15 @@ _YOU_NEED = re.compile(r"\byou(?:'ll|\s+will)?\s+(?:need|use|want)\s+the\s+(?:[\
                        re.IGNORECASE)
 _OR_THE = re.compile(r"^\W*or\s+the\s+$", re.IGNORECASE)
 _DEFINITE = re.compile(r"\bthe\s+(?:[\w-]+\s+)?$", re.IGNORECASE)
-# What a clause says that keeps a surface reading from deciding: a negation, a supposition,
-# a question.
-_NOT = re.compile(r"\b(?:not|no|never|neither|nor)\b|n't\b|\?", re.IGNORECASE)
+# What a clause says that keeps a surface reading from deciding: a negation (grounding.py's
+# count of the lab's machines reads it too), a supposition, a question.
+NEGATION = re.compile(r"\b(?:not|no|never|neither|nor)\b|n't\b", re.IGNORECASE)
 _SUPPOSED = re.compile(r"\b(?:if|unless|whether|when)\b", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"[,;—–]|\s-\s|\b(?:but|so|because|since|although)\b", re.IGNORECASE)
+
+
+def _denies_or_asks(text: str) -> bool:
+    return NEGATION.search(text) is not None or "?" in text
 
 
 def compared(sentence: str, start: int, end: int) -> bool:
@@ -93,7 +101,7 @@ def listed_here(sentence: str, start: int, end: int) -> bool:
     place ("Epilog Fusion Pro 32 | Laser room | Available")."""
     if _TICKET_LINE.match(sentence[:start]) or _UNIT_LABEL.match(sentence[end:]):
         return True
-    if "|" not in sentence or _NOT.search(sentence):
+    if "|" not in sentence or _denies_or_asks(sentence):
         return False
     cells = [c.strip(" *_`") for c in sentence.split("|")]
     return any(_ROW_CELL.match(c) for c in cells if c and sentence[start:end] not in c)
@@ -113,7 +121,7 @@ def in_use_here(sentence: str, start: int, end: int) -> bool:
     step of the visitor's work done in, on or with it, in a clause that denies, supposes and
     asks nothing: the surface reading where the parse misplaces the name."""
     before, after = _clause(sentence, start, end)
-    if _NOT.search(before + " " + after) or sentence.rstrip().endswith("?") or \
+    if _denies_or_asks(before + " " + after) or sentence.rstrip().endswith("?") or \
             _SUPPOSED.search(before) or not _DEFINITE.search(before):
         return False
     if _HERE.match(after):

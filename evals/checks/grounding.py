@@ -19,7 +19,7 @@ from evals.checks._figures import (
 from evals.checks._parse import parse
 from evals.checks._registry import Args, Doubt, Verdict, assertion
 from evals.checks._stance import answers_no, stance
-from evals.checks._stance_surface import in_use_here
+from evals.checks._stance_surface import NEGATION, in_use_here
 from evals.checks._text import (
     clauses,
     has_phrase,
@@ -186,7 +186,6 @@ _COUNTS = {"both": 2, "two": 2, "three": 3, "four": 4, "five": 5, "2": 2, "3": 3
 _COUNTED = re.compile(r"\b(?:(both)(?:\s+of)?(?:\s+(?:our|the))?|(?:our|the|all)\s+"
                       r"(two|three|four|five|[2-5]))\s+((?:[\w-]+\s+){0,2}?[\w-]+?)s\b",
                       re.IGNORECASE)
-_NEGATION = re.compile(r"\b(?:not|no|never|neither|nor)\b|n't\b", re.IGNORECASE)
 
 
 @lru_cache(maxsize=16)
@@ -204,7 +203,7 @@ def _more_than_the_lab_has(sentence: str, fixtures: Fixtures) -> str | None:
     """A count of the lab's machines of a kind above the units the catalogue has of it
     ("Both laser cutters are free" where the lab has one laser cutter), in a sentence that
     denies nothing."""
-    if _NEGATION.search(sentence):
+    if NEGATION.search(sentence):
         return None
     units = _units_of_kind(fixtures)
     for m in _COUNTED.finditer(sentence):
