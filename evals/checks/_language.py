@@ -126,7 +126,11 @@ def prose(text: str) -> str:
 @lru_cache(maxsize=4096)
 def reading(text: str) -> Reading:
     """The language of a text (an answer), as the full models read it."""
-    words = prose(text)
+    return _read(prose(text))
+
+
+def _read(words: str) -> Reading:
+    """The full models' reading of a text's words (its prose)."""
     if sum(ch.isalpha() for ch in words) < MIN_LETTERS:
         return Reading(None)
     values = _detector().compute_language_confidence_values(words)
@@ -142,11 +146,12 @@ def _reading_for(text: str, code: str) -> Reading:
     """The reading a check that reads `code` goes by: for English, plainly English text is
     read by the quick models alone (an English reading and nothing else); any other text, and
     any text for a check of another language, by the full models."""
-    if code == "en":
-        words = prose(text)
-        if sum(ch.isalpha() for ch in words) >= MIN_LETTERS and _plainly_english(words):
-            return Reading("en", (("en", 1.0),))
-    return reading(text)
+    if code != "en":
+        return reading(text)
+    words = prose(text)  # once: the full models read the same words when the quick ones pass
+    if sum(ch.isalpha() for ch in words) >= MIN_LETTERS and _plainly_english(words):
+        return Reading("en", (("en", 1.0),))
+    return _read(words)
 
 
 # A sentence with at least this many letters (names and figures out) is read on its own too.
