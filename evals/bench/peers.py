@@ -296,33 +296,26 @@ def missing(peers: Path) -> list[str]:
 def jobs(work: Path, peers: Path, base: str, n: int, concurrency: int) -> list[Job]:
     """The rows, with what each tool is given written under `work`."""
     env = dict(os.environ)
-    (work / "promptfoo-home").mkdir()
-    files: dict[str, Path] = {}
-    sizes = sorted({1, n})
-    for count in sizes:
+    home = work / "promptfoo-home"
+    home.mkdir()
+    task = work / "inspect" / "task.py"
+    task.parent.mkdir()
+    task.write_text(INSPECT_TASK)
+    suite, promptfoo, inspect = [], [], []
+    for count in sorted({1, n}):
         cases = work / "suite" / f"peers-{count}.yaml"
         cases.parent.mkdir(exist_ok=True)
         cases.write_text(yaml.safe_dump(suite_cases(count), sort_keys=False))
         config = work / "promptfoo" / f"{count}" / "promptfooconfig.yaml"
         config.parent.mkdir(parents=True, exist_ok=True)
         config.write_text(yaml.safe_dump(promptfoo_config(base, count), sort_keys=False))
-        files[f"suite-{count}"], files[f"promptfoo-{count}"] = cases, config
-    task = work / "inspect" / "task.py"
-    task.parent.mkdir()
-    task.write_text(INSPECT_TASK)
-    out = []
-    for count in sizes:
-        out.append(suite_job(count, files[f"suite-{count}"], base, concurrency, CONTAINS_ALL,
-                             env))
+        suite.append(suite_job(count, cases, base, concurrency, CONTAINS_ALL, env))
         if count == 1:
-            out.append(suite_job(1, SHIPPED_CASE, base, concurrency,
-                                 f"{SHIPPED_CASE} (parses with spaCy)", env))
-    for count in sizes:
-        out.append(promptfoo_job(count, peers, files[f"promptfoo-{count}"],
-                                 work / "promptfoo-home", concurrency, env))
-    for count in sizes:
-        out.append(inspect_job(count, peers, task, base, concurrency, env))
-    return out
+            suite.append(suite_job(1, SHIPPED_CASE, base, concurrency,
+                                   f"{SHIPPED_CASE} (parses with spaCy)", env))
+        promptfoo.append(promptfoo_job(count, peers, config, home, concurrency, env))
+        inspect.append(inspect_job(count, peers, task, base, concurrency, env))
+    return [*suite, *promptfoo, *inspect]  # the table's rows: tool by tool
 
 
 def bench(peers: Path, rounds: int, n: int, concurrency: int, latency_s: float) -> list[str]:
