@@ -259,26 +259,39 @@ async def run_versions(
         await prep.store.start_run(records[v.label])
 
     # One version's run is written to the artifact as it goes: first what it holds (a resumed
-    # run's cases, from the store), then each item as it finishes, before the store has it.
+    # run's cases, from the store), then the items finished so far before each batch of them
+    # goes to the store, and each item as it finishes while the store is down.
     writer = RunArtifact(records[versions[0].label], artifact) \
         if artifact is not None and len(versions) == 1 else None
 
-    def write(result: CaseResult | None = None) -> None:
+    def write() -> None:
         if writer is None:
             return
         try:
-            writer.add(result) if result is not None else writer.write()
+            writer.write()
         except OSError as exc:  # the store still gets it; the run's end writes it again
             print(f"warning: the artifact {writer.path} was not written: {exc}",
                   file=sys.stderr)
 
+    def keep(result: CaseResult) -> None:
+        if writer is None:
+            return
+        writer.add(result)
+        if prep.store.down is not None:
+            write()
+
+    def catch_up() -> None:
+        if writer is not None and writer.behind:
+            write()
+
     write()
+    prep.store.before_write = catch_up
 
     finished: dict[str, list[CaseResult]] = {v.label: [] for v in versions}
 
     async def done(label: str, result: CaseResult) -> None:
         finished[label].append(result)
-        write(result)
+        keep(result)
         await prep.store.save_case(records[label].run_id or "", result)
         if progress is not None:
             name = f"{label}: {result.id}" if len(versions) > 1 else result.id
@@ -350,6 +363,7 @@ async def run_versions(
                 await prep.store.finish_run(record)
             except StoreUnavailable as exc:
                 prep.store_failed = str(exc)
+    prep.store.before_write = None  # (left set by a run that raised, it writes nothing more)
     for error in prep.store.write_errors:
         print(f"warning: a result was not stored ({error}); the artifact has it",
               file=sys.stderr)

@@ -62,15 +62,19 @@ def write_run(record: RunRecord, path: Path = ARTIFACT) -> Path:
 
 
 class RunArtifact:
-    """The artifact of a run under way, rewritten (atomically) as each item finishes, so it
-    never holds less than the run store, whatever becomes of the store or of the process.
-    Each case is serialised and redacted once; a rewrite joins what is kept."""
+    """The artifact of a run under way, rewritten (atomically) with the items finished so far
+    before the run store is given them (the store's writer asks, `CaseWriter.before_write`),
+    so it never holds less than the store, whatever becomes of the store or of the process.
+    (Rewritten for each finished item, not each batch, it made a run's CPU grow with the
+    square of its items.) Each case is serialised and redacted once; a rewrite joins what is
+    kept."""
 
     def __init__(self, record: RunRecord, path: Path = ARTIFACT) -> None:
         self.path = path
         self._head = record.model_copy(update={"cases": []})
         self._cases: dict[tuple[str, int], str] = {}
         self._results: dict[tuple[str, int], CaseResult] = {}
+        self.behind = False  # it keeps an item the file does not have yet
         for result in record.cases:
             self._keep(result)
 
@@ -84,11 +88,12 @@ class RunArtifact:
         return redact(json.dumps(result.model_dump(mode="json"), ensure_ascii=False))
 
     def add(self, result: CaseResult) -> None:
-        """One more finished item: the artifact is rewritten with it."""
+        """One more finished item, kept: the next `write` has it."""
         self._keep(result)
-        self.write()
+        self.behind = True
 
     def write(self) -> None:
+        """The file rewritten with every item kept."""
         # The totals are of the cases written so far: an artifact imported into the store
         # mid-run, or after a kill, says what it holds.
         head_record = self._head.model_copy(
@@ -97,6 +102,7 @@ class RunArtifact:
                                  ensure_ascii=False))
         cases = ",\n".join(self._cases.values())
         write_atomically(self.path, f'{head[:-1]}, "cases": [\n{cases}\n]}}\n')
+        self.behind = False
 
 
 def write_atomically(path: Path, text: str) -> None:

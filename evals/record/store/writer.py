@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import json
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Self
 
@@ -48,6 +48,9 @@ class CaseWriter(StoreBase):
         self.write_errors: list[str] = []
         self.down: str | None = None  # why the store is failing, while it is
         self.unstored = 0  # finished cases queued or failing, not yet written
+        # Called before each batch is written: what must hold every queued case before the
+        # store does (the run's artifact, evals/record/artifact.py).
+        self.before_write: Callable[[], None] | None = None
 
     @classmethod
     @asynccontextmanager
@@ -104,6 +107,8 @@ class CaseWriter(StoreBase):
                             await self._flushing.wait()
             while len(batch) < WRITE_BATCH and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
+            if self.before_write is not None:
+                self.before_write()
             try:
                 refused = await self._write(batch)
             except (psycopg.OperationalError, psycopg.InterfaceError, TimeoutError,

@@ -24,6 +24,7 @@ from evals.cli import main
 from evals.judge import MAKERSPACE
 from evals.load.cases import load_cases
 from evals.load.packs import load_pack_prompt
+from evals.record.store.writer import WRITE_GATHER_S
 from tests.evals.cli.helpers import SELECTION, store_down_at_the_end
 from tests.evals.helpers import cli_environment, select
 from tests.evals.load.helpers import LAUGHS
@@ -346,9 +347,11 @@ def _cases_in(path):
         return None
 
 
-def _noting_the_artifact(artifact, seen):
-    """A model that notes the artifact's cases in `seen` at every call, then answers."""
+def _noting_the_artifact(artifact, seen, after_s=0.0):
+    """A model that notes the artifact's cases in `seen` at every call (`after_s` into it),
+    then answers."""
     def handler(body):
+        time.sleep(after_s)
         seen.append(_cases_in(artifact))
         return 200, completion("We don't have a Glowforge or a CNC router here.")
     return handler
@@ -358,11 +361,13 @@ def test_the_artifact_holds_every_finished_case_while_the_run_goes(
         server_conninfo, store_template, tmp_path, monkeypatch):
     artifact = tmp_path / "run.json"
     seen = []
-    handler = _noting_the_artifact(artifact, seen)
+    # A finished case is in the file before the store is given it: within the store
+    # writer's gathering time of finishing (WRITE_GATHER_S), the first case is there while
+    # the second case's model call is under way.
+    handler = _noting_the_artifact(artifact, seen, after_s=5 * WRITE_GATHER_S)
     with scratch(server_conninfo, store_template) as info:
         with _cli_with(monkeypatch, info, tmp_path, handler):
             main(["run", *SELECTION, "--artifact", str(artifact)])
-    # The second case's model call is made after the first case finished: it is in the file.
     assert seen[0] == [] and len(seen[-1]) == 1, seen
 
 

@@ -88,7 +88,8 @@ def test_an_artifact_written_to_a_device_or_pipe_is_written_not_replaced(tmp_pat
     assert plain.read_text() == "two" and not list(tmp_path.glob(".*.tmp"))
 
 
-def test_a_run_under_way_is_rewritten_whole_as_each_case_is_added(tmp_path, monkeypatch):
+def test_a_run_under_way_keeps_each_case_added_and_is_rewritten_whole_with_them(
+        tmp_path, monkeypatch):
     from evals.record.artifact import RunArtifact
 
     path = tmp_path / "run.json"
@@ -103,6 +104,9 @@ def test_a_run_under_way_is_rewritten_whole_as_each_case_is_added(tmp_path, monk
                        attempts=[Attempt(transcript=Transcript(answer=f"key {key}"))])
     artifact.add(first)
     artifact.add(CaseResult(id="b", file="f.yaml", prompt="p", status="FAIL"))
+    assert artifact.behind and read_run(path).cases == []  # kept, not written yet
+    artifact.write()
+    assert not artifact.behind
     got = read_run(path)
     assert got.status == "running" and got.run_id == "r1"
     assert [c.id for c in got.cases] == ["a", "b"]
