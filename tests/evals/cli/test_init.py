@@ -88,3 +88,21 @@ def test_the_run_command_imports_no_model_or_reader_it_may_not_use():
                           timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == []
+
+
+@pytest.mark.slow
+def test_the_command_line_starts_without_httpx_s_own_command_line():
+    """httpx, which a run uses, is imported; its command-line client (click, rich) is not."""
+    import subprocess
+    import sys
+
+    from app.settings import PROJECT_ROOT
+
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "evals", "run", "--help"],
+                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert "httpx" in imported
+    assert not imported & {"click", "rich", "pygments"}, imported
+
