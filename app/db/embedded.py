@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import fcntl
 import json
 import logging
 import os
 import signal
+import subprocess
+import time
 from pathlib import Path
 
 import psutil
@@ -17,10 +20,18 @@ from psycopg.conninfo import conninfo_to_dict
 log = logging.getLogger(__name__)
 
 HANDLE_FILE = ".handle_pids.json"
-# Held while a process starts or joins the server. pgserver creates its system user (as root)
-# and runs initdb without a lock of its own: two processes starting at once on a new machine
-# each ran useradd, and one ran initdb as a user the other's useradd had overwritten.
+# Held while a process starts, joins or lets go of the server. pgserver creates its system
+# user (as root) and runs initdb without a lock of its own: two processes starting at once on
+# a new machine each ran useradd, and one ran initdb as a user the other's useradd had
+# overwritten.
 START_LOCK = ".start.lock"
+# pg_ctl's own waiting (-w) looks every 100 ms: through it a start took 0.12 s and a stop
+# 0.105 s, where PostgreSQL itself needs about 0.02 s and 0.007 s (2026-12-05). A server of a
+# data folder made already is started without it (-W) and stopped with a signal, and both are
+# watched every POLL_S; pgserver still makes a new folder (initdb) and its first start.
+POLL_S = 0.002
+START_WAIT_S = 30.0
+STOP_WAIT_S = 60.0  # as pgserver's stop waits: then the server is killed
 
 
 _at_exit: set[Path] = set()
@@ -70,19 +81,101 @@ def _clear_dead_handles(pgdata: Path) -> None:
         handle.write_text(json.dumps(alive))
 
 
+def _postmaster(pgdata: Path, *, ready: bool = False) -> psutil.Process | None:
+    """The postmaster that runs `pgdata` (with `ready`, once it takes connections), read from
+    its postmaster.pid, which PostgreSQL may be writing still."""
+    pgdata = pgdata.resolve()  # as pgserver names it to pg_ctl
+    try:
+        lines = (pgdata / "postmaster.pid").read_text().splitlines()
+        process = psutil.Process(int(lines[0]))
+        if process.status() == psutil.STATUS_ZOMBIE or str(pgdata) not in process.cmdline():
+            return None  # a dead server, or a stale file whose pid another program now has
+    except (OSError, ValueError, IndexError, psutil.Error):
+        return None
+    if ready and (len(lines) < 8 or lines[7].strip() != "ready"):
+        return None
+    return process
+
+
+def _start(pgdata: Path) -> None:
+    """Start the server of `pgdata`, a data folder made already, as pgserver would (the same
+    options, as the same system user), and return once it takes connections."""
+    import pgserver.postgres_server as pgs
+    from pgserver._commands import POSTGRES_BIN_PATH
+    from pgserver.utils import ensure_prefix_permissions, find_suitable_socket_dir
+
+    pgdata = pgdata.resolve()  # as pgserver names it to pg_ctl
+    user = "pgserver" if os.geteuid() == 0 else None
+    socket_dir = find_suitable_socket_dir(pgdata, pgs.PostgresServer.runtime_path)
+    if user is not None and socket_dir != pgdata:
+        ensure_prefix_permissions(socket_dir)
+        socket_dir.chmod(0o777)
+    started = subprocess.run(
+        [str(POSTGRES_BIN_PATH / "pg_ctl"), "-D", str(pgdata), "-W", "-o", '-h ""',
+         "-o", f"-k {socket_dir}", "-l", str(pgdata / "log"), "start"],
+        user=user, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True, timeout=START_WAIT_S)
+    if started.returncode != 0:
+        raise RuntimeError(f"pg_ctl start: {started.stderr.strip() or started.returncode}")
+    deadline = time.monotonic() + START_WAIT_S
+    while _postmaster(pgdata, ready=True) is None:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"not ready within {START_WAIT_S:g} s")
+        time.sleep(POLL_S)
+
+
+def _stop(postmaster: psutil.Process, wait_s: float) -> None:
+    """PostgreSQL's fast shutdown (what `pg_ctl stop` asks), killed after `wait_s`. Done when
+    the postmaster has exited: psutil's wait would also wait for it to be reaped, which its
+    parent (init, or a container's first process) may take seconds to do."""
+    try:
+        postmaster.send_signal(signal.SIGINT)
+    except psutil.NoSuchProcess:
+        return
+    deadline = time.monotonic() + wait_s
+    while _alive(postmaster.pid):
+        if time.monotonic() > deadline:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                postmaster.kill()
+            return
+        time.sleep(POLL_S)
+
+
+def _let_go(pgdata: Path) -> None:
+    """This process's handle on the server dropped; the server stopped when it was the last
+    one (pgserver's own exit handler, which would stop it through pg_ctl's slower waiting,
+    then finds the handle gone and does nothing)."""
+    handle = pgdata / HANDLE_FILE
+    try:
+        pids = json.loads(handle.read_text() or "[]")
+    except (OSError, json.JSONDecodeError):
+        return
+    if os.getpid() not in pids:
+        return
+    rest = [pid for pid in pids if pid != os.getpid()]
+    handle.write_text(json.dumps(rest))
+    if not rest and (postmaster := _postmaster(pgdata)) is not None:
+        _stop(postmaster, STOP_WAIT_S)
+
+
 def _release_at_exit(data_dir: Path, pgdata: Path) -> None:
-    """At exit, before pgserver lets go of its handle (exit handlers run last registered
-    first), forget the processes that joined the server and were killed since: otherwise
-    their pids keep pgserver from stopping a server no live process uses any more. A
-    joiner that still runs keeps it; the server stops when the last of them exits."""
+    """At exit, before pgserver's own handler (exit handlers run last registered first),
+    forget the processes that joined the server and were killed since (otherwise their pids
+    keep the server from ever being stopped), then let go of this process's handle, which
+    stops the server when no live process holds one. A joiner that still runs keeps it; the
+    server stops when the last of them exits."""
     if pgdata in _at_exit:
         return
     _at_exit.add(pgdata)
 
     def release() -> None:
+        import pgserver.postgres_server as pgs
+
         with (data_dir / START_LOCK).open("a") as lock:  # no process joins meanwhile
             fcntl.flock(lock, fcntl.LOCK_EX)
             _clear_dead_handles(pgdata)
+            with pgs.PostgresServer._lock:  # the handle file is pgserver's too
+                _let_go(pgdata)
 
     atexit.register(release)
 
@@ -106,6 +199,8 @@ def start_embedded(data_dir: Path) -> str:
     try:
         with (data_dir / START_LOCK).open("a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
+            if (pgdata / "PG_VERSION").exists() and _postmaster(pgdata) is None:
+                _start(pgdata)  # pgserver then joins it
             server = pgserver.get_server(str(pgdata), cleanup_mode="stop")
             _release_at_exit(data_dir, pgdata)
     except Exception as exc:  # pgserver raises bare exceptions from initdb/pg_ctl
@@ -124,17 +219,12 @@ def stop_orphaned(data_dir: Path, wait_s: float = 15.0) -> bool:
     (every process that started or joined it was killed hard, so none of them stopped it);
     True when it was stopped. A server a live process started or joined is never touched."""
     pgdata = data_dir / "pg"
-    pidfile = pgdata / "postmaster.pid"
-    if not pidfile.exists():
+    if not (pgdata / "postmaster.pid").exists():
         return False
     with (data_dir / START_LOCK).open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # no process is starting or joining it meanwhile
-        try:
-            pid = int(pidfile.read_text().split()[0])
-            postmaster = psutil.Process(pid)
-            if "postgres" not in postmaster.name():
-                return False  # a stale file whose pid another program now has
-        except (OSError, ValueError, IndexError, psutil.Error):
+        postmaster = _postmaster(pgdata)
+        if postmaster is None:
             return False
         if not (pgdata / HANDLE_FILE).exists():
             return False  # not started through pgserver: not ours to stop
@@ -148,12 +238,7 @@ def stop_orphaned(data_dir: Path, wait_s: float = 15.0) -> bool:
         log.info("stopping the embedded PostgreSQL in %s: every process that used it is gone",
                  pgdata)
         try:
-            postmaster.send_signal(signal.SIGINT)  # PostgreSQL's fast shutdown
-            postmaster.wait(wait_s)
-        except psutil.TimeoutExpired:
-            postmaster.kill()
-        except psutil.NoSuchProcess:
-            pass
+            _stop(postmaster, wait_s)
         except psutil.Error as exc:  # not ours to signal (another user's server)
             log.warning("could not stop the embedded PostgreSQL in %s: %s", pgdata, exc)
             return False

@@ -87,3 +87,95 @@ def test_a_postgres_no_live_process_owns_is_stopped_and_a_live_ones_is_not(tmp_p
     while _postgres_of(tmp_path / "pg") and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _postgres_of(tmp_path / "pg") == []
+
+
+def _postmaster_pid_file(pgdata, pid, lines):
+    pgdata.mkdir(exist_ok=True)
+    fields = [str(pid), str(pgdata), "1796490759", "5432", str(pgdata), "", "  1 2", "ready"]
+    (pgdata / "postmaster.pid").write_text("\n".join(fields[:lines]) + "\n")
+
+
+def test_the_postmaster_is_the_live_process_of_that_folder_and_ready_once_it_says_so(tmp_path):
+    import subprocess
+    import sys
+
+    from app.db.embedded import _postmaster
+
+    pgdata = tmp_path / "pg"
+    # A stand-in whose command line names the folder, as a postmaster's does.
+    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", str(pgdata)])
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        assert _postmaster(pgdata) is None  # no postmaster.pid
+        _postmaster_pid_file(pgdata, server.pid, 7)  # being written: no status yet
+        assert _postmaster(pgdata).pid == server.pid
+        assert _postmaster(pgdata, ready=True) is None
+        _postmaster_pid_file(pgdata, server.pid, 8)
+        assert _postmaster(pgdata, ready=True).pid == server.pid
+        _postmaster_pid_file(pgdata, other.pid, 8)  # a stale file: its pid is another program's
+        assert _postmaster(pgdata) is None
+        (pgdata / "postmaster.pid").write_text("not a pid\n")
+        assert _postmaster(pgdata) is None
+        server.kill()
+        server.wait()
+        _postmaster_pid_file(pgdata, server.pid, 8)  # a server that is gone
+        assert _postmaster(pgdata) is None
+    finally:
+        for proc in (server, other):
+            proc.kill()
+            proc.wait()
+
+
+def test_a_stop_ends_once_the_server_has_exited_and_kills_one_that_does_not_stop(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    import psutil
+
+    from app.db.embedded import _stop
+
+    stops = subprocess.Popen(["sleep", "60"])
+    ignores = subprocess.Popen(
+        [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN);"
+         " print('ignoring', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert ignores.stdout.readline() == "ignoring\n"
+        _stop(psutil.Process(stops.pid), wait_s=30)
+        # Exited, and not reaped yet: the stop did not wait for its parent to reap it.
+        assert psutil.Process(stops.pid).status() == psutil.STATUS_ZOMBIE
+        assert stops.wait(timeout=1) == -signal.SIGINT
+        _stop(psutil.Process(ignores.pid), wait_s=0.3)
+        assert ignores.wait(timeout=5) == -signal.SIGKILL
+    finally:
+        for proc in (stops, ignores):
+            proc.kill()
+            proc.wait()
+        ignores.stdout.close()
+
+
+STARTS_AND_ENDS = """
+import sys
+from pathlib import Path
+import psycopg
+from app.db.embedded import start_embedded
+with psycopg.connect(start_embedded(Path(sys.argv[1]))) as conn:
+    print(conn.execute("SELECT 1").fetchone()[0], flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_a_process_that_ends_stops_the_server_it_made_or_started_again(tmp_path):
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    # The first makes the data folder (pgserver's initdb and start); the second starts the
+    # server of a folder made already (without pg_ctl's waiting).
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", STARTS_AND_ENDS, str(tmp_path)], env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and done.stdout == "1\n", done.stderr
+        assert _postgres_of(tmp_path / "pg") == []
+        assert not (tmp_path / "pg" / "postmaster.pid").exists()
+        assert json.loads((tmp_path / "pg" / HANDLE_FILE).read_text()) == []
