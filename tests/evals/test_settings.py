@@ -180,3 +180,13 @@ def test_the_settings_page_is_generated_from_the_settings_objects():
     fields = [*Settings.model_fields.items(), *EvalSettings.model_fields.items()]
     assert fields and all(f.description for _, f in fields)  # every variable says what it is
     assert "`EVAL_CONCURRENCY`" in page and "`DATABASE_URL`" in page
+
+
+def test_the_default_phone_regions_are_regions_phonenumbers_supports():
+    import phonenumbers
+
+    from evals.settings import DEFAULT_PII_PHONE_REGIONS
+
+    # The default is taken without asking phonenumbers (every command reads the settings).
+    assert EvalSettings._regions(DEFAULT_PII_PHONE_REGIONS) == DEFAULT_PII_PHONE_REGIONS
+    assert set(DEFAULT_PII_PHONE_REGIONS.split(",")) <= phonenumbers.SUPPORTED_REGIONS
