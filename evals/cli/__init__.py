@@ -35,6 +35,7 @@ import argparse
 import importlib
 import logging
 import sys
+from collections.abc import Callable
 from types import ModuleType
 
 from evals.api.errors import ApiError
@@ -72,7 +73,9 @@ def parser(command: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, started: Callable[[], None] | None = None) -> int:
+    """The command line; `started` is called once the command's modules are imported and its
+    arguments read, before it runs."""
     argv = list(sys.argv[1:] if argv is None else argv)
     # A database that stops answering is said once, by the run store and the run's watchdog;
     # psycopg's own warnings would repeat it on every reconnection and cancelled query.
@@ -85,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
             args = p.parse_args(argv)
         except SystemExit as exc:  # argparse said what was wrong (or printed --help)
             return int(exc.code or 0)
+        if started is not None:
+            started()
         return int(args.handler(args))
     except (ApiError, EvalSettingsError) as exc:
         print(exc, file=sys.stderr)

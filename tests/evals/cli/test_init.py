@@ -27,6 +27,19 @@ def test_no_command_is_a_run(monkeypatch):
     assert args.command == "run" and args.cases is None and args.repeat == 1
 
 
+def test_started_is_called_once_the_command_is_read_and_before_it_runs(monkeypatch, capsys):
+    import evals.cli.run as run_module
+
+    said = []
+    monkeypatch.setattr(run_module, "run_command", lambda args: said.append("ran") or 0)
+    with cli_environment(monkeypatch, {}):
+        assert main(["run"], started=lambda: said.append("started")) == 0
+        assert main(["run", "--concurrency", "0"], started=lambda: said.append("no")) == 2
+        assert main(["--help"], started=lambda: said.append("no")) == 0
+    assert said == ["started", "ran"]
+    capsys.readouterr()
+
+
 def test_flags_without_a_command_are_a_run(capsys):
     assert main(["--cases", "nope"]) == 2
     assert "unknown 'nope'. Case and scenario files:" in capsys.readouterr().err
