@@ -2,8 +2,11 @@
 Playwright), at phone and desktop widths: it works under its own Content-Security-Policy and
 the Origin check, and shows the sign-in the server offers."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import pytest
-from playwright.async_api import Page
 
 from app.serving import serve_in_thread
 from app.settings import Settings
@@ -11,6 +14,9 @@ from app.web import create_app
 from tests.browser import chromium
 from tests.fake_oidc import CLIENT_ID, CLIENT_SECRET, fake_oidc_provider
 from tests.fakes import ScriptedModel, say
+
+if TYPE_CHECKING:
+    from playwright.async_api import Page
 
 
 async def test_pages_render(make_client):

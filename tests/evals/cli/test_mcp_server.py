@@ -6,11 +6,9 @@ import json
 import os
 
 import pytest
-from mcp import Client
 
 from app.db import scratch_database
 from app.settings import PROJECT_ROOT
-from evals.cli.mcp_server import create_server
 from evals.record.store import RunStore
 from tests.evals.helpers import cli_environment
 from tests.fake_openai import completion, fake_openai_server
@@ -18,6 +16,16 @@ from tests.fake_openai import completion, fake_openai_server
 pytestmark = pytest.mark.slow  # every test talks MCP (one to a child process)
 
 ROOT = PROJECT_ROOT
+
+
+def connected():
+    """The SDK's in-memory client of a new server. The SDK is imported here, not with the
+    module: 0.4 s of every test worker's collection, where one worker runs these tests."""
+    from mcp import Client
+
+    from evals.cli.mcp_server import create_server
+
+    return Client(create_server())
 TOOLS = {"run_evals", "compare", "draft_cases", "show_prompt", "calibrate_judge", "list_runs",
          "matrix"}
 async def test_matrix_tables_stored_runs_of_one_plan(env):
@@ -31,7 +39,7 @@ async def test_matrix_tables_stored_runs_of_one_plan(env):
                 await store.save_case(record.run_id, case)
             await store.flush()
             await store.finish_run(record)
-    async with Client(create_server()) as client:
+    async with connected() as client:
         both = data(await client.call_tool("matrix", {"runs": "mx0000base,mx0001run"}))
         one = await client.call_tool("matrix", {"runs": "mx0000base"})
         unknown = await client.call_tool("matrix", {"runs": "mx0000base,nope"})
@@ -84,7 +92,7 @@ def data(result):
 
 
 async def test_the_tools_and_their_validated_inputs(env):
-    async with Client(create_server()) as client:
+    async with connected() as client:
         listed = {t.name for t in (await client.list_tools()).tools}
         bad_repeat = await client.call_tool("run_evals", {"repeat": 0})
         bad_names = await client.call_tool("run_evals", {"cases": "no-such-case"})
@@ -105,7 +113,7 @@ async def test_the_tools_and_their_validated_inputs(env):
 
 
 async def test_show_prompt_and_draft_cases(env):
-    async with Client(create_server()) as client:
+    async with connected() as client:
         shown = data(await client.call_tool("show_prompt", {"role": "staff",
                                                             "page": "/tools/form-4"}))
         drafted = data(await client.call_tool("draft_cases", {"page": "/tools/form-4",
@@ -123,7 +131,7 @@ async def test_a_run_reports_progress_and_returns_no_secret(env):
     async def on_progress(done, total, message):
         progress.append((done, total))
 
-    async with Client(create_server()) as client:
+    async with connected() as client:
         ran = await client.call_tool("run_evals", {"cases": "no-glowforge,no-cnc-router"},
                                      progress_callback=on_progress)
         runs = data(await client.call_tool("list_runs", {"limit": 5}))["runs"]
@@ -142,7 +150,7 @@ async def test_a_run_reports_progress_and_returns_no_secret(env):
 async def test_a_repeated_idempotency_key_returns_the_run_it_launched(env):
     key = "6d1f0a3c-2b9e-4f7a-8c55-91e0d2b7a4f3"
     asked = {"cases": "no-cnc-router", "model": "openai/fake-2", "idempotency_key": key}
-    async with Client(create_server()) as client:
+    async with connected() as client:
         first = data(await client.call_tool("run_evals", asked))
         calls = len(env)
         again = data(await client.call_tool("run_evals", asked))
@@ -157,7 +165,7 @@ async def test_a_repeated_idempotency_key_returns_the_run_it_launched(env):
         other.content[0].text and "repeat: 1 then, 2 now" in other.content[0].text
     assert bad.is_error and len(runs) == 1
     # asked of another server (another process): the run the store holds for that launch
-    async with Client(create_server()) as client:
+    async with connected() as client:
         elsewhere = data(await client.call_tool("run_evals", asked))
     assert elsewhere["run_id"] == first["run_id"] and elsewhere["repeated"]
     assert elsewhere["exit_code"] is None and elsewhere["totals"] == first["totals"]
@@ -169,7 +177,7 @@ async def test_python_m_evals_mcp_answers_over_stdio(env):
     import os
     import sys
 
-    from mcp import StdioServerParameters
+    from mcp import Client, StdioServerParameters
 
     # a live catalogue setting makes the evals print a note: on stderr, never in the protocol
     child = {**os.environ, "CATALOG_SOURCE": "https://lab.example/catalogue.json"}
@@ -198,7 +206,7 @@ async def test_calibrate_judge_reads_only_files_under_the_project(tmp_path, monk
     tried = {"absolute": str(outside), "absent": str(tmp_path / "absent.json"),
              "dot-dot": "../outside.json", "dot-dot-absent": "../absent.json",
              "linked": "link.json", "system": "/etc/passwd", "nul": "run\x00.json"}
-    async with Client(create_server()) as client:
+    async with connected() as client:
         answers = {k: await client.call_tool("calibrate_judge", {"set": "mrbench", "file": f})
                    for k, f in tried.items()}
         missing = await client.call_tool("calibrate_judge", {"set": "mrbench",
@@ -253,7 +261,7 @@ async def test_calibrate_judge_measures_in_process_and_keeps_its_talk_off_the_st
 
     monkeypatch.setenv("MODEL_JUDGE", "openai/fake")  # the scripted server, never the embedded
     get_settings.cache_clear()
-    async with Client(create_server()) as client:
+    async with connected() as client:
         got = data(await client.call_tool("calibrate_judge", {"set": "makerspace"}))
     assert got["judge"] == "openai/fake"
     assert {"agreement", "kappa"} <= set(got)  # the figures, whatever this judge earned

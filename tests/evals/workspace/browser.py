@@ -1,10 +1,15 @@
 """The workspace's browser tests' parts: the workspace served over real HTTP, a page opened on
 it (its errors collected), and whether the page fits the window without scrolling sideways."""
 
-from playwright.async_api import Page
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from app.serving import serve_in_thread
 from tests.evals.workspace.helpers import TOKEN
+
+if TYPE_CHECKING:  # the browser's module is imported where a browser is launched
+    from playwright.async_api import Page
 
 __all__ = ["WIDTHS", "fits", "opened", "serve_in_thread"]
 

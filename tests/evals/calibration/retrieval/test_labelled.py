@@ -4,7 +4,6 @@ names file:line."""
 import io
 
 import pytest
-from pypdf import PdfReader
 
 from app.manuals.demo import DEMO_MANUALS, FIXTURE_DIR
 from evals.calibration.retrieval import RetrievalSetError, load_set
@@ -12,6 +11,8 @@ from evals.calibration.retrieval import RetrievalSetError, load_set
 
 def _pdfs():
     """Each fixture manual's pages, read with pypdf here (not through the loader)."""
+    from pypdf import PdfReader
+
     out = {}
     for file, _, title in DEMO_MANUALS:
         reader = PdfReader(io.BytesIO((FIXTURE_DIR / file).read_bytes()))

@@ -20,8 +20,10 @@ class RayStartingUp:
     """`ray` as far as signals go: init installs Ray's SIGTERM handler (sys.exit, as Ray's
     does), and `signalled` sends SIGTERM while it starts."""
 
-    def __init__(self, signalled: bool = False) -> None:
+    def __init__(self, signalled: bool = False,
+                 takes: tuple[signal.Signals, ...] = (signal.SIGTERM,)) -> None:
         self.signalled = signalled
+        self.takes = takes
         self.up = False
         self.shutdowns = 0
 
@@ -32,7 +34,8 @@ class RayStartingUp:
         def sigterm_handler(signum, frame):
             sys.exit(signum)
 
-        signal.signal(signal.SIGTERM, sigterm_handler)
+        for sig in self.takes:
+            signal.signal(sig, sigterm_handler)
         if self.signalled:
             os.kill(os.getpid(), signal.SIGTERM)
         self.up = True
@@ -60,6 +63,17 @@ async def test_a_sigterm_once_ray_has_started_goes_to_the_run_s_own_handler():
             os.kill(os.getpid(), signal.SIGTERM)  # Ray's handler would exit here
             await asyncio.wait_for(stop.wait(), 5)
     assert got["signal"] == signal.SIGTERM and ray.shutdowns == 1
+
+
+async def test_a_ctrl_c_once_ray_has_started_goes_to_the_run_s_own_handler():
+    # Ray leaves Ctrl-C alone; a start-up that took it would not keep it either.
+    stop = asyncio.Event()
+    ray = RayStartingUp(takes=(signal.SIGTERM, signal.SIGINT))
+    with stop_on_signals(stop) as got:
+        with ray_transport(ray).connected(PLAN):
+            os.kill(os.getpid(), signal.SIGINT)
+            await asyncio.wait_for(stop.wait(), 5)
+    assert got["signal"] == signal.SIGINT and ray.shutdowns == 1
 
 
 async def test_a_sigterm_while_ray_starts_shuts_ray_down_and_stops_the_run():
