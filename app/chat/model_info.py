@@ -16,8 +16,10 @@ from typing import Any
 _TABLE = "model_prices_and_context_window_backup.json"
 
 
-# How litellm lays the file out: one model a key at the top level, indented by four spaces.
-_TOP_KEY = '\n    {}: {{'
+# How litellm lays the file out: one model a key at the top level, at the start of a line
+# indented by four spaces (and, seen once, by none); the fields of an entry are further in.
+_TOP_KEY = '\n{}{}: {{'
+_TOP_INDENTS = (4, 0, 1, 2, 3)
 
 
 @cache
@@ -47,9 +49,12 @@ def _entry(key: str) -> dict[str, Any] | None:
     A file laid out otherwise, or an entry that is not an object, is read whole."""
     text = _text()
     if text.startswith('{\n    "'):
-        needle = _TOP_KEY.format(json.dumps(key))
-        at = text.find(needle)
-        if at < 0:
+        for indent in _TOP_INDENTS:
+            needle = _TOP_KEY.format(" " * indent, json.dumps(key))
+            at = text.find(needle)
+            if at >= 0:
+                break
+        else:
             return None
         try:
             entry, _ = json.JSONDecoder().raw_decode(text, at + len(needle) - 1)

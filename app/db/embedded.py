@@ -26,15 +26,28 @@ HANDLE_FILE = ".handle_pids.json"
 # overwritten.
 START_LOCK = ".start.lock"
 # pg_ctl's own waiting (-w) looks every 100 ms: through it a start took 0.12 s and a stop
-# 0.105 s, where PostgreSQL itself needs about 0.02 s and 0.007 s (2026-12-05). A server of a
-# data folder made already is started without it (-W) and stopped with a signal, and both are
-# watched every POLL_S; pgserver still makes a new folder (initdb) and its first start.
+# 0.105 s, where PostgreSQL itself needs about 0.02 s and 0.007 s (2026-12-05). The server of a
+# data folder made already is started here as pg_ctl starts it, and stopped with a signal,
+# and both are watched every POLL_S at first; pgserver still makes a new folder (initdb) and
+# starts it the first time, and starts it whenever a start here does not come up.
 POLL_S = 0.002
+POLL_MAX_S = 0.05  # polls back off to this
 START_WAIT_S = 30.0
 STOP_WAIT_S = 60.0  # as pgserver's stop waits: then the server is killed
 
 
 _at_exit: set[Path] = set()
+
+
+class _Server(subprocess.Popen[bytes]):
+    """A server started here and left to run: it outlives this process while others use it,
+    and is stopped with a signal (`_stop`), never waited for here. (Popen's own warns of a
+    child it did not wait for when it is collected.)"""
+
+    def __del__(self) -> None:
+        pass
+
+
 # Where the embedded servers this process started or joined listen (host, port): a connection
 # there is local and trusted, and may log in as any role (app/db/roles.py).
 _served: set[tuple[str, str]] = set()
@@ -97,31 +110,44 @@ def _postmaster(pgdata: Path, *, ready: bool = False) -> psutil.Process | None:
     return process
 
 
-def _start(pgdata: Path) -> None:
-    """Start the server of `pgdata`, a data folder made already, as pgserver would (the same
-    options, as the same system user), and return once it takes connections."""
-    import pgserver.postgres_server as pgs
-    from pgserver._commands import POSTGRES_BIN_PATH
-    from pgserver.utils import ensure_prefix_permissions, find_suitable_socket_dir
+def _start(pgdata: Path) -> psutil.Process | None:
+    """Start the server of `pgdata`, a data folder made already, as pgserver's `pg_ctl start`
+    would (the same options, as the same system user, in a session of its own, its output to
+    the folder's log) and return its postmaster once it takes connections; None when it
+    could not be started (it exited: a bad setting, a folder another server still holds), and
+    pgserver's own start, tried next, then says why."""
+    try:
+        import pgserver.postgres_server as pgs
+        from pgserver._commands import POSTGRES_BIN_PATH
+        from pgserver.utils import ensure_prefix_permissions, find_suitable_socket_dir
 
-    pgdata = pgdata.resolve()  # as pgserver names it to pg_ctl
-    user = "pgserver" if os.geteuid() == 0 else None
-    socket_dir = find_suitable_socket_dir(pgdata, pgs.PostgresServer.runtime_path)
-    if user is not None and socket_dir != pgdata:
-        ensure_prefix_permissions(socket_dir)
-        socket_dir.chmod(0o777)
-    started = subprocess.run(
-        [str(POSTGRES_BIN_PATH / "pg_ctl"), "-D", str(pgdata), "-W", "-o", '-h ""',
-         "-o", f"-k {socket_dir}", "-l", str(pgdata / "log"), "start"],
-        user=user, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, text=True, timeout=START_WAIT_S)
-    if started.returncode != 0:
-        raise RuntimeError(f"pg_ctl start: {started.stderr.strip() or started.returncode}")
+        pgdata = pgdata.resolve()  # as pgserver names it to pg_ctl
+        user = "pgserver" if os.geteuid() == 0 else None
+        socket_dir = find_suitable_socket_dir(pgdata, pgs.PostgresServer.runtime_path)
+        if user is not None and socket_dir != pgdata:
+            ensure_prefix_permissions(socket_dir)
+            socket_dir.chmod(0o777)
+        with (pgdata / "log").open("a") as out:
+            server = _Server(
+                [str(POSTGRES_BIN_PATH / "postgres"), "-D", str(pgdata), "-h", "",
+                 "-k", str(socket_dir)],
+                user=user, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True)
+    except Exception as exc:  # a missing system user, say: pgserver's own start makes it
+        log.info("the embedded PostgreSQL in %s was not started directly: %s", pgdata, exc)
+        return None
     deadline = time.monotonic() + START_WAIT_S
-    while _postmaster(pgdata, ready=True) is None:
+    wait = POLL_S
+    while (found := _postmaster(pgdata, ready=True)) is None or found.pid != server.pid:
+        if server.poll() is not None:
+            log.info("the embedded PostgreSQL in %s exited as it started (%s)", pgdata,
+                     server.returncode)
+            return None
         if time.monotonic() > deadline:
             raise RuntimeError(f"not ready within {START_WAIT_S:g} s")
-        time.sleep(POLL_S)
+        time.sleep(wait)
+        wait = min(wait * 2, POLL_MAX_S)
+    return found
 
 
 def _stop(postmaster: psutil.Process, wait_s: float) -> None:
@@ -133,12 +159,14 @@ def _stop(postmaster: psutil.Process, wait_s: float) -> None:
     except psutil.NoSuchProcess:
         return
     deadline = time.monotonic() + wait_s
+    wait = POLL_S
     while _alive(postmaster.pid):
         if time.monotonic() > deadline:
             with contextlib.suppress(psutil.NoSuchProcess):
                 postmaster.kill()
             return
-        time.sleep(POLL_S)
+        time.sleep(wait)
+        wait = min(wait * 2, POLL_MAX_S)
 
 
 def _let_go(pgdata: Path) -> None:
@@ -155,7 +183,10 @@ def _let_go(pgdata: Path) -> None:
     rest = [pid for pid in pids if pid != os.getpid()]
     handle.write_text(json.dumps(rest))
     if not rest and (postmaster := _postmaster(pgdata)) is not None:
-        _stop(postmaster, STOP_WAIT_S)
+        try:
+            _stop(postmaster, STOP_WAIT_S)
+        except psutil.Error as exc:  # not ours to signal: said, and the exit goes on
+            log.warning("could not stop the embedded PostgreSQL in %s: %s", pgdata, exc)
 
 
 def _release_at_exit(data_dir: Path, pgdata: Path) -> None:
@@ -196,14 +227,18 @@ def start_embedded(data_dir: Path) -> str:
     # the line above has only just set it.
     import pgserver
 
+    started = None
     try:
         with (data_dir / START_LOCK).open("a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if (pgdata / "PG_VERSION").exists() and _postmaster(pgdata) is None:
-                _start(pgdata)  # pgserver then joins it
+                started = _start(pgdata)  # pgserver joins it, or (None) starts it itself
             server = pgserver.get_server(str(pgdata), cleanup_mode="stop")
             _release_at_exit(data_dir, pgdata)
     except Exception as exc:  # pgserver raises bare exceptions from initdb/pg_ctl
+        if started is not None:  # started here, joined by no one: not left running
+            with contextlib.suppress(psutil.Error):
+                _stop(started, STOP_WAIT_S)
         log_file = pgdata / "log"
         raise RuntimeError(
             f"could not start the embedded PostgreSQL in {pgdata}: {exc}. "

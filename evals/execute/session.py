@@ -363,7 +363,11 @@ async def run_versions(
                 await prep.store.finish_run(record)
             except StoreUnavailable as exc:
                 prep.store_failed = str(exc)
-    prep.store.before_write = None  # (left set by a run that raised, it writes nothing more)
+    # The store's writer may still be retrying what a down store missed (its flush gave up):
+    # the file catches up first, so the store never gets a case the file lacks. (Left set by
+    # a run that raised, the hook writes nothing more: its store ends with the run.)
+    catch_up()
+    prep.store.before_write = None
     for error in prep.store.write_errors:
         print(f"warning: a result was not stored ({error}); the artifact has it",
               file=sys.stderr)

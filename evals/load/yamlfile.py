@@ -212,14 +212,20 @@ def read_yaml(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
     return data, lines
 
 
-# Half of a UTF-16 pair written as an escape ("\ud800", "\U0000DFFF"): libyaml refuses it as
-# "found invalid Unicode character escape code", named here as the module's refusals name it.
-_SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)([dD][89a-fA-F][0-9a-fA-F]{2})")
+# Half of a UTF-16 pair written as an escape ("\ud800", "\U0000DFFF"): libyaml refuses it
+# with this problem, its mark on the escape's hex digits; it is named as the module's other
+# refusals name it.
+_BAD_ESCAPE = "found invalid Unicode character escape code"
+_SURROGATE_HEX = re.compile(r"(?:0000)?([dD][89a-fA-F][0-9a-fA-F]{2})")
 
 
-def _surrogate_escape(text: str, line: int) -> str | None:
+def _surrogate_escape(text: str, exc: yaml.MarkedYAMLError) -> str | None:
+    mark = exc.problem_mark
+    if exc.problem != _BAD_ESCAPE or mark is None:
+        return None
     lines = text.splitlines()
-    found = _SURROGATE_ESCAPE.search(lines[line - 1]) if 0 < line <= len(lines) else None
+    found = _SURROGATE_HEX.match(lines[mark.line], mark.column) \
+        if 0 <= mark.line < len(lines) else None
     if found is None:
         return None
     return (f"{control_named(chr(int(found.group(1), 16)))} (written as an escape); a case"
@@ -233,8 +239,7 @@ def _parse(path: Path, text: str) -> tuple[Any, dict[tuple[Any, ...], int]]:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
         prefix = "" if isinstance(exc, _Refused) else "YAML: "
-        problem = (_surrogate_escape(text, line) if "escape" in (exc.problem or "") else None
-                   ) or f"{prefix}{exc.problem or exc}"
+        problem = _surrogate_escape(text, exc) or f"{prefix}{exc.problem or exc}"
         raise YamlFileError([f"{path.name}:{line}: {problem}"]) from exc
     except yaml.YAMLError as exc:
         raise YamlFileError([f"{path.name}:1: YAML: {exc}"]) from exc

@@ -108,7 +108,11 @@ class CaseWriter(StoreBase):
             while len(batch) < WRITE_BATCH and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
             if self.before_write is not None:
-                self.before_write()
+                try:
+                    self.before_write()
+                except Exception as exc:  # said; the cases are still stored
+                    print(f"warning: before writing to {self.name}: {type(exc).__name__}:"
+                          f" {exc}", file=sys.stderr)
             try:
                 refused = await self._write(batch)
             except (psycopg.OperationalError, psycopg.InterfaceError, TimeoutError,

@@ -6,10 +6,19 @@ import json
 from app.chat import model_info
 
 
+def test_every_model_of_litellm_s_file_is_laid_out_where_an_entry_is_looked_for():
+    import re
+
+    indents = "|".join(" " * n for n in model_info._TOP_INDENTS)
+    found = re.findall(rf'^(?:{indents})("(?:[^"\\\n]|\\.)*"): {{', model_info._text(), re.M)
+    assert sorted(json.loads(k) for k in found) == sorted(model_info._table())
+
+
 def test_an_entry_read_alone_is_the_entry_the_whole_table_holds():
     table = model_info._table()
     keys = sorted(table)
     assert len(keys) > 1000  # litellm's file, read
+    assert model_info._entry("claude-haiku-5-5") == table["claude-haiku-5-5"]  # not indented
     for key in keys[:: len(keys) // 150]:  # about 150, spread over the file
         expected = table[key] if isinstance(table[key], dict) else None
         assert model_info._entry(key) == expected, key

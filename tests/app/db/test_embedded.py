@@ -179,3 +179,15 @@ def test_a_process_that_ends_stops_the_server_it_made_or_started_again(tmp_path)
         assert _postgres_of(tmp_path / "pg") == []
         assert not (tmp_path / "pg" / "postmaster.pid").exists()
         assert json.loads((tmp_path / "pg" / HANDLE_FILE).read_text()) == []
+    # A setting PostgreSQL refuses: the start here sees the server exit (it does not wait for
+    # it to be ready), and pgserver's own start, tried next, fails saying so.
+    from app.db.embedded import _start
+
+    with (tmp_path / "pg" / "postgresql.conf").open("a") as conf:
+        conf.write("\nno_such_setting = 1\n")
+    assert _start(tmp_path / "pg") is None
+    done = subprocess.run([sys.executable, "-c", STARTS_AND_ENDS, str(tmp_path)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert "could not start the embedded PostgreSQL" in done.stderr, done.stderr
+    assert _postgres_of(tmp_path / "pg") == []

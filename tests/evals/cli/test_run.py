@@ -24,7 +24,6 @@ from evals.cli import main
 from evals.judge import MAKERSPACE
 from evals.load.cases import load_cases
 from evals.load.packs import load_pack_prompt
-from evals.record.store.writer import WRITE_GATHER_S
 from tests.evals.cli.helpers import SELECTION, store_down_at_the_end
 from tests.evals.helpers import cli_environment, select
 from tests.evals.load.helpers import LAUGHS
@@ -350,11 +349,13 @@ def _cases_in(path):
         return None
 
 
-def _noting_the_artifact(artifact, seen, after_s=0.0):
-    """A model that notes the artifact's cases in `seen` at every call (`after_s` into it),
-    then answers."""
+def _noting_the_artifact(artifact, seen, wait_s=0.0):
+    """A model that notes the artifact's cases in `seen` at every call, then answers; with
+    `wait_s`, once the file holds a case for each call before it (or `wait_s` has passed)."""
     def handler(body):
-        time.sleep(after_s)
+        deadline = time.monotonic() + wait_s
+        while len(_cases_in(artifact) or []) < len(seen) and time.monotonic() < deadline:
+            time.sleep(0.02)
         seen.append(_cases_in(artifact))
         return 200, completion("We don't have a Glowforge or a CNC router here.")
     return handler
@@ -364,10 +365,10 @@ def test_the_artifact_holds_every_finished_case_while_the_run_goes(
         server_conninfo, store_template, tmp_path, monkeypatch):
     artifact = tmp_path / "run.json"
     seen = []
-    # A finished case is in the file before the store is given it: within the store
-    # writer's gathering time of finishing (WRITE_GATHER_S), the first case is there while
-    # the second case's model call is under way.
-    handler = _noting_the_artifact(artifact, seen, after_s=5 * WRITE_GATHER_S)
+    # A finished case is in the file while the run goes: the second case's model call sees
+    # the first there (written before the store's writer writes its batch, which it gathers
+    # for WRITE_GATHER_S; waited for here, as a loaded machine may take longer).
+    handler = _noting_the_artifact(artifact, seen, wait_s=30.0)
     with scratch(server_conninfo, store_template) as info:
         with _cli_with(monkeypatch, info, tmp_path, handler):
             main(["run", *SELECTION, "--artifact", str(artifact)])

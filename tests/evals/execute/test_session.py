@@ -325,3 +325,39 @@ async def test_a_tool_call_holding_a_lone_surrogate_is_recorded_and_stored(env, 
     assert result.status == "PASS" and tool_call.outcome == "invalid_arguments"
     assert tool_call.arguments == {"query": "glowforge"}
     assert (await store.load_run(record.run_id)).cases == record.cases
+
+
+async def test_the_artifact_catches_up_before_a_run_lets_go_of_a_store_that_hangs(
+        env, store, settings, tmp_path, monkeypatch):
+    import asyncio
+
+    from evals.record.artifact import read_run
+    from evals.record.run import Models, RunSettings
+    from evals.record.store import writer
+
+    monkeypatch.setattr(writer, "FLUSH_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(writer, "WRITE_GATHER_S", 0.0)  # the first case alone in a batch
+    hung = asyncio.Event()
+
+    async def hangs(batch):  # the store takes the batch and never answers
+        hung.set()
+        await asyncio.sleep(3600)
+
+    monkeypatch.setattr(store, "_write", hangs)
+    cs = cases("no-glowforge,no-cnc-router")
+    script = iter([say("We don't have a Glowforge."), say("We don't have a CNC router.")])
+
+    class Second(ScriptedModel):  # the second case finishes once the first batch hangs
+        async def complete(self, messages, tools=None, **kw):
+            if self.requests:
+                await hung.wait()
+            return await super().complete(messages, tools, **kw)
+
+    path = tmp_path / "run.json"
+    records = await run_versions(Prepared(env, store, settings), cs,
+                                 [Version("current", Second(*script))], plan(cs),
+                                 settings=RunSettings(concurrency=1), models=Models(),
+                                 vision=None, judge=None, artifact=path)
+    assert sorted(c.id for c in read_run(path).cases) == ["no-cnc-router", "no-glowforge"]
+    assert [c.status for c in records["current"].cases] == ["PASS", "PASS"]
+    assert store.before_write is None

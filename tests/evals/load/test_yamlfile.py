@@ -24,6 +24,10 @@ GOOD = '- id: ok\n  prompt: "p"\n  assert:\n    - kind: no_unknown_tools\n'
      "c.yaml:2: lone surrogate U+D800 (written as an escape)"),
     (b"- id: x\n  prompt: p\n  \"k\\udfff\": 1\n",
      "c.yaml:3: lone surrogate U+DFFF (written as an escape)"),
+    (b"- id: x\n  prompt: \"ok \\U0000DBFF\"\n",
+     "c.yaml:2: lone surrogate U+DBFF (written as an escape)"),
+    # an escaped backslash, then "ud800": no surrogate; the bad escape is \q's
+    (b"- id: x\n  prompt: \"\\\\ud800 \\q\"\n", "c.yaml:2: YAML: found unknown escape"),
     # values PyYAML cannot build: a plain error from its constructors, never a traceback
     (b"- id: x\n  prompt: 2024-13-45\n", "c.yaml:2: timestamp value that cannot be read"),
     (b"- id: x\n  prompt: !!int abc\n", "c.yaml:2: int value that cannot be read"),

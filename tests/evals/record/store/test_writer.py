@@ -171,3 +171,24 @@ async def test_a_flush_writes_at_once_without_waiting_for_more_cases(store, monk
     assert await store.flush(5)
     assert time.perf_counter() - started < 5
     assert [r.id for r in (await store.load_run("flush1")).cases] == ["a"]
+
+
+async def test_the_hook_before_a_batch_is_called_first_and_its_failure_is_said(store, capsys):
+    calls: list[int] = []
+
+    def before_write():
+        calls.append(store.unstored)
+        if len(calls) == 1:
+            raise ValueError("the artifact's folder is gone")
+
+    store.before_write = before_write
+    await store.start_run(_header("hook1"))
+    await store.save_case("hook1", _result("a"))
+    assert await store.flush()
+    await store.save_case("hook1", _result("b"))
+    assert await store.flush()
+    assert calls == [1, 1]  # before each batch, while its case was still unwritten
+    assert [r.id for r in (await store.load_run("hook1")).cases] == ["a", "b"]
+    err = capsys.readouterr().err
+    assert f"warning: before writing to {store.name}: ValueError: the artifact's folder is" \
+        " gone" in err
