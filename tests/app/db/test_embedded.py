@@ -191,3 +191,117 @@ def test_a_process_that_ends_stops_the_server_it_made_or_started_again(tmp_path)
     assert done.returncode != 0
     assert "could not start the embedded PostgreSQL" in done.stderr, done.stderr
     assert _postgres_of(tmp_path / "pg") == []
+
+
+def _stand_in(pgdata):
+    """A process whose command line names `pgdata`, as a postmaster's does, and the
+    postmaster.pid that names it, ready."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", str(pgdata)])
+    _postmaster_pid_file(pgdata, proc.pid, 8)
+    return proc
+
+
+def test_letting_go_drops_this_process_s_handle_and_the_last_one_stops_the_server(tmp_path):
+    import signal
+
+    from app.db.embedded import _let_go
+
+    pgdata = tmp_path / "pg"
+    pgdata.mkdir()
+    server = _stand_in(pgdata)
+    handle = pgdata / HANDLE_FILE
+    try:
+        handle.write_text(json.dumps([os.getpid(), server.pid]))  # another live holder
+        _let_go(pgdata)
+        assert json.loads(handle.read_text()) == [server.pid] and server.poll() is None
+        _let_go(pgdata)  # this process holds none now: nothing changes
+        assert json.loads(handle.read_text()) == [server.pid] and server.poll() is None
+        handle.write_text("not json")
+        _let_go(pgdata)
+        assert server.poll() is None
+        handle.write_text(json.dumps([os.getpid()]))  # the last holder
+        _let_go(pgdata)
+        assert json.loads(handle.read_text()) == []
+        assert server.wait(timeout=10) == -signal.SIGINT  # PostgreSQL's fast shutdown
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_a_server_that_cannot_be_signalled_at_exit_is_said_and_the_exit_goes_on(
+        tmp_path, monkeypatch, caplog):
+    import psutil
+
+    from app.db import embedded
+
+    pgdata = tmp_path / "pg"
+    pgdata.mkdir()
+    server = _stand_in(pgdata)
+
+    def refused(postmaster, wait_s):
+        raise psutil.AccessDenied(postmaster.pid)
+
+    monkeypatch.setattr(embedded, "_stop", refused)
+    try:
+        (pgdata / HANDLE_FILE).write_text(json.dumps([os.getpid()]))
+        embedded._let_go(pgdata)
+        assert "could not stop the embedded PostgreSQL" in caplog.text
+        assert json.loads((pgdata / HANDLE_FILE).read_text()) == []
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_a_direct_start_that_cannot_spawn_leaves_the_start_to_pgserver(tmp_path, monkeypatch,
+                                                                       caplog):
+    import logging
+
+    from app.db import embedded
+
+    def no_user(*args, **kwargs):
+        raise KeyError("getpwnam(): name not found: 'pgserver'")
+
+    monkeypatch.setattr(embedded, "_Server", no_user)
+    (tmp_path / "pg").mkdir()
+    with caplog.at_level(logging.INFO, logger="app.db.embedded"):
+        assert embedded._start(tmp_path / "pg") is None
+    assert "was not started directly" in caplog.text and "getpwnam" in caplog.text
+
+
+def test_a_server_started_here_that_pgserver_cannot_join_is_stopped(tmp_path, monkeypatch):
+    import signal
+
+    import pgserver
+    import psutil
+
+    from app.db import embedded
+
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))  # start_embedded sets it; restored after
+    pgdata = tmp_path / "pg"
+    pgdata.mkdir()
+    (pgdata / "PG_VERSION").write_text("16\n")
+    server = None
+
+    def start(folder):
+        nonlocal server
+        server = _stand_in(folder)
+        return psutil.Process(server.pid)
+
+    def get_server(folder, cleanup_mode):
+        raise RuntimeError("initdb: the folder is not empty")
+
+    monkeypatch.setattr(embedded, "_start", start)
+    monkeypatch.setattr(pgserver, "get_server", get_server)
+    try:
+        with pytest.raises(RuntimeError, match="could not start the embedded PostgreSQL"):
+            embedded.start_embedded(tmp_path)
+        assert server is not None and server.wait(timeout=10) == -signal.SIGINT
+    finally:
+        if server is not None:
+            server.kill()
+            server.wait()

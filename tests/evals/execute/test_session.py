@@ -361,3 +361,43 @@ async def test_the_artifact_catches_up_before_a_run_lets_go_of_a_store_that_hang
     assert sorted(c.id for c in read_run(path).cases) == ["no-cnc-router", "no-glowforge"]
     assert [c.status for c in records["current"].cases] == ["PASS", "PASS"]
     assert store.before_write is None
+
+
+async def test_while_the_store_is_down_each_case_goes_into_the_artifact_at_once(
+        env, store, settings, tmp_path, monkeypatch, capsys):
+    import asyncio
+
+    import psycopg
+
+    from evals.record.artifact import read_run
+    from evals.record.run import Models, RunSettings
+    from evals.record.store import writer
+
+    monkeypatch.setattr(writer, "FLUSH_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(writer, "WRITE_GATHER_S", 0.0)
+    monkeypatch.setattr(writer, "RETRY_FIRST_S", 60.0)  # no second try (nor hook) in this run
+    down = asyncio.Event()
+
+    async def refuses(batch):
+        down.set()
+        raise psycopg.OperationalError("connection refused")
+
+    monkeypatch.setattr(store, "_write", refuses)
+    path = tmp_path / "run.json"
+    seen = []
+
+    class Noting(ScriptedModel):  # notes the file at each call after the store went down
+        async def complete(self, messages, tools=None, **kw):
+            if self.requests:
+                await down.wait()
+                seen.append(sorted(c.id for c in read_run(path).cases))
+            return await super().complete(messages, tools, **kw)
+
+    cs = cases("no-glowforge,no-cnc-router,no-vinyl-cutter")
+    await run_versions(Prepared(env, store, settings), cs,
+                       [Version("current", Noting(say("We don't have that."), repeat=True))],
+                       plan(cs), settings=RunSettings(concurrency=1), models=Models(),
+                       vision=None, judge=None, artifact=path)
+    # the first case went in before the store's first try; the second at once, the store down
+    assert seen == [["no-glowforge"], ["no-cnc-router", "no-glowforge"]]
+    assert "failed (OperationalError: connection refused)" in capsys.readouterr().err
