@@ -56,3 +56,18 @@ def test_the_cpu_of_what_a_run_leaves_running_is_counted(tmp_path):
     assert left_cpu >= 0.25 and cpu >= left_cpu
     assert failed[3] == 3 and failed[2] == 0
     assert (tmp_path / "fail" / "stderr").read_text() == "it broke\n"
+
+
+def test_a_run_is_timed_its_output_kept_and_one_that_overruns_is_killed(tmp_path):
+    import psutil
+
+    from evals.bench.processes import run_timed
+
+    others = {c.pid for c in psutil.Process().children()}  # this worker's own (a server)
+    done = run_timed([sys.executable, "-c", "import sys; print('out'); sys.exit(4)"], {},
+                     tmp_path, tmp_path / "done", others, 60)
+    assert (done.code, done.timed_out, done.left, done.still_running) == (4, False, (), 0)
+    assert done.wall_s > 0 and done.cpu_s > 0 and done.rss_mib > 1
+    assert (tmp_path / "done" / "stdout").read_text() == "out\n"
+    overran = run_timed(["sleep", "30"], {}, tmp_path, tmp_path / "overran", others, 0.3)
+    assert overran.timed_out and overran.code == -9 and overran.wall_s < 30
