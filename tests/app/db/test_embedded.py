@@ -199,7 +199,11 @@ def _stand_in(pgdata):
     import subprocess
     import sys
 
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", str(pgdata)])
+    proc = subprocess.Popen([sys.executable, "-c",
+                             "import time; print('up', flush=True); time.sleep(60)",
+                             str(pgdata)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "up\n"  # a signal from now on ends its sleep
+    proc.stdout.close()
     _postmaster_pid_file(pgdata, proc.pid, 8)
     return proc
 
@@ -261,6 +265,10 @@ def test_a_direct_start_that_cannot_spawn_leaves_the_start_to_pgserver(tmp_path,
 
     from app.db import embedded
 
+    runtime = tmp_path / "run"  # where pgserver, imported by the start, keeps its lock
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+
     def no_user(*args, **kwargs):
         raise KeyError("getpwnam(): name not found: 'pgserver'")
 
@@ -305,3 +313,69 @@ def test_a_server_started_here_that_pgserver_cannot_join_is_stopped(tmp_path, mo
         if server is not None:
             server.kill()
             server.wait()
+
+
+def test_the_exit_handler_is_registered_once_and_lets_go_under_the_start_lock(tmp_path,
+                                                                              monkeypatch):
+    import signal
+
+    from app.db import embedded
+
+    runtime = tmp_path / "run"  # where pgserver, imported by the handler, keeps its lock
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    registered = []
+    monkeypatch.setattr(embedded.atexit, "register", registered.append)
+    monkeypatch.setattr(embedded, "_at_exit", set())
+    pgdata = tmp_path / "pg"
+    pgdata.mkdir()
+    embedded._release_at_exit(tmp_path, pgdata)
+    embedded._release_at_exit(tmp_path, pgdata)  # joined twice: released once
+    assert len(registered) == 1
+    server = _stand_in(pgdata)
+    try:
+        dead = 2**22 + 12345  # a holder killed since: forgotten, so it keeps nothing running
+        (pgdata / HANDLE_FILE).write_text(json.dumps([os.getpid(), dead]))
+        registered[0]()
+        assert json.loads((pgdata / HANDLE_FILE).read_text()) == []
+        assert server.wait(timeout=10) == -signal.SIGINT
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_an_orphaned_server_is_stopped_only_when_it_is_pgserver_s_and_no_one_holds_it(
+        tmp_path, monkeypatch, caplog):
+    import signal
+
+    import psutil
+
+    from app.db import embedded
+
+    pgdata = tmp_path / "pg"
+    pgdata.mkdir()
+    assert embedded.stop_orphaned(tmp_path) is False  # no server
+    _postmaster_pid_file(pgdata, 2**22 + 12345, 8)
+    assert embedded.stop_orphaned(tmp_path) is False  # a stale file: its server is gone
+    server = _stand_in(pgdata)
+    try:
+        assert embedded.stop_orphaned(tmp_path) is False  # no handle file: not pgserver's
+        (pgdata / HANDLE_FILE).write_text("not json")
+        assert embedded.stop_orphaned(tmp_path) is False
+        (pgdata / HANDLE_FILE).write_text(json.dumps([os.getpid()]))
+        assert embedded.stop_orphaned(tmp_path) is False  # a live process holds it
+        (pgdata / HANDLE_FILE).write_text("[]")
+
+        def refused(postmaster, wait_s):
+            raise psutil.AccessDenied(postmaster.pid)
+
+        with monkeypatch.context() as m:
+            m.setattr(embedded, "_stop", refused)
+            assert embedded.stop_orphaned(tmp_path) is False
+        assert "could not stop the embedded PostgreSQL" in caplog.text
+        assert server.poll() is None
+        assert embedded.stop_orphaned(tmp_path) is True
+        assert server.wait(timeout=10) == -signal.SIGINT
+    finally:
+        server.kill()
+        server.wait()
