@@ -8,6 +8,16 @@ import pytest
 from app.db.embedded import HANDLE_FILE, _clear_dead_handles
 
 
+@pytest.fixture
+def runtime_dir(tmp_path, monkeypatch):
+    """XDG_RUNTIME_DIR for this test alone (start_embedded sets it, and pgserver, imported
+    where a server is started or let go of, keeps its lock there); restored after."""
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    return runtime
+
+
 def test_dead_pids_are_cleared_from_the_handle_file(tmp_path):
     dead = 2**22 + 12345  # above the default pid_max: never a live process
     (tmp_path / HANDLE_FILE).write_text(json.dumps([os.getpid(), dead]))
@@ -15,15 +25,13 @@ def test_dead_pids_are_cleared_from_the_handle_file(tmp_path):
     assert json.loads((tmp_path / HANDLE_FILE).read_text()) == [os.getpid()]
 
 
+@pytest.mark.usefixtures("runtime_dir")
 def test_the_server_is_started_under_a_lock_that_other_starters_wait_for(tmp_path, monkeypatch):
     import fcntl
 
-    from app.db import embedded
-
-    runtime = tmp_path / "run"
-    runtime.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))  # start_embedded sets it; restored after
     import pgserver
+
+    from app.db import embedded
 
     held = []
 
@@ -97,16 +105,15 @@ def _postmaster_pid_file(pgdata, pid, lines):
 
 def test_the_postmaster_is_the_live_process_of_that_folder_and_ready_once_it_says_so(tmp_path):
     import subprocess
-    import sys
 
     from app.db.embedded import _postmaster
 
     pgdata = tmp_path / "pg"
-    # A stand-in whose command line names the folder, as a postmaster's does.
-    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", str(pgdata)])
+    pgdata.mkdir()
+    assert _postmaster(pgdata) is None  # no postmaster.pid
+    server = _stand_in(pgdata)
     other = subprocess.Popen(["sleep", "60"])
     try:
-        assert _postmaster(pgdata) is None  # no postmaster.pid
         _postmaster_pid_file(pgdata, server.pid, 7)  # being written: no status yet
         assert _postmaster(pgdata).pid == server.pid
         assert _postmaster(pgdata, ready=True) is None
@@ -259,15 +266,13 @@ def test_a_server_that_cannot_be_signalled_at_exit_is_said_and_the_exit_goes_on(
         server.wait()
 
 
+@pytest.mark.usefixtures("runtime_dir")
 def test_a_direct_start_that_cannot_spawn_leaves_the_start_to_pgserver(tmp_path, monkeypatch,
                                                                        caplog):
     import logging
 
     from app.db import embedded
 
-    runtime = tmp_path / "run"  # where pgserver, imported by the start, keeps its lock
-    runtime.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
 
     def no_user(*args, **kwargs):
         raise KeyError("getpwnam(): name not found: 'pgserver'")
@@ -279,6 +284,7 @@ def test_a_direct_start_that_cannot_spawn_leaves_the_start_to_pgserver(tmp_path,
     assert "was not started directly" in caplog.text and "getpwnam" in caplog.text
 
 
+@pytest.mark.usefixtures("runtime_dir")
 def test_a_server_started_here_that_pgserver_cannot_join_is_stopped(tmp_path, monkeypatch):
     import signal
 
@@ -287,9 +293,6 @@ def test_a_server_started_here_that_pgserver_cannot_join_is_stopped(tmp_path, mo
 
     from app.db import embedded
 
-    runtime = tmp_path / "run"
-    runtime.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))  # start_embedded sets it; restored after
     pgdata = tmp_path / "pg"
     pgdata.mkdir()
     (pgdata / "PG_VERSION").write_text("16\n")
@@ -315,15 +318,13 @@ def test_a_server_started_here_that_pgserver_cannot_join_is_stopped(tmp_path, mo
             server.wait()
 
 
+@pytest.mark.usefixtures("runtime_dir")
 def test_the_exit_handler_is_registered_once_and_lets_go_under_the_start_lock(tmp_path,
                                                                               monkeypatch):
     import signal
 
     from app.db import embedded
 
-    runtime = tmp_path / "run"  # where pgserver, imported by the handler, keeps its lock
-    runtime.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     registered = []
     monkeypatch.setattr(embedded.atexit, "register", registered.append)
     monkeypatch.setattr(embedded, "_at_exit", set())
