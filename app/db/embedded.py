@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -110,6 +111,19 @@ def _postmaster(pgdata: Path, *, ready: bool = False) -> psutil.Process | None:
     return process
 
 
+def _polls(wait_s: float) -> Iterator[None]:
+    """A poll at once, then after POLL_S, twice that, and so on up to POLL_MAX_S apart,
+    until `wait_s` has passed."""
+    deadline = time.monotonic() + wait_s
+    wait = POLL_S
+    while True:
+        yield
+        if time.monotonic() > deadline:
+            return
+        time.sleep(wait)
+        wait = min(wait * 2, POLL_MAX_S)
+
+
 def _start(pgdata: Path) -> psutil.Process | None:
     """Start the server of `pgdata`, a data folder made already, as pgserver's `pg_ctl start`
     would (the same options, as the same system user, in a session of its own, its output to
@@ -136,18 +150,15 @@ def _start(pgdata: Path) -> psutil.Process | None:
     except Exception as exc:  # a missing system user, say: pgserver's own start makes it
         log.info("the embedded PostgreSQL in %s was not started directly: %s", pgdata, exc)
         return None
-    deadline = time.monotonic() + START_WAIT_S
-    wait = POLL_S
-    while (found := _postmaster(pgdata, ready=True)) is None or found.pid != server.pid:
+    for _ in _polls(START_WAIT_S):
+        found = _postmaster(pgdata, ready=True)
+        if found is not None and found.pid == server.pid:
+            return found
         if server.poll() is not None:
             log.info("the embedded PostgreSQL in %s exited as it started (%s)", pgdata,
                      server.returncode)
             return None
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"not ready within {START_WAIT_S:g} s")
-        time.sleep(wait)
-        wait = min(wait * 2, POLL_MAX_S)
-    return found
+    raise RuntimeError(f"not ready within {START_WAIT_S:g} s")
 
 
 def _stop(postmaster: psutil.Process, wait_s: float) -> None:
@@ -158,15 +169,11 @@ def _stop(postmaster: psutil.Process, wait_s: float) -> None:
         postmaster.send_signal(signal.SIGINT)
     except psutil.NoSuchProcess:
         return
-    deadline = time.monotonic() + wait_s
-    wait = POLL_S
-    while _alive(postmaster.pid):
-        if time.monotonic() > deadline:
-            with contextlib.suppress(psutil.NoSuchProcess):
-                postmaster.kill()
+    for _ in _polls(wait_s):
+        if not _alive(postmaster.pid):
             return
-        time.sleep(wait)
-        wait = min(wait * 2, POLL_MAX_S)
+    with contextlib.suppress(psutil.NoSuchProcess):
+        postmaster.kill()
 
 
 def _let_go(pgdata: Path) -> None:
