@@ -19,6 +19,7 @@ _VERSUS_AFTER = re.compile(r"^\s*(?:vs\.?|versus)\b", re.IGNORECASE)
 _LAB = r"(?:the\s+)?(?:makerlab|lab|we|our\s+lab|this\s+lab)"
 _NEGATED_HAVE = (r"(?:doesn't|does\s+not|don't|do\s+not|has\s+never|have\s+never|never)\s+"
                  r"(?:have|had|stock|own|carry|carried)")
+_NOT_BE = r"(?:isn't|is\s+not|aren't|are\s+not)"
 # "…, which the MakerLAB doesn't have", "…, which isn't something MakerLAB has", "… —
 # MakerLAB doesn't have one".
 # The clause follows the name at once (an aside in parentheses, or the example a kind is
@@ -27,7 +28,7 @@ _PLACES = r"(?:catalogue|catalog|lab|inventory|makerspace|makerlab)"
 _DENIED_WHICH = re.compile(
     r"^\)?\s*(?:[\w+-]*\d[\w+-]*)?\s*(?:\([^)]*\)\s*)?"  # a model code, an aside
     r"(?:\s+(?:like|such\s+as)\s+[\w\s-]{1,40}?)?"  # "… like the Fuse 1"
-    rf"(?:,\s*which\s+(?:{_LAB}\s+{_NEGATED_HAVE}\b|(?:isn't|is\s+not|aren't|are\s+not)\s+"
+    rf"(?:,\s*which\s+(?:{_LAB}\s+{_NEGATED_HAVE}\b|{_NOT_BE}\s+"
     rf"(?:something\s+{_LAB}\s+ha(?:s|ve)|part\s+of\s+(?:our|the|this)?\s*(?:\w+\s+)?{_PLACES}|"
     rf"in\s+(?:our|the|makerlab'?s?)\s+(?:\w+\s+)?{_PLACES}))"  # "…, which the lab doesn't have"
     # "— we don't have one"
@@ -37,8 +38,8 @@ _DENIED_WHICH = re.compile(
 # later clause denies it by a pronoun; readers part ways on these (the labelled corpus has
 # both verdicts), so the check leaves them undecided.
 _DENIED_BY_PRONOUN = re.compile(
-    rf"^[^.;!?]*?[,;—–]\s*(?:but|and)\s+(?:it|they|those|these|that)\s+(?:isn't|is\s+not|"
-    rf"aren't|are\s+not)\s+(?:part\s+of|in\s+(?:our|the|makerlab's?)\s+(?:\w+\s+)?"
+    rf"^[^.;!?]*?[,;—–]\s*(?:but|and)\s+(?:it|they|those|these|that)\s+{_NOT_BE}\s+"
+    rf"(?:part\s+of|in\s+(?:our|the|makerlab's?)\s+(?:\w+\s+)?"
     rf"(?:catalogue|catalog|lab|inventory)|something\s+{_LAB}\s+ha(?:s|ve))", re.IGNORECASE)
 
 # A ticket line or a unit label names the lab's machine: "#38 — Creality Ender 3: …",
