@@ -59,9 +59,16 @@ def judged_run(tmp_path, capsys, *more):
 
 
 def asked(received, model):
-    """The judge requests a model received, as (messages), in order."""
+    """The judge requests a model received, as (messages), in the order they came (a run's
+    items are judged concurrently: the order is the scheduler's)."""
     return [b["messages"] for b in received if b.get("response_format") and
             b["model"] == model]
+
+
+def as_a_set(requests):
+    """Requests in an order of their own (their JSON), to compare what was asked regardless of
+    the order it came in."""
+    return sorted(json.dumps(messages, sort_keys=True) for messages in requests)
 
 
 def test_a_run_is_judged_again_beside_its_own_verdicts(served, tmp_path, capsys):
@@ -71,7 +78,7 @@ def test_a_run_is_judged_again_beside_its_own_verdicts(served, tmp_path, capsys)
                  "--trust-judge"]) == 0
     out = capsys.readouterr().out
     # the other judge read exactly what the run's judge read, verdict by verdict
-    assert asked(served, "other-judge") == asked(served, "fake-judge")
+    assert as_a_set(asked(served, "other-judge")) == as_a_set(asked(served, "fake-judge"))
     assert len(asked(served, "other-judge")) == 10
     assert f"rejudge of run {run_id}: 10 judged verdict(s) in 10 stored result(s) of 2" \
         " item(s)" in out
