@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from app.capabilities import REGISTRY, Tool
 from app.text import CONTROL, control_named, found_in
@@ -146,7 +147,7 @@ def _response_errors(tool: Tool, response: Response, loc: tuple[Any, ...], label
     if errors or set(response) == {"error"}:
         return errors
     assert tool.result is not None
-    schema = tool.result.model_json_schema()
+    schema = _schema_of(tool.result)
     defs = schema.get("$defs", {})
     rendered = has_expressions(response)
     for arguments_given in sample_arguments(tool.args) if rendered else [{}]:
@@ -169,6 +170,13 @@ def _response_errors(tool: Tool, response: Response, loc: tuple[Any, ...], label
         if errors:
             return errors
     return errors
+
+
+@cache
+def _schema_of(result: type[BaseModel]) -> dict[str, Any]:
+    """A result model's JSON schema, made once per model (pydantic builds it anew on each call,
+    and a suite's responses ask for the same few): read here, never changed."""
+    return result.model_json_schema()
 
 
 def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
