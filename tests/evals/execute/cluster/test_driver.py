@@ -4,6 +4,8 @@ transport: the driver's and the workers' own code, only the process boundary fak
 worker's items run elsewhere and counted once, a worker that cannot start is named, a stopped
 run is resumed to the end, and the agent recorded is the one a run in one process records."""
 
+import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -20,16 +22,6 @@ from tests.fake_openai import completion, fake_openai_server
 
 ANSWER = "We don't have that machine. The lab's Form 4 and Trotec Speedy 400 are here."
 NOWHERE = "http://127.0.0.1:9/v1"  # the discard port: nothing answers HTTP there
-
-
-@pytest.fixture(scope="module")
-def local_ray():
-    import ray
-
-    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=96 << 20,
-             log_to_driver=False, configure_logging=False)
-    yield
-    ray.shutdown()
 
 
 @pytest.fixture
@@ -57,11 +49,41 @@ def cluster(tmp_path, base, server_conninfo, **more) -> ClusterPlan:
                           "refs": {"run": None}, "embedder": HashEmbedder(), **more})
 
 
-# The one test on a real Ray instance (its workers in processes of their own), end to end.
+def _ours(signum, frame):
+    """A stand-in for the run's own SIGTERM handler: never called, only looked for."""
+    raise AssertionError("SIGTERM during the test")
+
+
+# The one test on a real Ray instance (its workers in processes of their own), end to end: the
+# run starts the instance itself, as `--ray local:2` does. Ray's start-up puts in a SIGTERM
+# handler of its own that exits at once; the run's own is back before the first item is done
+# (what Ray's handler does to a run stopped then, and the run's reply, are tested with a
+# stand-in for Ray in test_transport.py), and a stopped instance leaves no process running.
 @pytest.mark.slow
-async def test_the_cluster_gives_the_statuses_one_process_gives(local_ray, env, tmp_path,
-                                                                 server_conninfo):
+async def test_the_cluster_gives_the_statuses_one_process_gives(env, tmp_path, server_conninfo,
+                                                                 monkeypatch):
+    import tempfile
+
+    import psutil
+
     items = cases("honest-absence,catalog-lookup")  # the demo and the large lab's phases
+    # the instance keeps its files here (short: its sockets' paths are bounded)
+    ray_dir = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))
+    monkeypatch.setenv("RAY_TMPDIR", str(ray_dir))
+    handlers: list[object] = []
+    before = signal.signal(signal.SIGTERM, _ours)
+    try:
+        await _compared(env, tmp_path, server_conninfo, items, handlers)
+    finally:
+        signal.signal(signal.SIGTERM, before)
+        shutil.rmtree(ray_dir, ignore_errors=True)
+    assert handlers and set(handlers) == {_ours}
+    running = [proc.pid for proc in psutil.process_iter(["cmdline"])
+               if str(ray_dir) in " ".join(proc.info["cmdline"] or [])]
+    assert running == []  # the instance's raylet, GCS and workers
+
+
+async def _compared(env, tmp_path, server_conninfo, items, handlers):
     with fake_openai_server(slow(0.01)) as (base, received):
         model = OpenAICompatModel("openai/fake", api_base=base, api_key="x", retries=0,
                                   timeout_s=30)
@@ -70,6 +92,7 @@ async def test_the_cluster_gives_the_statuses_one_process_gives(local_ray, env, 
 
         async def on_done(label, result):
             streamed.append((label, result.id))
+            handlers.append(signal.getsignal(signal.SIGTERM))  # Ray is up: whose is it?
 
         figures = Figures()
         # The real embedder, loaded on each Ray worker, as a distributed run has it.

@@ -1,7 +1,9 @@
 """Ray's transport keeps the run's own Ctrl-C and SIGTERM: Ray's start-up (`ray.init`)
 installs a SIGTERM handler that exits at once (ray/_private/worker.py and node.py), and a
 `--ray` driver stopped that way was aborted, its run left `running`. Ray here is a stand-in
-that does only that, so the handlers are tested in this process."""
+that does only that, so the handlers are tested in this process; that a real instance's
+start-up leaves the run's own SIGTERM handler in place is held in test_driver.py's one test on
+real Ray."""
 
 import asyncio
 import os
