@@ -142,12 +142,14 @@ def test_a_stop_ends_once_the_server_has_exited_and_kills_one_that_does_not_stop
 
     from app.db.embedded import _stop
 
-    stops = subprocess.Popen(["sleep", "60"])
+    stops = subprocess.Popen(  # ended by SIGINT, even where it came in ignored
+        [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGINT, signal.SIG_DFL);"
+         " print('up', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
     ignores = subprocess.Popen(
         [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN);"
          " print('ignoring', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
     try:
-        assert ignores.stdout.readline() == "ignoring\n"
+        assert stops.stdout.readline() == "up\n" and ignores.stdout.readline() == "ignoring\n"
         _stop(psutil.Process(stops.pid), wait_s=30)
         # Exited, and not reaped yet: the stop did not wait for its parent to reap it.
         assert psutil.Process(stops.pid).status() == psutil.STATUS_ZOMBIE
@@ -158,7 +160,7 @@ def test_a_stop_ends_once_the_server_has_exited_and_kills_one_that_does_not_stop
         for proc in (stops, ignores):
             proc.kill()
             proc.wait()
-        ignores.stdout.close()
+            proc.stdout.close()
 
 
 STARTS_AND_ENDS = """
@@ -206,8 +208,11 @@ def _stand_in(pgdata):
     import subprocess
     import sys
 
+    # SIGINT ends it as it ends a postmaster, even where it came in ignored (as a shell's
+    # background job has it)
     proc = subprocess.Popen([sys.executable, "-c",
-                             "import time; print('up', flush=True); time.sleep(60)",
+                             "import signal, time; signal.signal(signal.SIGINT, signal.SIG_DFL);"
+                             " print('up', flush=True); time.sleep(60)",
                              str(pgdata)], stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline() == "up\n"  # a signal from now on ends its sleep
     proc.stdout.close()
