@@ -13,6 +13,16 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from evals._exit import skip_teardown
+
+# A worker of pytest-xdist ends without Python's teardown once its exit handlers have run (the
+# embedded PostgreSQL's release among them; its coverage data was sent at the session's end):
+# freeing, one by one, what its tests loaded (spaCy's pipeline, litellm, onnxruntime) took
+# each worker about 2 s after its last test, and pytest waits for its workers to end.
+# Registered before anything else registers an exit handler, it runs last.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    skip_teardown().code = 0
+
 import app.chat.retry as retry
 from app.db import Database, resolve_conninfo, scratch_database
 from app.db.roles import APP_ROLE
