@@ -1,5 +1,8 @@
 """The authoring commands: `draft` refuses a bad count before it starts anything, and asks
-the model once for the same drafts (the call cache); `from-conversations` counts and warns."""
+the model once for the same drafts (the call cache); `from-conversations` counts, warns, prints
+or writes its cases, and refuses what it cannot use; `prompt` shows what a role is told."""
+
+import pytest
 
 
 def test_the_draft_command_checks_its_count_first(capsys, tmp_path):
@@ -169,3 +172,79 @@ async def test_prepare_writes_scenarios_for_review_and_keeps_edits(server_connin
             assert f"prepared.yaml:{line}: 'prepared-smoke-report' was edited since it was" \
                    " prepared" in capsys.readouterr().err
             assert "files it" in out.read_text() and len(received) == 4
+
+
+async def test_from_conversations_refuses_a_bad_count_and_an_empty_store(db, tmp_path,
+                                                                        monkeypatch, capsys):
+    import asyncio
+
+    from evals.cli import main
+    from tests.evals.helpers import cli_environment
+
+    out = tmp_path / "cases.yaml"
+    with cli_environment(monkeypatch, {"DATABASE_URL": db.conninfo, "DATA_DIR": str(tmp_path)}):
+        assert await asyncio.to_thread(main, ["from-conversations", "--count", "0"]) == 2
+        assert "--count must be 1 to 200, not 0" in capsys.readouterr().err
+        assert await asyncio.to_thread(
+            main, ["from-conversations", "--out", str(out)]) == 2  # nothing stored
+        assert "no stored conversations" in capsys.readouterr().err
+    for turns, said in (("4,x", "turn ids are numbers: '4,x'"), (",", "name at least one turn")):
+        assert main(["from-conversations", "--turns", turns]) == 2
+        assert said in capsys.readouterr().err
+    assert not out.exists()
+
+
+async def test_from_conversations_prints_its_cases_and_leaves_a_photo_case_to_out(
+        db, tmp_path, monkeypatch, capsys):
+    import asyncio
+    import uuid
+
+    import yaml
+
+    from evals.cli import main
+    from tests.evals.authoring.test_from_conversations import (
+        T0,
+        Records,
+        failed,
+        jpeg_with_gps,
+    )
+    from tests.evals.helpers import cli_environment
+
+    r = Records(db)
+    photo = str(uuid.uuid4())
+    await db.execute("INSERT INTO attachments (id, name, content_type, data, created_at)"
+                     " VALUES (%s, 'p.png', 'image/png', %s, %s)", (photo, jpeg_with_gps(), T0))
+    cid = await r.conversation("u_photo", True)
+    await r.turn(cid, "what is this machine?", photo=photo)
+    await r.turn(cid, "is the Form 4 free?", calls=[failed()])  # a tool-error case
+    out = tmp_path / "cases.yaml"
+    with cli_environment(monkeypatch, {"DATABASE_URL": db.conninfo, "DATA_DIR": str(tmp_path)}):
+        assert await asyncio.to_thread(main, ["from-conversations"]) == 0
+        printed = capsys.readouterr()
+        assert await asyncio.to_thread(main, ["from-conversations", "--out", str(out)]) == 0
+        written = capsys.readouterr()
+    # printed: the case without its photo, and why the photo case is left out
+    cases = yaml.safe_load(printed.out)
+    assert [c["prompt"] for c in cases] == ["is the Form 4 free?"]
+    assert "1 photo case(s): their photos need --out to be written beside the cases" in \
+        printed.err
+    # to a file: both cases, the photo beside them
+    folder = tmp_path / "cases-photos"
+    assert f"photos: {folder}" in written.out and f"cases: {out}" in written.out
+    [kept] = [c for c in yaml.safe_load(out.read_text()) if "photos" in c]
+    assert [p.name for p in folder.iterdir()] == kept["photos"]
+
+
+@pytest.mark.usefixtures("cli")
+def test_the_prompt_command_prints_what_a_role_is_told_and_refuses_an_unknown_page(capsys):
+    import json
+
+    from evals.cli import main
+
+    assert main(["prompt", "--as", "staff", "--json"]) == 0
+    told = json.loads(capsys.readouterr().out)
+    assert told["role"] == "staff" and told["page"] == "/"
+    assert told["system_prompt"] and "search_catalog" in [
+        t["function"]["name"] for t in told["tools"]]
+    assert main(["prompt", "--as", "staff", "--page", "/nowhere"]) == 2
+    assert "page '/nowhere': unknown page '/nowhere'" in capsys.readouterr().err
