@@ -68,9 +68,9 @@ test-fast: $(RAY_STAMP)  ## the same checks, and the suite without its slow test
 
 # The share of app/ and evals/ the suite runs (in-process; a child process's lines are not
 # counted), never below COVERAGE_FLOOR. Not part of `make test`: on Python 3.11 coverage's
-# tracer adds about 30% (pytest 206-216 s against 156-170 s, 2026-12-05), past the suite's
-# 180 s (docs/development.md).
-COVERAGE_FLOOR ?= 91.5
+# tracer adds about a fifth to pytest's wall (183-188 s against 150-158 s, 2026-12-05), past
+# the suite's 180 s (docs/development.md).
+COVERAGE_FLOOR ?= 91.55
 coverage: $(RAY_STAMP) $(CHROMIUM)  ## the offline suite under coverage: the share of app/ and evals/ it runs, failing below COVERAGE_FLOOR
 	$(PYTEST) --cov=app --cov=evals --cov-report=term:skip-covered --cov-fail-under=$(COVERAGE_FLOOR)
 
