@@ -15,11 +15,14 @@ import pytest
 
 from evals._exit import skip_teardown
 
-# A worker of pytest-xdist ends without Python's teardown once its exit handlers have run (the
-# embedded PostgreSQL's release among them; its coverage data was sent at the session's end):
-# freeing, one by one, what its tests loaded (spaCy's pipeline, litellm, onnxruntime) took
-# each worker about 2 s after its last test, and pytest waits for its workers to end.
-# Registered before anything else registers an exit handler, it runs last.
+# A worker of pytest-xdist ends without Python's teardown once the session's exit handlers have
+# run (the embedded PostgreSQL's release among them; its coverage data was sent at the
+# session's end): freeing, one by one, what its tests loaded (spaCy's pipeline, litellm,
+# onnxruntime) took each worker about 2 s after its last test, and pytest waits for its
+# workers to end. Registered before the session's handlers, it runs after them; the two
+# registered before it are skipped (logging's, which closes its handlers: no test logs to a
+# file; execnet's, whose group is empty in a worker). What Python's teardown would say (a
+# ResourceWarning of an object freed then) is not said.
 if os.environ.get("PYTEST_XDIST_WORKER"):
     skip_teardown().code = 0
 
