@@ -133,23 +133,31 @@ def test_the_postmaster_is_the_live_process_of_that_folder_and_ready_once_it_say
             proc.wait()
 
 
-def test_a_stop_ends_once_the_server_has_exited_and_kills_one_that_does_not_stop(tmp_path):
-    import signal
+def _sleeper(on_sigint: str, *args: str):
+    """A process that sleeps a minute with SIGINT set to `on_sigint` ("SIG_DFL": it ends;
+    "SIG_IGN": it goes on), whatever it came in with (a shell's background job starts its
+    commands ignoring it); returned once that is set. `args` end up on its command line."""
     import subprocess
     import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", f"import signal, time; signal.signal(signal.SIGINT, signal."
+         f"{on_sigint}); print('up', flush=True); time.sleep(60)", *args],
+        stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "up\n"
+    proc.stdout.close()
+    return proc
+
+
+def test_a_stop_ends_once_the_server_has_exited_and_kills_one_that_does_not_stop(tmp_path):
+    import signal
 
     import psutil
 
     from app.db.embedded import _stop
 
-    stops = subprocess.Popen(  # ended by SIGINT, even where it came in ignored
-        [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGINT, signal.SIG_DFL);"
-         " print('up', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
-    ignores = subprocess.Popen(
-        [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN);"
-         " print('ignoring', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    stops, ignores = _sleeper("SIG_DFL"), _sleeper("SIG_IGN")
     try:
-        assert stops.stdout.readline() == "up\n" and ignores.stdout.readline() == "ignoring\n"
         _stop(psutil.Process(stops.pid), wait_s=30)
         # Exited, and not reaped yet: the stop did not wait for its parent to reap it.
         assert psutil.Process(stops.pid).status() == psutil.STATUS_ZOMBIE
@@ -160,7 +168,6 @@ def test_a_stop_ends_once_the_server_has_exited_and_kills_one_that_does_not_stop
         for proc in (stops, ignores):
             proc.kill()
             proc.wait()
-            proc.stdout.close()
 
 
 STARTS_AND_ENDS = """
@@ -205,17 +212,7 @@ def test_a_process_that_ends_stops_the_server_it_made_or_started_again(tmp_path)
 def _stand_in(pgdata):
     """A process whose command line names `pgdata`, as a postmaster's does, and the
     postmaster.pid that names it, ready."""
-    import subprocess
-    import sys
-
-    # SIGINT ends it as it ends a postmaster, even where it came in ignored (as a shell's
-    # background job has it)
-    proc = subprocess.Popen([sys.executable, "-c",
-                             "import signal, time; signal.signal(signal.SIGINT, signal.SIG_DFL);"
-                             " print('up', flush=True); time.sleep(60)",
-                             str(pgdata)], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout.readline() == "up\n"  # a signal from now on ends its sleep
-    proc.stdout.close()
+    proc = _sleeper("SIG_DFL", str(pgdata))  # SIGINT ends it, as it ends a postmaster
     _postmaster_pid_file(pgdata, proc.pid, 8)
     return proc
 
