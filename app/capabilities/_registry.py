@@ -57,7 +57,7 @@ def _result_schema(result: type[BaseModel]) -> dict[str, Any]:
 
 def result_examples(result: type[BaseModel]) -> list[dict[str, Any]]:
     """The example results a result model declares (`json_schema_extra={"examples": [...]}`)."""
-    examples = result.model_json_schema().get("examples", [])
+    examples = _parameters(result).get("examples", [])
     return [e for e in examples if isinstance(e, dict)]
 
 
@@ -93,6 +93,11 @@ class Tool:
                            "result": _result_schema(self.result) if self.result else None},
                           sort_keys=True)
         return hashlib.sha256(body.encode()).hexdigest()[:12]
+
+    def result_schema(self) -> dict[str, Any] | None:
+        """The JSON schema of what a successful call returns (None without a result model),
+        made once per model: frozen responses are checked against it, never changing it."""
+        return _parameters(self.result) if self.result else None
 
     def examples(self) -> list[dict[str, Any]]:
         """The example results the tool's result model declares (none if it declares none)."""

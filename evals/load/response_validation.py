@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from functools import cache
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from app.capabilities import REGISTRY, Tool
 from app.text import CONTROL, control_named, found_in
@@ -146,8 +145,8 @@ def _response_errors(tool: Tool, response: Response, loc: tuple[Any, ...], label
                                           f" {', '.join(arguments) or 'none'})"))
     if errors or set(response) == {"error"}:
         return errors
-    assert tool.result is not None
-    schema = _schema_of(tool.result)
+    schema = tool.result_schema()
+    assert tool.result is not None and schema is not None
     defs = schema.get("$defs", {})
     rendered = has_expressions(response)
     for arguments_given in sample_arguments(tool.args) if rendered else [{}]:
@@ -170,13 +169,6 @@ def _response_errors(tool: Tool, response: Response, loc: tuple[Any, ...], label
         if errors:
             return errors
     return errors
-
-
-@cache
-def _schema_of(result: type[BaseModel]) -> dict[str, Any]:
-    """A result model's JSON schema, made once per model (pydantic builds it anew on each call,
-    and a suite's responses ask for the same few): read here, never changed."""
-    return result.model_json_schema()
 
 
 def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
