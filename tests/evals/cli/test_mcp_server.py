@@ -16,6 +16,8 @@ from tests.fake_openai import completion, fake_openai_server
 pytestmark = pytest.mark.slow  # every test talks MCP (one to a child process)
 
 ROOT = PROJECT_ROOT
+TOOLS = {"run_evals", "compare", "draft_cases", "show_prompt", "calibrate_judge", "list_runs",
+         "matrix"}
 
 
 def connected():
@@ -26,8 +28,8 @@ def connected():
     from evals.cli.mcp_server import create_server
 
     return Client(create_server())
-TOOLS = {"run_evals", "compare", "draft_cases", "show_prompt", "calibrate_judge", "list_runs",
-         "matrix"}
+
+
 async def test_matrix_tables_stored_runs_of_one_plan(env):
     from tests.evals.workspace.helpers import run
 
