@@ -1,6 +1,8 @@
-from app.chat.models import LiteLLMModel
 from app.serving import serve_in_thread
+from app.settings import Settings
 from app.web import create_app
+from evals.api.options import Endpoint
+from evals.api.runs import endpoint_model as as_model
 from evals.execute.endpoint import skip_reason
 from evals.execute.runner import Variant, run_variants
 from evals.judge.setup import JudgeSetup
@@ -19,7 +21,8 @@ async def run_endpoint(items, model, judge, *, concurrency):
 
 
 def endpoint_model(base):
-    return LiteLLMModel("openai/any", api_base=base, api_key="none", timeout_s=10, retries=0)
+    """The endpoint as a run makes it its model."""
+    return as_model(Endpoint(url=base, model="any"), Settings(model_timeout_s=10, model_retries=0))
 
 
 async def test_endpoint_mode_asserts_and_judges_replies_from_a_real_http_server():
