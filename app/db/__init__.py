@@ -12,6 +12,7 @@ from typing import Any
 
 import psycopg
 from pgvector.psycopg import register_vector_async
+from psycopg.adapt import AdaptersMap
 from psycopg.conninfo import make_conninfo
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
@@ -81,10 +82,15 @@ class Database:
         self._pool: AsyncConnectionPool | None = None
 
     async def open(self) -> None:
+        # pgvector's types, looked up once (four queries) on the migrating connection: the
+        # pool's connections start from its adapters instead of each asking again.
+        adapters: AdaptersMap | None = None
         if self._app_schema or self._role is not None:
             async with await connect(self.conninfo, self.timeout_s) as conn:
                 if self._app_schema:
                     await migrate(conn)
+                    await register_vector_async(conn)
+                    adapters = conn.adapters
                 if self._role is not None:
                     await conn.set_autocommit(True)
                     self.access = await prepare(conn, self.conninfo, self._role)
@@ -94,18 +100,17 @@ class Database:
             await conn.set_autocommit(True)
             if access is not None:
                 await take_role(conn, access)
-            if self._app_schema:
-                await register_vector_async(conn)
             conn.row_factory = dict_row  # type: ignore[assignment]
 
+        kwargs: dict[str, Any] = {} if adapters is None else {"context": adapters}
         limits: dict[str, Any] = {}
         if self.timeout_s is not None:
-            limits = {"timeout": self.timeout_s,
-                      "kwargs": {"connect_timeout": max(1, math.ceil(self.timeout_s)),
-                                 "options": f"-c statement_timeout={int(self.timeout_s * 1000)}"}}
+            kwargs |= {"connect_timeout": max(1, math.ceil(self.timeout_s)),
+                       "options": f"-c statement_timeout={int(self.timeout_s * 1000)}"}
+            limits = {"timeout": self.timeout_s}
         self._pool = AsyncConnectionPool(
             access.conninfo if access is not None else self.conninfo, min_size=1,
-            max_size=self._max_size, configure=configure, open=False, **limits)
+            max_size=self._max_size, configure=configure, kwargs=kwargs, open=False, **limits)
         async with asyncio.timeout(self.timeout_s):
             await self._pool.open(wait=True, timeout=self.timeout_s or 30.0)
 
