@@ -24,7 +24,7 @@ from psycopg.conninfo import make_conninfo
 from app.capabilities import PageContext, Photo
 from app.catalog import index as index_catalog
 from app.chat.compose import ComposedChat
-from app.db import Database, connect, failure
+from app.db import Database, connect, create_database, failure
 from app.db.leftovers import SCRATCH_DB_PREFIX, SCRATCH_DIR_PREFIX, remove_leftovers
 from app.embed import Embedder
 from app.identity import Identity
@@ -135,7 +135,7 @@ async def ensure_template(server_conninfo: str, embedder: Embedder) -> str:
         if await cur.fetchone():
             return name
         build = f"{DB_PREFIX}{os.getpid()}_tmpl_{uuid.uuid4().hex[:8]}"
-        await admin.execute(f'CREATE DATABASE "{build}"')
+        await create_database(admin, build)
     try:
         db = Database(make_conninfo(server_conninfo, dbname=build), max_size=2)
         await db.open()
@@ -216,12 +216,12 @@ async def cloned_database(server_conninfo: str, template: str) -> AsyncIterator[
             await admin.execute(f'ALTER DATABASE "{spare}" RENAME TO "{name}"')
         except (psycopg.errors.InvalidCatalogName, psycopg.errors.ObjectInUse,
                 psycopg.errors.UndefinedObject):
-            await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+            await create_database(admin, name, template)
 
     async def make_spare() -> None:
         try:
             async with _admin(server_conninfo) as admin:
-                await admin.execute(f'CREATE DATABASE "{spare}" TEMPLATE "{template}"')
+                await create_database(admin, spare, template)
         except (psycopg.Error, TimeoutError, OSError):
             pass  # another run made one, or the template is busy: the next run copies
 
@@ -238,7 +238,7 @@ async def _clone(env: EvalEnv) -> str:
     # "_conv_": never mistaken for a run's own database (DB_PREFIX, pid, then 12 hex digits)
     name = f"{DB_PREFIX}{os.getpid()}_conv_{uuid.uuid4().hex[:10]}"
     async with _admin(env.server_conninfo) as admin:
-        await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{env.template}"')
+        await create_database(admin, name, env.template)
     return name
 
 

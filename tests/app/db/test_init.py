@@ -30,3 +30,77 @@ async def test_the_pool_s_connections_read_vectors_with_the_types_looked_up_once
         for conn in conns:
             row = await (await conn.execute("SELECT '[1,2,3]'::vector AS v")).fetchone()
             assert row["v"].to_list() == [1.0, 2.0, 3.0]
+
+
+def test_memory_is_told_by_the_deepest_mount_holding_the_folder(monkeypatch):
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    import psutil
+
+    from app.db import _on_tmpfs
+
+    mounts = [SimpleNamespace(mountpoint="/", fstype="ext4"),
+              SimpleNamespace(mountpoint="/dev/shm", fstype="tmpfs"),
+              SimpleNamespace(mountpoint="/dev/shm/disk", fstype="ext4")]
+    monkeypatch.setattr(psutil, "disk_partitions", lambda all=False: mounts)
+    assert _on_tmpfs(Path("/dev/shm/tests/pg"))
+    assert not _on_tmpfs(Path("/dev/shm/disk/pg"))
+    assert not _on_tmpfs(Path("/srv/pg"))
+    monkeypatch.setattr(psutil, "disk_partitions", lambda all=False: [])
+    assert not _on_tmpfs(Path("/dev/shm/tests/pg"))
+
+
+async def _copied(server_conninfo, template, monkeypatch, *, in_memory):
+    """The statement create_database sent, and the tables its copy holds."""
+    import uuid
+
+    import app.db as appdb
+
+    monkeypatch.setattr(appdb, "_in_memory", {})  # decided again, not remembered
+    monkeypatch.setattr(appdb, "_on_tmpfs", lambda path: in_memory)
+    name = f"test_copy_{uuid.uuid4().hex[:10]}"
+    async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
+        sent = []
+        execute = admin.execute
+
+        async def recording(query, *args, **kwargs):
+            sent.append(query)
+            return await execute(query, *args, **kwargs)
+
+        admin.execute = recording
+        await appdb.create_database(admin, name, template)
+        try:
+            async with await psycopg.AsyncConnection.connect(
+                    psycopg.conninfo.make_conninfo(server_conninfo, dbname=name)) as copy:
+                row = await (await copy.execute("SELECT count(*) FROM machines")).fetchone()
+        finally:
+            await execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+    return sent[-1], row[0]
+
+
+async def test_a_copy_is_made_from_the_files_only_where_they_are_in_memory(
+        server_conninfo, template_db, monkeypatch):
+    sent, machines = await _copied(server_conninfo, template_db, monkeypatch, in_memory=True)
+    assert sent.endswith(f'TEMPLATE "{template_db}" STRATEGY FILE_COPY') and machines > 0
+    sent, copied = await _copied(server_conninfo, template_db, monkeypatch, in_memory=False)
+    assert sent.endswith(f'TEMPLATE "{template_db}"') and copied == machines
+
+
+async def test_a_server_is_not_said_to_be_in_memory_when_its_role_may_not_read_where(
+        server_conninfo, monkeypatch):
+    import uuid
+
+    import app.db as appdb
+
+    monkeypatch.setattr(appdb, "_in_memory", {})
+    monkeypatch.setattr(appdb, "_on_tmpfs", lambda path: True)
+    role = f"test_nobody_{uuid.uuid4().hex[:8]}"
+    async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
+        await admin.execute(f'CREATE ROLE "{role}"')
+        try:
+            await admin.execute(f'SET ROLE "{role}"')
+            assert await appdb._files_in_memory(admin) is False
+        finally:
+            await admin.execute("RESET ROLE")
+            await admin.execute(f'DROP ROLE "{role}"')
