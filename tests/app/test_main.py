@@ -34,15 +34,19 @@ def serve_until_healthy(tmp_path, env, wait_s=60):
         proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", str(port)],
                                 env=env, stdout=out, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return proc, log
-        except httpx.HTTPError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise AssertionError(log.read_text())
+    # One client, and a pause between tries: a new client each try (an SSL context each) with
+    # none kept a core busy while the server it waited for started on the other.
+    with httpx.Client(timeout=1) as client:
+        while True:
+            try:
+                if client.get(f"http://127.0.0.1:{port}/healthz").status_code == 200:
+                    return proc, log
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise AssertionError(log.read_text())
+            time.sleep(0.05)
         time.sleep(0.1)
 
 
