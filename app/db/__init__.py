@@ -72,13 +72,16 @@ class Database:
     """
 
     def __init__(self, conninfo: str, *, max_size: int = 10, app_schema: bool = True,
-                 timeout_s: float | None = None, role: str | None = None) -> None:
+                 migrations: tuple[Path, str] | None = None, timeout_s: float | None = None,
+                 role: str | None = None) -> None:
         self.conninfo = conninfo  # the owner's: migrations, and statements typed by hand
         self._max_size = max_size
         self.timeout_s = timeout_s
         # False: the app's schema (and pgvector) is not this pool's: the eval run store
-        # migrates its own tables.
+        # has its own migrations (`migrations`: their folder and the table recording them),
+        # applied at open on the connection that sets up the role.
         self._app_schema = app_schema
+        self._migrations = migrations
         self._role = role
         self.access: Access | None = None  # how the pool reaches `role`, once open
         self._pool: AsyncConnectionPool | None = None
@@ -87,12 +90,15 @@ class Database:
         # pgvector's types, looked up once (four queries) on the migrating connection: the
         # pool's connections start from its adapters instead of each asking again.
         adapters: AdaptersMap | None = None
-        if self._app_schema or self._role is not None:
+        if self._app_schema or self._migrations is not None or self._role is not None:
             async with await connect(self.conninfo, self.timeout_s) as conn:
                 if self._app_schema:
                     await migrate(conn)
                     await register_vector_async(conn)
                     adapters = conn.adapters
+                if self._migrations is not None:
+                    directory, table = self._migrations
+                    await migrate(conn, directory, table=table)
                 if self._role is not None:
                     await conn.set_autocommit(True)
                     self.access = await prepare(conn, self.conninfo, self._role)

@@ -10,8 +10,8 @@ from pathlib import Path
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-from app.db import Database, connect, failure
-from app.db.migrate import MigrationError, migrate
+from app.db import Database, failure
+from app.db.migrate import MigrationError
 from app.db.roles import EVALS_ROLE
 from evals.record.store.errors import StoreError, StoreUnavailable
 
@@ -41,12 +41,11 @@ async def open_database(conninfo: str, name: str) -> Database:
     pool open, working as the eval processes' role (app/db/roles.py: it adds evidence and
     never changes it); StoreUnavailable, naming it, when the server does not answer in time,
     and StoreError when a migration fails."""
-    db = Database(conninfo, max_size=4, app_schema=False, timeout_s=STORE_TIMEOUT_S,
+    db = Database(conninfo, max_size=4, app_schema=False,
+                  migrations=(MIGRATIONS, MIGRATIONS_TABLE), timeout_s=STORE_TIMEOUT_S,
                   role=EVALS_ROLE)
     try:
         async with asyncio.timeout(STORE_TIMEOUT_S * 2):
-            async with await connect(conninfo, STORE_TIMEOUT_S) as conn:
-                await migrate(conn, MIGRATIONS, table=MIGRATIONS_TABLE)
             await db.open()
     except (psycopg.OperationalError, TimeoutError) as exc:
         await db.close()
