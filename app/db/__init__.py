@@ -207,15 +207,28 @@ async def create_database(admin: psycopg.AsyncConnection[Any], name: str,
 
 
 @asynccontextmanager
+async def _admin(server_conninfo: str, admin: psycopg.AsyncConnection[Any] | None
+                 ) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+    if admin is not None:
+        yield admin
+        return
+    async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as conn:
+        yield conn
+
+
+@asynccontextmanager
 async def scratch_database(
-    server_conninfo: str, *, prefix: str = "scratch", template: str | None = None
+    server_conninfo: str, *, prefix: str = "scratch", template: str | None = None,
+    admin: psycopg.AsyncConnection[Any] | None = None,
 ) -> AsyncIterator[str]:
-    """Create a fresh database on the server, yield its conninfo, drop it afterwards."""
+    """Create a fresh database on the server, yield its conninfo, drop it afterwards. With
+    `admin`, an open autocommit connection to that server kept by the caller (the tests keep
+    one), both are sent on it instead of on a connection each."""
     name = f"{prefix}_{uuid.uuid4().hex[:12]}"
-    async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
-        await create_database(admin, name, template)
+    async with _admin(server_conninfo, admin) as conn:
+        await create_database(conn, name, template)
     try:
         yield make_conninfo(server_conninfo, dbname=name)
     finally:
-        async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        async with _admin(server_conninfo, admin) as conn:
+            await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -32,10 +32,10 @@ async def store_template(server_conninfo):
 
 
 @pytest.fixture
-async def store_conninfo(server_conninfo, store_template):
+async def store_conninfo(server_conninfo, store_template, admin):
     """A run-store database of the test's own, migrated (a copy of the template)."""
     async with scratch_database(server_conninfo, prefix="test_store",
-                                template=store_template) as info:
+                                template=store_template, admin=admin) as info:
         yield info
 
 

@@ -34,8 +34,9 @@ async def large_template(server_conninfo):
 
 
 @pytest.fixture
-async def lab(server_conninfo, large_template):
-    async with scratch_database(server_conninfo, prefix="test", template=large_template) as info:
+async def lab(server_conninfo, large_template, admin):
+    async with scratch_database(server_conninfo, prefix="test", template=large_template,
+                                admin=admin) as info:
         database = Database(info, max_size=2)
         await database.open()
         try:

@@ -104,3 +104,32 @@ async def test_a_server_is_not_said_to_be_in_memory_when_its_role_may_not_read_w
         finally:
             await admin.execute("RESET ROLE")
             await admin.execute(f'DROP ROLE "{role}"')
+
+
+async def test_a_scratch_database_is_made_and_dropped_on_the_connection_given(
+        server_conninfo, template_db):
+    from psycopg.conninfo import conninfo_to_dict
+
+    from app.db import scratch_database
+
+    async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
+        sent = []
+        execute = admin.execute
+
+        async def recording(query, *args, **kwargs):
+            sent.append(query)
+            return await execute(query, *args, **kwargs)
+
+        admin.execute = recording
+        async with scratch_database(server_conninfo, prefix="test_given", template=template_db,
+                                    admin=admin) as info:
+            name = conninfo_to_dict(info)["dbname"]
+            async with await psycopg.AsyncConnection.connect(info) as copy:
+                row = await (await copy.execute("SELECT count(*) FROM machines")).fetchone()
+                assert row[0] > 0
+        made = [q for q in sent if "DATABASE" in q]
+        assert made[0].startswith(f'CREATE DATABASE "{name}" TEMPLATE "{template_db}"')
+        assert made[1:] == [f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)']
+        assert not admin.closed  # the caller's, still open
+        gone = await execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+        assert await gone.fetchone() is None

@@ -9,11 +9,11 @@ from tests.fake_openai import completion, fake_openai_server
 
 
 @pytest.fixture
-async def cli(server_conninfo, store_template, tmp_path, monkeypatch):
+async def cli(server_conninfo, store_template, admin, tmp_path, monkeypatch):
     """The CLI pointed at a scratch database and a fake OpenAI-compatible model; yields the
     requests the model received."""
     async with scratch_database(server_conninfo, prefix="test_cli",
-                                template=store_template) as info:
+                                template=store_template, admin=admin) as info:
         with fake_openai_server(lambda body: (200, completion(ANSWER["text"]))) as (base, got):
             with cli_environment(monkeypatch, {
                     "DATABASE_URL": info, "MODEL_CHAT": "openai/fake-chat",

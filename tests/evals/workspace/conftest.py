@@ -17,9 +17,10 @@ from tests.evals.workspace.helpers import BASE, TOKEN, Recording, run
 
 
 @pytest.fixture
-async def stored(server_conninfo, store_template):
+async def stored(server_conninfo, store_template, admin):
     """A store holding a passing run, then a failing one, and their comparison."""
-    async with scratch_database(server_conninfo, prefix="test_ws", template=store_template) as info:
+    async with scratch_database(server_conninfo, prefix="test_ws", template=store_template,
+                                admin=admin) as info:
         async with RunStore.open(info) as store:
             base = run("ws0000base", "PASS", "We have no Glowforge.", True)
             cur = run("ws0001run", "FAIL", "Use the Glowforge Pro.", False,
