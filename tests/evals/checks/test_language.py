@@ -69,6 +69,16 @@ def test_a_sentence_in_another_language_inside_an_english_answer_is_not_read_as_
     assert check("not_claimed_done", "Perfect! He cerrado el ticket.")[0] is None
 
 
+def test_a_machine_name_is_taken_out_whole_the_longest_first_in_any_case():
+    from evals.checks._language import prose
+
+    # "Formlabs Form 4L" before "Formlabs Form 4" and "Formlabs"; figures go after names.
+    assert prose("Formlabs Form 4L, then Formlabs Form 4.") == " , then  ."
+    assert prose("FORMLABS FORM 4L!") == " !"
+    # No name ends inside a word: "Form 4Lx" is no name, "Formlabs" before it is one.
+    assert prose("a Formlabs Form 4Lx") == "a   Form  "
+
+
 def test_addresses_are_taken_out_whole_and_a_long_word_is_read_once():
     from evals.checks._language import prose
 
