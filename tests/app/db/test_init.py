@@ -1,8 +1,18 @@
-"""app.db's own helpers."""
+"""app.db's own helpers: failures in one line, the pool's types, database copies."""
 
+import asyncio
+import contextlib
+import uuid
+from pathlib import Path
+from types import SimpleNamespace
+
+import psutil
 import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.types import TypeInfo
 
-from app.db import failure
+import app.db as appdb
+from app.db import _on_tmpfs, failure, scratch_database
 
 
 def test_a_failure_is_one_line_naming_its_type_or_the_time_waited():
@@ -14,11 +24,6 @@ def test_a_failure_is_one_line_naming_its_type_or_the_time_waited():
 
 
 async def test_the_pool_s_connections_read_vectors_with_the_types_looked_up_once(db, monkeypatch):
-    import asyncio
-    import contextlib
-
-    from psycopg.types import TypeInfo
-
     async def looked_up(cls, *args, **kwargs):
         raise AssertionError("a pool connection looked pgvector's types up again")
 
@@ -33,13 +38,6 @@ async def test_the_pool_s_connections_read_vectors_with_the_types_looked_up_once
 
 
 def test_memory_is_told_by_the_deepest_mount_holding_the_folder(monkeypatch):
-    from pathlib import Path
-    from types import SimpleNamespace
-
-    import psutil
-
-    from app.db import _on_tmpfs
-
     mounts = [SimpleNamespace(mountpoint="/", fstype="ext4"),
               SimpleNamespace(mountpoint="/dev/shm", fstype="tmpfs"),
               SimpleNamespace(mountpoint="/dev/shm/disk", fstype="ext4")]
@@ -51,28 +49,30 @@ def test_memory_is_told_by_the_deepest_mount_holding_the_folder(monkeypatch):
     assert not _on_tmpfs(Path("/dev/shm/tests/pg"))
 
 
+def _recording(admin):
+    """The statements sent on `admin` from now on, and its own execute (which records none)."""
+    sent = []
+    execute = admin.execute
+
+    async def recording(query, *args, **kwargs):
+        sent.append(query)
+        return await execute(query, *args, **kwargs)
+
+    admin.execute = recording
+    return sent, execute
+
+
 async def _copied(server_conninfo, template, monkeypatch, *, in_memory):
     """The statement create_database sent, and the tables its copy holds."""
-    import uuid
-
-    import app.db as appdb
-
     monkeypatch.setattr(appdb, "_in_memory", {})  # decided again, not remembered
     monkeypatch.setattr(appdb, "_on_tmpfs", lambda path: in_memory)
     name = f"test_copy_{uuid.uuid4().hex[:10]}"
     async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
-        sent = []
-        execute = admin.execute
-
-        async def recording(query, *args, **kwargs):
-            sent.append(query)
-            return await execute(query, *args, **kwargs)
-
-        admin.execute = recording
+        sent, execute = _recording(admin)
         await appdb.create_database(admin, name, template)
         try:
             async with await psycopg.AsyncConnection.connect(
-                    psycopg.conninfo.make_conninfo(server_conninfo, dbname=name)) as copy:
+                    make_conninfo(server_conninfo, dbname=name)) as copy:
                 row = await (await copy.execute("SELECT count(*) FROM machines")).fetchone()
         finally:
             await execute(f'DROP DATABASE "{name}" WITH (FORCE)')
@@ -89,10 +89,6 @@ async def test_a_copy_is_made_from_the_files_only_where_they_are_in_memory(
 
 async def test_a_server_is_not_said_to_be_in_memory_when_its_role_may_not_read_where(
         server_conninfo, monkeypatch):
-    import uuid
-
-    import app.db as appdb
-
     monkeypatch.setattr(appdb, "_in_memory", {})
     monkeypatch.setattr(appdb, "_on_tmpfs", lambda path: True)
     role = f"test_nobody_{uuid.uuid4().hex[:8]}"
@@ -108,19 +104,8 @@ async def test_a_server_is_not_said_to_be_in_memory_when_its_role_may_not_read_w
 
 async def test_a_scratch_database_is_made_and_dropped_on_the_connection_given(
         server_conninfo, template_db):
-    from psycopg.conninfo import conninfo_to_dict
-
-    from app.db import scratch_database
-
     async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
-        sent = []
-        execute = admin.execute
-
-        async def recording(query, *args, **kwargs):
-            sent.append(query)
-            return await execute(query, *args, **kwargs)
-
-        admin.execute = recording
+        sent, execute = _recording(admin)
         async with scratch_database(server_conninfo, prefix="test_given", template=template_db,
                                     admin=admin) as info:
             name = conninfo_to_dict(info)["dbname"]
