@@ -1,5 +1,6 @@
 from app.chat.declared import Declared
-from app.chat.openai_wire import OpenAICompatModel
+from app.chat.models import model_for_job
+from app.settings import Settings
 from evals.checks import CHECKS, About, CheckSpec
 from evals.checks.judged import CriterionArgs
 from evals.execute.runner import run_suite
@@ -63,9 +64,9 @@ async def test_a_provider_error_is_retried_then_error(env):
         return 503, {"error": {"message": "overloaded", "type": "server_error"}}
 
     with fake_openai_server(overloaded) as (base, received):
-        # An `openai/` judge with a base URL is spoken to over the wire (model_for_job).
-        judge = OpenAICompatModel("openai/judge", api_base=base, api_key="k", timeout_s=5,
-                                  retries=1)
+        # The judge a run makes for an `openai/` id with a base URL (over the wire).
+        judge = model_for_job(Settings(model_judge="openai/judge", model_api_base=base,
+                                       model_timeout_s=5, model_retries=1), "judge")
         result = await judged(env, ScriptedModel(KIND, KIND), judge)
     assert result.status == "ERROR"
     assert "the judge's call failed" in result.attempts[0].checks[-1].reason

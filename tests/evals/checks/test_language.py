@@ -77,6 +77,13 @@ def test_a_machine_name_is_taken_out_whole_the_longest_first_in_any_case():
     assert prose("FORMLABS FORM 4L!") == " !"
     # No name ends inside a word: "Form 4Lx" is no name, "Formlabs" before it is one.
     assert prose("a Formlabs Form 4Lx") == "a   Form  "
+    # Names with signs in them; "MK3S+x" holds "MK3S" only.
+    assert prose("an Original Prusa i3 MK3S+ and an MK3S+x") == "an   and an  + "
+    assert prose("the Electronics workbench (ESD).") == "the  ."
+    # A word's letters are letters, digits and "_": a joiner or a combining mark after a name
+    # does not make it part of a longer word.
+    assert prose("the Glowforge\u200c\u0647\u0627") == "the  \u200c\u0647\u0627"
+    assert prose("Formlabs\u0301 Form 4") == " \u0301  "
 
 
 def test_addresses_are_taken_out_whole_and_a_long_word_is_read_once():
