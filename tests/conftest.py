@@ -101,11 +101,31 @@ async def template_db(server_conninfo: str) -> AsyncIterator[str]:
 
 
 @pytest.fixture(scope="session")
-async def admin(server_conninfo: str) -> AsyncIterator[psycopg.AsyncConnection]:
+async def _kept_admin() -> AsyncIterator[list[psycopg.AsyncConnection]]:
+    kept: list[psycopg.AsyncConnection] = []
+    yield kept
+    for conn in kept:
+        await conn.close()
+
+
+async def live_admin(server_conninfo: str,
+                     kept: list[psycopg.AsyncConnection]) -> psycopg.AsyncConnection:
+    """The connection kept in `kept`, made (again) when there is none or the server closed it
+    (a TEST_DATABASE_URL server may close idle sessions)."""
+    if not kept or kept[0].closed or kept[0].broken:
+        conn = await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True)
+        if kept:
+            await kept.pop().close()
+        kept.append(conn)
+    return kept[0]
+
+
+@pytest.fixture
+async def admin(server_conninfo: str,
+                _kept_admin: list[psycopg.AsyncConnection]) -> psycopg.AsyncConnection:
     """One connection a worker keeps to the tests' server, on which the fixtures make and drop
     their databases (`scratch_database(..., admin=admin)`): two connections fewer a test."""
-    async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as conn:
-        yield conn
+    return await live_admin(server_conninfo, _kept_admin)
 
 
 @pytest.fixture

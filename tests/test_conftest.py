@@ -5,8 +5,11 @@ import os
 import shutil
 from collections import namedtuple
 
+import psycopg
+import pytest
+
 from app.settings import DEFAULT_DATA_DIR
-from tests.conftest import db_files_dir
+from tests.conftest import db_files_dir, live_admin
 
 ON_DISK = DEFAULT_DATA_DIR / "test"
 Usage = namedtuple("Usage", "total used free")
@@ -36,3 +39,20 @@ def test_on_disk_when_memory_is_short_or_the_folder_is_not_safely_the_user_s(tmp
     assert db_files_dir(tmp_path / "no-such-folder") == ON_DISK
     monkeypatch.setattr(shutil, "disk_usage", lambda path: Usage(64 << 20, 0, 64 << 20))
     assert db_files_dir(tmp_path) == ON_DISK  # a container's 64 MB
+
+
+
+async def test_the_kept_admin_connection_is_made_again_once_the_server_closed_it(
+        server_conninfo):
+    kept = []
+    conn = await live_admin(server_conninfo, kept)
+    assert await live_admin(server_conninfo, kept) is conn  # kept, not made again
+    pid = (await (await conn.execute("SELECT pg_backend_pid()")).fetchone())[0]
+    with psycopg.connect(server_conninfo, autocommit=True) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    with pytest.raises(psycopg.OperationalError):
+        await conn.execute("SELECT 1")
+    again = await live_admin(server_conninfo, kept)
+    assert again is not conn and kept == [again] and conn.closed
+    assert (await (await again.execute("SELECT 1")).fetchone()) == (1,)
+    await again.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -88,7 +89,10 @@ class Database:
 
     async def open(self) -> None:
         # pgvector's types, looked up once (four queries) on the migrating connection: the
-        # pool's connections start from its adapters instead of each asking again.
+        # pool's connections start from its adapters instead of each asking again. (The
+        # types' ids are the database's own; an extension dropped and made again while the
+        # pool is open would need the pool opened again, as it did before for the
+        # connections it held.)
         adapters: AdaptersMap | None = None
         if self._app_schema or self._migrations is not None or self._role is not None:
             async with await connect(self.conninfo, self.timeout_s) as conn:
@@ -167,12 +171,14 @@ class Database:
         return counts
 
 
-# Per server (its socket folder or host, and port): whether its files are in memory.
-_in_memory: dict[tuple[str, int], bool] = {}
+# Per server (its socket folder or host, and port) and user: whether its files are in memory.
+_in_memory: dict[tuple[str, int, str], bool] = {}
 
 
 def _on_tmpfs(path: Path) -> bool:
-    """Whether `path` is on a file system in memory (tmpfs), by the deepest mount holding it."""
+    """Whether `path` is on a file system in memory (tmpfs), by the deepest mount holding it
+    (its links followed: /dev/shm may be a link to /run/shm)."""
+    path = Path(os.path.realpath(path))
     mounts = [(Path(p.mountpoint), p.fstype) for p in psutil.disk_partitions(all=True)]
     holding = [(mount, kind) for mount, kind in mounts if path.is_relative_to(mount)]
     return max(holding, key=lambda m: len(m[0].parts))[1] == "tmpfs" if holding else False
@@ -180,15 +186,18 @@ def _on_tmpfs(path: Path) -> bool:
 
 async def _files_in_memory(admin: psycopg.AsyncConnection[Any]) -> bool:
     """Whether the server's data folder is in memory: only said of a server on this machine
-    (reached through a socket folder) whose role may read where its data is."""
-    key = (admin.info.host, admin.info.port)
+    (reached through a socket folder), of PostgreSQL 15 or later (which can copy a database
+    either way), whose role may read where its data is. Anything else says no: the copy is
+    then made PostgreSQL's way, which is never wrong, only slower here."""
+    info = admin.info
+    key = (info.host, info.port, info.user)
     if key not in _in_memory:
         where: Path | None = None
-        if admin.info.host.startswith("/"):
+        if info.host.startswith("/") and info.server_version >= 150000:
             try:
                 row = await (await admin.execute("SHOW data_directory")).fetchone()
                 where = Path(row[0]) if row else None
-            except psycopg.errors.InsufficientPrivilege:
+            except psycopg.Error:  # no right to read it; autocommit: the connection goes on
                 pass
         _in_memory[key] = where is not None and _on_tmpfs(where)
     return _in_memory[key]

@@ -6,13 +6,16 @@ import uuid
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import psutil
 import psycopg
+import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.types import TypeInfo
 
 import app.db as appdb
-from app.db import _on_tmpfs, failure, scratch_database
+from app.db import Database, _on_tmpfs, failure, scratch_database
+from app.db.roles import APP_ROLE
 
 
 def test_a_failure_is_one_line_naming_its_type_or_the_time_waited():
@@ -62,10 +65,20 @@ def _recording(admin):
     return sent, execute
 
 
+def _socket_only(server_conninfo):
+    """Whether a server's files are in memory is asked only of one reached by its socket."""
+    host = str(conninfo_to_dict(server_conninfo).get("host") or "")
+    if not host.startswith("/"):
+        pytest.skip("TEST_DATABASE_URL is reached over TCP: its files are never asked about")
+
+
 async def _copied(server_conninfo, template, monkeypatch, *, in_memory):
-    """The statement create_database sent, and the tables its copy holds."""
-    monkeypatch.setattr(appdb, "_in_memory", {})  # decided again, not remembered
-    monkeypatch.setattr(appdb, "_on_tmpfs", lambda path: in_memory)
+    """The copy's name, the statements create_database sent, and the machines it holds."""
+
+    async def files_in_memory(admin):
+        return in_memory
+
+    monkeypatch.setattr(appdb, "_files_in_memory", files_in_memory)
     name = f"test_copy_{uuid.uuid4().hex[:10]}"
     async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
         sent, execute = _recording(admin)
@@ -76,19 +89,35 @@ async def _copied(server_conninfo, template, monkeypatch, *, in_memory):
                 row = await (await copy.execute("SELECT count(*) FROM machines")).fetchone()
         finally:
             await execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-    return sent[-1], row[0]
+    return name, sent, row[0]
 
 
 async def test_a_copy_is_made_from_the_files_only_where_they_are_in_memory(
         server_conninfo, template_db, monkeypatch):
-    sent, machines = await _copied(server_conninfo, template_db, monkeypatch, in_memory=True)
-    assert sent.endswith(f'TEMPLATE "{template_db}" STRATEGY FILE_COPY') and machines > 0
-    sent, copied = await _copied(server_conninfo, template_db, monkeypatch, in_memory=False)
-    assert sent.endswith(f'TEMPLATE "{template_db}"') and copied == machines
+    name, sent, machines = await _copied(server_conninfo, template_db, monkeypatch,
+                                         in_memory=True)
+    assert sent == [f'CREATE DATABASE "{name}" TEMPLATE "{template_db}" STRATEGY FILE_COPY']
+    assert machines > 0
+    name, sent, copied = await _copied(server_conninfo, template_db, monkeypatch,
+                                       in_memory=False)
+    assert sent == [f'CREATE DATABASE "{name}" TEMPLATE "{template_db}"'] and copied == machines
+
+
+async def test_the_tests_server_is_said_to_be_in_memory_as_its_data_folder_is(
+        server_conninfo, monkeypatch):
+    _socket_only(server_conninfo)
+    monkeypatch.setattr(appdb, "_in_memory", {})  # decided again, not remembered
+    async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
+        folder = (await (await admin.execute("SHOW data_directory")).fetchone())[0]
+        sent, _ = _recording(admin)
+        assert await appdb._files_in_memory(admin) is _on_tmpfs(Path(folder))
+        assert await appdb._files_in_memory(admin) is _on_tmpfs(Path(folder))
+    assert sent == ["SHOW data_directory"]  # once a server and user
 
 
 async def test_a_server_is_not_said_to_be_in_memory_when_its_role_may_not_read_where(
         server_conninfo, monkeypatch):
+    _socket_only(server_conninfo)
     monkeypatch.setattr(appdb, "_in_memory", {})
     monkeypatch.setattr(appdb, "_on_tmpfs", lambda path: True)
     role = f"test_nobody_{uuid.uuid4().hex[:8]}"
@@ -96,10 +125,47 @@ async def test_a_server_is_not_said_to_be_in_memory_when_its_role_may_not_read_w
         await admin.execute(f'CREATE ROLE "{role}"')
         try:
             await admin.execute(f'SET ROLE "{role}"')
+            sent, _ = _recording(admin)
             assert await appdb._files_in_memory(admin) is False
+            assert sent == ["SHOW data_directory"]  # asked, and refused
         finally:
             await admin.execute("RESET ROLE")
             await admin.execute(f'DROP ROLE "{role}"')
+
+
+@pytest.mark.parametrize(("host", "version"), [("127.0.0.1", 160000), ("/run/pg", 140000)])
+async def test_a_server_over_tcp_or_before_15_is_not_asked_where_its_files_are(
+        monkeypatch, host, version):
+    monkeypatch.setattr(appdb, "_in_memory", {})
+    monkeypatch.setattr(appdb, "_on_tmpfs", lambda path: True)
+
+    async def execute(query, *args, **kwargs):
+        raise AssertionError(f"asked {query!r}")
+
+    # Over TCP the files may be on another machine; before 15, CREATE DATABASE has no STRATEGY.
+    admin = SimpleNamespace(info=SimpleNamespace(host=host, port=5432, user="u",
+                                                 server_version=version), execute=execute)
+    assert await appdb._files_in_memory(admin) is False
+
+
+async def test_a_pool_working_as_another_role_reads_and_writes_vectors(
+        server_conninfo, template_db, admin):
+    async with scratch_database(server_conninfo, prefix="test_role", template=template_db,
+                                admin=admin) as info:
+        db = Database(info, max_size=3, role=APP_ROLE)
+        await db.open()
+        try:
+            async with asyncio.timeout(10), contextlib.AsyncExitStack() as held:
+                conns = await asyncio.gather(*(held.enter_async_context(db.connection())
+                                               for _ in range(3)))
+                for conn in conns:
+                    assert (await (await conn.execute("SELECT current_user AS u")).fetchone()
+                            )["u"] == APP_ROLE
+                    row = await (await conn.execute("SELECT %s::vector AS v",
+                                                    (np.array([1.0, 2.0]),))).fetchone()
+                    assert row["v"].to_list() == [1.0, 2.0]
+        finally:
+            await db.close()
 
 
 async def test_a_scratch_database_is_made_and_dropped_on_the_connection_given(

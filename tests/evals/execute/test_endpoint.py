@@ -1,3 +1,5 @@
+import pytest
+
 from app.serving import serve_in_thread
 from app.settings import Settings
 from app.web import create_app
@@ -8,6 +10,7 @@ from evals.execute.runner import Variant, run_variants
 from evals.judge.setup import JudgeSetup
 from evals.judge.trust import Trust
 from evals.load.cases import load_cases
+from evals.settings import eval_settings
 from tests.evals.helpers import select, verdict
 from tests.fake_openai import completion, fake_openai_server
 from tests.fakes import ScriptedModel, say
@@ -18,6 +21,16 @@ async def run_endpoint(items, model, judge, *, concurrency):
     variant = Variant("endpoint", model, executor="endpoint", skip=skip_reason)
     results = await run_variants(None, items, [variant], concurrency=concurrency, judge=judge)
     return results["endpoint"]
+
+
+@pytest.fixture(autouse=True)
+def no_endpoint_key(monkeypatch):
+    """A run reads the endpoint's key from the environment (eval_settings, cached): none here,
+    whatever the environment the tests run in holds."""
+    monkeypatch.delenv("EVAL_ENDPOINT_API_KEY", raising=False)
+    eval_settings.cache_clear()
+    yield
+    eval_settings.cache_clear()
 
 
 def endpoint_model(base):
