@@ -235,6 +235,14 @@ def fake_openai_server(handler: Handler) -> Iterator[tuple[str, list[dict[str, A
         yield server.base, server.received
 
 
+def _answers_health(response: httpx.Response) -> bool:
+    """The fake model server's own answer to GET /health."""
+    try:
+        return response.status_code == 200 and response.json() == {"ok": True}
+    except ValueError:  # not JSON
+        return False
+
+
 class FakeModelProcess:
     """The fake model server in its own process, answering `answer` after `latency_s`, with
     `faults` and `slots` if given; its traffic read by `stats()`, zeroed by `reset()`."""
@@ -260,8 +268,10 @@ class FakeModelProcess:
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             try:
-                httpx.get(f"{self.root}/health", timeout=1)
-                return self
+                # Its own answer, not any server's: until the child listens, another process
+                # may be given the port (free_port lets it go) and answer something else.
+                if _answers_health(httpx.get(f"{self.root}/health", timeout=1)):
+                    return self
             except httpx.HTTPError:
                 pass
             code = self.proc.poll()

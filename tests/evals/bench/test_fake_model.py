@@ -178,6 +178,25 @@ def test_a_server_process_that_cannot_listen_is_named():
 
 
 @pytest.mark.slow
+def test_another_server_answering_on_its_port_is_not_taken_for_it(monkeypatch):
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from app.serving import serve_in_thread
+
+    monkeypatch.setattr(fake_model, "START_TIMEOUT_S", 0.3)
+    stray = Starlette(routes=[Route("/health", lambda request: JSONResponse({"status": "up"}))])
+    with serve_in_thread(stray) as root:
+        server = FakeModelProcess(0)
+        server.root = root  # the port was given to another process before the child took it
+        server.argv = [sys.executable, "-c", "import time; time.sleep(60)"]
+        with pytest.raises(RuntimeError, match="did not answer in 0 s"):
+            server.__enter__()
+    assert server.proc is not None and server.proc.poll() is not None
+
+
+@pytest.mark.slow
 def test_a_server_process_that_never_answers_is_named_and_stopped(monkeypatch):
     monkeypatch.setattr(fake_model, "START_TIMEOUT_S", 0.3)
     server = FakeModelProcess(0)
