@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Literal
 
+import psutil
+
 START_TIMEOUT_S = 10.0
 
 
@@ -17,6 +19,16 @@ def free_port(host: str = "127.0.0.1", prefer: int | None = None) -> int:
     """A port nothing listens on: `prefer` when it is free, else any."""
     with bound_socket(host, prefer) as s:
         return int(s.getsockname()[1])
+
+
+def listens(pid: int, port: int) -> bool:
+    """Whether process `pid` listens on TCP `port`: a port free_port chose may be given to
+    another process before the child it was chosen for binds it, and that one may answer."""
+    try:
+        conns = psutil.Process(pid).net_connections(kind="tcp")
+    except psutil.Error:  # gone, or not ours to read
+        return False
+    return any(c.status == psutil.CONN_LISTEN and c.laddr.port == port for c in conns)
 
 
 def bound_socket(host: str = "127.0.0.1", prefer: int | None = None) -> socket.socket:

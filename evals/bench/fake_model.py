@@ -36,7 +36,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from app.serving import free_port, serve_in_thread
+from app.serving import free_port, listens, serve_in_thread
 from app.settings import PROJECT_ROOT
 
 Handler = Callable[[dict[str, Any]], tuple[Any, ...]]
@@ -235,14 +235,6 @@ def fake_openai_server(handler: Handler) -> Iterator[tuple[str, list[dict[str, A
         yield server.base, server.received
 
 
-def _answers_health(response: httpx.Response) -> bool:
-    """The fake model server's own answer to GET /health."""
-    try:
-        return response.status_code == 200 and response.json() == {"ok": True}
-    except ValueError:  # not JSON
-        return False
-
-
 class FakeModelProcess:
     """The fake model server in its own process, answering `answer` after `latency_s`, with
     `faults` and `slots` if given; its traffic read by `stats()`, zeroed by `reset()`."""
@@ -268,9 +260,10 @@ class FakeModelProcess:
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             try:
-                # Its own answer, not any server's: until the child listens, another process
-                # may be given the port (free_port lets it go) and answer something else.
-                if _answers_health(httpx.get(f"{self.root}/health", timeout=1)):
+                httpx.get(f"{self.root}/health", timeout=1)
+                # Its answer, not another server's: until the child listens, another process
+                # may be given the port (free_port lets it go) and answer.
+                if listens(self.proc.pid, self.port):
                     return self
             except httpx.HTTPError:
                 pass

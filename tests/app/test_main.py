@@ -10,7 +10,7 @@ import httpx
 import psutil
 import pytest
 
-from app.serving import free_port
+from app.serving import free_port, listens
 
 
 def postgres_of(pgdata):
@@ -26,8 +26,11 @@ def serve_env(tmp_path) -> dict[str, str]:
     return env
 
 
-def serve_until_healthy(tmp_path, env, wait_s=60):
-    """`python -m app serve` started, once /healthz answers (its log read out otherwise)."""
+def serve_until_healthy(tmp_path, env, wait_s=60, tries=3):
+    """`python -m app serve` started, once it listens and /healthz answers (its log read out
+    otherwise). The port free_port chose is let go before serve binds it: another worker's
+    server may be given it meanwhile (then serve cannot bind it, and starts again on another),
+    and may answer /healthz (so only serve's own listening counts)."""
     port = free_port()
     log = tmp_path / "serve.log"
     with log.open("w") as out:
@@ -38,10 +41,14 @@ def serve_until_healthy(tmp_path, env, wait_s=60):
     with httpx.Client(timeout=1) as client:
         while True:
             try:
-                if client.get(f"http://127.0.0.1:{port}/healthz").status_code == 200:
+                if client.get(f"http://127.0.0.1:{port}/healthz").status_code == 200 and \
+                        listens(proc.pid, port):
                     return proc, log
             except httpx.HTTPError:
                 pass
+            if proc.poll() is not None and tries > 1 and \
+                    "address already in use" in log.read_text():
+                return serve_until_healthy(tmp_path, env, wait_s, tries - 1)
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
                 raise AssertionError(log.read_text())

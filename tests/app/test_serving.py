@@ -31,3 +31,19 @@ def test_a_held_socket_keeps_its_port_from_another_asker_until_it_is_served():
         assert base == f"http://127.0.0.1:{port}"
         assert httpx.get(base + "/").text == "ok"
     assert held.fileno() == -1  # closed with the server
+
+
+def test_a_port_is_said_to_be_listened_on_by_the_process_that_does():
+    import os
+
+    from starlette.applications import Starlette
+
+    from app.serving import listens, serve_in_thread
+
+    with serve_in_thread(Starlette()) as base:
+        port = int(base.rsplit(":", 1)[1])
+        assert listens(os.getpid(), port)
+        assert not listens(os.getpid(), free_port())
+        assert not listens(os.getppid() if os.getppid() > 1 else 1, port)  # another process
+    assert not listens(os.getpid(), port)  # stopped
+    assert not listens(2**22 + 1, port)  # no such process

@@ -186,10 +186,11 @@ def test_another_server_answering_on_its_port_is_not_taken_for_it(monkeypatch):
     from app.serving import serve_in_thread
 
     monkeypatch.setattr(fake_model, "START_TIMEOUT_S", 0.3)
-    stray = Starlette(routes=[Route("/health", lambda request: JSONResponse({"status": "up"}))])
+    stray = Starlette(routes=[Route("/health", lambda request: JSONResponse({"ok": True}))])
     with serve_in_thread(stray) as root:
         server = FakeModelProcess(0)
-        server.root = root  # the port was given to another process before the child took it
+        server.port = int(root.rsplit(":", 1)[1])  # given to another process before the child
+        server.root = root
         server.argv = [sys.executable, "-c", "import time; time.sleep(60)"]
         with pytest.raises(RuntimeError, match="did not answer in 0 s"):
             server.__enter__()
