@@ -10,7 +10,7 @@ It serves in this process, in a thread (`fake_openai_server`, `serve`: the tests
 script the answers and read the bodies received), or as its own process, where a bench times
 a whole process and the server's CPU must stay out of it (`FakeModelProcess`, which runs
 
-    python -m evals.bench.fake_model --port N [--latency-ms 200] [--slots K]
+    python -m evals.bench.fake_model (--port N | --fd FD) [--latency-ms 200] [--slots K]
         [--faults P429,P500,PHANG,HANG_S] [--answer TEXT]
 
 and reads its traffic at /stats, zeroed at /reset).
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import socket
 import subprocess
 import sys
 import time
@@ -36,7 +37,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from app.serving import free_port, listens, serve_in_thread
+from app.serving import bound_socket, serve_in_thread
 from app.settings import PROJECT_ROOT
 
 Handler = Callable[[dict[str, Any]], tuple[Any, ...]]
@@ -241,11 +242,12 @@ class FakeModelProcess:
 
     def __init__(self, latency_s: float, *, slots: int | None = None,
                  faults: Faults | None = None, answer: str = BENCH_ANSWER) -> None:
-        self.port = free_port()
-        self.root = f"http://127.0.0.1:{self.port}"
-        self.base = f"{self.root}/v1"
+        # The port is chosen when the process starts (a socket bound here and handed to it,
+        # so no other process is given the port meanwhile); its addresses are known then.
+        self.port = 0
+        self.root = self.base = ""
         faults = faults or Faults()
-        self.argv = [sys.executable, "-m", "evals.bench.fake_model", "--port", str(self.port),
+        self.argv = [sys.executable, "-m", "evals.bench.fake_model",
                      "--latency-ms", repr(latency_s * 1000), "--answer", answer,
                      "--faults", f"{faults.rate_limited},{faults.server_error},{faults.hang},"
                                  f"{faults.hang_s}"]
@@ -254,17 +256,21 @@ class FakeModelProcess:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> FakeModelProcess:
-        # From the project's root, so the child imports this checkout's evals, not an
-        # installed one.
-        self.proc = subprocess.Popen(self.argv, cwd=PROJECT_ROOT)
+        # The socket is bound here and served on by the child (--fd): a port chosen here and
+        # bound by the child later may be given to another process meanwhile.
+        with bound_socket() as sock:
+            self.port = int(sock.getsockname()[1])
+            self.root = f"http://127.0.0.1:{self.port}"
+            self.base = f"{self.root}/v1"
+            # From the project's root, so the child imports this checkout's evals, not an
+            # installed one.
+            self.proc = subprocess.Popen([*self.argv, "--fd", str(sock.fileno())],
+                                         cwd=PROJECT_ROOT, pass_fds=(sock.fileno(),))
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             try:
                 httpx.get(f"{self.root}/health", timeout=1)
-                # Its answer, not another server's: until the child listens, another process
-                # may be given the port (free_port lets it go) and answer.
-                if listens(self.proc.pid, self.port):
-                    return self
+                return self
             except httpx.HTTPError:
                 pass
             code = self.proc.poll()
@@ -299,7 +305,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m evals.bench.fake_model",
                                      description="A fake OpenAI-compatible model server on"
                                                  " 127.0.0.1, until it is stopped.")
-    parser.add_argument("--port", type=int, required=True)
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--port", type=int, help="the port to listen on, on 127.0.0.1")
+    where.add_argument("--fd", type=int,
+                       help="a bound socket inherited from the process that started this one")
     parser.add_argument("--latency-ms", type=float, default=0.0,
                         help="the time each answer takes")
     parser.add_argument("--slots", type=int, default=None,
@@ -314,8 +323,11 @@ def main(argv: list[str] | None = None) -> None:
     handler = with_faults(answer_after(args.latency_ms / 1000, args.answer), args.faults)
     # Bodies are not kept: a bench may send 10,000 of them. The backlog and the limit are set
     # past what a bench sends at once, so the server never refuses a call.
-    uvicorn.run(fake_model_app(handler, slots=args.slots), host="127.0.0.1", port=args.port,
-                log_level="error", backlog=4096, limit_concurrency=10000)
+    config = uvicorn.Config(fake_model_app(handler, slots=args.slots), host="127.0.0.1",
+                            port=args.port or 0, log_level="error", backlog=4096,
+                            limit_concurrency=10000)
+    sockets = None if args.fd is None else [socket.socket(fileno=args.fd)]
+    uvicorn.Server(config).run(sockets=sockets)
 
 
 if __name__ == "__main__":

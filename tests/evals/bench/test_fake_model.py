@@ -2,7 +2,6 @@
 slots, its canned behaviours (a fixed latency, faults), and the server as its own process."""
 
 import asyncio
-import socket
 import sys
 import time
 
@@ -10,6 +9,7 @@ import httpx
 import pytest
 
 import evals.bench.fake_model as fake_model
+from app.serving import listens
 from evals.bench.fake_model import (
     BENCH_ANSWER,
     FakeModelProcess,
@@ -139,7 +139,8 @@ def test_faults_are_parsed_from_four_numbers():
     (["--port", "1", "--faults", "0.3,0.1"], "four numbers"),
     (["--port", "1", "--faults", "0.9,0.9,0,0"], "between 0 and 1"),
     (["--port", "1", "--slots", "0"], "--slots must be 1 or more"),
-    (["--latency-ms", "200"], "--port"),
+    (["--latency-ms", "200"], "one of the arguments --port --fd is required"),
+    (["--port", "1", "--fd", "3"], "not allowed with"),
 ])
 def test_the_command_refuses_bad_flags(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_:
@@ -155,6 +156,9 @@ def test_the_server_in_its_own_process_answers_counts_and_stops():
         server.reset()
         after = server.stats()
         proc = server.proc
+        # It serves on the socket bound for it before it started (--fd), so no other
+        # process could be given the port meanwhile.
+        assert listens(proc.pid, server.port)
     assert reply.json()["choices"][0]["message"]["content"] == "From the other process."
     assert stats["requests"] == 1 and stats["span_s"] >= 0.04 and stats["first_wall"]
     assert after["requests"] == 0
@@ -169,32 +173,11 @@ def test_the_server_in_its_own_process_injects_faults():
 
 
 @pytest.mark.slow
-def test_a_server_process_that_cannot_listen_is_named():
+def test_a_server_process_that_ends_at_its_start_is_named():
     server = FakeModelProcess(0)
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", server.port))  # bound, not listening: connections refused
-        with pytest.raises(RuntimeError, match=f"on port {server.port} exited with [1-9]"):
-            server.__enter__()
-
-
-@pytest.mark.slow
-def test_another_server_answering_on_its_port_is_not_taken_for_it(monkeypatch):
-    from starlette.applications import Starlette
-    from starlette.responses import JSONResponse
-    from starlette.routing import Route
-
-    from app.serving import serve_in_thread
-
-    monkeypatch.setattr(fake_model, "START_TIMEOUT_S", 0.3)
-    stray = Starlette(routes=[Route("/health", lambda request: JSONResponse({"ok": True}))])
-    with serve_in_thread(stray) as root:
-        server = FakeModelProcess(0)
-        server.port = int(root.rsplit(":", 1)[1])  # given to another process before the child
-        server.root = root
-        server.argv = [sys.executable, "-c", "import time; time.sleep(60)"]
-        with pytest.raises(RuntimeError, match="did not answer in 0 s"):
-            server.__enter__()
-    assert server.proc is not None and server.proc.poll() is not None
+    server.argv += ["--slots", "0"]  # refused by its command line: it ends with 2
+    with pytest.raises(RuntimeError, match=r"on port \d+ exited with 2"):
+        server.__enter__()
 
 
 @pytest.mark.slow
