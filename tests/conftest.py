@@ -111,13 +111,19 @@ async def _kept_admin() -> AsyncIterator[list[psycopg.AsyncConnection]]:
 async def live_admin(server_conninfo: str,
                      kept: list[psycopg.AsyncConnection]) -> psycopg.AsyncConnection:
     """The connection kept in `kept`, made (again) when there is none or the server closed it
-    (a TEST_DATABASE_URL server may close idle sessions)."""
-    if not kept or kept[0].closed or kept[0].broken:
-        conn = await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True)
-        if kept:
-            await kept.pop().close()
-        kept.append(conn)
-    return kept[0]
+    (a TEST_DATABASE_URL server may close idle sessions). A closed session is seen only by
+    sending something: an empty statement, as psycopg's pool checks its connections."""
+    if kept and not kept[0].closed:
+        try:
+            await kept[0].execute("")
+            return kept[0]
+        except psycopg.OperationalError:
+            pass
+    conn = await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True)
+    if kept:
+        await kept.pop().close()
+    kept.append(conn)
+    return conn
 
 
 @pytest.fixture
