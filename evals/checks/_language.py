@@ -113,7 +113,8 @@ def _plainly_english(words: str) -> bool:
 
 # A word's letters, as the standard module's \w has them: the regex module's \w also takes
 # combining marks and joiners, so a name followed by a zero-width non-joiner and a Persian
-# suffix would stay in the text.
+# suffix would stay in the text. (The regex module knows a later Unicode than Python 3.11's:
+# a letter assigned since is a letter here, where the standard module took it for none.)
 _WORD = r"[\p{L}\p{N}_]"
 
 
@@ -125,8 +126,9 @@ def _names() -> regex.Pattern[str]:
     answers and sentences, with the same result for each, as on 40,000 made-up texts of names
     among joiners, combining marks and signs)."""
     names = sorted(all_machine_names(), key=len, reverse=True)
-    return regex.compile(rf"(?<!{_WORD})\L<names>(?!{_WORD})", names=names,
-                         flags=regex.IGNORECASE)
+    # Case is ignored in the names only: ignored in the word letters too, a combining mark
+    # that folds to a letter (U+0345 to iota) would count as one.
+    return regex.compile(rf"(?<!{_WORD})(?i:\L<names>)(?!{_WORD})", names=names)
 
 
 def prose(text: str) -> str:

@@ -84,6 +84,7 @@ def test_a_machine_name_is_taken_out_whole_the_longest_first_in_any_case():
     # does not make it part of a longer word.
     assert prose("the Glowforge\u200c\u0647\u0627") == "the  \u200c\u0647\u0627"
     assert prose("Formlabs\u0301 Form 4") == " \u0301  "
+    assert prose("Formlabs\u0345 Form 4") == " \u0345  "  # a mark that folds to a letter
 
 
 def test_addresses_are_taken_out_whole_and_a_long_word_is_read_once():
