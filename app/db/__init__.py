@@ -197,8 +197,10 @@ async def _files_in_memory(admin: psycopg.AsyncConnection[Any]) -> bool:
             try:
                 row = await (await admin.execute("SHOW data_directory")).fetchone()
                 where = Path(row[0]) if row else None
-            except psycopg.Error:  # no right to read it; autocommit: the connection goes on
-                pass
+            except psycopg.errors.InsufficientPrivilege:
+                pass  # no right to read it, for good (autocommit: the connection goes on)
+            except psycopg.Error:
+                return False  # this time only: a cancelled call or a lost connection
         _in_memory[key] = where is not None and _on_tmpfs(where)
     return _in_memory[key]
 

@@ -40,16 +40,28 @@ async def test_the_pool_s_connections_read_vectors_with_the_types_looked_up_once
             assert row["v"].to_list() == [1.0, 2.0, 3.0]
 
 
-def test_memory_is_told_by_the_deepest_mount_holding_the_folder(monkeypatch):
+def test_memory_is_told_by_the_deepest_mount_holding_the_folder(tmp_path, monkeypatch):
+    shm = tmp_path.resolve() / "shm"  # folders of the test's own: no link is followed on them
     mounts = [SimpleNamespace(mountpoint="/", fstype="ext4"),
-              SimpleNamespace(mountpoint="/dev/shm", fstype="tmpfs"),
-              SimpleNamespace(mountpoint="/dev/shm/disk", fstype="ext4")]
+              SimpleNamespace(mountpoint=str(shm), fstype="tmpfs"),
+              SimpleNamespace(mountpoint=str(shm / "disk"), fstype="ext4")]
     monkeypatch.setattr(psutil, "disk_partitions", lambda all=False: mounts)
-    assert _on_tmpfs(Path("/dev/shm/tests/pg"))
-    assert not _on_tmpfs(Path("/dev/shm/disk/pg"))
-    assert not _on_tmpfs(Path("/srv/pg"))
+    assert _on_tmpfs(shm / "tests" / "pg")
+    assert not _on_tmpfs(shm / "disk" / "pg")
+    assert not _on_tmpfs(tmp_path.resolve() / "srv" / "pg")
     monkeypatch.setattr(psutil, "disk_partitions", lambda all=False: [])
-    assert not _on_tmpfs(Path("/dev/shm/tests/pg"))
+    assert not _on_tmpfs(shm / "tests" / "pg")
+
+
+def test_a_folder_reached_through_a_link_is_told_by_where_the_link_leads(tmp_path, monkeypatch):
+    memory, disk = tmp_path / "memory", tmp_path / "disk"
+    (memory / "pg").mkdir(parents=True)
+    disk.mkdir()
+    (disk / "shm").symlink_to(memory)  # as /dev/shm may be a link to /run/shm
+    mounts = [SimpleNamespace(mountpoint="/", fstype="ext4"),
+              SimpleNamespace(mountpoint=str(memory), fstype="tmpfs")]
+    monkeypatch.setattr(psutil, "disk_partitions", lambda all=False: mounts)
+    assert _on_tmpfs(disk / "shm" / "pg")
 
 
 def _recording(admin):
@@ -65,11 +77,15 @@ def _recording(admin):
     return sent, execute
 
 
-def _socket_only(server_conninfo):
-    """Whether a server's files are in memory is asked only of one reached by its socket."""
+async def _asked_about(server_conninfo):
+    """Whether a server's files are in memory is asked only of PostgreSQL 15 or later, reached
+    by its socket."""
     host = str(conninfo_to_dict(server_conninfo).get("host") or "")
     if not host.startswith("/"):
         pytest.skip("TEST_DATABASE_URL is reached over TCP: its files are never asked about")
+    async with await psycopg.AsyncConnection.connect(server_conninfo) as conn:
+        if conn.info.server_version < 150000:
+            pytest.skip("TEST_DATABASE_URL runs PostgreSQL before 15: never asked about")
 
 
 async def _copied(server_conninfo, template, monkeypatch, *, in_memory):
@@ -105,7 +121,7 @@ async def test_a_copy_is_made_from_the_files_only_where_they_are_in_memory(
 
 async def test_the_tests_server_is_said_to_be_in_memory_as_its_data_folder_is(
         server_conninfo, monkeypatch):
-    _socket_only(server_conninfo)
+    await _asked_about(server_conninfo)
     monkeypatch.setattr(appdb, "_in_memory", {})  # decided again, not remembered
     async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
         folder = (await (await admin.execute("SHOW data_directory")).fetchone())[0]
@@ -117,7 +133,7 @@ async def test_the_tests_server_is_said_to_be_in_memory_as_its_data_folder_is(
 
 async def test_a_server_is_not_said_to_be_in_memory_when_its_role_may_not_read_where(
         server_conninfo, monkeypatch):
-    _socket_only(server_conninfo)
+    await _asked_about(server_conninfo)
     monkeypatch.setattr(appdb, "_in_memory", {})
     monkeypatch.setattr(appdb, "_on_tmpfs", lambda path: True)
     role = f"test_nobody_{uuid.uuid4().hex[:8]}"
@@ -131,6 +147,28 @@ async def test_a_server_is_not_said_to_be_in_memory_when_its_role_may_not_read_w
         finally:
             await admin.execute("RESET ROLE")
             await admin.execute(f'DROP ROLE "{role}"')
+
+
+async def test_a_failed_question_says_no_this_time_only(monkeypatch):
+    monkeypatch.setattr(appdb, "_in_memory", {})
+    monkeypatch.setattr(appdb, "_on_tmpfs", lambda path: True)
+    answers = [psycopg.OperationalError("the connection was lost"), "/dev/shm/pg"]
+
+    async def execute(query, *args, **kwargs):
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+
+        async def fetchone():
+            return (answer,)
+
+        return SimpleNamespace(fetchone=fetchone)
+
+    admin = SimpleNamespace(info=SimpleNamespace(host="/run/pg", port=5432, user="u",
+                                                 server_version=160000), execute=execute)
+    assert await appdb._files_in_memory(admin) is False  # lost: no, and nothing kept
+    assert await appdb._files_in_memory(admin) is True  # asked again
+    assert answers == []
 
 
 @pytest.mark.parametrize(("host", "version"), [("127.0.0.1", 160000), ("/run/pg", 140000)])
