@@ -56,7 +56,7 @@ TYPECHECK := $(BIN)/mypy --strict --follow-imports=silent --cache-dir .mypy_cach
 
 # The share of app/ and evals/ the suite runs (in-process; a child process's lines are not
 # counted): `make test` fails below COVERAGE_FLOOR. On Python 3.11 coverage's tracer adds
-# about 30% to pytest's wall (164 s against 126-129 s without, 2026-12-05;
+# 25-30% to pytest's wall (160-164 s against 126-129 s without, 2026-12-05;
 # docs/development.md).
 COVERAGE_FLOOR ?= 91.55
 COVERED := --cov=app --cov=evals --cov-fail-under=$(COVERAGE_FLOOR)
