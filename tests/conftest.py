@@ -6,12 +6,12 @@ import hashlib
 import os
 import shutil
 import stat
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg.conninfo import conninfo_to_dict
 
 from evals._exit import skip_teardown
 
@@ -87,17 +87,12 @@ def server_conninfo() -> str:
 async def template_db(server_conninfo: str) -> AsyncIterator[str]:
     """A migrated database holding the demo seed, used as a template for every test db. It
     carries the working roles' grants (app/db/roles.py), as its copies then do."""
-    name = f"test_tmpl_{uuid.uuid4().hex[:10]}"
-    async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    db = Database(psycopg.conninfo.make_conninfo(server_conninfo, dbname=name), max_size=2,
-                  role=APP_ROLE)
-    await db.open()
-    await seed_demo(db)
-    await db.close()
-    yield name
-    async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    async with scratch_database(server_conninfo, prefix="test_tmpl") as info:
+        db = Database(info, max_size=2, role=APP_ROLE)
+        await db.open()
+        await seed_demo(db)
+        await db.close()
+        yield conninfo_to_dict(info)["dbname"]
 
 
 @pytest.fixture(scope="session")

@@ -2,10 +2,9 @@
 task, material and name, look-alikes that never swap, honest empty results, the overview,
 misspellings, and the index kept current when the catalogue changes."""
 
-import uuid
 
-import psycopg
 import pytest
+from psycopg.conninfo import conninfo_to_dict
 
 from app import catalog
 from app.catalog import MachineRecord, UnitRecord, find
@@ -20,17 +19,13 @@ LARGE_LAB = PROJECT_ROOT / "evals" / "fixtures" / "catalogs" / "large-lab.yaml"
 @pytest.fixture(scope="module")
 async def large_template(server_conninfo):
     """A database holding the large lab, indexed and embedded once for the module."""
-    name = f"test_catalog_{uuid.uuid4().hex[:10]}"
-    async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    db = Database(psycopg.conninfo.make_conninfo(server_conninfo, dbname=name), max_size=2)
-    await db.open()
-    await seed_demo(db, load_catalog_source(LARGE_LAB))
-    assert await catalog.index(db, default_embedder()) == 71
-    await db.close()
-    yield name
-    async with await psycopg.AsyncConnection.connect(server_conninfo, autocommit=True) as admin:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    async with scratch_database(server_conninfo, prefix="test_catalog") as info:
+        db = Database(info, max_size=2)
+        await db.open()
+        await seed_demo(db, load_catalog_source(LARGE_LAB))
+        assert await catalog.index(db, default_embedder()) == 71
+        await db.close()
+        yield conninfo_to_dict(info)["dbname"]
 
 
 @pytest.fixture
